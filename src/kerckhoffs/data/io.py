@@ -1,0 +1,117 @@
+"""Reading tables from CSV and Parquet, and writing files so no partial output is left.
+
+Reading detects the delimiter from the header line (``,``, ``;``, tab or ``|``) unless one is
+given, and turns the usual failures (missing file, empty file, wrong delimiter, ragged rows)
+into one-line :class:`~kerckhoffs.errors.InputError` messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from kerckhoffs.errors import InputError
+
+DELIMITERS = (",", ";", "\t", "|")
+
+
+def sniff_delimiter(header: str) -> str:
+    """The delimiter that occurs most often in the header line (``,`` when none occurs)."""
+    counts = {d: header.count(d) for d in DELIMITERS}
+    best = max(counts, key=counts.__getitem__)
+    return best if counts[best] > 0 else ","
+
+
+def read_table(
+    path: str | Path, sep: str | None = None, text_columns: Iterable[str] = ()
+) -> pd.DataFrame:
+    """Read a CSV (with a header) or Parquet file into a DataFrame.
+
+    ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as
+    zip ``02134`` keep their leading zeros. A file whose header splits into a single column while
+    it contains another delimiter is reported as a delimiter mismatch.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not a data file")
+    if path.suffix.lower() in {".parquet", ".pq"}:
+        try:
+            return pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises many types
+            raise InputError(f"{path}: cannot read Parquet ({exc})") from None
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = fh.readline().rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text (is it a CSV file?)") from None
+    if not header.strip():
+        raise InputError(f"{path}: file is empty (no header line)")
+    used = sep or sniff_delimiter(header)
+    if used not in header:
+        others = [d for d in DELIMITERS if d != used and d in header]
+        if others:
+            raise InputError(
+                f"{path}: the header has no {used!r} delimiter but contains {others[0]!r}; "
+                f"use --sep {others[0]!r}"
+            )
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            names = next(csv.reader([fh.readline()], delimiter=used))
+        wanted = {c.strip() for c in text_columns}
+        dtype = {name: str for name in names if name.strip() in wanted}
+        df = pd.read_csv(
+            path, sep=used, encoding="utf-8-sig", skipinitialspace=True, dtype=dtype or None
+        )
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: file is empty") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{path}: malformed CSV ({str(exc).strip().splitlines()[-1]})") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    return df
+
+
+@contextlib.contextmanager
+def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary directory that replaces ``target`` only if the block succeeds.
+
+    On any exception the temporary directory is removed, so a failed run leaves no output.
+    """
+    target = Path(target)
+    if target.exists() and not overwrite:
+        if not target.is_dir() or any(target.iterdir()):
+            raise InputError(f"output {target} already exists (use --overwrite to replace it)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if target.exists():
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    os.replace(tmp, target)
+
+
+@contextlib.contextmanager
+def atomic_file(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary file path that is renamed to ``target`` only if the block succeeds."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, target)

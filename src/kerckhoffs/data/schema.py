@@ -1,0 +1,295 @@
+"""Describing a microdata table: which column plays which role, and how QIs generalize.
+
+A schema says, per column, its *role* (DESIGN.md section 2):
+
+- ``identifier``: explicit identifiers (name, SSN); never published.
+- ``quasi``: quasi-identifiers, generalized or bucketized by the anonymizers.
+- ``sensitive``: the one sensitive attribute (SA). Optionally only a subset of its values is
+  *sensitive* (paper 001's setting: HIV among diseases, education below high school); the
+  others are non-sensitive and unconstrained by the subset-aware models.
+- ``provider``: the data provider a row came from (paper 003's collaborative setting).
+- ``other``: carried along, dropped on publish unless asked.
+
+Quasi-identifiers have a *kind*: ``numeric`` (ordered, generalized to intervals) or
+``categorical`` (generalized through a hierarchy). A kind left out is inferred from the
+column's dtype when the table is encoded.
+
+Schemas are built in Python or read from TOML::
+
+    sensitive_values = ["Preschool", "1st-4th"]   # optional
+    sensitive_mode = "set"                         # set | each (see SensitiveMode)
+    missing = "error"                              # error | category | drop (default error)
+
+    [columns.age]
+    role = "quasi"
+    kind = "numeric"
+    hierarchy = "hierarchies/age.csv"              # optional; relative to the TOML file
+
+    [columns.education]
+    role = "sensitive"
+
+Columns present in the data but absent from the schema have role ``other``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from kerckhoffs.errors import SchemaError
+
+
+class Role(StrEnum):
+    """What a column is to the publisher."""
+
+    IDENTIFIER = "identifier"
+    QUASI = "quasi"
+    SENSITIVE = "sensitive"
+    PROVIDER = "provider"
+    OTHER = "other"
+
+
+class Kind(StrEnum):
+    """How a quasi-identifier generalizes."""
+
+    NUMERIC = "numeric"
+    CATEGORICAL = "categorical"
+
+
+class MissingPolicy(StrEnum):
+    """What to do with missing cells in a used column.
+
+    ``error`` names the column and the rows; ``category`` makes missing a value of its own
+    (labelled :data:`MISSING_LABEL`, categorical columns only); ``drop`` removes the rows and
+    reports how many.
+    """
+
+    ERROR = "error"
+    CATEGORY = "category"
+    DROP = "drop"
+
+
+class SensitiveMode(StrEnum):
+    """How a subset of sensitive values is protected.
+
+    ``set`` (paper 001, default): the subset is one sensitive value *set*; a group's count is
+    the number of its rows holding any value of the set. ``each`` (paper 000 section 1.4's
+    reading): every value of the subset is protected on its own; a group's count is its most
+    frequent sensitive value. ``set`` is never weaker. Without a subset every value is its own
+    set and the two coincide.
+    """
+
+    SET = "set"
+    EACH = "each"
+
+
+MISSING_LABEL = "?"
+"""The value a missing cell takes under the ``category`` policy (the UCI convention)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the schema.
+
+    ``hierarchy`` is a path to an ARX-format CSV or a :class:`~kerckhoffs.data.hierarchy.Hierarchy`;
+    ``widths`` asks for an interval hierarchy built from the data (numeric columns only);
+    ``missing`` overrides the schema-wide missing-value policy for this column.
+    """
+
+    name: str
+    role: Role = Role.QUASI
+    kind: Kind | None = None
+    hierarchy: Any = None
+    widths: tuple[int, ...] | None = None
+    missing: MissingPolicy | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "role", _enum(Role, self.role, f"column {self.name!r}: role"))
+        if self.kind is not None:
+            object.__setattr__(self, "kind", _enum(Kind, self.kind, f"column {self.name!r}: kind"))
+        if self.missing is not None:
+            object.__setattr__(
+                self, "missing", _enum(MissingPolicy, self.missing, f"column {self.name!r}: missing")
+            )
+        if self.widths is not None:
+            widths = tuple(int(w) for w in self.widths)
+            if not widths or any(w <= 0 for w in widths) or list(widths) != sorted(widths):
+                raise SchemaError(
+                    f"column {self.name!r}: widths must be positive and increasing, got {widths}"
+                )
+            object.__setattr__(self, "widths", widths)
+            if self.kind == Kind.CATEGORICAL:
+                raise SchemaError(f"column {self.name!r}: widths apply to numeric columns only")
+        if self.hierarchy is not None and self.widths is not None:
+            raise SchemaError(f"column {self.name!r}: give a hierarchy or widths, not both")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The roles of a table's columns, the sensitive-value subset and the missing policy."""
+
+    columns: tuple[Column, ...]
+    sensitive_values: frozenset[str] | None = None
+    missing: MissingPolicy = MissingPolicy.ERROR
+    sensitive_mode: SensitiveMode = SensitiveMode.SET
+    base_dir: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "missing", _enum(MissingPolicy, self.missing, "missing"))
+        object.__setattr__(
+            self, "sensitive_mode", _enum(SensitiveMode, self.sensitive_mode, "sensitive_mode")
+        )
+        if self.sensitive_values is not None:
+            values = frozenset(str(v) for v in self.sensitive_values)
+            if not values:
+                raise SchemaError("sensitive_values is empty: leave it out to make every value sensitive")
+            object.__setattr__(self, "sensitive_values", values)
+        names = [c.name for c in self.columns]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SchemaError(f"column {dupes[0]!r} is declared twice")
+        if not self.quasi:
+            raise SchemaError("the schema declares no quasi-identifier (role = \"quasi\")")
+        sensitive = [c for c in self.columns if c.role == Role.SENSITIVE]
+        if len(sensitive) != 1:
+            raise SchemaError(
+                f"the schema must declare exactly one sensitive column, found {len(sensitive)}"
+            )
+        providers = [c for c in self.columns if c.role == Role.PROVIDER]
+        if len(providers) > 1:
+            raise SchemaError(f"at most one provider column, found {len(providers)}")
+
+    # -- views -------------------------------------------------------------------------------
+    @property
+    def quasi(self) -> tuple[Column, ...]:
+        """The quasi-identifier columns, in schema order (the order of ``Table.qi``'s columns)."""
+        return tuple(c for c in self.columns if c.role == Role.QUASI)
+
+    @property
+    def sensitive(self) -> Column:
+        """The sensitive column."""
+        return next(c for c in self.columns if c.role == Role.SENSITIVE)
+
+    @property
+    def provider(self) -> Column | None:
+        """The provider column, if any."""
+        return next((c for c in self.columns if c.role == Role.PROVIDER), None)
+
+    @property
+    def identifiers(self) -> tuple[Column, ...]:
+        """Columns dropped on publish because they identify people."""
+        return tuple(c for c in self.columns if c.role == Role.IDENTIFIER)
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise SchemaError(f"the schema has no column {name!r}")
+
+    def missing_policy(self, column: Column) -> MissingPolicy:
+        """The missing-value policy in force for ``column``."""
+        return column.missing or self.missing
+
+    def with_column(self, column: Column) -> Schema:
+        """A copy with ``column`` replacing the column of the same name (or appended)."""
+        cols = [column if c.name == column.name else c for c in self.columns]
+        if column.name not in {c.name for c in self.columns}:
+            cols.append(column)
+        return replace(self, columns=tuple(cols))
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        quasi: list[str] | dict[str, dict[str, Any]],
+        sensitive: str,
+        *,
+        identifiers: list[str] = (),  # type: ignore[assignment]
+        provider: str | None = None,
+        sensitive_values: list[str] | None = None,
+        missing: MissingPolicy | str = MissingPolicy.ERROR,
+        sensitive_mode: SensitiveMode | str = SensitiveMode.SET,
+    ) -> Schema:
+        """Build a schema in Python.
+
+        ``quasi`` is a list of names (kinds inferred) or a mapping name -> Column options, e.g.
+        ``{"age": {"kind": "numeric", "widths": (5, 10, 20)}, "zip": {"hierarchy": h}}``.
+        """
+        cols: list[Column] = [Column(n, Role.IDENTIFIER) for n in identifiers]
+        if isinstance(quasi, dict):
+            cols += [Column(n, Role.QUASI, **opts) for n, opts in quasi.items()]
+        else:
+            cols += [Column(n, Role.QUASI) for n in quasi]
+        cols.append(Column(sensitive, Role.SENSITIVE))
+        if provider is not None:
+            cols.append(Column(provider, Role.PROVIDER))
+        return cls(
+            tuple(cols),
+            frozenset(sensitive_values) if sensitive_values is not None else None,
+            MissingPolicy(missing),
+            SensitiveMode(sensitive_mode),
+        )
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Schema:
+        """Read a schema from a TOML file; hierarchy paths are relative to the file."""
+        path = Path(path)
+        if not path.is_file():
+            raise SchemaError(f"schema file not found: {path}")
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SchemaError(f"schema {path}: not valid TOML ({exc})") from None
+        return cls.from_dict(raw, base_dir=path.parent, source=str(path))
+
+    @classmethod
+    def from_dict(
+        cls, raw: dict[str, Any], *, base_dir: Path | None = None, source: str = "schema"
+    ) -> Schema:
+        """Build a schema from the TOML structure (see the module docstring)."""
+        known = {"columns", "sensitive_values", "sensitive_mode", "missing"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise SchemaError(f"{source}: unknown key {unknown[0]!r} (allowed: {sorted(known)})")
+        columns_raw = raw.get("columns")
+        if not isinstance(columns_raw, dict) or not columns_raw:
+            raise SchemaError(f"{source}: no [columns.NAME] tables")
+        col_keys = {"role", "kind", "hierarchy", "widths", "missing"}
+        cols = []
+        for name, opts in columns_raw.items():
+            if not isinstance(opts, dict):
+                raise SchemaError(f"{source}: columns.{name} must be a table")
+            bad = sorted(set(opts) - col_keys)
+            if bad:
+                raise SchemaError(
+                    f"{source}: column {name!r}: unknown key {bad[0]!r} (allowed: {sorted(col_keys)})"
+                )
+            opts = dict(opts)
+            if "role" not in opts:
+                raise SchemaError(f"{source}: column {name!r} has no role")
+            hierarchy = opts.pop("hierarchy", None)
+            widths = opts.pop("widths", None)
+            cols.append(
+                Column(name, hierarchy=hierarchy, widths=tuple(widths) if widths else None, **opts)
+            )
+        sv = raw.get("sensitive_values")
+        return cls(
+            tuple(cols),
+            frozenset(str(v) for v in sv) if sv is not None else None,
+            raw.get("missing", MissingPolicy.ERROR),
+            raw.get("sensitive_mode", SensitiveMode.SET),
+            base_dir,
+        )
+
+
+def _enum(enum_type: type[StrEnum], value: Any, what: str) -> Any:
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in enum_type)  # type: ignore[attr-defined]
+        raise SchemaError(f"{what} {value!r} is not one of: {allowed}") from None

@@ -1,0 +1,370 @@
+"""The encoded table: every algorithm, check and attack works on its integer arrays.
+
+A DataFrame is encoded once (DESIGN.md section 2) into ``qi`` int32 [n, d], ``sa`` int32 [n]
+and ``provider`` int32 [n], with one :class:`EncodedColumn` per column to decode codes back.
+
+- Categorical codes are leaf indices in the hierarchy's depth-first order, so each hierarchy
+  node is a contiguous code range (the LCA of a group is the LCA of its min and max code).
+  The code domain is every leaf of the hierarchy, present in the data or not.
+- Numeric codes are ranks of the sorted distinct values present in the data.
+- The sensitive attribute is encoded like a categorical column when it has a hierarchy, and
+  by sorted distinct value otherwise (numeric order for a numeric SA, used by ordered EMD).
+
+Missing cells follow the schema's policy: ``error`` (default) names the column and rows,
+``category`` makes missing the value ``"?"``, ``drop`` removes the rows and reports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.hierarchy import Hierarchy, format_value
+from kerckhoffs.data.io import read_table
+from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
+from kerckhoffs.errors import HierarchyError, InputError, SchemaError
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedColumn:
+    """The code domain of one column and how to turn codes back into values.
+
+    ``values[c]`` is the value of code ``c``. ``hierarchy`` is the column's taxonomy (always
+    present for categorical columns; optional for numeric ones) and ``leaf_of_code[c]`` the
+    hierarchy leaf of code ``c`` (``None`` when codes are the leaves themselves).
+    """
+
+    name: str
+    kind: Kind
+    values: np.ndarray
+    hierarchy: Hierarchy | None = None
+    leaf_of_code: np.ndarray | None = None
+    _labels: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Number of codes in the domain."""
+        return len(self.values)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Each code's value as a string (numpy StringDType)."""
+        if self._labels is None:
+            object.__setattr__(
+                self,
+                "_labels",
+                np.array([format_value(v) for v in self.values], dtype=np.dtypes.StringDType()),
+            )
+        assert self._labels is not None
+        return self._labels
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """Original values of ``codes``."""
+        return self.values[codes]
+
+    def leaves(self, codes: np.ndarray) -> np.ndarray:
+        """Hierarchy leaf index of ``codes``."""
+        return codes if self.leaf_of_code is None else self.leaf_of_code[codes]
+
+    def generalize(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Published cell of groups whose codes span ``[lo, hi]`` (vectorized over groups).
+
+        Numeric columns publish ``[lo-hi]`` (the value itself when lo = hi); categorical ones
+        the lowest common hierarchy node (issue 2, item 5).
+        """
+        if self.kind == Kind.NUMERIC:
+            lab = self.labels
+            span = np.strings.add(np.strings.add(np.strings.add("[", lab[lo]), "-"), lab[hi])
+            return np.where(lo == hi, lab[lo], np.strings.add(span, "]"))
+        assert self.hierarchy is not None
+        return self.hierarchy.lca_label(self.leaves(lo), self.leaves(hi)).astype(
+            np.dtypes.StringDType()
+        )
+
+
+@dataclass(eq=False)
+class Table:
+    """A microdata table encoded into integer arrays (see the module docstring)."""
+
+    schema: Schema
+    qi: np.ndarray
+    sa: np.ndarray
+    qi_columns: tuple[EncodedColumn, ...]
+    sa_column: EncodedColumn
+    sensitive: np.ndarray
+    provider: np.ndarray | None = None
+    provider_values: np.ndarray | None = None
+    row_ids: np.ndarray | None = None
+    other: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+
+    # -- shape -----------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.sa.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of quasi-identifiers."""
+        return int(self.qi.shape[1])
+
+    @property
+    def n_sa(self) -> int:
+        """Size of the sensitive attribute's code domain."""
+        return self.sa_column.size
+
+    @property
+    def qi_names(self) -> list[str]:
+        """Names of the quasi-identifiers, in column order of ``qi``."""
+        return [c.name for c in self.qi_columns]
+
+    @property
+    def sa_name(self) -> str:
+        """Name of the sensitive attribute."""
+        return self.sa_column.name
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"Table(n={self.n}, qi={self.qi_names}, sa={self.sa_name!r}, n_sa={self.n_sa})"
+
+    # -- decoding --------------------------------------------------------------------------
+    def decode_qi(self, j: int, codes: np.ndarray | None = None) -> np.ndarray:
+        """Values of quasi-identifier ``j`` (of all rows, or of ``codes``)."""
+        return self.qi_columns[j].decode(self.qi[:, j] if codes is None else codes)
+
+    def decode_sa(self, codes: np.ndarray | None = None) -> np.ndarray:
+        """Values of the sensitive attribute (of all rows, or of ``codes``)."""
+        return self.sa_column.decode(self.sa if codes is None else codes)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The used columns decoded back into a DataFrame (identifiers are gone)."""
+        data = {c.name: c.decode(self.qi[:, j]) for j, c in enumerate(self.qi_columns)}
+        data[self.sa_name] = self.decode_sa()
+        if self.provider is not None and self.provider_values is not None:
+            prov = self.schema.provider
+            assert prov is not None
+            data[prov.name] = self.provider_values[self.provider]
+        return pd.DataFrame(data)
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def from_csv(
+        cls, path: str | Path, schema: Schema, *, sep: str | None = None, keep_other: bool = False
+    ) -> Table:
+        """Read ``path`` (CSV or Parquet) and encode it with ``schema``."""
+        text = [c.name for c in schema.columns if c.kind == Kind.CATEGORICAL]
+        return cls.encode(read_table(path, sep=sep, text_columns=text), schema, keep_other=keep_other)
+
+    @classmethod
+    def encode(
+        cls,
+        df: pd.DataFrame,
+        schema: Schema,
+        *,
+        keep_other: bool = False,
+        strict_sensitive: bool = True,
+    ) -> Table:
+        """Encode ``df`` with ``schema`` (see the module docstring for the rules).
+
+        With ``strict_sensitive`` a sensitive value named by the schema that the SA domain
+        lacks is an error (a misspelt value would silently protect nothing); releases read
+        back pass False, since perturbation may have removed a value.
+        """
+        present = {str(c) for c in df.columns}
+        for col in schema.columns:
+            if col.name not in present:
+                listed = ", ".join(sorted(present)[:12])
+                hint = ""
+                if len(present) == 1 and any(d in next(iter(present)) for d in ";,\t|"):
+                    hint = " (wrong delimiter? the header was read as one column)"
+                raise SchemaError(
+                    f"column {col.name!r} named in the schema is not in the data "
+                    f"(columns: {listed}){hint}"
+                )
+        if len(df) == 0:
+            raise InputError("the table has no rows")
+        used = [*schema.quasi, schema.sensitive]
+        if schema.provider is not None:
+            used.append(schema.provider)
+
+        notes: list[str] = []
+        keep = np.ones(len(df), dtype=bool)
+        series: dict[str, pd.Series] = {}
+        for col in used:
+            s = df[col.name]
+            na = s.isna().to_numpy()
+            if na.any():
+                policy = schema.missing_policy(col)
+                first = int(np.argmax(na)) + 1
+                count = int(na.sum())
+                if policy == MissingPolicy.ERROR:
+                    raise InputError(
+                        f"column {col.name!r}: {count} row(s) have missing values (first: data "
+                        f"row {first}); set missing = \"drop\" or \"category\" in the schema"
+                    )
+                if policy == MissingPolicy.DROP:
+                    keep &= ~na
+                    notes.append(f"column {col.name!r}: dropped {count} row(s) with missing values")
+                else:
+                    if _column_kind(col, s) == Kind.NUMERIC and col.role != Role.PROVIDER:
+                        raise SchemaError(
+                            f"column {col.name!r}: missing = \"category\" needs a categorical "
+                            "column (declare kind = \"categorical\" or use \"drop\")"
+                        )
+                    s = s.astype(object).where(~na, MISSING_LABEL)
+            series[col.name] = s
+        if not keep.all():
+            series = {k: v[keep] for k, v in series.items()}
+            if not keep.any():
+                raise InputError("the table has no rows left after dropping missing values")
+        row_ids = np.flatnonzero(keep).astype(np.int64)
+
+        n = int(keep.sum())
+        qi = np.empty((n, len(schema.quasi)), dtype=np.int32, order="F")
+        qi_columns = []
+        for j, col in enumerate(schema.quasi):
+            codes, enc = _encode_column(col, series[col.name], schema, row_ids)
+            qi[:, j] = codes
+            qi_columns.append(enc)
+        sa_col = schema.sensitive
+        sa, sa_enc = _encode_column(sa_col, series[sa_col.name], schema, row_ids)
+        sensitive = np.ones(sa_enc.size, dtype=bool)
+        if schema.sensitive_values is not None:
+            labels = np.asarray(sa_enc.labels, dtype=object)
+            known = set(labels.tolist())
+            unknown = sorted(schema.sensitive_values - known)
+            if unknown and strict_sensitive:
+                raise SchemaError(
+                    f"sensitive value {unknown[0]!r} does not occur in column {sa_col.name!r}"
+                )
+            sensitive = np.isin(labels, list(schema.sensitive_values))
+        provider = provider_values = None
+        if schema.provider is not None:
+            p_codes, p_uniques = pd.factorize(series[schema.provider.name], sort=True)
+            provider = p_codes.astype(np.int32)
+            provider_values = np.asarray(p_uniques, dtype=object)
+        other = None
+        if keep_other:
+            roles = {c.name: c.role for c in schema.columns}
+            other_names = [
+                c for c in df.columns if roles.get(str(c), Role.OTHER) == Role.OTHER
+            ]
+            other = df.loc[keep, other_names].reset_index(drop=True)
+        return cls(
+            schema=schema,
+            qi=qi,
+            sa=sa,
+            qi_columns=tuple(qi_columns),
+            sa_column=sa_enc,
+            sensitive=sensitive,
+            provider=provider,
+            provider_values=provider_values,
+            row_ids=row_ids,
+            other=other,
+            notes=notes,
+        )
+
+
+def _column_kind(col: Column, s: pd.Series) -> Kind:
+    if col.kind is not None:
+        return col.kind
+    if pd.api.types.is_bool_dtype(s):
+        return Kind.CATEGORICAL
+    return Kind.NUMERIC if pd.api.types.is_numeric_dtype(s) else Kind.CATEGORICAL
+
+
+def _load_hierarchy(col: Column, schema: Schema) -> Hierarchy | None:
+    h = col.hierarchy
+    if h is None or isinstance(h, Hierarchy):
+        return h
+    path = Path(h)
+    if not path.is_absolute() and schema.base_dir is not None:
+        path = schema.base_dir / path
+    try:
+        return Hierarchy.read_csv(path)
+    except HierarchyError as exc:
+        raise HierarchyError(f"column {col.name!r}: {exc}") from None
+
+
+def _first_row(codes: np.ndarray, code: int, row_ids: np.ndarray) -> int:
+    return int(row_ids[int(np.argmax(codes == code))]) + 1
+
+
+def _encode_column(
+    col: Column, s: pd.Series, schema: Schema, row_ids: np.ndarray
+) -> tuple[np.ndarray, EncodedColumn]:
+    kind = _column_kind(col, s)
+    hierarchy = _load_hierarchy(col, schema)
+    if kind == Kind.NUMERIC:
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            num = pd.to_numeric(s, errors="coerce")
+            bad = (num.isna() & s.notna()).to_numpy()
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise InputError(
+                    f"column {col.name!r} is numeric but data row {int(row_ids[i]) + 1} "
+                    f"holds {s.iloc[i]!r}"
+                )
+            s = num
+        local, uniques = pd.factorize(s.to_numpy(), sort=False)
+        order = np.argsort(uniques, kind="stable")
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        codes = rank[local]
+        values = np.asarray(uniques)[order]
+        if values.dtype.kind == "f" and np.all(values == np.floor(values)):
+            if np.all(np.abs(values) < 2**53):
+                values = values.astype(np.int64)
+        leaf_of_code = None
+        if col.widths is not None:
+            hierarchy = Hierarchy.intervals(values, col.widths, name=f"{col.name} intervals")
+        if hierarchy is not None:
+            leaf_of_code = _leaf_lookup(col, hierarchy, values, codes, row_ids)
+            for lvl in range(1, hierarchy.height):
+                nodes = hierarchy.node_ids[lvl][leaf_of_code]
+                if np.any(np.diff(nodes) < 0):
+                    raise HierarchyError(
+                        f"column {col.name!r}: hierarchy {hierarchy.name} does not group "
+                        f"neighbouring values at level {lvl} (numeric nodes must be intervals)"
+                    )
+        return codes.astype(np.int32), EncodedColumn(
+            col.name, Kind.NUMERIC, values, hierarchy, leaf_of_code
+        )
+    if col.widths is not None:
+        raise SchemaError(f"column {col.name!r}: widths apply to numeric columns only")
+    local, uniques = pd.factorize(s, sort=False)
+    uniques = np.asarray(uniques, dtype=object)
+    labels = np.array([format_value(u) for u in uniques], dtype=object)
+    if hierarchy is None:
+        if pd.api.types.is_numeric_dtype(s):
+            order = np.argsort(np.asarray(uniques), kind="stable")
+            hierarchy = Hierarchy([[v, "*"] for v in labels[order]], name=f"{col.name} (flat)")
+        else:
+            hierarchy = Hierarchy.flat(labels, name=f"{col.name} (flat)")
+    leaf = _leaf_lookup(col, hierarchy, labels, local, row_ids)
+    codes = leaf[local]
+    return codes.astype(np.int32), EncodedColumn(
+        col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy, None
+    )
+
+
+def _leaf_lookup(
+    col: Column, hierarchy: Hierarchy, uniques: np.ndarray, codes: np.ndarray, row_ids: np.ndarray
+) -> np.ndarray:
+    out = np.empty(len(uniques), dtype=np.int32)
+    for i, u in enumerate(uniques):
+        key = format_value(u)
+        if not hierarchy.contains(key):
+            row = _first_row(codes, i, row_ids)
+            raise HierarchyError(
+                f"column {col.name!r}: value {key!r} (data row {row}) is not in hierarchy "
+                f"{hierarchy.name}"
+            )
+        out[i] = hierarchy._leaf_index[key]
+    return out

@@ -1,0 +1,31 @@
+"""Errors kerckhoffs raises for bad input, impossible parameters and failed privacy checks.
+
+Every user-facing problem is a :class:`KerckhoffsError` whose message is one line naming the
+column, value, row or parameter at fault. The CLI prints that line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+
+class KerckhoffsError(Exception):
+    """Base class: a problem the user can fix (bad file, schema, value or parameter)."""
+
+
+class InputError(KerckhoffsError):
+    """The data, schema or hierarchy given cannot be read or does not fit together."""
+
+
+class SchemaError(InputError):
+    """The schema is malformed or names columns the data lacks."""
+
+
+class HierarchyError(InputError):
+    """A generalization hierarchy is malformed or misses a value present in the data."""
+
+
+class ParameterError(KerckhoffsError):
+    """A parameter is impossible for the data (k above the table size, l above the SA domain)."""
+
+
+class PrivacyCheckFailed(KerckhoffsError):
+    """A release failed the independent check of its privacy model and was not written."""

@@ -1,0 +1,85 @@
+"""What a privacy model is and what checking one returns.
+
+A model reads a :class:`~kerckhoffs.models.histogram.GroupHistogram` and returns a
+:class:`ModelResult`: the value the release achieves (the largest k, the smallest t, ...),
+one measure and one verdict per group, and whether the requested parameter holds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from kerckhoffs.models.histogram import GroupHistogram
+
+
+@dataclass(frozen=True, eq=False)
+class ModelResult:
+    """Outcome of checking one model on one release.
+
+    ``group_values[g]`` is the model's measure on group ``g`` (its size for k-anonymity, its
+    EMD for t-closeness, ...); ``achieved`` is the release-wide value (the worst group's);
+    ``group_ok[g]`` says whether group ``g`` meets the requested parameter.
+    """
+
+    model: str
+    parameter: str
+    achieved: float
+    group_values: np.ndarray
+    group_ok: np.ndarray
+    higher_is_better: bool
+    detail: str = ""
+
+    @property
+    def satisfied(self) -> bool:
+        """Whether every group meets the requested parameter."""
+        return bool(self.group_ok.all())
+
+    @property
+    def violating(self) -> int:
+        """Number of groups that do not meet the parameter."""
+        return int(self.group_ok.size - np.count_nonzero(self.group_ok))
+
+    def worst_groups(self, n: int = 5) -> np.ndarray:
+        """Ids of the ``n`` groups with the worst measure (worst first, ties by group id)."""
+        key = self.group_values if self.higher_is_better else -self.group_values
+        return np.argsort(key, kind="stable")[:n]
+
+    def summary(self) -> str:
+        """One line: model, requested parameter, achieved value, verdict."""
+        verdict = "ok" if self.satisfied else f"VIOLATED in {self.violating} group(s)"
+        extra = f", {self.detail}" if self.detail else ""
+        return f"{self.model} ({self.parameter}): achieved {format_number(self.achieved)}{extra} — {verdict}"
+
+
+class PrivacyModel(ABC):
+    """A per-group privacy requirement checked from the SA histogram."""
+
+    name: str = "model"
+
+    @abstractmethod
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        """Check the model on every group of ``hist``."""
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        """Raise :class:`~kerckhoffs.errors.ParameterError` if no release of this table can
+        satisfy the parameter (k above the table size, l above the SA domain, ...)."""
+
+    @property
+    @abstractmethod
+    def parameter(self) -> str:
+        """The requested parameter as text, e.g. ``k=5``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.parameter})"
+
+
+def format_number(x: float) -> str:
+    """A compact rendering: integers without decimals, others to 4 significant digits."""
+    if x == np.inf:
+        return "inf"
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.4g}"

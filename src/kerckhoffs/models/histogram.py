@@ -1,0 +1,109 @@
+"""The per-group SA histogram every privacy model is computed from.
+
+One ``np.bincount(group * n_sa + sa)`` (DESIGN.md section 2) gives ``counts[g, s]``, the
+number of rows of group ``g`` whose published SA code is ``s``. Models reduce it along the SA
+axis; nothing iterates over rows or groups in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kerckhoffs.data.schema import Kind, SensitiveMode
+
+
+@dataclass(frozen=True, eq=False)
+class GroupHistogram:
+    """Counts of each SA code in each group, plus what the models need to read them.
+
+    ``sensitive[s]`` marks the sensitive SA codes (all True when the schema names no subset);
+    ``mode`` says whether a subset is one set or each value on its own; ``sa_kind`` decides
+    the EMD ground distance (ordered for numeric SA, equal for categorical).
+    """
+
+    counts: np.ndarray
+    sensitive: np.ndarray
+    mode: SensitiveMode = SensitiveMode.SET
+    sa_kind: Kind = Kind.CATEGORICAL
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_codes(
+        cls,
+        group: np.ndarray,
+        sa: np.ndarray,
+        n_groups: int,
+        n_sa: int,
+        sensitive: np.ndarray | None = None,
+        mode: SensitiveMode = SensitiveMode.SET,
+        sa_kind: Kind = Kind.CATEGORICAL,
+    ) -> GroupHistogram:
+        """Build the histogram of ``sa`` codes per ``group`` id with one bincount."""
+        key = group.astype(np.int64) * n_sa + sa
+        counts = np.bincount(key, minlength=n_groups * n_sa).reshape(n_groups, n_sa)
+        if sensitive is None:
+            sensitive = np.ones(n_sa, dtype=bool)
+        return cls(counts, np.asarray(sensitive, dtype=bool), SensitiveMode(mode), Kind(sa_kind))
+
+    def _memo(self, key: str, fn):  # type: ignore[no-untyped-def]
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups."""
+        return int(self.counts.shape[0])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Rows per group."""
+        return self._memo("sizes", lambda: self.counts.sum(axis=1))
+
+    @property
+    def n(self) -> int:
+        """Rows in the table."""
+        return int(self.sizes.sum())
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Rows per SA code over the whole table."""
+        return self._memo("totals", lambda: self.counts.sum(axis=0))
+
+    @property
+    def all_sensitive(self) -> bool:
+        """Whether every SA value is sensitive (no subset named)."""
+        return bool(self.sensitive.all())
+
+    @property
+    def smax(self) -> np.ndarray:
+        """Most frequent SA count per group, over all values (paper 000's S_max)."""
+        return self._memo("smax", lambda: self.counts.max(axis=1))
+
+    @property
+    def sensitive_count(self) -> np.ndarray:
+        """Per group, the count the subset-aware models bound.
+
+        Every value sensitive: the most frequent value's count (each value its own set).
+        A subset in ``set`` mode: rows holding any sensitive value. In ``each`` mode: the most
+        frequent sensitive value's count.
+        """
+
+        def compute() -> np.ndarray:
+            if self.all_sensitive:
+                return self.smax
+            sens = self.counts[:, self.sensitive]
+            if sens.shape[1] == 0:
+                return np.zeros(self.n_groups, dtype=np.int64)
+            if self.mode == SensitiveMode.SET:
+                return sens.sum(axis=1)
+            return sens.max(axis=1)
+
+        return self._memo("sensitive_count", compute)
+
+    @property
+    def distinct(self) -> np.ndarray:
+        """Number of distinct SA values per group."""
+        return self._memo("distinct", lambda: np.count_nonzero(self.counts, axis=1))

@@ -1,0 +1,522 @@
+"""Partitions and releases: the one representation every algorithm, check and attack shares.
+
+A :class:`Partition` is a group id per row. A :class:`Release` is a partition of a
+:class:`~kerckhoffs.data.table.Table`, a publishing scheme, the published SA column (equal to
+the original unless an algorithm perturbs it, as MASK does) and provenance (DESIGN.md
+section 2). It materializes as
+
+- *generalization*: one table, each row's QI cells replaced by its group's cells: the
+  ``[lo-hi]`` interval for numeric columns (the value when lo = hi), the lowest common
+  hierarchy node for categorical ones; plus the published SA and a ``group`` column;
+- *bucketization* (Anatomy, Xiao & Tao 2006): a QI table (original QIs + group id) and an
+  SA table (group id, SA value, count).
+
+Rows are written sorted by group and, inside a group, by published SA (generalization) or
+QI codes (bucketization), so the file order carries nothing the groups do not.
+
+:meth:`Release.write` is fail-closed: it materializes the frames, reads them back with the
+same code that reads other tools' releases (:meth:`Release.from_frames`) and writes the files
+only if every requested privacy model holds on what was read back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.hierarchy import Hierarchy
+from kerckhoffs.data.io import atomic_directory, read_table
+from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
+from kerckhoffs.data.table import EncodedColumn, Table
+from kerckhoffs.errors import InputError, PrivacyCheckFailed
+from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.models.histogram import GroupHistogram
+
+GROUP = "group"
+COUNT = "count"
+META = "release.json"
+FORMAT = "kerckhoffs-release"
+FORMAT_VERSION = 1
+
+
+class Scheme(StrEnum):
+    """How a release publishes its groups."""
+
+    GENERALIZATION = "generalization"
+    BUCKETIZATION = "bucketization"
+
+
+def _version() -> str:
+    from kerckhoffs import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """Group id per row; ids are ``0..n_groups-1`` in order of first appearance."""
+
+    group: np.ndarray
+
+    def __post_init__(self) -> None:
+        g = np.asarray(self.group)
+        if g.ndim != 1:
+            raise ValueError("a partition is one group id per row")
+        object.__setattr__(self, "group", g.astype(np.int32, copy=False))
+
+    @classmethod
+    def from_labels(cls, labels: np.ndarray | list) -> Partition:
+        """Canonical partition from any hashable labels (relabelled by first appearance)."""
+        codes, _ = pd.factorize(np.asarray(labels), sort=False)
+        if (codes < 0).any():
+            raise ValueError("group labels must not be missing")
+        return cls(codes.astype(np.int32))
+
+    @classmethod
+    def from_columns(cls, codes: np.ndarray) -> Partition:
+        """Rows with identical code vectors (an int array [n, d]) form one group.
+
+        Columns are folded into one int64 key (mixed radix, re-compressed by factorize
+        whenever the next column could overflow), so this is a few factorizes of int64 arrays.
+        """
+        codes = np.asarray(codes)
+        if codes.ndim == 1:
+            codes = codes[:, None]
+        n = codes.shape[0]
+        key = np.zeros(n, dtype=np.int64)
+        span = 1
+        for j in range(codes.shape[1]):
+            col = codes[:, j].astype(np.int64)
+            radix = int(col.max()) + 1 if n else 1
+            if span * radix >= 2**62:
+                key, uniques = pd.factorize(key)
+                key = key.astype(np.int64)
+                span = len(uniques)
+            key = key * radix + col
+            span *= radix
+        return cls(pd.factorize(key)[0].astype(np.int32))
+
+    @classmethod
+    def by_qi(cls, table: Table) -> Partition:
+        """Each distinct QI vector is a group: the table published as it is."""
+        return cls.from_columns(table.qi)
+
+    @classmethod
+    def by_levels(cls, table: Table, levels: dict[str, int]) -> Partition:
+        """Groups of a full-domain generalization: each QI cut at a hierarchy level.
+
+        ``levels`` maps QI names to a level (0 = leaf; missing names stay at 0). Numeric QIs
+        need a hierarchy (or ``widths``) in the schema to be cut above level 0.
+        """
+        unknown = sorted(set(levels) - set(table.qi_names))
+        if unknown:
+            raise InputError(f"no quasi-identifier {unknown[0]!r} (have {table.qi_names})")
+        cols = []
+        for j, col in enumerate(table.qi_columns):
+            level = int(levels.get(col.name, 0))
+            if level == 0:
+                cols.append(table.qi[:, j])
+                continue
+            if col.hierarchy is None:
+                raise InputError(f"column {col.name!r} has no hierarchy to generalize with")
+            if not 0 <= level <= col.hierarchy.height:
+                raise InputError(
+                    f"column {col.name!r}: level {level} outside 0..{col.hierarchy.height}"
+                )
+            node = col.hierarchy.node_ids[level]
+            cols.append(node[col.leaves(table.qi[:, j])])
+        return cls.from_columns(np.stack(cols, axis=1))
+
+    @classmethod
+    def single(cls, n: int) -> Partition:
+        """Every row in one group."""
+        return cls(np.zeros(n, dtype=np.int32))
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.group.shape[0])
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups."""
+        return int(self.group.max()) + 1 if self.n else 0
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Rows per group."""
+        return np.bincount(self.group, minlength=self.n_groups)
+
+    def order(self) -> np.ndarray:
+        """Row indices sorted by group (stable), with :meth:`starts` the group boundaries."""
+        return np.argsort(self.group, kind="stable")
+
+    def starts(self) -> np.ndarray:
+        """Offset of each group's first row in :meth:`order`."""
+        return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def groups(self) -> list[np.ndarray]:
+        """The row indices of each group (a list; for tests and small tables)."""
+        return np.split(self.order(), np.cumsum(self.sizes)[:-1])
+
+    def canonical(self) -> Partition:
+        """The same partition with ids relabelled by first appearance."""
+        return Partition.from_labels(self.group)
+
+    def same_as(self, other: Partition) -> bool:
+        """Whether both put the same rows together (ids may differ)."""
+        return self.n == other.n and np.array_equal(
+            self.canonical().group, other.canonical().group
+        )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who made a release and how: algorithm, its parameters, seed, library version."""
+
+    algorithm: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    version: str = field(default_factory=_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for the JSON metadata."""
+        return {
+            "algorithm": self.algorithm,
+            "parameters": self.parameters,
+            "seed": self.seed,
+            "version": self.version,
+        }
+
+
+@dataclass(eq=False)
+class Release:
+    """A partition of a table, published under a scheme (see the module docstring)."""
+
+    table: Table
+    partition: Partition
+    scheme: Scheme = Scheme.GENERALIZATION
+    sa_published: np.ndarray | None = None
+    provenance: Provenance = field(default_factory=lambda: Provenance("manual"))
+    _hist: GroupHistogram | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.scheme = Scheme(self.scheme)
+        if self.partition.n != self.table.n:
+            raise ValueError(
+                f"partition has {self.partition.n} rows, table has {self.table.n}"
+            )
+        if self.sa_published is None:
+            self.sa_published = self.table.sa
+        elif self.sa_published.shape != self.table.sa.shape:
+            raise ValueError("sa_published must have one value per row")
+
+    @property
+    def perturbed(self) -> np.ndarray:
+        """Rows whose published SA differs from the original."""
+        return self.sa_published != self.table.sa
+
+    # -- statistics --------------------------------------------------------------------------
+    def histogram(self) -> GroupHistogram:
+        """Per-group counts of the *published* SA (computed once)."""
+        if self._hist is None:
+            t = self.table
+            mode = t.schema.sensitive_mode
+            self._hist = GroupHistogram.from_codes(
+                self.partition.group, self.sa_published, self.partition.n_groups, t.n_sa,
+                t.sensitive, mode, t.sa_column.kind,
+            )
+        return self._hist
+
+    def check(self, models: list[PrivacyModel]) -> list[ModelResult]:
+        """Evaluate ``models`` on this release's groups."""
+        hist = self.histogram()
+        return [m.evaluate(hist) for m in models]
+
+    def group_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Smallest and largest code of each QI in each group: two int32 [groups, d]."""
+        order = self.partition.order()
+        starts = self.partition.starts()
+        sorted_qi = self.table.qi[order]
+        lo = np.minimum.reduceat(sorted_qi, starts, axis=0)
+        hi = np.maximum.reduceat(sorted_qi, starts, axis=0)
+        return lo, hi
+
+    def generalized_cells(self) -> pd.DataFrame:
+        """Each group's published QI cells, one row per group (generalization scheme)."""
+        lo, hi = self.group_bounds()
+        return pd.DataFrame(
+            {
+                col.name: pd.array(col.generalize(lo[:, j], hi[:, j]), dtype="str")
+                for j, col in enumerate(self.table.qi_columns)
+            }
+        )
+
+    # -- materialization ---------------------------------------------------------------------
+    def frames(self, include_other: bool = False) -> dict[str, pd.DataFrame]:
+        """The published tables: ``{"release": ...}`` or ``{"qit": ..., "st": ...}``."""
+        t = self.table
+        group = self.partition.group
+        sa_labels = t.sa_column.decode(self.sa_published)
+        if self.scheme == Scheme.GENERALIZATION:
+            order = np.lexsort((self.sa_published, group))
+            cells = self.generalized_cells()
+            df = cells.iloc[group[order]].reset_index(drop=True)
+            df.insert(0, GROUP, group[order])
+            df[t.sa_name] = sa_labels[order]
+            if include_other and t.other is not None:
+                df = pd.concat([df, t.other.iloc[order].reset_index(drop=True)], axis=1)
+            return {"release": df}
+        keys = [t.qi[:, j] for j in range(t.d - 1, -1, -1)]
+        order = np.lexsort((*keys, group))
+        qit = pd.DataFrame({GROUP: group[order]})
+        for j, col in enumerate(t.qi_columns):
+            qit[col.name] = col.decode(t.qi[order, j])
+        if include_other and t.other is not None:
+            qit = pd.concat([qit, t.other.iloc[order].reset_index(drop=True)], axis=1)
+        counts = self.histogram().counts
+        g_idx, s_idx = np.nonzero(counts)
+        st = pd.DataFrame(
+            {GROUP: g_idx.astype(np.int32), t.sa_name: t.sa_column.decode(s_idx),
+             COUNT: counts[g_idx, s_idx]}
+        )
+        return {"qit": qit, "st": st}
+
+    def metadata(self, checks: list[ModelResult] | None = None) -> dict[str, Any]:
+        """The JSON provenance written beside the tables (no timestamps: same input, same bytes)."""
+        t = self.table
+        sv = t.schema.sensitive_values
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "scheme": self.scheme.value,
+            "provenance": self.provenance.to_dict(),
+            "quasi": [{"name": c.name, "kind": c.kind.value} for c in t.qi_columns],
+            "sensitive": {"name": t.sa_name, "kind": t.sa_column.kind.value},
+            "sensitive_values": sorted(sv) if sv is not None else None,
+            "sensitive_mode": t.schema.sensitive_mode.value,
+            "rows": t.n,
+            "groups": self.partition.n_groups,
+            "perturbed_rows": int(self.perturbed.sum()),
+            "checks": [
+                {"model": r.model, "parameter": r.parameter, "achieved": _json_num(r.achieved),
+                 "satisfied": r.satisfied}
+                for r in (checks or [])
+            ],
+        }
+
+    def write(
+        self,
+        out_dir: str | Path,
+        models: list[PrivacyModel],
+        *,
+        formats: tuple[str, ...] = ("csv", "parquet"),
+        include_other: bool = False,
+        overwrite: bool = False,
+    ) -> list[ModelResult]:
+        """Write the release to ``out_dir`` if every model holds on the materialized files.
+
+        The check is independent of the algorithm: the frames about to be written are read
+        back by :meth:`from_frames` and the models evaluated on that. If any fails, nothing is
+        written and :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised.
+        """
+        if not models:
+            raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
+        bad = sorted(set(formats) - {"csv", "parquet"})
+        if bad:
+            raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
+        frames = self.frames(include_other=include_other)
+        meta = self.metadata()
+        readback = Release.from_frames(frames, meta)
+        results = readback.check(models)
+        failed = [r for r in results if not r.satisfied]
+        if failed:
+            raise PrivacyCheckFailed(
+                "release not written: " + "; ".join(r.summary() for r in failed)
+            )
+        meta = self.metadata(results)
+        meta["files"] = sorted(f"{name}.{fmt}" for name in frames for fmt in formats)
+        with atomic_directory(out_dir, overwrite=overwrite) as tmp:
+            for name, df in frames.items():
+                if "csv" in formats:
+                    df.to_csv(tmp / f"{name}.csv", index=False)
+                if "parquet" in formats:
+                    df.to_parquet(tmp / f"{name}.parquet", index=False)
+            (tmp / META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        return results
+
+    # -- reading back ------------------------------------------------------------------------
+    @classmethod
+    def from_frames(
+        cls, frames: dict[str, pd.DataFrame], meta: dict[str, Any], schema: Schema | None = None
+    ) -> Release:
+        """Rebuild a release from published tables and their metadata.
+
+        Generalization: groups are the ``group`` column when present, else the rows with
+        identical QI cells (what an adversary sees as one QI-group); the QI columns become
+        categorical columns over the published cells. Bucketization: the QI table keeps its
+        original values; since the SA table hides which row holds which value, each group's
+        SA values are laid on its rows in a fixed order: per-group histograms are exact, the
+        row-level pairing is not information the release contains.
+        """
+        scheme = Scheme(meta.get("scheme", Scheme.GENERALIZATION))
+        qi_names = [q["name"] for q in meta["quasi"]]
+        sa_info = meta["sensitive"]
+        sa_name = sa_info["name"]
+        sa_kind = Kind(sa_info.get("kind", Kind.CATEGORICAL))
+        if scheme == Scheme.GENERALIZATION:
+            df = frames.get("release")
+            if df is None:
+                raise InputError("generalized release: no release table")
+            _need_columns(df, [*qi_names, sa_name], "release table")
+            if GROUP in df.columns:
+                partition = Partition.from_labels(df[GROUP].to_numpy())
+                cells = df[qi_names].astype(str)
+                per_group = cells.assign(_g=partition.group).drop_duplicates()
+                if len(per_group) != partition.n_groups:
+                    raise InputError(
+                        "release table: some group has more than one combination of QI cells"
+                    )
+            else:
+                key = pd.MultiIndex.from_frame(df[qi_names].astype(str))
+                partition = Partition(pd.factorize(key)[0].astype(np.int32))
+            qi_kinds = dict.fromkeys(qi_names, Kind.CATEGORICAL)
+            sa_values = df[sa_name]
+            qi_frame = df[qi_names].astype(str)
+        else:
+            qit, st = frames.get("qit"), frames.get("st")
+            if qit is None or st is None:
+                raise InputError("bucketized release: needs both the QI table and the SA table")
+            _need_columns(qit, [GROUP, *qi_names], "QI table")
+            _need_columns(st, [GROUP, sa_name, COUNT], "SA table")
+            partition = Partition.from_labels(qit[GROUP].to_numpy())
+            g_codes = pd.Index(pd.unique(qit[GROUP].to_numpy()))
+            st_group = g_codes.get_indexer(st[GROUP].to_numpy())
+            if (st_group < 0).any():
+                raise InputError("SA table names a group that is not in the QI table")
+            counts = st[COUNT].to_numpy().astype(np.int64)
+            if (counts <= 0).any():
+                raise InputError("SA table: counts must be positive")
+            per_group = np.bincount(st_group, weights=counts, minlength=partition.n_groups)
+            if not np.array_equal(per_group.astype(np.int64), partition.sizes):
+                bad = int(np.argmax(per_group != partition.sizes))
+                raise InputError(
+                    f"SA table counts for group {g_codes[bad]!r} add up to {int(per_group[bad])}, "
+                    f"but the QI table has {int(partition.sizes[bad])} rows in it"
+                )
+            st_order = np.argsort(st_group, kind="stable")
+            sa_per_slot = np.repeat(st[sa_name].to_numpy()[st_order], counts[st_order])
+            sa_values = pd.Series(np.empty(partition.n, dtype=object))
+            sa_values.iloc[partition.order()] = sa_per_slot
+            kinds = {q["name"]: Kind(q.get("kind", Kind.CATEGORICAL)) for q in meta["quasi"]}
+            qi_kinds = kinds
+            qi_frame = qit[qi_names]
+        table = _published_table(qi_frame, qi_kinds, sa_values, sa_name, sa_kind, meta, schema)
+        prov = meta.get("provenance") or {}
+        provenance = Provenance(
+            prov.get("algorithm", "unknown"), prov.get("parameters", {}), prov.get("seed"),
+            prov.get("version", "unknown"),
+        )
+        return cls(table, partition, scheme, table.sa, provenance)
+
+    @classmethod
+    def from_published(
+        cls, path: str | Path, schema: Schema | None = None, *, sep: str | None = None
+    ) -> Release:
+        """Read a published release back so checks and attacks can run on it.
+
+        ``path`` is a directory written by :meth:`write` (with ``release.json``), or a single
+        generalized CSV/Parquet table made by another tool, in which case ``schema`` says which
+        columns are quasi-identifiers and which is sensitive.
+        """
+        path = Path(path)
+        if path.is_dir():
+            meta_path = path / META
+            if not meta_path.is_file():
+                raise InputError(f"{path}: no {META}; pass the published table file and a schema")
+            meta = json.loads(meta_path.read_text())
+            if meta.get("format") != FORMAT:
+                raise InputError(f"{meta_path}: not a kerckhoffs release")
+            names = ["release"] if meta["scheme"] == Scheme.GENERALIZATION else ["qit", "st"]
+            frames = {}
+            for name in names:
+                for ext in ("parquet", "csv"):
+                    f = path / f"{name}.{ext}"
+                    if f.is_file():
+                        frames[name] = read_table(f)
+                        break
+                else:
+                    raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
+            return cls.from_frames(frames, meta, schema)
+        if schema is None:
+            raise InputError(f"{path}: reading a table made by another tool needs --schema")
+        df = read_table(path, sep=sep)
+        meta = {
+            "scheme": Scheme.GENERALIZATION.value,
+            "quasi": [{"name": c.name, "kind": Kind.CATEGORICAL.value} for c in schema.quasi],
+            "sensitive": {"name": schema.sensitive.name,
+                          "kind": (schema.sensitive.kind or Kind.CATEGORICAL).value},
+            "sensitive_values": sorted(schema.sensitive_values)
+            if schema.sensitive_values is not None else None,
+            "sensitive_mode": schema.sensitive_mode.value,
+            "provenance": {"algorithm": f"external ({path.name})"},
+        }
+        return cls.from_frames({"release": df}, meta, schema)
+
+
+def _json_num(x: float) -> float | str:
+    return "inf" if x == np.inf else float(x)
+
+
+def _need_columns(df: pd.DataFrame, names: list[str], what: str) -> None:
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise InputError(f"{what}: column {missing[0]!r} is missing")
+
+
+def _published_table(
+    qi_frame: pd.DataFrame,
+    qi_kinds: dict[str, Kind],
+    sa_values: pd.Series,
+    sa_name: str,
+    sa_kind: Kind,
+    meta: dict[str, Any],
+    schema: Schema | None,
+) -> Table:
+    """Encode the published columns into a Table (QI cells of generalized releases are
+    categorical values of their own)."""
+    cols = []
+    for name, kind in qi_kinds.items():
+        hierarchy = None
+        if kind == Kind.CATEGORICAL and schema is not None and meta["scheme"] != "generalization":
+            hierarchy = next((c.hierarchy for c in schema.quasi if c.name == name), None)
+        cols.append(Column(name, Role.QUASI, kind=kind, hierarchy=hierarchy))
+    sv = meta.get("sensitive_values")
+    cols.append(Column(sa_name, Role.SENSITIVE, kind=sa_kind))
+    pub_schema = Schema(
+        tuple(cols),
+        frozenset(sv) if sv else None,
+        sensitive_mode=SensitiveMode(meta.get("sensitive_mode", SensitiveMode.SET)),
+        base_dir=schema.base_dir if schema is not None else None,
+    )
+    df = qi_frame.copy()
+    df[sa_name] = sa_values.to_numpy()
+    if len(df) == 0:
+        raise InputError("the published table has no rows")
+    return Table.encode(df.reset_index(drop=True), pub_schema, strict_sensitive=False)
+
+
+__all__ = [
+    "EncodedColumn",
+    "Hierarchy",
+    "Partition",
+    "Provenance",
+    "Release",
+    "Scheme",
+]
