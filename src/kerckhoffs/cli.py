@@ -177,7 +177,9 @@ def demo(
         {"age": 3, "zip": 3, "nationality": 2},
     ]
     out.rule("2. full-domain generalization to fixed hierarchy levels, checked before writing")
-    target = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="kerckhoffs-demo-")) / "release"
+    if out_dir is not None and out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise InputError(f"--out {out_dir} already exists and is not empty; choose a new directory")
+    target = out_dir or Path(tempfile.mkdtemp(prefix="kerckhoffs-demo-")) / "release"
     written = None
     for levels in levels_tried:
         release = Release(
@@ -221,6 +223,7 @@ def datasets_prepare(
     all_rows: Annotated[
         bool, typer.Option("--all-rows", help="census: keep occupation 0 (not in universe) rows.")
     ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
 ) -> None:
     """Write a clean CSV with a header that every other command reads.
 
@@ -244,6 +247,8 @@ def datasets_prepare(
             raise InputError(f"unknown dataset {name!r} (adult, adult-training, census, demo)")
     if out_file.suffix.lower() not in {".csv", ""}:
         raise InputError(f"--out {out_file}: datasets are written as .csv")
+    if out_file.exists() and not overwrite:
+        raise InputError(f"--out {out_file} already exists (add --overwrite to replace it)")
     with atomic_file(out_file) as tmp:
         df.to_csv(tmp, index=False)
     out.print(f"wrote {len(df):,} rows × {df.shape[1]} columns to {out_file}")

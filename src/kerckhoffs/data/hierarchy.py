@@ -183,10 +183,24 @@ class Hierarchy:
 
     # -- builders --------------------------------------------------------------------------
     @classmethod
-    def flat(cls, values: Iterable[object], name: str = "flat") -> Hierarchy:
-        """Every distinct value directly under the root ``*`` (sorted)."""
-        leaves = sorted({format_value(v) for v in values})
-        return cls([[leaf, ROOT] for leaf in leaves], name=name)
+    def flat(
+        cls, values: Iterable[object], name: str = "flat", *, keep_order: bool = False
+    ) -> Hierarchy:
+        """Every distinct value directly under the root ``*`` (sorted, or in the given order
+        with ``keep_order``). Built directly: a flat tree needs no validation."""
+        if keep_order:
+            leaves = list(dict.fromkeys(format_value(v) for v in values))
+        else:
+            leaves = sorted({format_value(v) for v in values})
+        if not leaves:
+            raise HierarchyError(f"{name}: hierarchy is empty")
+        h = cls.__new__(cls)
+        h.name = name
+        h.height = 1
+        h.labels = [np.array(leaves, dtype=object), np.full(len(leaves), ROOT, dtype=object)]
+        h._leaf_index = {leaf: i for i, leaf in enumerate(leaves)}
+        h.node_ids = [np.arange(len(leaves), dtype=np.int32), np.zeros(len(leaves), np.int32)]
+        return h
 
     @classmethod
     def intervals(

@@ -75,6 +75,8 @@ def read_table(
         raise InputError(f"{path}: file is empty") from None
     except pd.errors.ParserError as exc:
         raise InputError(f"{path}: malformed CSV ({str(exc).strip().splitlines()[-1]})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start} of a read block)") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
 

@@ -114,8 +114,21 @@ class Column:
             object.__setattr__(
                 self, "missing", _enum(MissingPolicy, self.missing, f"column {self.name!r}: missing")
             )
+        if self.hierarchy is not None and not isinstance(self.hierarchy, str | Path):
+            from kerckhoffs.data.hierarchy import Hierarchy
+
+            if not isinstance(self.hierarchy, Hierarchy):
+                raise SchemaError(
+                    f"column {self.name!r}: hierarchy must be a file path or a Hierarchy, "
+                    f"got {self.hierarchy!r}"
+                )
         if self.widths is not None:
-            widths = tuple(int(w) for w in self.widths)
+            try:
+                widths = tuple(int(w) for w in self.widths)
+            except (TypeError, ValueError):
+                raise SchemaError(
+                    f"column {self.name!r}: widths must be a list of integers, got {self.widths!r}"
+                ) from None
             if not widths or any(w <= 0 for w in widths) or list(widths) != sorted(widths):
                 raise SchemaError(
                     f"column {self.name!r}: widths must be positive and increasing, got {widths}"
@@ -274,6 +287,10 @@ class Schema:
                 raise SchemaError(f"{source}: column {name!r} has no role")
             hierarchy = opts.pop("hierarchy", None)
             widths = opts.pop("widths", None)
+            if widths is not None and not isinstance(widths, list):
+                raise SchemaError(
+                    f"{source}: column {name!r}: widths must be a list such as [5, 10, 20]"
+                )
             cols.append(
                 Column(name, hierarchy=hierarchy, widths=tuple(widths) if widths else None, **opts)
             )

@@ -16,6 +16,8 @@ Missing cells follow the schema's policy: ``error`` (default) names the column a
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -227,13 +229,23 @@ class Table:
 
         n = int(keep.sum())
         qi = np.empty((n, len(schema.quasi)), dtype=np.int32, order="F")
+        sa_col = schema.sensitive
+        cols = [*schema.quasi, sa_col]
+
+        def encode_one(col: Column) -> tuple[np.ndarray, EncodedColumn]:
+            return _encode_column(col, series[col.name], schema, row_ids)
+
+        # factorizing arrow-backed strings releases the GIL: columns encode in parallel
+        if n * len(cols) >= 100_000:
+            with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+                encoded = list(pool.map(encode_one, cols))
+        else:
+            encoded = [encode_one(c) for c in cols]
         qi_columns = []
-        for j, col in enumerate(schema.quasi):
-            codes, enc = _encode_column(col, series[col.name], schema, row_ids)
+        for j, (codes, enc) in enumerate(encoded[:-1]):
             qi[:, j] = codes
             qi_columns.append(enc)
-        sa_col = schema.sensitive
-        sa, sa_enc = _encode_column(sa_col, series[sa_col.name], schema, row_ids)
+        sa, sa_enc = encoded[-1]
         sensitive = np.ones(sa_enc.size, dtype=bool)
         if schema.sensitive_values is not None:
             labels = np.asarray(sa_enc.labels, dtype=object)
@@ -344,7 +356,7 @@ def _encode_column(
     if hierarchy is None:
         if pd.api.types.is_numeric_dtype(s):
             order = np.argsort(np.asarray(uniques), kind="stable")
-            hierarchy = Hierarchy([[v, "*"] for v in labels[order]], name=f"{col.name} (flat)")
+            hierarchy = Hierarchy.flat(labels[order], name=f"{col.name} (flat)", keep_order=True)
         else:
             hierarchy = Hierarchy.flat(labels, name=f"{col.name} (flat)")
     leaf = _leaf_lookup(col, hierarchy, labels, local, row_ids)
