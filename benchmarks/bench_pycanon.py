@@ -48,8 +48,16 @@ from venv import ensure_venv  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "adult" / "adult.csv"
 RESULTS = HERE / "results"
-QIS_FULL = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-            "occupation"]
+QIS_FULL = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+]
 SA = "salary-class"
 SETTINGS = {"adult-8qi": QIS_FULL, "adult-sex-race": ["sex", "race"]}
 
@@ -113,9 +121,19 @@ def main() -> None:
     for setting, qis in SETTINGS.items():
         print(f"[{setting}] pycanon ({args.repeat_peer} runs per function) ...", flush=True)
         proc = subprocess.run(
-            [str(py), str(HERE / "peers" / "pycanon_runner.py"), str(DATA), ";", SA, ",".join(qis),
-             "--repeat", str(args.repeat_peer)],
-            check=True, capture_output=True, text=True,
+            [
+                str(py),
+                str(HERE / "peers" / "pycanon_runner.py"),
+                str(DATA),
+                ";",
+                SA,
+                ",".join(qis),
+                "--repeat",
+                str(args.repeat_peer),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         peer = json.loads(proc.stdout)
         for name, res in peer["results"].items():
@@ -123,18 +141,27 @@ def main() -> None:
             runs = time_ours(df, qis, name, args.repeat_ours)
             ok = same(res["value"], mine, name)
             row = {
-                "setting": setting, "model": name, "rows": len(df),
-                "pycanon_value": json.dumps(res["value"]), "ours_value": json.dumps(mine),
-                "equal": ok, "ours_textbook": "" if textbook is None else textbook,
-                "pycanon_median_s": res["median"], "ours_median_s": statistics.median(runs),
-                "ours_runs": len(runs), "pycanon_runs": len(res["seconds"]),
+                "setting": setting,
+                "model": name,
+                "rows": len(df),
+                "pycanon_value": json.dumps(res["value"]),
+                "ours_value": json.dumps(mine),
+                "equal": ok,
+                "ours_textbook": "" if textbook is None else textbook,
+                "pycanon_median_s": res["median"],
+                "ours_median_s": statistics.median(runs),
+                "ours_runs": len(runs),
+                "pycanon_runs": len(res["seconds"]),
                 "pycanon_version": peer["pycanon_version"],
             }
             row["ratio"] = row["pycanon_median_s"] / row["ours_median_s"]
             rows.append(row)
-            print(f"  {name:26s} pycanon {res['value']!s:>26} {res['median']:8.3f}s | ours "
-                  f"{mine!s:>26} {row['ours_median_s'] * 1e3:7.1f}ms | {'=' if ok else 'DIFF'} "
-                  f"x{row['ratio']:.0f}", flush=True)
+            print(
+                f"  {name:26s} pycanon {res['value']!s:>26} {res['median']:8.3f}s | ours "
+                f"{mine!s:>26} {row['ours_median_s'] * 1e3:7.1f}ms | {'=' if ok else 'DIFF'} "
+                f"x{row['ratio']:.0f}",
+                flush=True,
+            )
     RESULTS.mkdir(exist_ok=True)
     out = pd.DataFrame(rows)
     out.to_csv(RESULTS / "pycanon.csv", index=False)

@@ -93,30 +93,43 @@ CASES = [
     Case("missing-data-file", InputError, ("nope.csv", "not found"), data="nope.csv"),
     Case("missing-schema-file", SchemaError, ("nope.toml", "not found"), schema="nope.toml"),
     Case(
-        "missing-hierarchy-file", HierarchyError, ("'zip'", "zip.csv", "not found"),
+        "missing-hierarchy-file",
+        HierarchyError,
+        ("'zip'", "zip.csv", "not found"),
         files={"zip.csv": None},
     ),
     # 2. wrong delimiter, both ways
     Case(
-        "semicolon-file-read-with-comma", InputError, ("data.csv", "','", "';'", "--sep"),
-        files={"data.csv": DATA.replace(",", ";")}, sep=",",
+        "semicolon-file-read-with-comma",
+        InputError,
+        ("data.csv", "','", "';'", "--sep"),
+        files={"data.csv": DATA.replace(",", ";")},
+        sep=",",
     ),
     Case(
-        "comma-file-read-with-semicolon", InputError, ("data.csv", "';'", "','", "--sep"),
+        "comma-file-read-with-semicolon",
+        InputError,
+        ("data.csv", "';'", "','", "--sep"),
         sep=";",
     ),
     # 3. schema column the data lacks
     Case(
-        "schema-column-not-in-data", SchemaError, ("'income'", "not in the data"),
+        "schema-column-not-in-data",
+        SchemaError,
+        ("'income'", "not in the data"),
         files={"schema.toml": SCHEMA + '\n[columns.income]\nrole = "quasi"\n'},
     ),
     # 4. a data value the hierarchy lacks: column, value and (first) data row
     Case(
-        "value-missing-from-hierarchy", HierarchyError, ("'zip'", "'02138'", "data row 6"),
+        "value-missing-from-hierarchy",
+        HierarchyError,
+        ("'zip'", "'02138'", "data row 6"),
         files={"zip.csv": ZIP_H.replace("02138;0213*;*\n", "")},
     ),
     Case(
-        "sa-value-missing-from-hierarchy", HierarchyError, ("'disease'", "'cold'", "data row 3"),
+        "sa-value-missing-from-hierarchy",
+        HierarchyError,
+        ("'disease'", "'cold'", "data row 3"),
         files={
             "schema.toml": SCHEMA + 'hierarchy = "disease.csv"\n',
             "disease.csv": "flu;infection;*\nhiv;infection;*\n",
@@ -124,7 +137,9 @@ CASES = [
     ),
     # 5. text in a numeric column
     Case(
-        "text-in-numeric-column", InputError, ("'age'", "data row 4", "'forty-one'"),
+        "text-in-numeric-column",
+        InputError,
+        ("'age'", "data row 4", "'forty-one'"),
         files={"data.csv": _rows({4: "forty-one,02139,M,flu"})},
     ),
     # 6. empty table, empty file
@@ -135,11 +150,15 @@ CASES = [
     # 8. l above the SA domain (3 distinct diseases), all three forms
     Case("l-above-sa-domain", ParameterError, ("l=5", "disease", "(3)"), models=("l=5",)),
     Case(
-        "distinct-l-above-sa-domain", ParameterError, ("l=5", "disease", "(3)"),
+        "distinct-l-above-sa-domain",
+        ParameterError,
+        ("l=5", "disease", "(3)"),
         models=("distinct-l=5",),
     ),
     Case(
-        "entropy-l-above-sa-domain", ParameterError, ("entropy l=5", "disease", "(3)"),
+        "entropy-l-above-sa-domain",
+        ParameterError,
+        ("entropy l=5", "disease", "(3)"),
         models=("entropy-l=5",),
     ),
     # 9. malformed model specs
@@ -150,95 +169,148 @@ CASES = [
     Case("model-k-zero", ParameterError, ("k must be a positive integer",), models=("k=0",)),
     # 9. malformed schemas
     Case(
-        "schema-toml-syntax-error", SchemaError, ("schema.toml", "not valid TOML"),
+        "schema-toml-syntax-error",
+        SchemaError,
+        ("schema.toml", "not valid TOML"),
         files={"schema.toml": SCHEMA + "\n[columns.oops\nrole = \n"},
     ),
     Case(
-        "schema-unknown-top-level-key", SchemaError, ("unknown key", "'sensitve_values'"),
+        "schema-unknown-top-level-key",
+        SchemaError,
+        ("unknown key", "'sensitve_values'"),
         files={"schema.toml": 'sensitve_values = ["hiv"]\n' + SCHEMA},
     ),
     Case(
-        "schema-unknown-column-key", SchemaError, ("'sex'", "unknown key", "'kidn'"),
-        files={"schema.toml": SCHEMA.replace('kind = "categorical"\n\n[columns.disease]',
-                                              'kidn = "categorical"\n\n[columns.disease]')},
+        "schema-unknown-column-key",
+        SchemaError,
+        ("'sex'", "unknown key", "'kidn'"),
+        files={
+            "schema.toml": SCHEMA.replace(
+                'kind = "categorical"\n\n[columns.disease]',
+                'kidn = "categorical"\n\n[columns.disease]',
+            )
+        },
     ),
     Case(
-        "schema-unknown-role", SchemaError, ("'age'", "role", "'quasai'"),
+        "schema-unknown-role",
+        SchemaError,
+        ("'age'", "role", "'quasai'"),
         files={"schema.toml": SCHEMA.replace('role = "quasi"', 'role = "quasai"', 1)},
     ),
     Case(
-        "schema-unknown-kind", SchemaError, ("'age'", "kind", "'numerical'"),
+        "schema-unknown-kind",
+        SchemaError,
+        ("'age'", "kind", "'numerical'"),
         files={"schema.toml": SCHEMA.replace('"numeric"', '"numerical"')},
     ),
     Case(
-        "schema-column-without-role", SchemaError, ("'disease'", "no role"),
+        "schema-column-without-role",
+        SchemaError,
+        ("'disease'", "no role"),
         files={"schema.toml": SCHEMA.replace('role = "sensitive"', 'kind = "categorical"')},
     ),
     Case(
-        "schema-without-sensitive", SchemaError, ("exactly one sensitive", "found 0"),
+        "schema-without-sensitive",
+        SchemaError,
+        ("exactly one sensitive", "found 0"),
         files={"schema.toml": SCHEMA.replace('role = "sensitive"', 'role = "other"')},
     ),
     Case(
-        "schema-unknown-missing-policy", SchemaError, ("missing", "'ignore'"),
+        "schema-unknown-missing-policy",
+        SchemaError,
+        ("missing", "'ignore'"),
         files={"schema.toml": 'missing = "ignore"\n' + SCHEMA},
     ),
     # 9. malformed hierarchies
     Case(
-        "hierarchy-unequal-depth", HierarchyError, ("'zip'", "row 3", "'02138'", "equal depth"),
+        "hierarchy-unequal-depth",
+        HierarchyError,
+        ("'zip'", "row 3", "'02138'", "equal depth"),
         files={"zip.csv": ZIP_H.replace("02138;0213*;*", "02138;0213*;021**;*")},
     ),
     Case(
-        "hierarchy-two-parents", HierarchyError, ("'zip'", "'0213*'", "two parents"),
-        files={"zip.csv": "02134;0213*;021**;*\n02135;0213*;021**;*\n"
-                          "02138;0213*;02x**;*\n02139;0213*;021**;*\n"},
+        "hierarchy-two-parents",
+        HierarchyError,
+        ("'zip'", "'0213*'", "two parents"),
+        files={
+            "zip.csv": "02134;0213*;021**;*\n02135;0213*;021**;*\n"
+            "02138;0213*;02x**;*\n02139;0213*;021**;*\n"
+        },
     ),
     Case(
-        "hierarchy-duplicate-leaf", HierarchyError, ("'zip'", "'02135'", "more than one row"),
+        "hierarchy-duplicate-leaf",
+        HierarchyError,
+        ("'zip'", "'02135'", "more than one row"),
         files={"zip.csv": ZIP_H + "02135;0213*;*\n"},
     ),
     Case(
-        "hierarchy-two-roots", HierarchyError, ("'zip'", "single root"),
+        "hierarchy-two-roots",
+        HierarchyError,
+        ("'zip'", "single root"),
         files={"zip.csv": ZIP_H.replace("02139;0213*;*", "02139;0213*;top")},
     ),
     Case(
-        "hierarchy-comma-separated", HierarchyError, ("'zip'", "';'"),
+        "hierarchy-comma-separated",
+        HierarchyError,
+        ("'zip'", "';'"),
         files={"zip.csv": ZIP_H.replace(";", ",")},
     ),
     # 9. missing values under the default policy "error": column and count
     Case(
-        "missing-values-policy-error", InputError, ("'disease'", "2 row(s)", "data row 3"),
+        "missing-values-policy-error",
+        InputError,
+        ("'disease'", "2 row(s)", "data row 3"),
         files={"data.csv": _rows({3: "36,02135,M,", 7: "51,02134,F,"})},
     ),
     Case(
-        "missing-qi-value-policy-error", InputError, ("'age'", "1 row(s)", "data row 5"),
+        "missing-qi-value-policy-error",
+        InputError,
+        ("'age'", "1 row(s)", "data row 5"),
         files={"data.csv": _rows({5: ",02139,F,hiv"})},
     ),
     # 9. a misspelt sensitive value
     Case(
-        "misspelt-sensitive-value", SchemaError, ("'hvi'", "'disease'"),
+        "misspelt-sensitive-value",
+        SchemaError,
+        ("'hvi'", "'disease'"),
         files={"schema.toml": 'sensitive_values = ["hvi"]\n' + SCHEMA},
     ),
     # more unreadable inputs
     Case(
-        "ragged-csv-row", InputError, ("data.csv", "malformed CSV"),
+        "ragged-csv-row",
+        InputError,
+        ("data.csv", "malformed CSV"),
         files={"data.csv": _rows({2: "35,02134,F,hiv,extra,fields"})},
     ),
     Case(
-        "not-utf8-header", InputError, ("data.csv", "UTF-8"),
+        "not-utf8-header",
+        InputError,
+        ("data.csv", "UTF-8"),
         files={"data.csv": ("\u00e2ge,zip,sex,disease\n" + "\n".join(ROWS)).encode("latin-1")},
     ),
-    Case("directory-as-data", InputError, ("adir", "directory"), data="adir",
-         files={"adir/placeholder.txt": ""}),
     Case(
-        "garbage-parquet", InputError, ("data.parquet", "Parquet"),
-        data="data.parquet", files={"data.parquet": DATA},
+        "directory-as-data",
+        InputError,
+        ("adir", "directory"),
+        data="adir",
+        files={"adir/placeholder.txt": ""},
+    ),
+    Case(
+        "garbage-parquet",
+        InputError,
+        ("data.parquet", "Parquet"),
+        data="data.parquet",
+        files={"data.parquet": DATA},
     ),
 ]
 
 
 def _build(tmp_path: Path, case: Case) -> tuple[Path, Path]:
     files: dict[str, str | bytes | None] = {
-        "data.csv": DATA, "schema.toml": SCHEMA, "zip.csv": ZIP_H, **case.files
+        "data.csv": DATA,
+        "schema.toml": SCHEMA,
+        "zip.csv": ZIP_H,
+        **case.files,
     }
     for name, content in files.items():
         if content is None:
@@ -261,8 +333,9 @@ def _api_check(data: Path, schema: Path, models: tuple[str, ...], sep: str | Non
         m.validate(hist, repr(table.sa_name))
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-            *args: object) -> tuple[int, str, str]:
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object
+) -> tuple[int, str, str]:
     """Run ``kerckhoffs ARGS`` in-process; return (exit code, stdout, stderr)."""
     monkeypatch.setattr(sys, "argv", ["kerckhoffs", *map(str, args)])
     with pytest.raises(SystemExit) as excinfo:
@@ -279,7 +352,7 @@ def assert_error_line(code: int, out: str, err: str, keys: tuple[str, ...]) -> s
     lines = err.splitlines()
     assert len(lines) == 1, f"expected one stderr line, got {lines!r}"
     line = lines[0]
-    assert line.startswith("error:") and line[len("error:"):].strip(), line
+    assert line.startswith("error:") and line[len("error:") :].strip(), line
     for key in keys:
         assert key in line, f"{key!r} not named in {line!r}"
     return line
@@ -295,8 +368,9 @@ def _check_args(data: Path, schema: Path, case: Case) -> list[object]:
 
 
 # -- the baseline is fine, so each case fails for its one reason ---------------------------------
-def test_baseline_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_is_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = Case("baseline", KerckhoffsError, (), models=("k=1", "l=1", "distinct-l=1"))
     data, schema = _build(tmp_path, base)
     _api_check(data, schema, base.models, None)
@@ -306,8 +380,9 @@ def test_baseline_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert "10 rows" in out
 
 
-def test_semicolon_file_is_sniffed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_semicolon_file_is_sniffed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = Case("sniffed", KerckhoffsError, (), files={"data.csv": DATA.replace(",", ";")})
     data, schema = _build(tmp_path, base)
     _api_check(data, schema, base.models, None)
@@ -328,8 +403,9 @@ def test_api_raises_named_error(tmp_path: Path, case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_cli_one_error_line_exit_2(tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_one_error_line_exit_2(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     data, schema = _build(tmp_path, case)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     code, out, err = run_cli(monkeypatch, capsys, *_check_args(data, schema, case))
@@ -337,8 +413,9 @@ def test_cli_one_error_line_exit_2(tmp_path: Path, case: Case, monkeypatch: pyte
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
-def test_check_data_file_without_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_data_file_without_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     data, _ = _build(tmp_path, Case("x", KerckhoffsError, ()))
     code, out, err = run_cli(monkeypatch, capsys, "check", data, "--model", "k=2")
     assert_error_line(code, out, err, ("--schema",))
@@ -362,7 +439,9 @@ def test_hierarchy_api_errors(tmp_path: Path) -> None:
 def test_data_row_counts_rows_dropped_for_missing_values(tmp_path: Path) -> None:
     """Under missing = "drop", the data row named is still the row of the file."""
     case = Case(
-        "drop", HierarchyError, (),
+        "drop",
+        HierarchyError,
+        (),
         files={
             "schema.toml": 'missing = "drop"\n' + SCHEMA,
             "data.csv": _rows({1: ",02134,F,flu", 2: "35,,F,hiv"}),
@@ -380,37 +459,54 @@ def test_data_row_counts_rows_dropped_for_missing_values(tmp_path: Path) -> None
 
 
 # -- inputs that once crashed with a traceback (regressions) -------------------------------------
-NON_UTF8_LATE = (
-    "\n".join([HEADER, *(ROWS * 1000), "34,02134,F,fl\u00e9"]) + "\n"
-).encode("latin-1")
+NON_UTF8_LATE = ("\n".join([HEADER, *(ROWS * 1000), "34,02134,F,fl\u00e9"]) + "\n").encode(
+    "latin-1"
+)
 
 CRASHES = [
     pytest.param(
-        Case("non-utf8-after-first-buffer", InputError, ("data.csv", "UTF-8"),
-             files={"data.csv": NON_UTF8_LATE}),
+        Case(
+            "non-utf8-after-first-buffer",
+            InputError,
+            ("data.csv", "UTF-8"),
+            files={"data.csv": NON_UTF8_LATE},
+        ),
         id="non-utf8-after-first-buffer",
     ),
     pytest.param(
-        Case("schema-widths-not-a-list", SchemaError, ("'age'", "widths"),
-             files={"schema.toml": SCHEMA.replace('kind = "numeric"', "widths = 5", 1)}),
+        Case(
+            "schema-widths-not-a-list",
+            SchemaError,
+            ("'age'", "widths"),
+            files={"schema.toml": SCHEMA.replace('kind = "numeric"', "widths = 5", 1)},
+        ),
         id="schema-widths-not-a-list",
     ),
     pytest.param(
-        Case("schema-widths-not-numbers", SchemaError, ("'age'", "widths"),
-             files={"schema.toml": SCHEMA.replace('kind = "numeric"', 'widths = ["a"]', 1)}),
+        Case(
+            "schema-widths-not-numbers",
+            SchemaError,
+            ("'age'", "widths"),
+            files={"schema.toml": SCHEMA.replace('kind = "numeric"', 'widths = ["a"]', 1)},
+        ),
         id="schema-widths-not-numbers",
     ),
     pytest.param(
-        Case("schema-hierarchy-not-a-path", SchemaError, ("'zip'", "hierarchy"),
-             files={"schema.toml": SCHEMA.replace('"zip.csv"', "5")}),
+        Case(
+            "schema-hierarchy-not-a-path",
+            SchemaError,
+            ("'zip'", "hierarchy"),
+            files={"schema.toml": SCHEMA.replace('"zip.csv"', "5")},
+        ),
         id="schema-hierarchy-not-a-path",
     ),
 ]
 
 
 @pytest.mark.parametrize("case", CRASHES)
-def test_cli_crashing_inputs(tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_crashing_inputs(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     data, schema = _build(tmp_path, case)
     try:
         code, out, err = run_cli(monkeypatch, capsys, *_check_args(data, schema, case))
@@ -425,8 +521,15 @@ def test_prepare_adult_from_nonexistent_leaves_nothing(
 ) -> None:
     out_file = tmp_path / "OUT.csv"
     code, out, err = run_cli(
-        monkeypatch, capsys, "datasets", "prepare", "adult", "--from", "/nonexistent",
-        "--out", out_file,
+        monkeypatch,
+        capsys,
+        "datasets",
+        "prepare",
+        "adult",
+        "--from",
+        "/nonexistent",
+        "--out",
+        out_file,
     )
     assert_error_line(code, out, err, ("/nonexistent",))
     assert not out_file.exists()
@@ -441,7 +544,15 @@ def test_prepare_adult_from_incomplete_dir_leaves_nothing(
     (src / "adult.data").write_text("39, State-gov\n")
     out_file = tmp_path / "out" / "OUT.csv"
     code, out, err = run_cli(
-        monkeypatch, capsys, "datasets", "prepare", "adult", "--from", src, "--out", out_file,
+        monkeypatch,
+        capsys,
+        "datasets",
+        "prepare",
+        "adult",
+        "--from",
+        src,
+        "--out",
+        out_file,
     )
     assert_error_line(code, out, err, ("adult",))
     assert not out_file.exists()
@@ -459,8 +570,11 @@ def test_prepare_adult_from_incomplete_dir_leaves_nothing(
     ids=["unknown-dataset", "no-from", "zero-rows", "negative-seed"],
 )
 def test_prepare_bad_arguments_leave_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    args: list[str], keys: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    keys: tuple[str, ...],
 ) -> None:
     out_file = tmp_path / "OUT.csv"
     code, out, err = run_cli(monkeypatch, capsys, *args, "--out", out_file)
@@ -479,8 +593,9 @@ def test_prepare_non_csv_out_leaves_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_demo_bad_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_bad_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run_cli(monkeypatch, capsys, "demo", "--rows", "0", "--out", tmp_path / "d")
     assert_error_line(code, out, err, ("rows",))
     assert list(tmp_path.iterdir()) == []
@@ -488,11 +603,13 @@ def test_demo_bad_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def _unique_release() -> Release:
     """Every row its own group: k = 1."""
-    df = pd.DataFrame({
-        "age": [30, 31, 32, 33, 34, 35],
-        "sex": ["F", "M", "F", "M", "F", "M"],
-        "disease": ["flu", "hiv", "cold", "flu", "hiv", "cold"],
-    })
+    df = pd.DataFrame(
+        {
+            "age": [30, 31, 32, 33, 34, 35],
+            "sex": ["F", "M", "F", "M", "F", "M"],
+            "disease": ["flu", "hiv", "cold", "flu", "hiv", "cold"],
+        }
+    )
     table = Table.encode(df, Schema.build(["age", "sex"], "disease"))
     return Release(table, Partition.by_qi(table), provenance=Provenance("none"))
 

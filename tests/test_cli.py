@@ -55,8 +55,9 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "out", Console(highlight=False, width=250))
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-            *args: object) -> tuple[int, str, str]:
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object
+) -> tuple[int, str, str]:
     """Run ``kerckhoffs ARGS`` in-process; return (exit code, stdout, stderr)."""
     monkeypatch.setattr(sys, "argv", ["kerckhoffs", *map(str, args)])
     with pytest.raises(SystemExit) as excinfo:
@@ -78,20 +79,27 @@ def _table_row(out: str, model: str) -> list[str]:
 # -- help -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["check", "--help"], ["demo", "--help"], ["datasets", "prepare", "--help"],
-     ["datasets", "--help"]],
+    [
+        ["--help"],
+        ["check", "--help"],
+        ["demo", "--help"],
+        ["datasets", "prepare", "--help"],
+        ["datasets", "--help"],
+    ],
     ids=["root", "check", "demo", "datasets-prepare", "datasets"],
 )
-def test_help_exits_0(args: list[str], monkeypatch: pytest.MonkeyPatch,
-                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_exits_0(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run_cli(monkeypatch, capsys, *args)
     assert code == 0, err
     assert "Usage" in out
     assert "Traceback" not in out + err
 
 
-def test_help_lists_commands_and_options(monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_lists_commands_and_options(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, out, _ = run_cli(monkeypatch, capsys, "--help")
     for command in ("check", "demo", "datasets"):
         assert command in out
@@ -126,7 +134,9 @@ def test_demo_writes_release_and_is_deterministic(
             assert section in out, f"missing section {section!r}"
         assert "500 patients" in out
         assert sorted(p.name for p in target.iterdir()) == [
-            "release.csv", "release.json", "release.parquet"
+            "release.csv",
+            "release.json",
+            "release.parquet",
         ]
         assert f"in {target}" in out
         outputs.append(target)
@@ -138,7 +148,8 @@ def test_demo_writes_release_and_is_deterministic(
     assert back.table.n == 500
     assert all(r.satisfied for r in back.check([KAnonymity(5), LDiversity(3)]))
     pd.testing.assert_frame_equal(
-        pd.read_csv(first / "release.csv"), pd.read_parquet(first / "release.parquet"),
+        pd.read_csv(first / "release.csv"),
+        pd.read_parquet(first / "release.parquet"),
         check_dtype=False,
     )
 
@@ -151,8 +162,17 @@ def test_prepare_demo_then_check(
     schema_file = tmp_path / "S.toml"
     schema_file.write_text(DEMO_SCHEMA)
     code, out, err = run_cli(
-        monkeypatch, capsys, "datasets", "prepare", "demo", "--rows", "300", "--seed", "3",
-        "--out", csv_file,
+        monkeypatch,
+        capsys,
+        "datasets",
+        "prepare",
+        "demo",
+        "--rows",
+        "300",
+        "--seed",
+        "3",
+        "--out",
+        csv_file,
     )
     assert code == 0, err
     assert "wrote 300 rows" in out
@@ -183,8 +203,16 @@ def test_prepare_demo_then_check(
     assert all(len(z) == 5 for z in zip_labels)
     # ... and in what check prints
     code, out, _ = run_cli(
-        monkeypatch, capsys, "check", csv_file, "--schema", schema_file, "--model", "k=2",
-        "--worst", "300",
+        monkeypatch,
+        capsys,
+        "check",
+        csv_file,
+        "--schema",
+        schema_file,
+        "--model",
+        "k=2",
+        "--worst",
+        "300",
     )
     assert code == 1
     printed = set(re.findall(r"zip=(\d+)", out))
@@ -222,8 +250,9 @@ def test_check_violated_k_exits_1_with_worst_groups(
     small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data, schema = small
-    code, out, err = run_cli(monkeypatch, capsys, "check", data, "--schema", schema,
-                             "--model", "k=2")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "check", data, "--schema", schema, "--model", "k=2"
+    )
     assert code == 1
     assert err == ""
     assert "5 rows, 3 groups" in out
@@ -243,11 +272,26 @@ def test_check_several_models_only_violated_ones_listed(
     small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data, schema = small
-    code, out, _ = run_cli(monkeypatch, capsys, "check", data, "--schema", schema,
-                           "--model", "k=1", "--model", "distinct-l=2", "--worst", "1")
+    code, out, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "check",
+        data,
+        "--schema",
+        schema,
+        "--model",
+        "k=1",
+        "--model",
+        "distinct-l=2",
+        "--worst",
+        "1",
+    )
     assert code == 1
-    assert _table_row(out, "k-anonymity")[2:] == ["1 (1 row(s) unique on their QIs)", "0 of 3",
-                                                  "ok"]
+    assert _table_row(out, "k-anonymity")[2:] == [
+        "1 (1 row(s) unique on their QIs)",
+        "0 of 3",
+        "ok",
+    ]
     _, required, achieved, violating, verdict = _table_row(out, "distinct l-diversity")
     assert (required, achieved, violating, verdict) == ("l=2", "1", "2 of 3", "violated")
     assert "worst groups for k-anonymity" not in out
@@ -260,8 +304,9 @@ def test_check_satisfied_exits_0(
     small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data, schema = small
-    code, out, err = run_cli(monkeypatch, capsys, "check", data, "--schema", schema,
-                             "-m", "k=1", "-m", "l=1")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "check", data, "--schema", schema, "-m", "k=1", "-m", "l=1"
+    )
     assert code == 0, err
     assert "worst groups" not in out
     assert _table_row(out, "l-diversity")[-1] == "ok"
@@ -274,8 +319,9 @@ def test_check_reports_dropped_rows(
     data.write_text(SMALL + "33,,flu\n")
     schema = tmp_path / "s.toml"
     schema.write_text('missing = "drop"\n' + SMALL_SCHEMA)
-    code, out, err = run_cli(monkeypatch, capsys, "check", data, "--schema", schema,
-                             "--model", "k=1")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "check", data, "--schema", schema, "--model", "k=1"
+    )
     assert code == 0, err
     assert "note: column 'zip': dropped 1 row(s) with missing values" in out
     assert "5 rows" in out
@@ -287,8 +333,11 @@ def test_check_release_directory_without_schema(
 ) -> None:
     table = Table.encode(generate_hospital(400, 5), hospital_schema())
     levels = {"age": 3, "zip": 3, "nationality": 2}
-    release = Release(table, Partition.by_levels(table, levels),
-                      provenance=Provenance("fixed-levels", {"levels": levels}))
+    release = Release(
+        table,
+        Partition.by_levels(table, levels),
+        provenance=Provenance("fixed-levels", {"levels": levels}),
+    )
     target = tmp_path / "rel"
     results = release.write(target, [KAnonymity(2)])
     k = int(results[0].achieved)
@@ -315,16 +364,18 @@ def test_adult_prepare_and_check(
     if not source.is_dir():
         pytest.skip(f"real data not available: {source}")
     adult = tmp_path / "adult.csv"
-    code, out, err = run_cli(monkeypatch, capsys, "datasets", "prepare", "adult",
-                             "--from", source, "--out", adult)
+    code, out, err = run_cli(
+        monkeypatch, capsys, "datasets", "prepare", "adult", "--from", source, "--out", adult
+    )
     assert code == 0, err
     assert "wrote 45,222 rows" in out
     with open(adult, newline="") as fh:
         assert sum(1 for _ in fh) == 45_222 + 1  # header + rows
 
     schema = ROOT / "examples" / "adult" / "schema.toml"
-    code, out, err = run_cli(monkeypatch, capsys, "check", adult, "--schema", schema,
-                             "--model", "k=2")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "check", adult, "--schema", schema, "--model", "k=2"
+    )
     assert code == 1, err
     assert err == ""
     _, required, achieved, _, verdict = _table_row(out, "k-anonymity")

@@ -31,8 +31,15 @@ EDU = [
 def test_depth_first_order_makes_every_node_contiguous() -> None:
     h = Hierarchy(EDU, "education")
     assert list(h.leaves) == [
-        "1st-4th", "5th-6th", "7th-8th", "9th-10th", "11th-12th", "HS-grad",
-        "undergrad", "postgrad", "vocational",
+        "1st-4th",
+        "5th-6th",
+        "7th-8th",
+        "9th-10th",
+        "11th-12th",
+        "HS-grad",
+        "undergrad",
+        "postgrad",
+        "vocational",
     ]
     for level in range(h.height + 1):
         ids = h.node_ids[level]
@@ -47,8 +54,12 @@ def test_lca() -> None:
     idx = h.leaf_index(["1st-4th", "7th-8th", "HS-grad", "postgrad", "undergrad"])
     lo = idx[[0, 0, 4, 3]]
     hi = idx[[1, 2, 3, 3]]
-    assert list(h.lca_label(lo, hi)) == ["elementary", "without-post-secondary", "university",
-                                         "postgrad"]
+    assert list(h.lca_label(lo, hi)) == [
+        "elementary",
+        "without-post-secondary",
+        "university",
+        "postgrad",
+    ]
     assert list(h.lca_label(idx[[0]], idx[[3]])) == ["*"]
 
 
@@ -106,8 +117,9 @@ def test_example_hierarchies_are_valid(path: Path) -> None:
     assert h.height >= 1 and len(h) >= 2
 
 
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=30,
-                unique=True))
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=30, unique=True)
+)
 def test_random_trees_get_contiguous_nodes(pairs) -> None:  # type: ignore[no-untyped-def]
     # leaves (a, b) under node "n{a}" under "m{a % 2}" under "*", listed in random order
     rows = [[f"v{a}.{b}", f"n{a}", f"m{a % 2}", "*"] for a, b in pairs]

@@ -28,8 +28,9 @@ from kerckhoffs.models import (
 )
 
 
-def release_of(groups: list[list[str]], sensitive: list[str] | None = None,
-               sa_numeric: bool = False) -> Release:
+def release_of(
+    groups: list[list[str]], sensitive: list[str] | None = None, sa_numeric: bool = False
+) -> Release:
     """A release whose groups hold the given SA values (QI = the group label)."""
     rows = [(f"g{i}", v) for i, g in enumerate(groups) for v in g]
     df = pd.DataFrame(rows, columns=["q", "s"])
@@ -71,8 +72,10 @@ def test_asap_table3_sa_distribution_per_group() -> None:
     hist = rel.histogram()
     labels = list(rel.table.sa_column.labels)
     order = [labels.index(v) for v in ["AIDS", "cancer", "diabetes", "gastritis", "heart disease"]]
-    dist = [[Fraction(int(c), int(s)) for c in row[order]]
-            for row, s in zip(hist.counts, hist.sizes, strict=True)]
+    dist = [
+        [Fraction(int(c), int(s)) for c in row[order]]
+        for row, s in zip(hist.counts, hist.sizes, strict=True)
+    ]
     F = Fraction
     assert dist == [[0, 0, 0, F(1, 2), F(1, 2)], [F(1, 2), F(1, 4), F(1, 4), 0, 0]]
 
@@ -86,8 +89,9 @@ def test_asap_table2_four_anonymous_then_mask() -> None:
             "disease": ["cancer", "heart disease", "heart disease", "AIDS"] + ["AIDS"] * 4,
         }
     )
-    table = Table.encode(df, Schema.build(["age", "sex", "country"], "disease",
-                                          sensitive_values=["AIDS"]))
+    table = Table.encode(
+        df, Schema.build(["age", "sex", "country"], "disease", sensitive_values=["AIDS"])
+    )
     part = Partition(np.array([0, 0, 0, 0, 1, 1, 1, 1]))
     rel = Release(table, part)
     assert check(rel, KAnonymity(4)).satisfied
@@ -95,7 +99,9 @@ def test_asap_table2_four_anonymous_then_mask() -> None:
     assert not check(rel, MConfidentiality(2)).satisfied  # Japan: 4 AIDS > floor(4/2)
     cells = rel.generalized_cells()
     assert cells.to_dict("list") == {
-        "age": ["[32-49]", "[24-38]"], "sex": ["F", "*"], "country": ["Mexico", "Japan"]
+        "age": ["[32-49]", "[24-38]"],
+        "sex": ["F", "*"],
+        "country": ["Mexico", "Japan"],
     }
     # Table 2(c): MASK publishes the Japan group as cancer, cancer, heart disease, AIDS
     sa = table.sa.copy()
@@ -133,14 +139,22 @@ def test_minimality_table_I_two_diversity(groups, achieved, ok) -> None:  # type
 
 
 def test_minimality_table_III_all_values_sensitive() -> None:
-    good = [["HIV", "Lung Cancer"], ["Gallstones", "HIV", "Ulcer", "Alzheimer", "Diabetes"],
-            ["Ulcer", "Alzheimer"]]
-    bad = [["HIV", "HIV"], ["Gallstones", "Lung Cancer", "Ulcer", "Alzheimer", "Diabetes"],
-           ["Ulcer", "Alzheimer"]]
+    good = [
+        ["HIV", "Lung Cancer"],
+        ["Gallstones", "HIV", "Ulcer", "Alzheimer", "Diabetes"],
+        ["Ulcer", "Alzheimer"],
+    ]
+    bad = [
+        ["HIV", "HIV"],
+        ["Gallstones", "Lung Cancer", "Ulcer", "Alzheimer", "Diabetes"],
+        ["Ulcer", "Alzheimer"],
+    ]
     assert check(release_of(good), LDiversity(2)).satisfied
     assert not check(release_of(bad), LDiversity(2)).satisfied
-    glob = [["HIV", "HIV", "Gallstones", "Lung Cancer", "Ulcer", "Alzheimer", "Diabetes"],
-            ["Ulcer", "Alzheimer"]]
+    glob = [
+        ["HIV", "HIV", "Gallstones", "Lung Cancer", "Ulcer", "Alzheimer", "Diabetes"],
+        ["Ulcer", "Alzheimer"],
+    ]
     assert check(release_of(glob), LDiversity(2)).satisfied
 
 
@@ -196,7 +210,7 @@ def test_t_closeness_ordered_distance_li_et_al_salary_example() -> None:
 def test_entropy_and_distinct() -> None:
     rel = release_of([["a", "b"], ["a", "a", "b", "c"], ["a"]])
     r = check(rel, EntropyLDiversity(2))
-    assert r.group_values == pytest.approx([2.0, 2 ** 1.5, 1.0])
+    assert r.group_values == pytest.approx([2.0, 2**1.5, 1.0])
     assert list(r.group_ok) == [True, True, False]
     d = check(rel, DistinctLDiversity(2))
     assert list(d.group_values) == [2, 3, 1] and d.achieved == 1
@@ -229,10 +243,16 @@ def test_parameters_impossible_for_the_data_are_refused() -> None:
 
 
 def test_parse_model_round_trip() -> None:
-    for spec, cls in [("k=5", KAnonymity), ("l=3", LDiversity), ("distinct-l=2", DistinctLDiversity),
-                      ("entropy-l=2.5", EntropyLDiversity), ("recursive-cl=3,2", RecursiveCLDiversity),
-                      ("t=0.2", TCloseness), ("alpha-k=0.5,5", AlphaKAnonymity),
-                      ("m=3", MConfidentiality)]:
+    for spec, cls in [
+        ("k=5", KAnonymity),
+        ("l=3", LDiversity),
+        ("distinct-l=2", DistinctLDiversity),
+        ("entropy-l=2.5", EntropyLDiversity),
+        ("recursive-cl=3,2", RecursiveCLDiversity),
+        ("t=0.2", TCloseness),
+        ("alpha-k=0.5,5", AlphaKAnonymity),
+        ("m=3", MConfidentiality),
+    ]:
         assert isinstance(parse_model(spec), cls)
 
 
@@ -242,7 +262,8 @@ def grouped(draw):  # type: ignore[no-untyped-def]
     n_groups = draw(st.integers(1, 6))
     alphabet = draw(st.integers(1, 5))
     groups = [
-        draw(st.lists(st.integers(0, alphabet - 1), min_size=1, max_size=9)) for _ in range(n_groups)
+        draw(st.lists(st.integers(0, alphabet - 1), min_size=1, max_size=9))
+        for _ in range(n_groups)
     ]
     sens = draw(st.one_of(st.none(), st.sets(st.integers(0, alphabet - 1), min_size=1)))
     return groups, sens
@@ -255,8 +276,7 @@ def _oracle(groups: list[list[int]], sens: set[int] | None) -> dict[str, list]:
     for g in groups:
         c = Counter(g)
         out["size"].append(len(g))
-        out["count"].append(max(c.values()) if sens is None
-                            else sum(c[v] for v in sens))
+        out["count"].append(max(c.values()) if sens is None else sum(c[v] for v in sens))
         out["distinct"].append(len(c))
         out["entropy"].append(-sum(x / len(g) * math.log(x / len(g)) for x in c.values()))
         r = sorted(c.values(), reverse=True)
@@ -282,7 +302,9 @@ def test_models_match_a_per_group_oracle(case, k, l) -> None:  # type: ignore[no
     o = _oracle(groups, sens_eff)
     assert check(rel, KAnonymity(k)).group_ok.tolist() == [s >= k for s in o["size"]]
     lres = check(rel, LDiversity(l))
-    assert lres.group_ok.tolist() == [s >= l * c for s, c in zip(o["size"], o["count"], strict=True)]
+    assert lres.group_ok.tolist() == [
+        s >= l * c for s, c in zip(o["size"], o["count"], strict=True)
+    ]
     m = check(rel, MConfidentiality(l))
     assert m.group_ok.tolist() == [c <= s // l for s, c in zip(o["size"], o["count"], strict=True)]
     assert check(rel, DistinctLDiversity(l)).group_values.tolist() == o["distinct"]
@@ -290,4 +312,6 @@ def test_models_match_a_per_group_oracle(case, k, l) -> None:  # type: ignore[no
     assert check(rel, RecursiveCLDiversity(2, 2)).group_values.tolist() == pytest.approx(o["rec"])
     assert check(rel, TCloseness(0.5)).group_values == pytest.approx(o["emd"])
     a = check(rel, AlphaKAnonymity(0.5, k))
-    assert a.group_values == pytest.approx([c / s for s, c in zip(o["size"], o["count"], strict=True)])
+    assert a.group_values == pytest.approx(
+        [c / s for s, c in zip(o["size"], o["count"], strict=True)]
+    )

@@ -31,8 +31,13 @@ def make_table(n: int, seed: int, n_sa: int = 3) -> Table:
             "disease": rng.choice([f"d{i}" for i in range(n_sa)], n),
         }
     )
-    s = Schema((Column("age", widths=(5, 10)), Column("city", Role.QUASI, Kind.CATEGORICAL, CITY),
-                Column("disease", Role.SENSITIVE)))
+    s = Schema(
+        (
+            Column("age", widths=(5, 10)),
+            Column("city", Role.QUASI, Kind.CATEGORICAL, CITY),
+            Column("disease", Role.SENSITIVE),
+        )
+    )
     return Table.encode(df, s)
 
 
@@ -47,8 +52,13 @@ def test_partition_covers_every_row_once(labels) -> None:  # type: ignore[no-unt
         assert len({labels[i] for i in rows}) == 1 and all(p.group[rows] == g)
 
 
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2**40), st.integers(0, 5)),
-                min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 2**40), st.integers(0, 5)),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_from_columns_groups_equal_rows(rows) -> None:  # type: ignore[no-untyped-def]
     codes = np.array(rows, dtype=np.int64)
     p = Partition.from_columns(codes)
@@ -64,8 +74,10 @@ def test_generalized_cells_interval_and_lca() -> None:
     assert set(cells["city"]) <= {"a1", "a2", "b1", "b2", "c1", "A", "B"}
     lo, hi = Release(t, p).group_bounds()
     ages = t.qi_columns[0].values
-    expect = [f"[{ages[a]}-{ages[b]}]" if a != b else str(ages[a]) for a, b in zip(lo[:, 0], hi[:, 0],
-                                                                              strict=True)]
+    expect = [
+        f"[{ages[a]}-{ages[b]}]" if a != b else str(ages[a])
+        for a, b in zip(lo[:, 0], hi[:, 0], strict=True)
+    ]
     assert list(cells["age"]) == expect
 
 
@@ -82,8 +94,11 @@ def test_write_is_fail_closed(tmp_path: Path) -> None:
 
 def test_write_and_read_back_generalization(tmp_path: Path) -> None:
     t = make_table(200, 2)
-    rel = Release(t, Partition.by_levels(t, {"age": 2, "city": 2}),
-                  provenance=Provenance("fixed-levels", {"levels": {"city": 2}}))
+    rel = Release(
+        t,
+        Partition.by_levels(t, {"age": 2, "city": 2}),
+        provenance=Provenance("fixed-levels", {"levels": {"city": 2}}),
+    )
     out = tmp_path / "rel"
     results = rel.write(out, [KAnonymity(2), LDiversity(1.5)])
     assert all(r.satisfied for r in results)
@@ -102,8 +117,10 @@ def test_write_and_read_back_generalization(tmp_path: Path) -> None:
 
 def test_read_back_a_foreign_table_by_cells(tmp_path: Path) -> None:
     f = tmp_path / "foreign.csv"
-    f.write_text("zip,age,disease\n130**,[20-29],flu\n130**,[20-29],HIV\n148**,[30-39],flu\n"
-                 "148**,[30-39],flu\n")
+    f.write_text(
+        "zip,age,disease\n130**,[20-29],flu\n130**,[20-29],HIV\n148**,[30-39],flu\n"
+        "148**,[30-39],flu\n"
+    )
     s = Schema.build(["zip", "age"], "disease")
     back = Release.from_published(f, s)
     assert back.partition.n_groups == 2
@@ -117,15 +134,20 @@ def _groups_and_histograms(rel: Release) -> dict[tuple, tuple]:
     out = {}
     for rows in rel.partition.groups():
         sa = sorted(t.decode_sa(rel.sa_published[rows]).tolist())
-        qi = sorted(map(tuple, np.stack([t.decode_qi(j)[rows].astype(str) for j in range(t.d)], 1)
-                        .tolist()))
+        qi = sorted(
+            map(tuple, np.stack([t.decode_qi(j)[rows].astype(str) for j in range(t.d)], 1).tolist())
+        )
         out[(tuple(qi), tuple(sa))] = len(rows)
     return out
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(1, 60), st.integers(0, 10_000), st.integers(1, 8),
-       st.sampled_from(["generalization", "bucketization"]))
+@given(
+    st.integers(1, 60),
+    st.integers(0, 10_000),
+    st.integers(1, 8),
+    st.sampled_from(["generalization", "bucketization"]),
+)
 def test_materialize_then_read_back(n, seed, n_groups, scheme) -> None:  # type: ignore[no-untyped-def]
     t = make_table(n, seed)
     rng = np.random.default_rng(seed + 1)
@@ -157,7 +179,11 @@ def test_bucketized_tables(tmp_path: Path) -> None:
     t = make_table(50, 3)
     rel = Release(t, Partition.by_levels(t, {"city": 1}), scheme="bucketization")
     rel.write(tmp_path / "b", [KAnonymity(1)], formats=("csv",))
-    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["qit.csv", "release.json", "st.csv"]
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
+        "qit.csv",
+        "release.json",
+        "st.csv",
+    ]
     st_df = pd.read_csv(tmp_path / "b" / "st.csv")
     assert list(st_df.columns) == ["group", "disease", "count"] and st_df["count"].sum() == 50
     back = Release.from_published(tmp_path / "b")

@@ -15,8 +15,12 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 ZIP = Hierarchy(
-    [["13053", "1305*", "*"], ["14850", "1485*", "*"], ["13068", "1306*", "*"],
-     ["13055", "1305*", "*"]],
+    [
+        ["13053", "1305*", "*"],
+        ["14850", "1485*", "*"],
+        ["13068", "1306*", "*"],
+        ["13055", "1305*", "*"],
+    ],
     "zip",
 )
 
@@ -67,7 +71,9 @@ def test_sensitive_subset_and_misspelling() -> None:
 def test_missing_policies() -> None:
     df = frame()
     df.loc[[1, 3], "age"] = np.nan
-    with pytest.raises(InputError, match=r"column 'age': 2 row\(s\) have missing values \(first: data row 2\)"):
+    with pytest.raises(
+        InputError, match=r"column 'age': 2 row\(s\) have missing values \(first: data row 2\)"
+    ):
         Table.encode(df, schema())
     t = Table.encode(df, schema(missing="drop"))
     assert t.n == 3 and list(t.row_ids) == [0, 2, 4]
@@ -75,8 +81,13 @@ def test_missing_policies() -> None:
     df = frame()
     df.loc[0, "zip"] = None
     zip_h = Hierarchy([*ZIP.rows(), ["?", "?", "*"]], "zip")
-    s = Schema((Column("age"), Column("zip", Role.QUASI, Kind.CATEGORICAL, zip_h, missing="category"),
-                Column("disease", Role.SENSITIVE)))
+    s = Schema(
+        (
+            Column("age"),
+            Column("zip", Role.QUASI, Kind.CATEGORICAL, zip_h, missing="category"),
+            Column("disease", Role.SENSITIVE),
+        )
+    )
     t = Table.encode(df, s)
     assert t.decode_qi(1)[0] == "?"
     with pytest.raises(SchemaError, match="needs a categorical column"):
@@ -152,8 +163,12 @@ def test_example_schemas_encode_the_real_data() -> None:
     t = Table.encode(load_adult(DATA / "adult"), Schema.from_toml(EXAMPLES / "adult/schema.toml"))
     assert t.n == 45_222 and int(t.sensitive[t.sa].sum()) == 1_566
     assert [c.size for c in t.qi_columns[1:]] == [7, 7, 14, 5, 2, 41, 2]
-    t = Table.encode(load_adult_training(DATA / "adult"),
-                     Schema.from_toml(EXAMPLES / "adult/schema_training.toml"))
+    t = Table.encode(
+        load_adult_training(DATA / "adult"),
+        Schema.from_toml(EXAMPLES / "adult/schema_training.toml"),
+    )
     assert t.n == 30_162
-    t = Table.encode(load_census(DATA / "census"), Schema.from_toml(EXAMPLES / "census/schema.toml"))
+    t = Table.encode(
+        load_census(DATA / "census"), Schema.from_toml(EXAMPLES / "census/schema.toml")
+    )
     assert t.n == 148_318 and t.n_sa == 46

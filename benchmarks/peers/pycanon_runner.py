@@ -26,6 +26,7 @@ Notes on pycanon 1.3.6 semantics (details in notes/pycanon.md):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -40,10 +41,8 @@ def _plain(value):
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             value = value.item()  # numpy scalar -> python scalar
-        except (TypeError, ValueError):
-            pass
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -73,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("sa", help="sensitive attribute column")
     ap.add_argument("qi", help="comma-separated quasi-identifier columns")
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--extra", action="store_true",
-                    help="also time beta-likeness and delta-disclosure")
+    ap.add_argument(
+        "--extra", action="store_true", help="also time beta-likeness and delta-disclosure"
+    )
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
@@ -91,40 +91,52 @@ def main(argv: list[str] | None = None) -> int:
 
     # name -> (call text, thunk, note)
     calls = {
-        "k_anonymity": ("k_anonymity(data, qi)",
-                        lambda: A.k_anonymity(data, qi), None),
-        "l_diversity": ("l_diversity(data, qi, [sa])",
-                        lambda: A.l_diversity(data, qi, sa), None),
+        "k_anonymity": ("k_anonymity(data, qi)", lambda: A.k_anonymity(data, qi), None),
+        "l_diversity": ("l_diversity(data, qi, [sa])", lambda: A.l_diversity(data, qi, sa), None),
         "entropy_l_diversity": (
             "entropy_l_diversity(data, qi, [sa])",
             lambda: A.entropy_l_diversity(data, qi, sa),
             "int(exp(min_EC H)), H natural-log entropy; truncation, so a "
-            "uniform 2-value EC gives 1 (exp(ln 2) computes as 1.999...)"),
+            "uniform 2-value EC gives 1 (exp(ln 2) computes as 1.999...)",
+        ),
         "recursive_c_l_diversity": (
             "recursive_c_l_diversity(data, qi, [sa])",
             lambda: A.recursive_c_l_diversity(data, qi, sa),
             "returns [c, l]; pycanon takes no l argument (l=2 cannot be "
             "requested): l = l_diversity(data, qi, [sa]); c is NaN (null) "
-            "when that l == 1"),
-        "alpha_k_anonymity": ("alpha_k_anonymity(data, qi, [sa])",
-                              lambda: A.alpha_k_anonymity(data, qi, sa),
-                              "returns [alpha, k]"),
-        "t_closeness": ("t_closeness(data, qi, [sa])",
-                        lambda: A.t_closeness(data, qi, sa),
-                        "numeric dtype SA: ordered EMD; string SA: "
-                        "equal-distance EMD (total variation)"),
+            "when that l == 1",
+        ),
+        "alpha_k_anonymity": (
+            "alpha_k_anonymity(data, qi, [sa])",
+            lambda: A.alpha_k_anonymity(data, qi, sa),
+            "returns [alpha, k]",
+        ),
+        "t_closeness": (
+            "t_closeness(data, qi, [sa])",
+            lambda: A.t_closeness(data, qi, sa),
+            "numeric dtype SA: ordered EMD; string SA: equal-distance EMD (total variation)",
+        ),
     }
     if args.extra:
-        calls.update({
-            "basic_beta_likeness": ("basic_beta_likeness(data, qi, [sa])",
-                                    lambda: A.basic_beta_likeness(data, qi, sa),
-                                    None),
-            "enhanced_beta_likeness": (
-                "enhanced_beta_likeness(data, qi, [sa])",
-                lambda: A.enhanced_beta_likeness(data, qi, sa), None),
-            "delta_disclosure": ("delta_disclosure(data, qi, [sa])",
-                                 lambda: A.delta_disclosure(data, qi, sa), None),
-        })
+        calls.update(
+            {
+                "basic_beta_likeness": (
+                    "basic_beta_likeness(data, qi, [sa])",
+                    lambda: A.basic_beta_likeness(data, qi, sa),
+                    None,
+                ),
+                "enhanced_beta_likeness": (
+                    "enhanced_beta_likeness(data, qi, [sa])",
+                    lambda: A.enhanced_beta_likeness(data, qi, sa),
+                    None,
+                ),
+                "delta_disclosure": (
+                    "delta_disclosure(data, qi, [sa])",
+                    lambda: A.delta_disclosure(data, qi, sa),
+                    None,
+                ),
+            }
+        )
 
     results = {}
     for name, (call, thunk, note) in calls.items():
@@ -156,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         "sep": args.sep,
         "quasi_identifiers": qi,
         "sensitive_attribute": args.sa,
-        "rows": int(len(data)),
+        "rows": len(data),
         "load_seconds": load_seconds,
         "repeat": args.repeat,
         "timer": "time.perf_counter, one call per run, DataFrame loaded once",

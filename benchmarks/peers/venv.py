@@ -97,8 +97,7 @@ def ensure_venv(name: str, requirements: list[str]) -> pathlib.Path:
     _run([sys.executable, "-I", "-m", "venv", str(venv_dir)], f"creating venv {venv_dir}")
     if requirements:
         _run(
-            [str(python), "-m", "pip", "install", "--disable-pip-version-check",
-             *requirements],
+            [str(python), "-m", "pip", "install", "--disable-pip-version-check", *requirements],
             f"pip install {' '.join(requirements)} into venv {name!r}",
         )
     marker.write_text(json.dumps(wanted, indent=2) + "\n")

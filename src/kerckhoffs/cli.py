@@ -35,8 +35,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-datasets_app = typer.Typer(help="Prepare the demo and benchmark datasets as clean CSV files.",
-                           no_args_is_help=True)
+datasets_app = typer.Typer(
+    help="Prepare the demo and benchmark datasets as clean CSV files.", no_args_is_help=True
+)
 app.add_typer(datasets_app, name="datasets")
 
 out = Console(highlight=False)
@@ -114,7 +115,9 @@ def _print_results(results: list[ModelResult]) -> None:
         t.add_column(col)
     for r in results:
         t.add_row(
-            r.model, r.parameter, format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
+            r.model,
+            r.parameter,
+            format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
             f"{r.violating:,} of {r.group_ok.size:,}",
             "[green]ok[/]" if r.satisfied else "[red]violated[/]",
         )
@@ -177,13 +180,18 @@ def demo(
         {"age": 3, "zip": 3, "nationality": 2},
     ]
     out.rule("2. full-domain generalization to fixed hierarchy levels, checked before writing")
-    if out_dir is not None and out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+    if (
+        out_dir is not None
+        and out_dir.exists()
+        and (not out_dir.is_dir() or any(out_dir.iterdir()))
+    ):
         raise InputError(f"--out {out_dir} already exists and is not empty; choose a new directory")
     target = out_dir or Path(tempfile.mkdtemp(prefix="kerckhoffs-demo-")) / "release"
     written = None
     for levels in levels_tried:
         release = Release(
-            table, Partition.by_levels(table, levels),
+            table,
+            Partition.by_levels(table, levels),
             provenance=Provenance("fixed-levels", {"levels": levels}),
         )
         label = ", ".join(f"{k} level {v}" for k, v in levels.items())

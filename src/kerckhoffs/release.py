@@ -171,9 +171,7 @@ class Partition:
 
     def same_as(self, other: Partition) -> bool:
         """Whether both put the same rows together (ids may differ)."""
-        return self.n == other.n and np.array_equal(
-            self.canonical().group, other.canonical().group
-        )
+        return self.n == other.n and np.array_equal(self.canonical().group, other.canonical().group)
 
 
 @dataclass(frozen=True)
@@ -209,9 +207,7 @@ class Release:
     def __post_init__(self) -> None:
         self.scheme = Scheme(self.scheme)
         if self.partition.n != self.table.n:
-            raise ValueError(
-                f"partition has {self.partition.n} rows, table has {self.table.n}"
-            )
+            raise ValueError(f"partition has {self.partition.n} rows, table has {self.table.n}")
         if self.sa_published is None:
             self.sa_published = self.table.sa
         elif self.sa_published.shape != self.table.sa.shape:
@@ -229,8 +225,13 @@ class Release:
             t = self.table
             mode = t.schema.sensitive_mode
             self._hist = GroupHistogram.from_codes(
-                self.partition.group, self.sa_published, self.partition.n_groups, t.n_sa,
-                t.sensitive, mode, t.sa_column.kind,
+                self.partition.group,
+                self.sa_published,
+                self.partition.n_groups,
+                t.n_sa,
+                t.sensitive,
+                mode,
+                t.sa_column.kind,
             )
         return self._hist
 
@@ -283,8 +284,11 @@ class Release:
         counts = self.histogram().counts
         g_idx, s_idx = np.nonzero(counts)
         st = pd.DataFrame(
-            {GROUP: g_idx.astype(np.int32), t.sa_name: t.sa_column.decode(s_idx),
-             COUNT: counts[g_idx, s_idx]}
+            {
+                GROUP: g_idx.astype(np.int32),
+                t.sa_name: t.sa_column.decode(s_idx),
+                COUNT: counts[g_idx, s_idx],
+            }
         )
         return {"qit": qit, "st": st}
 
@@ -305,8 +309,12 @@ class Release:
             "groups": self.partition.n_groups,
             "perturbed_rows": int(self.perturbed.sum()),
             "checks": [
-                {"model": r.model, "parameter": r.parameter, "achieved": _json_num(r.achieved),
-                 "satisfied": r.satisfied}
+                {
+                    "model": r.model,
+                    "parameter": r.parameter,
+                    "achieved": _json_num(r.achieved),
+                    "satisfied": r.satisfied,
+                }
                 for r in (checks or [])
             ],
         }
@@ -420,7 +428,9 @@ class Release:
         table = _published_table(qi_frame, qi_kinds, sa_values, sa_name, sa_kind, meta, schema)
         prov = meta.get("provenance") or {}
         provenance = Provenance(
-            prov.get("algorithm", "unknown"), prov.get("parameters", {}), prov.get("seed"),
+            prov.get("algorithm", "unknown"),
+            prov.get("parameters", {}),
+            prov.get("seed"),
             prov.get("version", "unknown"),
         )
         return cls(table, partition, scheme, table.sa, provenance)
@@ -460,10 +470,13 @@ class Release:
         meta = {
             "scheme": Scheme.GENERALIZATION.value,
             "quasi": [{"name": c.name, "kind": Kind.CATEGORICAL.value} for c in schema.quasi],
-            "sensitive": {"name": schema.sensitive.name,
-                          "kind": (schema.sensitive.kind or Kind.CATEGORICAL).value},
+            "sensitive": {
+                "name": schema.sensitive.name,
+                "kind": (schema.sensitive.kind or Kind.CATEGORICAL).value,
+            },
             "sensitive_values": sorted(schema.sensitive_values)
-            if schema.sensitive_values is not None else None,
+            if schema.sensitive_values is not None
+            else None,
             "sensitive_mode": schema.sensitive_mode.value,
             "provenance": {"algorithm": f"external ({path.name})"},
         }

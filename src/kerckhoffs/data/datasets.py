@@ -30,8 +30,8 @@ __all__ = [
     "ADULT_COLUMNS",
     "HOSPITAL_SENSITIVE_VALUES",
     "generate_hospital",
-    "hospital_schema",
     "hospital_hierarchies",
+    "hospital_schema",
     "load_adult",
     "load_adult_training",
     "load_census",
@@ -492,7 +492,9 @@ def hospital_schema(*, sensitive_subset: bool = False) -> Schema:
                 Kind.CATEGORICAL,
                 Hierarchy(rows["nationality"], "nationality"),
             ),
-            Column("disease", Role.SENSITIVE, Kind.CATEGORICAL, Hierarchy(rows["disease"], "disease")),
+            Column(
+                "disease", Role.SENSITIVE, Kind.CATEGORICAL, Hierarchy(rows["disease"], "disease")
+            ),
         ),
         frozenset(HOSPITAL_SENSITIVE_VALUES) if sensitive_subset else None,
     )

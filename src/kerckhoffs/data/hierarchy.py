@@ -14,6 +14,7 @@ and :meth:`Hierarchy.flat` (every leaf directly under ``*``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -215,7 +216,7 @@ class Hierarchy:
         widths = [int(w) for w in widths]
         if not widths or any(w <= 0 for w in widths):
             raise HierarchyError(f"{name}: widths must be positive, got {widths}")
-        for a, b in zip(widths, widths[1:], strict=False):
+        for a, b in itertools.pairwise(widths):
             if b % a:
                 raise HierarchyError(f"{name}: width {b} is not a multiple of {a}")
         arr = np.unique(np.asarray(list(values), dtype=float))

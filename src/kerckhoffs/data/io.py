@@ -88,9 +88,8 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
     On any exception the temporary directory is removed, so a failed run leaves no output.
     """
     target = Path(target)
-    if target.exists() and not overwrite:
-        if not target.is_dir() or any(target.iterdir()):
-            raise InputError(f"output {target} already exists (use --overwrite to replace it)")
+    if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
+        raise InputError(f"output {target} already exists (use --overwrite to replace it)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

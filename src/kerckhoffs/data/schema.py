@@ -112,7 +112,9 @@ class Column:
             object.__setattr__(self, "kind", _enum(Kind, self.kind, f"column {self.name!r}: kind"))
         if self.missing is not None:
             object.__setattr__(
-                self, "missing", _enum(MissingPolicy, self.missing, f"column {self.name!r}: missing")
+                self,
+                "missing",
+                _enum(MissingPolicy, self.missing, f"column {self.name!r}: missing"),
             )
         if self.hierarchy is not None and not isinstance(self.hierarchy, str | Path):
             from kerckhoffs.data.hierarchy import Hierarchy
@@ -159,14 +161,16 @@ class Schema:
         if self.sensitive_values is not None:
             values = frozenset(str(v) for v in self.sensitive_values)
             if not values:
-                raise SchemaError("sensitive_values is empty: leave it out to make every value sensitive")
+                raise SchemaError(
+                    "sensitive_values is empty: leave it out to make every value sensitive"
+                )
             object.__setattr__(self, "sensitive_values", values)
         names = [c.name for c in self.columns]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise SchemaError(f"column {dupes[0]!r} is declared twice")
         if not self.quasi:
-            raise SchemaError("the schema declares no quasi-identifier (role = \"quasi\")")
+            raise SchemaError('the schema declares no quasi-identifier (role = "quasi")')
         sensitive = [c for c in self.columns if c.role == Role.SENSITIVE]
         if len(sensitive) != 1:
             raise SchemaError(
@@ -280,7 +284,8 @@ class Schema:
             bad = sorted(set(opts) - col_keys)
             if bad:
                 raise SchemaError(
-                    f"{source}: column {name!r}: unknown key {bad[0]!r} (allowed: {sorted(col_keys)})"
+                    f"{source}: column {name!r}: unknown key {bad[0]!r} "
+                    f"(allowed: {sorted(col_keys)})"
                 )
             opts = dict(opts)
             if "role" not in opts:

@@ -161,7 +161,9 @@ class Table:
     ) -> Table:
         """Read ``path`` (CSV or Parquet) and encode it with ``schema``."""
         text = [c.name for c in schema.columns if c.kind == Kind.CATEGORICAL]
-        return cls.encode(read_table(path, sep=sep, text_columns=text), schema, keep_other=keep_other)
+        return cls.encode(
+            read_table(path, sep=sep, text_columns=text), schema, keep_other=keep_other
+        )
 
     @classmethod
     def encode(
@@ -208,7 +210,7 @@ class Table:
                 if policy == MissingPolicy.ERROR:
                     raise InputError(
                         f"column {col.name!r}: {count} row(s) have missing values (first: data "
-                        f"row {first}); set missing = \"drop\" or \"category\" in the schema"
+                        f'row {first}); set missing = "drop" or "category" in the schema'
                     )
                 if policy == MissingPolicy.DROP:
                     keep &= ~na
@@ -216,8 +218,8 @@ class Table:
                 else:
                     if _column_kind(col, s) == Kind.NUMERIC and col.role != Role.PROVIDER:
                         raise SchemaError(
-                            f"column {col.name!r}: missing = \"category\" needs a categorical "
-                            "column (declare kind = \"categorical\" or use \"drop\")"
+                            f'column {col.name!r}: missing = "category" needs a categorical '
+                            'column (declare kind = "categorical" or use "drop")'
                         )
                     s = s.astype(object).where(~na, MISSING_LABEL)
             series[col.name] = s
@@ -264,9 +266,7 @@ class Table:
         other = None
         if keep_other:
             roles = {c.name: c.role for c in schema.columns}
-            other_names = [
-                c for c in df.columns if roles.get(str(c), Role.OTHER) == Role.OTHER
-            ]
+            other_names = [c for c in df.columns if roles.get(str(c), Role.OTHER) == Role.OTHER]
             other = df.loc[keep, other_names].reset_index(drop=True)
         return cls(
             schema=schema,
@@ -330,9 +330,9 @@ def _encode_column(
         rank[order] = np.arange(len(order), dtype=np.int32)
         codes = rank[local]
         values = np.asarray(uniques)[order]
-        if values.dtype.kind == "f" and np.all(values == np.floor(values)):
-            if np.all(np.abs(values) < 2**53):
-                values = values.astype(np.int64)
+        integral = values.dtype.kind == "f" and np.all(values == np.floor(values))
+        if integral and np.all(np.abs(values) < 2**53):
+            values = values.astype(np.int64)
         leaf_of_code = None
         if col.widths is not None:
             hierarchy = Hierarchy.intervals(values, col.widths, name=f"{col.name} intervals")

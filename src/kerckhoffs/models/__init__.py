@@ -1,18 +1,17 @@
 """Privacy models checked on a release's per-group SA histogram."""
 
 from kerckhoffs.models.base import ModelResult, PrivacyModel
-from kerckhoffs.models.checks import (
-    AlphaKAnonymity,
+from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
+from kerckhoffs.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
-    KAnonymity,
     LDiversity,
-    MConfidentiality,
     RecursiveCLDiversity,
-    TCloseness,
-    parse_model,
 )
-from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.models.parse import parse_model
+from kerckhoffs.models.t_closeness import TCloseness
 
 __all__ = [
     "AlphaKAnonymity",

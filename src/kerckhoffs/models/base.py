@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.histogram import GroupHistogram
 
 
@@ -51,7 +52,8 @@ class ModelResult:
         """One line: model, requested parameter, achieved value, verdict."""
         verdict = "ok" if self.satisfied else f"VIOLATED in {self.violating} group(s)"
         extra = f", {self.detail}" if self.detail else ""
-        return f"{self.model} ({self.parameter}): achieved {format_number(self.achieved)}{extra} — {verdict}"
+        achieved = format_number(self.achieved)
+        return f"{self.model} ({self.parameter}): achieved {achieved}{extra} — {verdict}"
 
 
 class PrivacyModel(ABC):
@@ -63,7 +65,9 @@ class PrivacyModel(ABC):
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         """Check the model on every group of ``hist``."""
 
-    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+    def validate(  # noqa: B027 (a model with nothing to validate keeps this default)
+        self, hist: GroupHistogram, sa_name: str = "the sensitive attribute"
+    ) -> None:
         """Raise :class:`~kerckhoffs.errors.ParameterError` if no release of this table can
         satisfy the parameter (k above the table size, l above the SA domain, ...)."""
 
@@ -83,3 +87,25 @@ def format_number(x: float) -> str:
     if float(x).is_integer():
         return str(int(x))
     return f"{x:.4g}"
+
+
+EPS = 1e-12
+"""Tolerance for comparisons of float parameters with integer counts."""
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with x / 0 = inf (a group with nothing to bound is infinitely diverse)."""
+    out = np.full(num.shape, np.inf)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def distinct_values(hist: GroupHistogram) -> int:
+    """Number of SA values that occur in the table."""
+    return int(np.count_nonzero(hist.totals))
+
+
+def require(cond: bool, message: str) -> None:
+    """Raise :class:`ParameterError` with ``message`` unless ``cond``."""
+    if not cond:
+        raise ParameterError(message)

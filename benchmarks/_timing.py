@@ -1,0 +1,63 @@
+"""Shared helpers of the benchmark scripts: medians of repeated runs, CSV + bar plot output."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def median_seconds(
+    fn: Callable[[], object], repeat: int, warmup: int = 1
+) -> tuple[float, list[float]]:
+    """Median wall time of ``fn`` over ``repeat`` runs (after ``warmup`` untimed runs)."""
+    for _ in range(warmup):
+        fn()
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs), runs
+
+
+def save(
+    df: pd.DataFrame,
+    name: str,
+    title: str,
+    label: str,
+    value: str = "median_s",
+    group: str = "method",
+    limit: float | None = None,
+) -> None:
+    """Write ``results/NAME.csv`` and a bar plot ``results/NAME.png`` of ``value`` by ``label``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    RESULTS.mkdir(exist_ok=True)
+    df.to_csv(RESULTS / f"{name}.csv", index=False)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    methods = list(dict.fromkeys(df[group]))
+    labels = list(dict.fromkeys(df[label]))
+    width = 0.8 / len(methods)
+    for i, m in enumerate(methods):
+        sub = df[df[group] == m].set_index(label).reindex(labels)
+        xs = [x + (i - (len(methods) - 1) / 2) * width for x in range(len(labels))]
+        ax.bar(xs, sub[value] * 1e3, width, label=m)
+    if limit is not None:
+        ax.axhline(limit * 1e3, color="red", linestyle="--", linewidth=1, label="target")
+    ax.set_xticks(range(len(labels)), labels, fontsize=7, rotation=20)
+    ax.set_ylabel("median milliseconds")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name}.png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,171 @@
+"""l-diversity in the four forms the papers and peers use.
+
+- :class:`LDiversity`: the frequency form of paper 000 Definition 2 and paper 001's
+  simplified l-diversity, ``|G| >= l * S_max(G)``, subset-aware.
+- :class:`DistinctLDiversity`, :class:`EntropyLDiversity`, :class:`RecursiveCLDiversity`:
+  Machanavajjhala et al.'s forms; recursive (c, l) as paper 001 section 2.5 states it,
+  ``r_1 < c * (r_l + ... + r_q)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kerckhoffs.models.base import (
+    EPS,
+    ModelResult,
+    PrivacyModel,
+    distinct_values,
+    format_number,
+    ratio,
+    require,
+)
+from kerckhoffs.models.histogram import GroupHistogram
+
+
+class LDiversity(PrivacyModel):
+    """Frequency l-diversity: ``|G| >= l * c(G)``, ``c(G)`` the bounded count.
+
+    ``c(G)`` is S_max(G) when every SA value is sensitive, else the sensitive count of the
+    schema's subset (see :attr:`GroupHistogram.sensitive_count`). Achieved value:
+    ``min_G |G| / c(G)``.
+    """
+
+    name = "l-diversity"
+
+    def __init__(self, l: float) -> None:  # noqa: E741
+        require(l >= 1, f"l must be at least 1, got {l}")
+        self.l = float(l)
+
+    @property
+    def parameter(self) -> str:
+        return f"l={format_number(self.l)}"
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        if hist.all_sensitive:
+            distinct = distinct_values(hist)
+            require(
+                self.l <= distinct,
+                f"l={format_number(self.l)} exceeds the number of distinct values of "
+                f"{sa_name} ({distinct})",
+            )
+
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        counts = hist.sensitive_count
+        values = ratio(hist.sizes.astype(float), counts.astype(float))
+        ok = hist.sizes + EPS >= self.l * counts
+        return ModelResult(self.name, self.parameter, float(values.min()), values, ok, True)
+
+
+class DistinctLDiversity(PrivacyModel):
+    """Every group holds at least ``l`` distinct SA values."""
+
+    name = "distinct l-diversity"
+
+    def __init__(self, l: int) -> None:  # noqa: E741
+        require(int(l) == l and l >= 1, f"distinct l must be a positive integer, got {l}")
+        self.l = int(l)
+
+    @property
+    def parameter(self) -> str:
+        return f"l={self.l}"
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        distinct = distinct_values(hist)
+        require(
+            self.l <= distinct,
+            f"l={self.l} exceeds the number of distinct values of {sa_name} ({distinct})",
+        )
+
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        d = hist.distinct
+        return ModelResult(
+            self.name, self.parameter, float(d.min()), d.astype(float), d >= self.l, True
+        )
+
+
+class EntropyLDiversity(PrivacyModel):
+    """Every group's SA entropy is at least ``log(l)``; achieved value: ``exp(min entropy)``."""
+
+    name = "entropy l-diversity"
+
+    def __init__(self, l: float) -> None:  # noqa: E741
+        require(l >= 1, f"entropy l must be at least 1, got {l}")
+        self.l = float(l)
+
+    @property
+    def parameter(self) -> str:
+        return f"l={format_number(self.l)}"
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        distinct = distinct_values(hist)
+        require(
+            self.l <= distinct,
+            f"entropy l={format_number(self.l)} exceeds the number of distinct values of "
+            f"{sa_name} ({distinct})",
+        )
+
+    @staticmethod
+    def entropies(hist: GroupHistogram) -> np.ndarray:
+        """Natural-log entropy of each group's SA distribution."""
+        p = hist.counts / hist.sizes[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+        return -terms.sum(axis=1)
+
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        h = self.entropies(hist)
+        values = np.exp(h)
+        ok = h + 1e-9 >= math.log(self.l)
+        return ModelResult(self.name, self.parameter, float(values.min()), values, ok, True)
+
+
+class RecursiveCLDiversity(PrivacyModel):
+    """Recursive (c, l)-diversity: ``r_1 < c * (r_l + ... + r_q)`` in every group.
+
+    ``r_1 >= r_2 >= ...`` are the group's SA counts. The per-group measure is
+    ``r_1 / (r_l + ... + r_q)`` (inf with fewer than ``l`` distinct values); the release
+    satisfies (c, l) iff every measure is below ``c``. Achieved value: the largest measure,
+    i.e. the release is (c, l)-diverse for every c above it.
+    """
+
+    name = "recursive (c,l)-diversity"
+
+    def __init__(self, c: float, l: int) -> None:  # noqa: E741
+        require(c > 0, f"c must be positive, got {c}")
+        require(int(l) == l and l >= 2, f"recursive l must be an integer >= 2, got {l}")
+        self.c = float(c)
+        self.l = int(l)
+
+    @property
+    def parameter(self) -> str:
+        return f"c={format_number(self.c)}, l={self.l}"
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        distinct = distinct_values(hist)
+        require(
+            self.l <= distinct,
+            f"l={self.l} exceeds the number of distinct values of {sa_name} ({distinct})",
+        )
+
+    @staticmethod
+    def ratios(hist: GroupHistogram, l: int) -> np.ndarray:  # noqa: E741
+        """Per group ``r_1 / (r_l + ... + r_q)``."""
+        r = -np.sort(-hist.counts, axis=1)
+        tail = r[:, l - 1 :].sum(axis=1)
+        return ratio(r[:, 0].astype(float), tail.astype(float))
+
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        values = self.ratios(hist, self.l)
+        ok = values < self.c
+        return ModelResult(
+            self.name,
+            self.parameter,
+            float(values.max()),
+            values,
+            ok,
+            False,
+            f"needs c > {format_number(float(values.max()))} for l={self.l}",
+        )

@@ -1,0 +1,70 @@
+"""Parsing privacy models as written on the command line (``k=5``, ``l=3``, ...)."""
+
+from __future__ import annotations
+
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import PrivacyModel, format_number
+from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
+from kerckhoffs.models.l_diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    LDiversity,
+    RecursiveCLDiversity,
+)
+from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.models.t_closeness import TCloseness
+
+
+def parse_model(spec: str) -> PrivacyModel:
+    """Parse a model as written on the command line.
+
+    ``k=5``, ``l=3`` (frequency), ``distinct-l=3``, ``entropy-l=2.5``, ``recursive-cl=C,L``,
+    ``t=0.2``, ``alpha-k=ALPHA,K``, ``m=3``.
+    """
+    name, sep, raw = spec.partition("=")
+    name = name.strip().lower()
+    if not sep or not raw.strip():
+        raise ParameterError(f"model {spec!r}: expected NAME=VALUE, e.g. k=5 or l=3")
+    try:
+        nums = [float(x) for x in raw.split(",")]
+    except ValueError:
+        raise ParameterError(f"model {spec!r}: {raw!r} is not a number") from None
+
+    def one() -> float:
+        if len(nums) != 1:
+            raise ParameterError(f"model {spec!r}: expected one value")
+        return nums[0]
+
+    def two(what: str) -> tuple[float, float]:
+        if len(nums) != 2:
+            raise ParameterError(f"model {spec!r}: expected two values {what}")
+        return nums[0], nums[1]
+
+    if name == "k":
+        return KAnonymity(_int(one(), spec))
+    if name in {"l", "frequency-l"}:
+        return LDiversity(one())
+    if name == "distinct-l":
+        return DistinctLDiversity(_int(one(), spec))
+    if name == "entropy-l":
+        return EntropyLDiversity(one())
+    if name in {"recursive-cl", "recursive-l", "cl"}:
+        c, l = two("C,L")  # noqa: E741
+        return RecursiveCLDiversity(c, _int(l, spec))
+    if name == "t":
+        return TCloseness(one())
+    if name in {"alpha-k", "alphak"}:
+        a, k = two("ALPHA,K")
+        return AlphaKAnonymity(a, _int(k, spec))
+    if name == "m":
+        return MConfidentiality(_int(one(), spec))
+    raise ParameterError(
+        f"unknown model {name!r} in {spec!r} (known: k, l, distinct-l, entropy-l, "
+        "recursive-cl, t, alpha-k, m)"
+    )
+
+
+def _int(x: float, spec: str) -> int:
+    if not float(x).is_integer():
+        raise ParameterError(f"model {spec!r}: {format_number(x)} must be an integer")
+    return int(x)
