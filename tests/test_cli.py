@@ -422,3 +422,39 @@ def test_outputs_are_never_clobbered(tmp_path, monkeypatch, capsys) -> None:  # 
     assert run("datasets", "prepare", "demo", "--rows", "30", "--out", str(f), "--overwrite") == 0
     assert f.read_bytes() != first
     capsys.readouterr()
+
+
+def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--published groups rows by their published cells instead of hierarchy look-ups."""
+    from kerckhoffs.cli import main
+
+    data = tmp_path / "foreign.csv"
+    data.write_text(
+        "zip;age;disease\n130**;[20-29];flu\n130**;[20-29];HIV\n148**;[30-39];flu\n"
+        "148**;[30-39];cancer\n"
+    )
+    schema = tmp_path / "s.toml"
+    schema.write_text(
+        '[columns.zip]\nrole = "quasi"\n[columns.age]\nrole = "quasi"\n'
+        '[columns.disease]\nrole = "sensitive"\n'
+    )
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "kerckhoffs",
+            "check",
+            str(data),
+            "--schema",
+            str(schema),
+            "--published",
+            "-m",
+            "l=2",
+            "-m",
+            "k=2",
+        ],
+    )
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 0
+    assert "published table" in capsys.readouterr().out

@@ -75,6 +75,15 @@ def check(
     ] = None,
     sep: Annotated[str | None, typer.Option(help="CSV delimiter (default: detected).")] = None,
     worst: Annotated[int, typer.Option(help="How many of the worst groups to list.")] = 5,
+    published: Annotated[
+        bool,
+        typer.Option(
+            "--published",
+            help="DATA is a generalized table published by another tool: rows with the same "
+            "QI cells (or the same 'group' column) form a group; cells are not looked up in "
+            "hierarchies.",
+        ),
+    ] = False,
 ) -> None:
     """Check privacy models on a table as it stands or on a published release.
 
@@ -85,6 +94,11 @@ def check(
     if data.is_dir() and (data / META).is_file():
         release = Release.from_published(data, Schema.from_toml(schema) if schema else None)
         what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
+    elif published:
+        if schema is None:
+            raise InputError("checking a published table needs --schema SCHEMA.toml")
+        release = Release.from_published(data, Schema.from_toml(schema), sep=sep)
+        what = f"published table {data}"
     else:
         if schema is None:
             raise InputError("checking a data file needs --schema SCHEMA.toml")
