@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, KerckhoffsError, PrivacyCheckFailed
 from kerckhoffs.models import ModelResult, PrivacyModel, parse_model
 from kerckhoffs.models.base import format_number
-from kerckhoffs.release import META, Partition, Provenance, Release
+from kerckhoffs.release import META, Partition, Provenance, Release, Scheme
 
 app = typer.Typer(
     name="kerckhoffs",
@@ -158,6 +159,118 @@ def _print_worst(release: Release, r: ModelResult, n: int) -> None:
             f" | {cells} | {table.sa_name}: {sa}",
             soft_wrap=True,
         )
+
+
+# -- anonymize --------------------------------------------------------------------------------
+@app.command()
+def anonymize(
+    data: Annotated[Path, typer.Argument(help="Data file (CSV/Parquet).")],
+    schema: Annotated[Path, typer.Option("--schema", "-s", help="Schema TOML.")],
+    algorithm: Annotated[
+        str, typer.Option("--algorithm", "-a", help="Algorithm name (see `kerckhoffs algorithms`).")
+    ],
+    model: Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Release directory to write.")],
+    seed: Annotated[
+        int | None, typer.Option(help="Seed for randomized algorithms (recorded in the release).")
+    ] = None,
+    scheme: Annotated[
+        str | None,
+        typer.Option(help="generalization | bucketization (where the algorithm offers both)."),
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-O", help="Algorithm option KEY=VALUE; repeat for several."),
+    ] = None,
+    sep: Annotated[str | None, typer.Option(help="CSV delimiter (default: detected).")] = None,
+    fmt: Annotated[
+        list[str] | None, typer.Option("--format", help="csv and/or parquet (default: both).")
+    ] = None,
+    include_other: Annotated[
+        bool, typer.Option("--include-other", help="Publish columns of role 'other' too.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
+) -> None:
+    """Anonymize a table and write the release, only if an independent check of every
+    --model passes on the files about to be written (fail closed)."""
+    from kerckhoffs.algorithms import get
+
+    info = get(algorithm)
+    models = [parse_model(m) for m in model]
+    options = _parse_options(option or [])
+    if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise InputError(f"--out {out_dir} already exists (add --overwrite to replace it)")
+    with out.status(f"reading {data} ..."):
+        table = Table.from_csv(data, Schema.from_toml(schema), sep=sep)
+    for note in table.notes:
+        out.print(f"note: {note}")
+    hist = Release(table, Partition.single(table.n)).histogram()
+    for m in models:
+        m.validate(hist, repr(table.sa_name))
+    if info.randomized and seed is None:
+        seed = 0
+        out.print("note: no --seed given; using seed 0 (recorded in the release)")
+    with out.status(f"running {info.name} on {table.n:,} rows ..."):
+        t0 = time.perf_counter()
+        release = info.run(table, models, seed=seed, **options)
+        elapsed = time.perf_counter() - t0
+    if scheme is not None:
+        wanted = Scheme(scheme)
+        if wanted not in info.schemes:
+            allowed = ", ".join(s.value for s in info.schemes)
+            raise InputError(f"{info.name} publishes by {allowed}, not {scheme}")
+        release.scheme = wanted
+    with out.status(f"checking and writing {out_dir} ..."):
+        results = release.write(
+            out_dir, models, formats=tuple(fmt or ("csv", "parquet")),
+            include_other=include_other, overwrite=overwrite,
+        )
+    sizes = release.partition.sizes
+    out.print(
+        f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
+        f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
+        f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
+        + (f"; {int(release.perturbed.sum()):,} SA values perturbed" if release.perturbed.any()
+           else "")
+    )
+    _print_results(results)
+    out.print(f"wrote {release.scheme.value} release to {out_dir} (independent check passed)")
+
+
+def _parse_options(items: list[str]) -> dict[str, object]:
+    """KEY=VALUE pairs with numbers and booleans converted."""
+    opts: dict[str, object] = {}
+    for item in items:
+        key, sep_, raw = item.partition("=")
+        if not sep_ or not key:
+            raise InputError(f"--option {item!r}: expected KEY=VALUE")
+        value: object = raw
+        if raw.lower() in {"true", "false"}:
+            value = raw.lower() == "true"
+        else:
+            for conv in (int, float):
+                try:
+                    value = conv(raw)
+                    break
+                except ValueError:
+                    continue
+        opts[key.replace("-", "_")] = value
+    return opts
+
+
+@app.command()
+def algorithms() -> None:
+    """List the anonymization algorithms, the models each enforces and how each publishes."""
+    from kerckhoffs.algorithms import REGISTRY  # importing the package registers them all
+
+    t = RichTable()
+    for col in ("name", "enforces", "publishes", "randomized", "summary"):
+        t.add_column(col)
+    for name in sorted(REGISTRY):
+        a = REGISTRY[name]
+        t.add_row(name, ", ".join(a.models), ", ".join(s.value for s in a.schemes),
+                  "yes" if a.randomized else "no", a.summary)
+    out.print(t)
 
 
 # -- demo --------------------------------------------------------------------------------------

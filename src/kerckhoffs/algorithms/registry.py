@@ -1,0 +1,99 @@
+"""The registry that lets the CLI and the auditors name anonymization algorithms.
+
+Every algorithm has the same shape, ``(Table, models, *, seed, **options) -> Release``: it
+reads the parameters it needs from the privacy models the user asked for (``k`` from
+:class:`~kerckhoffs.models.KAnonymity`, ``l`` from :class:`~kerckhoffs.models.LDiversity`, ...)
+and refuses models it cannot enforce with a one-line
+:class:`~kerckhoffs.errors.ParameterError`. The same models are then checked independently on
+the written files (:meth:`kerckhoffs.release.Release.write`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kerckhoffs.data.table import Table
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.release import Release, Scheme
+
+
+class Algorithm(Protocol):
+    """What an anonymization algorithm looks like to the registry."""
+
+    def __call__(
+        self, table: Table, models: list[PrivacyModel], *, seed: int | None = None, **options: Any
+    ) -> Release: ...
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """A registered algorithm: its function, what it accepts, and how it publishes."""
+
+    name: str
+    run: Algorithm
+    summary: str
+    models: tuple[str, ...]
+    schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,)
+    randomized: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+
+
+REGISTRY: dict[str, AlgorithmInfo] = {}
+
+
+def register(
+    name: str,
+    *,
+    summary: str,
+    models: tuple[str, ...],
+    schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,),
+    randomized: bool = False,
+    options: dict[str, str] | None = None,
+) -> Callable[[Algorithm], Algorithm]:
+    """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
+
+    ``models`` names the model classes the algorithm can enforce (e.g. ``("KAnonymity",
+    "LDiversity")``); ``options`` documents extra keyword options for ``--help``.
+    """
+
+    def deco(fn: Algorithm) -> Algorithm:
+        if name in REGISTRY:
+            raise ValueError(f"algorithm {name!r} registered twice")
+        REGISTRY[name] = AlgorithmInfo(
+            name, fn, summary, models, schemes, randomized, dict(options or {})
+        )
+        return fn
+
+    return deco
+
+
+def get(name: str) -> AlgorithmInfo:
+    """The algorithm called ``name``; an unknown name lists the known ones."""
+    from kerckhoffs import algorithms  # noqa: F401  (importing registers every algorithm)
+
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(REGISTRY)) or "none yet"
+        raise ParameterError(f"unknown algorithm {name!r} (known: {known})") from None
+
+
+def pick(models: list[PrivacyModel], cls: type, algorithm: str) -> Any | None:
+    """The one model of type ``cls`` among ``models`` (None if absent; two is an error)."""
+    found = [m for m in models if isinstance(m, cls)]
+    if len(found) > 1:
+        raise ParameterError(f"{algorithm}: give {cls.__name__} once, got {len(found)}")
+    return found[0] if found else None
+
+
+def refuse_others(models: list[PrivacyModel], allowed: tuple[type, ...], algorithm: str) -> None:
+    """Raise for any model the algorithm cannot enforce."""
+    for m in models:
+        if not isinstance(m, allowed):
+            names = ", ".join(c.__name__ for c in allowed)
+            raise ParameterError(
+                f"{algorithm} cannot enforce {m.name} ({m.parameter}); it enforces: {names}"
+            )
