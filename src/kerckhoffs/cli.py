@@ -198,6 +198,12 @@ def anonymize(
     info = get(algorithm)
     models = [parse_model(m) for m in model]
     options = _parse_options(option or [])
+    wanted = None
+    if scheme is not None:
+        allowed = [s.value for s in info.schemes]
+        if scheme not in allowed:
+            raise InputError(f"{info.name} publishes by {', '.join(allowed)}, not {scheme!r}")
+        wanted = Scheme(scheme)
     if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise InputError(f"--out {out_dir} already exists (add --overwrite to replace it)")
     with out.status(f"reading {data} ..."):
@@ -214,27 +220,32 @@ def anonymize(
         t0 = time.perf_counter()
         release = info.run(table, models, seed=seed, **options)
         elapsed = time.perf_counter() - t0
-    if scheme is not None:
-        wanted = Scheme(scheme)
-        if wanted not in info.schemes:
-            allowed = ", ".join(s.value for s in info.schemes)
-            raise InputError(f"{info.name} publishes by {allowed}, not {scheme}")
+    if wanted is not None:
         release.scheme = wanted
     with out.status(f"checking and writing {out_dir} ..."):
         results = release.write(
-            out_dir, models, formats=tuple(fmt or ("csv", "parquet")),
-            include_other=include_other, overwrite=overwrite,
+            out_dir,
+            models,
+            formats=tuple(fmt or ("csv", "parquet")),
+            include_other=include_other,
+            overwrite=overwrite,
         )
     sizes = release.partition.sizes
     out.print(
         f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
         f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
         f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
-        + (f"; {int(release.perturbed.sum()):,} SA values perturbed" if release.perturbed.any()
-           else "")
+        + (
+            f"; {int(release.perturbed.sum()):,} SA values perturbed"
+            if release.perturbed.any()
+            else ""
+        )
     )
     _print_results(results)
-    out.print(f"wrote {release.scheme.value} release to {out_dir} (independent check passed)")
+    out.print(
+        f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
+        soft_wrap=True,
+    )
 
 
 def _parse_options(items: list[str]) -> dict[str, object]:
@@ -268,8 +279,13 @@ def algorithms() -> None:
         t.add_column(col)
     for name in sorted(REGISTRY):
         a = REGISTRY[name]
-        t.add_row(name, ", ".join(a.models), ", ".join(s.value for s in a.schemes),
-                  "yes" if a.randomized else "no", a.summary)
+        t.add_row(
+            name,
+            ", ".join(a.models),
+            ", ".join(s.value for s in a.schemes),
+            "yes" if a.randomized else "no",
+            a.summary,
+        )
     out.print(t)
 
 
@@ -352,8 +368,16 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
         return
     out.rule("4. the classic anonymizers side by side (l = 3, frequency l-diversity)")
     t = RichTable()
-    for col in ("algorithm", "publishes", "groups", "size min / mean / max", "k", "l",
-                "NCP (QI loss)", "seconds"):
+    for col in (
+        "algorithm",
+        "publishes",
+        "groups",
+        "size min / mean / max",
+        "k",
+        "l",
+        "NCP (QI loss)",
+        "seconds",
+    ):
         t.add_column(col)
     for name in names:
         info = REGISTRY[name]
@@ -363,9 +387,13 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
         sizes = release.partition.sizes
         k, l_div = release.check([KAnonymity(1), LDiversity(1)])
         t.add_row(
-            name, release.scheme.value, f"{release.partition.n_groups:,}",
+            name,
+            release.scheme.value,
+            f"{release.partition.n_groups:,}",
             f"{sizes.min()} / {sizes.mean():.1f} / {sizes.max()}",
-            format_number(k.achieved), format_number(l_div.achieved), _ncp_text(release),
+            format_number(k.achieved),
+            format_number(l_div.achieved),
+            _ncp_text(release),
             f"{elapsed:.3f}",
         )
     out.print(t)
