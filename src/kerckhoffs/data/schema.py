@@ -79,7 +79,8 @@ class SensitiveMode(StrEnum):
     the number of its rows holding any value of the set. ``each`` (paper 000 section 1.4's
     reading): every value of the subset is protected on its own; a group's count is its most
     frequent sensitive value. ``set`` is never weaker. Without a subset every value is its own
-    set and the two coincide.
+    set and the two coincide; naming *every* value of the domain counts as naming none (one set
+    holding every value could never be diverse).
     """
 
     SET = "set"
