@@ -105,6 +105,17 @@ def distinct_values(hist: GroupHistogram) -> int:
     return int(np.count_nonzero(hist.totals))
 
 
+def require_within_domain(value: float, hist: GroupHistogram, sa_name: str, label: str) -> None:
+    """Refuse a diversity parameter above the number of distinct SA values: no grouping of
+    the table can then satisfy it (issue 2, "l larger than the SA domain")."""
+    distinct = distinct_values(hist)
+    require(
+        value <= distinct,
+        f"{label}={format_number(value)} exceeds the number of distinct values of {sa_name} "
+        f"({distinct})",
+    )
+
+
 def require(cond: bool, message: str) -> None:
     """Raise :class:`ParameterError` with ``message`` unless ``cond``."""
     if not cond:

@@ -17,10 +17,10 @@ from kerckhoffs.models.base import (
     EPS,
     ModelResult,
     PrivacyModel,
-    distinct_values,
     format_number,
     ratio,
     require,
+    require_within_domain,
 )
 from kerckhoffs.models.histogram import GroupHistogram
 
@@ -45,12 +45,7 @@ class LDiversity(PrivacyModel):
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         if hist.all_sensitive:
-            distinct = distinct_values(hist)
-            require(
-                self.l <= distinct,
-                f"l={format_number(self.l)} exceeds the number of distinct values of "
-                f"{sa_name} ({distinct})",
-            )
+            require_within_domain(self.l, hist, sa_name, "l")
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         counts = hist.sensitive_count
@@ -73,11 +68,7 @@ class DistinctLDiversity(PrivacyModel):
         return f"l={self.l}"
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
-        distinct = distinct_values(hist)
-        require(
-            self.l <= distinct,
-            f"l={self.l} exceeds the number of distinct values of {sa_name} ({distinct})",
-        )
+        require_within_domain(self.l, hist, sa_name, "l")
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         d = hist.distinct
@@ -100,12 +91,7 @@ class EntropyLDiversity(PrivacyModel):
         return f"l={format_number(self.l)}"
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
-        distinct = distinct_values(hist)
-        require(
-            self.l <= distinct,
-            f"entropy l={format_number(self.l)} exceeds the number of distinct values of "
-            f"{sa_name} ({distinct})",
-        )
+        require_within_domain(self.l, hist, sa_name, "entropy l")
 
     @staticmethod
     def entropies(hist: GroupHistogram) -> np.ndarray:
@@ -144,11 +130,7 @@ class RecursiveCLDiversity(PrivacyModel):
         return f"c={format_number(self.c)}, l={self.l}"
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
-        distinct = distinct_values(hist)
-        require(
-            self.l <= distinct,
-            f"l={self.l} exceeds the number of distinct values of {sa_name} ({distinct})",
-        )
+        require_within_domain(self.l, hist, sa_name, "l")
 
     @staticmethod
     def ratios(hist: GroupHistogram, l: int) -> np.ndarray:  # noqa: E741

@@ -12,9 +12,9 @@ import numpy as np
 from kerckhoffs.models.base import (
     ModelResult,
     PrivacyModel,
-    distinct_values,
     ratio,
     require,
+    require_within_domain,
 )
 from kerckhoffs.models.histogram import GroupHistogram
 
@@ -37,11 +37,7 @@ class MConfidentiality(PrivacyModel):
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         if hist.all_sensitive:
-            distinct = distinct_values(hist)
-            require(
-                self.m <= distinct,
-                f"m={self.m} exceeds the number of distinct values of {sa_name} ({distinct})",
-            )
+            require_within_domain(self.m, hist, sa_name, "m")
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         counts = hist.sensitive_count
