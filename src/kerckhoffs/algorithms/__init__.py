@@ -7,3 +7,4 @@ Importing this package registers every algorithm in
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo, get, register
 
 __all__ = ["REGISTRY", "AlgorithmInfo", "get", "register"]
+from kerckhoffs.algorithms import mondrian  # noqa: F401  (registers "mondrian")

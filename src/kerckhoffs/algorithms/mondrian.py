@@ -1,0 +1,563 @@
+"""Mondrian: strict multidimensional median partitioning (LeFevre, DeWitt, Ramakrishnan 2006).
+
+Top-down recursion (spec ``asap.md`` 2.1 and 2.3): a group ``G`` is cut on one quasi-identifier
+at its median into ``L = {t : t[dim] <= split}`` and ``R = G - L``; the dimensions are tried in
+order of decreasing *normalized range* ``(max code - min code over G) / W_dim`` (``W_dim`` the
+width of the column's code domain; ties go to the lower column index), falling back to the next
+dimension when the cut is not allowed; a group with no allowed cut is published whole.
+
+- **Median** (``median="lower"``, the spec's default): the smallest value ``v`` with
+  ``|{t in G : t[dim] <= v}| >= ceil(|G|/2)``. ``median="upper"`` takes the value at sorted
+  position ``floor(|G|/2)`` (0-based) and sends the rows equal to it to the right half, so the
+  two options mirror each other (with ``<= upper median`` the cut of two distinct values would
+  never be possible).
+- **Cuts** (``cuts="strict"``, the default): rows with equal values stay on one side.
+  ``cuts="relaxed"`` (LeFevre's relaxed partitioning) splits the rows equal to the median
+  between the halves, so that ``|L| = ceil(|G|/2)`` (lower) or ``floor(|G|/2)`` (upper); ties
+  are broken by row id, deterministically. A dimension with a single value in ``G`` is never
+  cut, in either mode.
+- **Categorical** quasi-identifiers are cut along their hierarchy-ordered codes (depth-first
+  leaf order, :mod:`kerckhoffs.data.table`), so a group spans a code interval and publishes
+  its lowest common hierarchy node (:meth:`kerckhoffs.release.Release.generalized_cells`).
+- **Allowable cuts** are a parameter, a :class:`CutRule` evaluated on the statistics of the
+  candidate halves (:class:`CutStats`), vectorized over all candidate cuts. Built in:
+  :class:`KAnonymityCut` (``|L| >= k and |R| >= k``, spec 2.3) and :class:`LDiversityCut`
+  (frequency l-diversity ``|L| >= l * c(L)`` and ``|R| >= l * c(R)``, spec 2.1, with ``c`` the
+  subset-aware bounded count of :attr:`~kerckhoffs.models.GroupHistogram.sensitive_count`).
+  Given both models, both must hold (:class:`AllCuts`).
+
+Speed: the recursion runs level by level. All groups of one depth are processed at once with
+numpy: the active rows are kept, per quasi-identifier, in an order sorted by (group, code, row
+id) (and one more order by (group, SA, row id) for the SA statistics). Each group is a
+contiguous segment of every order, so medians are one gather, the halves' sizes one
+``searchsorted`` and the halves' SA histograms one ``bincount`` over (group, SA) pairs. A cut
+splits every order stably in O(n) (no re-sorting), and finished groups leave the arrays.
+Nothing loops over rows or groups in Python; the loops are over depths and dimensions.
+
+Original Mondrian for l-diversity is *not* algorithm-safe (spec 2.1, Theorem 5.1): a rejected
+cut consults ``S_max`` of halves that are never published. Mondrian+ (issue 4, spec 2.2) fixes
+that with one different cut rule, see :class:`CutRule`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.data.schema import SensitiveMode
+from kerckhoffs.data.table import Table
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import PrivacyModel, format_number
+from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.models.k_anonymity import KAnonymity
+from kerckhoffs.models.l_diversity import LDiversity
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
+EPS = 1e-9
+"""Tolerance when comparing ``l * count`` (l may be fractional) with a row count."""
+
+MEDIANS = ("lower", "upper")
+CUTS = ("strict", "relaxed")
+
+
+# -- allowable-cut rules -------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CutStats:
+    """Statistics of candidate cuts, one entry per candidate (a group cut on one dimension).
+
+    ``size`` is ``|G|``, ``left`` is ``|L|`` (``right = |G| - |L|``). ``bounded`` is ``c(G)``,
+    the count frequency l-diversity bounds (``S_max(G)`` when every SA value is sensitive, else
+    the sensitive count of the schema's subset, as :attr:`GroupHistogram.sensitive_count`);
+    ``bounded_left`` / ``bounded_right`` are ``c(L)`` / ``c(R)``. The SA fields are ``None``
+    unless the rule declares that it reads them (``reads_group_sa`` / ``reads_halves_sa``),
+    so k-anonymity cuts never touch the SA.
+    """
+
+    size: np.ndarray
+    left: np.ndarray
+    bounded: np.ndarray | None = None
+    bounded_left: np.ndarray | None = None
+    bounded_right: np.ndarray | None = None
+
+    @property
+    def right(self) -> np.ndarray:
+        """``|R| = |G| - |L|``."""
+        return self.size - self.left
+
+
+class CutRule:
+    """Whether a candidate cut ``G -> (L, R)`` is allowed (vectorized over candidates).
+
+    Subclasses set ``reads_group_sa`` / ``reads_halves_sa`` to the SA statistics they need
+    (also an audit of what a rule reads: statistics of halves that end up unpublished are what
+    makes original Mondrian leak, spec 2.1) and implement :meth:`allowed`.
+
+    **Mondrian+ is one different rule** (issue 4; spec ``asap.md`` 2.2, global look-ahead): a
+    cut of ``G`` is allowed only when both halves have at least ``l * S_max(G)`` rows. It reads
+    the SA of ``G`` only, which is always a union of published groups, so it never consults an
+    unpublished statistic::
+
+        class LookAheadCut(CutRule):
+            reads_group_sa = True
+
+            def __init__(self, l: float) -> None:
+                self.l = l
+
+            def allowed(self, s: CutStats) -> np.ndarray:
+                need = self.l * s.bounded - EPS
+                return (s.left >= need) & (s.right >= need)
+
+        groups = mondrian_groups(table, LookAheadCut(l))  # after the l-eligibility check
+
+    (equivalently, a k-anonymity cut with ``k = l * S_max(G)`` per group).
+    """
+
+    reads_group_sa: bool = False
+    reads_halves_sa: bool = False
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        """Boolean per candidate: may ``G`` be cut into these halves."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Short description for error messages and provenance."""
+        return type(self).__name__
+
+
+class KAnonymityCut(CutRule):
+    """k-anonymity Mondrian (spec ``asap.md`` 2.3): allowed iff ``|L| >= k`` and ``|R| >= k``."""
+
+    def __init__(self, k: int) -> None:
+        self.k = int(k)
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        return (stats.left >= self.k) & (stats.right >= self.k)
+
+    def describe(self) -> str:
+        return f"k={self.k}"
+
+
+class LDiversityCut(CutRule):
+    """Frequency l-diversity Mondrian (spec ``asap.md`` 2.1): allowed iff
+    ``|L| >= l * c(L)`` and ``|R| >= l * c(R)``, ``c`` the subset-aware bounded count."""
+
+    reads_halves_sa = True
+
+    def __init__(self, l: float) -> None:  # noqa: E741
+        self.l = float(l)
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        assert stats.bounded_left is not None and stats.bounded_right is not None
+        return (stats.left + EPS >= self.l * stats.bounded_left) & (
+            stats.right + EPS >= self.l * stats.bounded_right
+        )
+
+    def describe(self) -> str:
+        return f"l={format_number(self.l)}"
+
+
+class AllCuts(CutRule):
+    """Every one of ``rules`` must allow the cut (k-anonymity and l-diversity together)."""
+
+    def __init__(self, rules: Sequence[CutRule]) -> None:
+        self.rules = tuple(rules)
+        self.reads_group_sa = any(r.reads_group_sa for r in self.rules)
+        self.reads_halves_sa = any(r.reads_halves_sa for r in self.rules)
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        ok = np.ones(stats.size.shape, dtype=bool)
+        for r in self.rules:
+            ok &= r.allowed(stats)
+        return ok
+
+    def describe(self) -> str:
+        return ", ".join(r.describe() for r in self.rules)
+
+
+class FunctionCut(CutRule):
+    """A plain callable ``f(CutStats) -> bool array`` as a rule (reads every SA statistic)."""
+
+    reads_group_sa = True
+    reads_halves_sa = True
+
+    def __init__(self, fn: Callable[[CutStats], np.ndarray]) -> None:
+        self.fn = fn
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        return np.asarray(self.fn(stats), dtype=bool)
+
+    def describe(self) -> str:
+        return getattr(self.fn, "__name__", "custom rule")
+
+
+def as_rule(rule: CutRule | Callable[[CutStats], np.ndarray]) -> CutRule:
+    """``rule`` as a :class:`CutRule` (a callable is wrapped in :class:`FunctionCut`)."""
+    return rule if isinstance(rule, CutRule) else FunctionCut(rule)
+
+
+# -- the partitioner -----------------------------------------------------------------------------
+def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
+    """How a (group, SA) count vector reduces to the bounded count c(group).
+
+    Mirrors :attr:`GroupHistogram.sensitive_count`: max over all values when every value is
+    sensitive; sum over the sensitive subset in ``set`` mode; max over it in ``each`` mode.
+    Returns the ufunc and the per-SA-code weight mask (None = all values count).
+    """
+    sens = np.asarray(table.sensitive, dtype=bool)
+    if sens.all():
+        return np.maximum, None
+    if table.schema.sensitive_mode == SensitiveMode.SET:
+        return np.add, sens
+    return np.maximum, sens
+
+
+def _code_sort(codes: np.ndarray, size: int, dtype: type) -> np.ndarray:
+    """Stable argsort of small non-negative codes (radix sort through uint16 when it fits)."""
+    if size <= np.iinfo(np.uint16).max:
+        return np.argsort(codes.astype(np.uint16), kind="stable").astype(dtype)
+    return np.argsort(codes, kind="stable").astype(dtype)
+
+
+def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(x.size, dtype=np.int64)
+    np.cumsum(x[:-1], out=out[1:])
+    return out
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of some segments, concatenated."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offset = np.asarray(starts, dtype=np.int64) - _exclusive_cumsum(lengths)
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
+
+
+def _search(
+    code_at: Callable[[np.ndarray], np.ndarray],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    value: np.ndarray,
+    above: bool,
+) -> np.ndarray:
+    """Per segment, the first position in ``[lo, hi)`` whose code is ``> value`` (``above``)
+    or ``>= value``, ``hi`` if none: a binary search run for all segments at once (codes are
+    sorted inside each segment), dropping the segments that are done."""
+    lo = lo.copy()
+    hi = hi.copy()
+    act = np.flatnonzero(lo < hi)
+    while act.size:
+        a, b = lo[act], hi[act]
+        mid = (a + b) >> 1
+        c = code_at(mid)
+        before = c <= value[act] if above else c < value[act]
+        lo[act] = np.where(before, mid + 1, a)
+        hi[act] = np.where(before, b, mid)
+        act = act[lo[act] < hi[act]]
+    return lo
+
+
+def mondrian_groups(
+    table: Table,
+    rule: CutRule | Callable[[CutStats], np.ndarray],
+    *,
+    median: str = "lower",
+    cuts: str = "strict",
+) -> np.ndarray:
+    """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
+
+    The engine behind :func:`mondrian` (and Mondrian+ / MASK, which pass their own rules).
+    No precondition is checked here: a table whose root violates the rule's model comes back
+    as one group. Group ids are in order of first appearance in the rows.
+
+    How (module docstring): every active group is a segment ``[start, start + size)`` of
+    ``perms[j]``, the active row ids sorted by (group, code of QI ``j``, row id), for every
+    ``j`` (and ``perms[d]`` sorted by (group, SA, row id) when the rule reads the SA). At
+    each depth, for all groups at once: ranges and medians are gathers at segment positions;
+    ``|L|`` is a binary search inside the segments; the rule is evaluated dimension by
+    dimension in each group's order of normalized range, the halves' SA counts coming from
+    one ``bincount`` over the (group, SA) pairs of the smaller half of the groups still
+    undecided. Finished groups are dropped; each split group is split stably in every
+    ``perms[j]`` (a cumulative sum gives each row its rank within its half), so the orders
+    stay sorted without sorting again.
+    """
+    if median not in MEDIANS:
+        raise ParameterError(
+            f"mondrian: median must be one of {', '.join(MEDIANS)}, got {median!r}"
+        )
+    if cuts not in CUTS:
+        raise ParameterError(f"mondrian: cuts must be one of {', '.join(CUTS)}, got {cuts!r}")
+    rule = as_rule(rule)
+    lower = median == "lower"
+    strict = cuts == "strict"
+    n, d = table.n, table.d
+    idx = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    qi = table.qi
+    sa = table.sa
+    widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)
+    need_pairs = rule.reads_group_sa or rule.reads_halves_sa
+    halves_sa = rule.reads_halves_sa
+    reducer, sens_mask = _bounded_reducer(table)
+
+    perms = [_code_sort(qi[:, j], table.qi_columns[j].size, idx) for j in range(d)]
+    if need_pairs:
+        perms.append(_code_sort(sa, max(table.n_sa, 1), idx))
+    out = np.full(n, -1, dtype=np.int64)
+    next_id = 0
+    sizes = np.array([n], dtype=np.int64)
+    is_left = np.zeros(n, dtype=bool)
+    pair_of_row = np.zeros(n, dtype=idx) if halves_sa else None
+
+    while sizes.size:
+        n_groups = sizes.size
+        n_act = int(sizes.sum())
+        starts = _exclusive_cumsum(sizes)
+        ends = starts + sizes
+        every = np.arange(n_groups)
+
+        # SA statistics of the groups, from the (group, SA) pairs of the SA order
+        bounded = pair_tot = pair_first = pair_count = pair_w = None
+        if need_pairs:
+            s_sorted = sa[perms[d]]
+            change = np.empty(n_act, dtype=bool)
+            change[0] = True
+            np.not_equal(s_sorted[1:], s_sorted[:-1], out=change[1:])
+            change[starts[1:]] = True
+            pair_start = np.flatnonzero(change)
+            pair_tot = np.diff(np.append(pair_start, n_act))
+            pair_pos = np.cumsum(change, dtype=idx)
+            pair_pos -= 1
+            pair_first = pair_pos[starts].astype(np.int64)
+            pair_count = np.diff(np.append(pair_first, pair_start.size))
+            if sens_mask is not None:
+                pair_w = sens_mask[s_sorted[pair_start]]
+            bounded = _reduce(pair_tot, pair_w, reducer, pair_first)
+            if pair_of_row is not None:
+                pair_of_row[perms[d]] = pair_pos
+            del s_sorted, change, pair_pos
+
+        # candidate cuts: normalized range and |L| of every group on every dimension
+        norm = np.zeros((n_groups, d), dtype=np.float64)
+        n_left = np.empty((n_groups, d), dtype=np.int64)
+        for j in range(d):
+            col, p = qi[:, j], perms[j]
+
+            def code_at(pos: np.ndarray, col: np.ndarray = col, p: np.ndarray = p) -> np.ndarray:
+                return col[p[pos]]
+
+            spread = code_at(ends - 1) - code_at(starts)
+            if widths[j] > 0:
+                norm[:, j] = spread / widths[j]
+            nl = sizes.copy()  # |L| = |G|: not a cut
+            g = np.flatnonzero(spread > 0)
+            if strict:
+                s, e, m = starts[g], ends[g], sizes[g]
+                if lower:  # L = {t <= v}, v the value at sorted position ceil(m/2) - 1
+                    med = s + (m + 1) // 2 - 1
+                    nl[g] = _search(code_at, med + 1, e, code_at(med), True) - s
+                else:  # L = {t < v}, v the value at sorted position floor(m/2)
+                    med = s + m // 2
+                    nl[g] = _search(code_at, s, med, code_at(med), False) - s
+            else:
+                nl[g] = (sizes[g] + 1) // 2 if lower else sizes[g] // 2
+            n_left[:, j] = nl
+        cand = (n_left > 0) & (n_left < sizes[:, None])
+
+        # allowed cuts
+        allowed = np.zeros((n_groups, d), dtype=bool)
+        if not halves_sa:
+            gi, ji = np.nonzero(cand)
+            if gi.size:
+                stats = CutStats(
+                    sizes[gi], n_left[gi, ji], None if bounded is None else bounded[gi]
+                )
+                allowed[gi, ji] = rule.allowed(stats)
+        else:
+            # try each group's dimensions in its order, reading halves only when needed
+            assert pair_of_row is not None and pair_tot is not None and bounded is not None
+            assert pair_first is not None and pair_count is not None
+            order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
+            n_cand = cand.sum(axis=1)
+            undecided = n_cand > 0
+            for r in range(d):
+                todo = np.flatnonzero(undecided & (n_cand > r))
+                if not todo.size:
+                    break
+                dims = order[todo, r]
+                for j in range(d):
+                    g = todo[dims == j]
+                    if not g.size:
+                        continue
+                    nl, m = n_left[g, j], sizes[g]
+                    small_left = nl <= m - nl
+                    length = np.where(small_left, nl, m - nl)
+                    pos = _ranges(np.where(small_left, starts[g], starts[g] + nl), length)
+                    pid = pair_of_row[perms[j][pos]].astype(np.int64)
+                    pf, pc = pair_first[g], pair_count[g]
+                    local_first = _exclusive_cumsum(pc)
+                    pid -= np.repeat(pf - local_first, length)
+                    cnt = np.bincount(pid, minlength=int(pc.sum()))
+                    pairs = _ranges(pf, pc)
+                    w = None if pair_w is None else pair_w[pairs]
+                    b_small = _reduce(cnt, w, reducer, local_first)
+                    b_other = _reduce(pair_tot[pairs] - cnt, w, reducer, local_first)
+                    stats = CutStats(
+                        m,
+                        nl,
+                        bounded[g],
+                        np.where(small_left, b_small, b_other),
+                        np.where(small_left, b_other, b_small),
+                    )
+                    ok = np.asarray(rule.allowed(stats), dtype=bool)
+                    allowed[g[ok], j] = True
+                    undecided[g[ok]] = False
+
+        # first allowed dimension in order of decreasing normalized range (ties: lower index)
+        best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
+        split = allowed[every, best]
+        nl_best = n_left[every, best]
+
+        # finished groups leave with their final ids
+        if not split.all():
+            done = np.flatnonzero(~split)
+            pos = _ranges(starts[done], sizes[done])
+            out[perms[0][pos]] = np.repeat(next_id + np.arange(done.size), sizes[done])
+            next_id += done.size
+            if not split.any():
+                break
+            keep = _ranges(starts[split], sizes[split])
+            perms = [p[keep] for p in perms]
+            sizes, nl_best, best = sizes[split], nl_best[split], best[split]
+            starts = _exclusive_cumsum(sizes)
+            n_act = int(sizes.sum())
+
+        # which rows go left: the first |L| positions of the group in its chosen dimension
+        for j in range(d):
+            g = np.flatnonzero(best == j)
+            if not g.size:
+                continue
+            pos = _ranges(starts[g], sizes[g])
+            rank = pos - np.repeat(starts[g], sizes[g])
+            is_left[perms[j][pos]] = rank < np.repeat(nl_best[g], sizes[g])
+
+        # split every order stably: L keeps the group's start, R starts |L| further
+        start_m1 = np.repeat((starts - 1).astype(idx), sizes)
+        right_base = np.arange(n_act, dtype=idx)
+        right_base += np.repeat(nl_best.astype(idx), sizes)
+        has_prev = starts > 0
+        for i, p in enumerate(perms):
+            left = is_left[p]
+            lefts = np.cumsum(left, dtype=idx)  # lefts in [0, pos]
+            before = np.zeros(sizes.size, dtype=idx)
+            before[has_prev] = lefts[starts[has_prev] - 1]
+            lefts -= np.repeat(before, sizes)  # lefts in [start, pos]
+            dest = np.where(left, start_m1 + lefts, right_base - lefts)
+            new_p = np.empty_like(p)
+            new_p[dest] = p
+            perms[i] = new_p
+        new_sizes = np.empty(2 * sizes.size, dtype=np.int64)
+        new_sizes[0::2] = nl_best
+        new_sizes[1::2] = sizes - nl_best
+        sizes = new_sizes
+
+    assert (out >= 0).all()
+    return Partition.from_labels(out).group
+
+
+def _reduce(
+    counts: np.ndarray, weight: np.ndarray | None, reducer: np.ufunc, first: np.ndarray
+) -> np.ndarray:
+    """Per-group bounded count from per-pair counts (pairs sorted by group)."""
+    if weight is not None:
+        counts = counts * weight
+    return reducer.reduceat(counts, first)
+
+
+# -- the registered algorithm --------------------------------------------------------------------
+def _rule_from_models(
+    table: Table, models: list[PrivacyModel], name: str
+) -> tuple[CutRule, dict[str, Any]]:
+    refuse_others(models, (KAnonymity, LDiversity), name)
+    k_model = pick(models, KAnonymity, name)
+    l_model = pick(models, LDiversity, name)
+    if k_model is None and l_model is None:
+        raise ParameterError(f"{name} needs a k-anonymity (k=K) or l-diversity (l=L) model")
+    hist = GroupHistogram.from_codes(
+        np.zeros(table.n, dtype=np.int64),
+        table.sa,
+        1,
+        table.n_sa,
+        table.sensitive,
+        table.schema.sensitive_mode,
+        table.sa_column.kind,
+    )
+    rules: list[CutRule] = []
+    params: dict[str, Any] = {}
+    if k_model is not None:
+        k_model.validate(hist, table.sa_name)
+        rules.append(KAnonymityCut(k_model.k))
+        params["k"] = k_model.k
+    if l_model is not None:
+        l_model.validate(hist, table.sa_name)
+        c = int(hist.sensitive_count[0])
+        if table.n + EPS < l_model.l * c:
+            what = "S_max" if hist.all_sensitive else "its sensitive count"
+            raise ParameterError(
+                f"{name}: the table is not l-eligible for l={format_number(l_model.l)}: "
+                f"{table.n} rows < l * {what} ({c}) = {format_number(l_model.l * c)}"
+            )
+        rules.append(LDiversityCut(l_model.l))
+        params["l"] = l_model.l
+    return (rules[0] if len(rules) == 1 else AllCuts(rules)), params
+
+
+@register(
+    "mondrian",
+    summary="Mondrian multidimensional median partitioning (LeFevre et al. 2006)",
+    models=("KAnonymity", "LDiversity"),
+    options={
+        "median": "lower (default) | upper: which median value splits a group",
+        "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
+    },
+)
+def mondrian(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    median: str = "lower",
+    cuts: str = "strict",
+) -> Release:
+    """Mondrian for k-anonymity and/or frequency l-diversity (spec ``asap.md`` 2.1, 2.3).
+
+    Reads ``k`` from :class:`~kerckhoffs.models.KAnonymity` and ``l`` from
+    :class:`~kerckhoffs.models.LDiversity` (given both, every cut must keep both). Raises
+    :class:`~kerckhoffs.errors.ParameterError` for other models, ``k`` above the table size, or
+    a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is recorded,
+    not used. Returns a generalization release whose every group satisfies the models.
+    """
+    rule, params = _rule_from_models(table, models, "mondrian")
+    group = mondrian_groups(table, rule, median=median, cuts=cuts)
+    params.update(median=median, cuts=cuts)
+    return Release(
+        table,
+        Partition(group),
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance("mondrian", params, seed),
+    )
+
+
+__all__ = [
+    "AllCuts",
+    "CutRule",
+    "CutStats",
+    "FunctionCut",
+    "KAnonymityCut",
+    "LDiversityCut",
+    "as_rule",
+    "mondrian",
+    "mondrian_groups",
+]

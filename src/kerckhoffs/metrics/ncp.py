@@ -1,0 +1,86 @@
+"""Normalized certainty penalty (NCP; Xu et al. 2006, "Utility-based anonymization using local
+recoding"; called GCP, global certainty penalty, when averaged over a table).
+
+The information a generalization loses, per published cell, on a 0..1 scale:
+
+- numeric quasi-identifier published as ``[lo-hi]``: ``(hi - lo) / (max - min)``, on the actual
+  values, ``max`` and ``min`` over the column's domain (the values the table holds);
+- categorical quasi-identifier published as hierarchy node ``u``: ``(leaves(u) - 1) /
+  (leaves - 1)``, with ``leaves(u)`` the number of hierarchy leaves under ``u`` (present in the
+  data or not) and ``leaves`` the size of the whole domain; 0 when the domain has one value.
+
+A release's NCP is the average over its rows and quasi-identifiers (every row of a group
+pays the group's penalty), so 0 is the table itself and 1 is every cell suppressed to the
+domain. Computed from each group's smallest and largest code
+(:meth:`~kerckhoffs.release.Release.group_bounds`, the same bounds
+:meth:`~kerckhoffs.release.Release.generalized_cells` publishes), vectorized over groups.
+
+A bucketized release (Anatomy) publishes the quasi-identifiers exactly: its NCP is 0. The
+release must be built on the original table (a release read back from published files has
+the published cells as its values and no hierarchy to measure them against).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kerckhoffs.data.schema import Kind
+from kerckhoffs.data.table import EncodedColumn
+from kerckhoffs.release import Release, Scheme
+
+
+def _numeric_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    values = np.asarray(col.values, dtype=np.float64)
+    width = float(values[-1] - values[0]) if values.size else 0.0
+    if width <= 0:
+        return np.zeros(lo.shape, dtype=np.float64)
+    return (values[hi] - values[lo]) / width
+
+
+def _categorical_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    h = col.hierarchy
+    assert h is not None
+    total = len(h)
+    if total <= 1:
+        return np.zeros(lo.shape, dtype=np.float64)
+    lo_leaf = col.leaves(lo)
+    hi_leaf = col.leaves(hi)
+    level = h.lca_level(lo_leaf, hi_leaf)
+    covered = np.ones(lo.shape, dtype=np.int64)
+    for j in range(1, h.height + 1):
+        at = level == j
+        if at.any():
+            covered[at] = h.coverage(j)[h.node_ids[j][lo_leaf[at]]]
+    return (covered - 1) / (total - 1)
+
+
+def group_ncp(release: Release) -> np.ndarray:
+    """Penalty of each group on each quasi-identifier: float64 [groups, d], in 0..1."""
+    table = release.table
+    n_groups = release.partition.n_groups
+    if release.scheme != Scheme.GENERALIZATION:
+        return np.zeros((n_groups, table.d), dtype=np.float64)
+    lo, hi = release.group_bounds()
+    out = np.empty((n_groups, table.d), dtype=np.float64)
+    for j, col in enumerate(table.qi_columns):
+        if col.kind == Kind.NUMERIC:
+            out[:, j] = _numeric_penalty(col, lo[:, j], hi[:, j])
+        else:
+            out[:, j] = _categorical_penalty(col, lo[:, j], hi[:, j])
+    return out
+
+
+def ncp_by_qi(release: Release) -> dict[str, float]:
+    """Average penalty over the rows, per quasi-identifier (the per-QI breakdown of NCP)."""
+    sizes = release.partition.sizes.astype(np.float64)
+    per_row = sizes @ group_ncp(release) / max(release.table.n, 1)
+    return {name: float(v) for name, v in zip(release.table.qi_names, per_row, strict=True)}
+
+
+def ncp(release: Release) -> float:
+    """The release's NCP: average over rows and quasi-identifiers, 0 (exact) .. 1 (suppressed)."""
+    by_qi = ncp_by_qi(release)
+    return float(np.mean(list(by_qi.values()))) if by_qi else 0.0
+
+
+__all__ = ["group_ncp", "ncp", "ncp_by_qi"]
