@@ -336,3 +336,19 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_census(tmp_path / "nope")
     assert "\n" not in str(info.value)
+
+
+def test_demo_example_schema_matches_the_code(tmp_path: Path) -> None:
+    """examples/demo/ (for the CLI) and hospital_schema() (for Python) describe the same table."""
+    from kerckhoffs import Hierarchy, Schema, Table
+    from kerckhoffs.datasets import hospital_hierarchies, hospital_schema
+
+    ex = Path(__file__).resolve().parents[1] / "examples" / "demo"
+    for name, rows in hospital_hierarchies().items():
+        assert (
+            Hierarchy.read_csv(ex / "hierarchies" / f"{name}.csv").rows() == Hierarchy(rows).rows()
+        )
+    df = generate_hospital(500, 4)
+    from_toml = Table.encode(df, Schema.from_toml(ex / "schema.toml"))
+    from_code = Table.encode(df, hospital_schema())
+    assert (from_toml.qi == from_code.qi).all() and (from_toml.sa == from_code.sa).all()
