@@ -293,7 +293,11 @@ class Release:
         return {"qit": qit, "st": st}
 
     def metadata(self, checks: list[ModelResult] | None = None) -> dict[str, Any]:
-        """The JSON provenance written beside the tables (no timestamps: same input, same bytes)."""
+        """The JSON provenance written beside the tables (no timestamps: same input, same bytes).
+
+        It never says how many SA values an algorithm perturbed: that count is what MASK's
+        safety argument (paper 001, Theorem 4) assumes the reader cannot know.
+        """
         t = self.table
         sv = t.schema.sensitive_values
         return {
@@ -307,7 +311,6 @@ class Release:
             "sensitive_mode": t.schema.sensitive_mode.value,
             "rows": t.n,
             "groups": self.partition.n_groups,
-            "perturbed_rows": int(self.perturbed.sum()),
             "checks": [
                 {
                     "model": r.model,

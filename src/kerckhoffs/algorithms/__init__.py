@@ -4,7 +4,12 @@ Importing this package registers every algorithm in
 :data:`kerckhoffs.algorithms.registry.REGISTRY` (the CLI's ``--algorithm`` names).
 """
 
+from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers its algorithm)
+    local_recoding,
+    mask,
+    mdav,
+    mondrian,
+)
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo, get, register
 
 __all__ = ["REGISTRY", "AlgorithmInfo", "get", "register"]
-from kerckhoffs.algorithms import mondrian  # noqa: F401  (registers "mondrian")
