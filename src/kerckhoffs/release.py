@@ -202,12 +202,17 @@ class Release:
     scheme: Scheme = Scheme.GENERALIZATION
     sa_published: np.ndarray | None = None
     provenance: Provenance = field(default_factory=lambda: Provenance("manual"))
+    cells: pd.DataFrame | None = field(default=None, repr=False)
     _hist: GroupHistogram | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.scheme = Scheme(self.scheme)
         if self.partition.n != self.table.n:
             raise ValueError(f"partition has {self.partition.n} rows, table has {self.table.n}")
+        if self.cells is not None and len(self.cells) != self.partition.n_groups:
+            raise ValueError(
+                f"cells has {len(self.cells)} rows, the partition {self.partition.n_groups} groups"
+            )
         if self.sa_published is None:
             self.sa_published = self.table.sa
         elif self.sa_published.shape != self.table.sa.shape:
@@ -250,7 +255,14 @@ class Release:
         return lo, hi
 
     def generalized_cells(self) -> pd.DataFrame:
-        """Each group's published QI cells, one row per group (generalization scheme)."""
+        """Each group's published QI cells, one row per group (generalization scheme).
+
+        By default the tightest cells (interval / lowest common node of the group's rows);
+        an algorithm that decides its cells itself passes them as ``cells`` (full-domain
+        generalization publishes every group at its lattice node's levels).
+        """
+        if self.cells is not None:
+            return self.cells
         lo, hi = self.group_bounds()
         return pd.DataFrame(
             {

@@ -5,6 +5,7 @@ Importing this package registers every algorithm in
 """
 
 from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers its algorithm)
+    lattice,
     local_recoding,
     mask,
     mdav,
