@@ -5,6 +5,8 @@ Importing this package registers every algorithm in
 """
 
 from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers its algorithm)
+    anatomy,
+    hilb,
     lattice,
     local_recoding,
     mask,
