@@ -8,15 +8,18 @@ gate a pipeline.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
 from kerckhoffs import __version__
@@ -42,6 +45,20 @@ datasets_app = typer.Typer(
 app.add_typer(datasets_app, name="datasets")
 
 out = Console(highlight=False)
+
+
+@contextlib.contextmanager
+def _working(description: str) -> Iterator[None]:
+    """A spinner with the elapsed time while a step runs (cleared when it ends)."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    ) as progress:
+        progress.add_task(description, total=None)
+        yield
 
 
 def _version(value: bool) -> None:
@@ -206,7 +223,7 @@ def anonymize(
         wanted = Scheme(scheme)
     if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise InputError(f"--out {out_dir} already exists (add --overwrite to replace it)")
-    with out.status(f"reading {data} ..."):
+    with _working(f"reading {data}"):
         table = Table.from_csv(data, Schema.from_toml(schema), sep=sep)
     for note in table.notes:
         out.print(f"note: {note}")
@@ -216,13 +233,13 @@ def anonymize(
     if info.randomized and seed is None:
         seed = 0
         out.print("note: no --seed given; using seed 0 (recorded in the release)")
-    with out.status(f"running {info.name} on {table.n:,} rows ..."):
+    with _working(f"running {info.name} on {table.n:,} rows"):
         t0 = time.perf_counter()
         release = info.run(table, models, seed=seed, **options)
         elapsed = time.perf_counter() - t0
     if wanted is not None:
         release.scheme = wanted
-    with out.status(f"checking and writing {out_dir} ..."):
+    with _working(f"checking and writing {out_dir}"):
         results = release.write(
             out_dir,
             models,
@@ -368,16 +385,7 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
         return
     out.rule("4. the classic anonymizers side by side (l = 3, frequency l-diversity)")
     t = RichTable()
-    for col in (
-        "algorithm",
-        "publishes",
-        "groups",
-        "size min / mean / max",
-        "k",
-        "l",
-        "NCP (QI loss)",
-        "seconds",
-    ):
+    for col in ("algorithm", "groups", "mean size", "min-max", "k", "l", "NCP", "seconds"):
         t.add_column(col)
     for name in names:
         info = REGISTRY[name]
@@ -387,16 +395,21 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
         sizes = release.partition.sizes
         k, l_div = release.check([KAnonymity(1), LDiversity(1)])
         t.add_row(
-            name,
-            release.scheme.value,
+            name + (" *" if release.scheme == Scheme.BUCKETIZATION else ""),
             f"{release.partition.n_groups:,}",
-            f"{sizes.min()} / {sizes.mean():.1f} / {sizes.max()}",
+            f"{sizes.mean():.1f}",
+            f"{sizes.min()}-{sizes.max()}",
             format_number(k.achieved),
             format_number(l_div.achieved),
             _ncp_text(release),
             f"{elapsed:.3f}",
         )
     out.print(t)
+    out.print(
+        "NCP: normalized certainty penalty of the published QI cells (0 = exact, 1 = all "
+        "suppressed). * publishes by bucketization: exact QIs, with the QI-SA link hidden in "
+        "each group's SA table."
+    )
     out.print(
         "Each of these leaks through its own choices when the adversary knows the algorithm; "
         "the algorithm-safe variants and the attacks come next."
@@ -405,7 +418,7 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
 
 def _ncp_text(release: Release) -> str:
     if release.scheme == Scheme.BUCKETIZATION:
-        return "0 (exact QIs)"
+        return "0"
     try:
         from kerckhoffs.metrics import ncp
     except ImportError:
