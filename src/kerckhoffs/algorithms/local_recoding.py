@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.registry import register
+from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import ParameterError
@@ -134,16 +135,6 @@ def _classes(table: Table, alpha: float) -> tuple[np.ndarray, int]:
     index = np.zeros(table.n_sa, dtype=np.int64)
     index[sens] = np.arange(1, int(sens.sum()) + 1)
     return index[table.sa], int(sens.sum()) + 1
-
-
-def _rank_within(sorted_keys: np.ndarray) -> np.ndarray:
-    """Position of each element inside its run of equal keys (keys already sorted)."""
-    n = sorted_keys.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
-    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
-    return np.arange(n) - first
 
 
 class _Rules:
@@ -229,7 +220,7 @@ def _plan(
         kept[bad] = _kept_counts(cnt[bad], rules)
     # which rows a violating child keeps: the lowest row ids of each class
     rank = np.empty(rows.size, dtype=np.int64)
-    rank[order] = _rank_within(sk)
+    rank[order] = rank_within(sk)
     keep_row = rank < kept.ravel()[cell]
     label = np.where(keep_row, pc[pinv], -1)
 
@@ -284,7 +275,7 @@ def _borrow(
     # a donor gives non-sensitive rows first, at most its spare rows
     o1 = np.lexsort((crow, sens, cp))
     r1 = np.empty(cand.size, dtype=np.int64)
-    r1[o1] = _rank_within(cp[o1])
+    r1[o1] = rank_within(cp[o1])
     ok = r1 < spare[cp]
     cand, cp, cg, sens, crow = cand[ok], cp[ok], cg[ok], sens[ok], crow[ok]
     # borrowing order: non-sensitive first, donors with most spare rows, child order, row id
@@ -296,10 +287,10 @@ def _borrow(
         ck = cg * rules.n_classes + c
         o3 = np.lexsort((np.arange(cand.size), ck))
         r3 = np.empty(cand.size, dtype=np.int64)
-        r3[o3] = _rank_within(ck[o3])
+        r3[o3] = rank_within(ck[o3])
         fits = (c == 0) | (r3 < room[cg, c])
         cand, cg = cand[fits], cg[fits]
-    r4 = _rank_within(cg)  # cg is still sorted
+    r4 = rank_within(cg)  # cg is still sorted
     take = cand[r4 < short[cg]]
     got = np.bincount(g[take], minlength=n_groups)
     return take, got

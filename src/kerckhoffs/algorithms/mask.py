@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -216,16 +217,6 @@ def _fit_all_values(
             )
 
 
-def _rank_within(sorted_keys: np.ndarray) -> np.ndarray:
-    """Position of each element inside its run of equal keys (keys already sorted)."""
-    n = sorted_keys.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
-    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
-    return np.arange(n) - first
-
-
 def _sa_distance(table: Table) -> np.ndarray:
     """Coverage of the lowest common SA-hierarchy ancestor of every pair of SA codes.
 
@@ -285,7 +276,7 @@ def mask_perturb(
     key = rng.random(rows.size)
     pair = group[rows] * n_sets + s_row
     order = np.lexsort((key, pair))
-    rank = _rank_within(pair[order])
+    rank = rank_within(pair[order])
     moved = rows[order][rank < need[order]]  # sorted by group, random inside a group
     if moved.size == 0:
         return out
@@ -340,7 +331,7 @@ def _fill_free_slots(
     slot_group = slot_cell // n_sa
     slot_value = slot_cell % n_sa
     order = np.lexsort((rng.random(slot_cell.size), slot_group))
-    rank = _rank_within(slot_group[order])
+    rank = rank_within(slot_group[order])
     n_moved = np.bincount(np.searchsorted(vgroups, g_moved), minlength=vgroups.size)
     take = order[rank < n_moved[slot_group[order]]]
     return slot_value[take].astype(table.sa.dtype)
