@@ -19,6 +19,8 @@ DATA = ROOT.parent / "shared" / "data"
 # algorithm -> (models that it enforces, models that are infeasible for it on the data)
 CASES = {
     "mondrian": (["l=3"], ["l=40"]),
+    "mondrian+": (["l=3"], ["l=40"]),
+    "mondrian++": (["l=3"], ["l=40"]),
     "anatomy": (["l=3"], ["l=40"]),
     "hilb": (["l=3"], ["l=40"]),
     "lattice": (["k=5"], ["k=100000"]),
@@ -115,3 +117,30 @@ def test_anonymize_adult(name, tmp_path_factory, tmp_path, monkeypatch, capsys) 
     )
     assert code == 0, err
     assert "45,222 rows" in stdout
+
+
+def test_scheme_option_reaches_the_algorithm(demo_csv, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--scheme bucketization on a ++ variant: the files and the provenance both say so."""
+    out = tmp_path / "rel"
+    schema = str(ROOT / "examples" / "demo" / "schema.toml")
+    code, _, err = run(
+        monkeypatch,
+        capsys,
+        "anonymize",
+        str(demo_csv),
+        "-s",
+        schema,
+        "-a",
+        "mondrian++",
+        "-m",
+        "l=3",
+        "-o",
+        str(out),
+        "--scheme",
+        "bucketization",
+    )
+    assert code == 0, err
+    meta = json.loads((out / "release.json").read_text())
+    assert meta["scheme"] == "bucketization"
+    assert meta["provenance"]["parameters"]["scheme"] == "bucketization"
+    assert (out / "qit.csv").is_file() and (out / "st.csv").is_file()

@@ -9,6 +9,7 @@ gate a pipeline.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import tempfile
 import time
@@ -230,6 +231,8 @@ def anonymize(
     hist = Release(table, Partition.single(table.n)).histogram()
     for m in models:
         m.validate(hist, repr(table.sa_name))
+    if wanted is not None and "scheme" in info.options:
+        options.setdefault("scheme", wanted.value)
     if info.randomized and seed is None:
         seed = 0
         out.print("note: no --seed given; using seed 0 (recorded in the release)")
@@ -237,8 +240,12 @@ def anonymize(
         t0 = time.perf_counter()
         release = info.run(table, models, seed=seed, **options)
         elapsed = time.perf_counter() - t0
-    if wanted is not None:
+    if wanted is not None and release.scheme != wanted:
         release.scheme = wanted
+        prov = release.provenance
+        release.provenance = dataclasses.replace(
+            prov, parameters={**prov.parameters, "scheme": wanted.value}
+        )
     with _working(f"checking and writing {out_dir}"):
         results = release.write(
             out_dir,

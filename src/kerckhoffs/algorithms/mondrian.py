@@ -41,13 +41,16 @@ that with one different cut rule, see :class:`CutRule`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from kerckhoffs.algorithms.pickup import pickup
 from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -96,24 +99,12 @@ class CutRule:
     (also an audit of what a rule reads: statistics of halves that end up unpublished are what
     makes original Mondrian leak, spec 2.1) and implement :meth:`allowed`.
 
-    **Mondrian+ is one different rule** (issue 4; spec ``asap.md`` 2.2, global look-ahead): a
-    cut of ``G`` is allowed only when both halves have at least ``l * S_max(G)`` rows. It reads
-    the SA of ``G`` only, which is always a union of published groups, so it never consults an
-    unpublished statistic::
-
-        class LookAheadCut(CutRule):
-            reads_group_sa = True
-
-            def __init__(self, l: float) -> None:
-                self.l = l
-
-            def allowed(self, s: CutStats) -> np.ndarray:
-                need = self.l * s.bounded - EPS
-                return (s.left >= need) & (s.right >= need)
-
-        groups = mondrian_groups(table, LookAheadCut(l))  # after the l-eligibility check
-
-    (equivalently, a k-anonymity cut with ``k = l * S_max(G)`` per group).
+    **Mondrian+ is one different rule** (issue 4; spec ``asap.md`` 2.2, global look-ahead),
+    :class:`LookAheadCut`: a cut of ``G`` is allowed only when both halves have at least
+    ``l * S_max(G)`` rows. It reads the SA of ``G`` only, which is always a union of published
+    groups, so it never consults an unpublished statistic (equivalently, a k-anonymity cut
+    with ``k = l * S_max(G)`` per group); :func:`mondrian_plus` is ``mondrian_groups(table,
+    LookAheadCut(l))`` after the l-eligibility check.
     """
 
     reads_group_sa: bool = False
@@ -158,6 +149,32 @@ class LDiversityCut(CutRule):
 
     def describe(self) -> str:
         return f"l={format_number(self.l)}"
+
+
+class LookAheadCut(CutRule):
+    """Mondrian+'s global look-ahead (paper 000, Algorithm 1 and Theorem 6.1; spec ``asap.md``
+    2.2): allowed iff ``|L| >= l * c(G)`` and ``|R| >= l * c(G)``, ``c(G)`` the bounded count
+    of the group being cut (``S_max(G)`` when every SA value counts).
+
+    The worst case, every copy of the most frequent value landing in one half, still leaves
+    that half l-diverse: ``c(L) / |L| <= c(G) / |L| <= 1 / l`` (eq. 20). Unlike
+    :class:`LDiversityCut` it never looks at the halves' SA, only at ``G``'s, and every group
+    the recursion tests ends up a union of published groups, so the statistic is recomputable
+    from the release (Theorem 5.3: algorithm-safe).
+    """
+
+    reads_group_sa = True
+
+    def __init__(self, l: float) -> None:  # noqa: E741
+        self.l = float(l)
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        assert stats.bounded is not None
+        need = self.l * stats.bounded - EPS
+        return (stats.left >= need) & (stats.right >= need)
+
+    def describe(self) -> str:
+        return f"look-ahead l={format_number(self.l)}"
 
 
 class AllCuts(CutRule):
@@ -265,6 +282,7 @@ def mondrian_groups(
     *,
     median: str = "lower",
     cuts: str = "strict",
+    sa_log: SAReadLog | None = None,
 ) -> np.ndarray:
     """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
 
@@ -282,6 +300,11 @@ def mondrian_groups(
     undecided. Finished groups are dropped; each split group is split stably in every
     ``perms[j]`` (a cumulative sum gives each row its rank within its half), so the orders
     stay sorted without sorting again.
+
+    ``sa_log`` (:mod:`~kerckhoffs.algorithms.sa_reads`) records the SA statistics the rule
+    reads: ``c(G)`` of every group with a candidate cut (rules reading the group's SA) and
+    ``c(L)``, ``c(R)`` of every candidate evaluated (rules reading the halves). Not touched
+    when ``None``.
     """
     if median not in MEDIANS:
         raise ParameterError(
@@ -367,6 +390,8 @@ def mondrian_groups(
 
         # allowed cuts
         allowed = np.zeros((n_groups, d), dtype=bool)
+        if sa_log is not None and rule.reads_group_sa:
+            _log_groups(sa_log, perms[0], starts, sizes, np.flatnonzero(cand.any(axis=1)))
         if not halves_sa:
             gi, ji = np.nonzero(cand)
             if gi.size:
@@ -410,6 +435,8 @@ def mondrian_groups(
                         np.where(small_left, b_small, b_other),
                         np.where(small_left, b_other, b_small),
                     )
+                    if sa_log is not None:
+                        _log_halves(sa_log, perms[j], starts[g], m, nl)
                     ok = np.asarray(rule.allowed(stats), dtype=bool)
                     allowed[g[ok], j] = True
                     undecided[g[ok]] = False
@@ -464,6 +491,25 @@ def mondrian_groups(
 
     assert (out >= 0).all()
     return Partition.from_labels(out).group
+
+
+def _log_groups(
+    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, g: np.ndarray
+) -> None:
+    """Record that ``c(G)`` was read for the groups ``g`` (segments of ``perm``)."""
+    pos = _ranges(starts[g], sizes[g])
+    sa_log.record(perm[pos], np.repeat(g, sizes[g]), "S_max of the group being cut")
+
+
+def _log_halves(
+    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nl: np.ndarray
+) -> None:
+    """Record that ``c(L)`` and ``c(R)`` were read for candidate cuts (groups are segments of
+    ``perm``, the order of the cut dimension; ``L`` = the first ``nl`` positions)."""
+    pos = _ranges(starts, sizes)
+    rank = pos - np.repeat(starts, sizes)
+    half = 2 * np.repeat(np.arange(sizes.size), sizes) + (rank >= np.repeat(nl, sizes))
+    sa_log.record(perm[pos], half, "S_max of the candidate halves")
 
 
 def _reduce(
@@ -529,6 +575,7 @@ def mondrian(
     seed: int | None = None,
     median: str = "lower",
     cuts: str = "strict",
+    sa_log: SAReadLog | None = None,
 ) -> Release:
     """Mondrian for k-anonymity and/or frequency l-diversity (spec ``asap.md`` 2.1, 2.3).
 
@@ -537,9 +584,15 @@ def mondrian(
     :class:`~kerckhoffs.errors.ParameterError` for other models, ``k`` above the table size, or
     a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is recorded,
     not used. Returns a generalization release whose every group satisfies the models.
+
+    ``sa_log`` records the SA statistics read (information-flow audit, spec 1.10 item 2):
+    under l-diversity, ``S_max`` of the whole table and of every candidate half; a rejected
+    cut's halves are never published, so the audit fails wherever a cut was rejected on them.
     """
     rule, params = _rule_from_models(table, models, "mondrian")
-    group = mondrian_groups(table, rule, median=median, cuts=cuts)
+    if sa_log is not None and "l" in params:
+        sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
+    group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
     params.update(median=median, cuts=cuts)
     return Release(
         table,
@@ -550,6 +603,125 @@ def mondrian(
     )
 
 
+# -- Mondrian+ and Mondrian++ (issue 4) -----------------------------------------------------------
+def _plus_rule_from_models(
+    table: Table, models: list[PrivacyModel], name: str
+) -> tuple[CutRule, dict[str, Any]]:
+    """:func:`_rule_from_models` (same checks) with the l-diversity cut replaced by the
+    look-ahead; an l-diversity model is required."""
+    if not any(isinstance(m, LDiversity) for m in models):
+        refuse_others(models, (KAnonymity, LDiversity), name)
+        raise ParameterError(f"{name} needs an l-diversity model (l=L)")
+    rule, params = _rule_from_models(table, models, name)
+    rules = rule.rules if isinstance(rule, AllCuts) else (rule,)
+    swapped = [LookAheadCut(r.l) if isinstance(r, LDiversityCut) else r for r in rules]
+    return (swapped[0] if len(swapped) == 1 else AllCuts(swapped)), params
+
+
+@register(
+    "mondrian+",
+    summary="Mondrian+ (global look-ahead, algorithm-safe): cut G only when both halves "
+    "have >= l * S_max(G) rows (paper 000, Alg. 1)",
+    models=("LDiversity", "KAnonymity"),
+    options={
+        "median": "lower (default) | upper: which median value splits a group",
+        "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
+    },
+)
+def mondrian_plus(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    median: str = "lower",
+    cuts: str = "strict",
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Mondrian+ (paper 000 Algorithm 1, Theorem 6.1; spec ``asap.md`` 2.2, interpretation A).
+
+    Mondrian with ONE different cut rule, :class:`LookAheadCut`: a cut of ``G`` is allowed
+    only when both halves have at least ``l * S_max(G)`` rows (``c(G)`` under a sensitive
+    subset), instead of original Mondrian's "both halves are l-diverse". The only SA statistic
+    read is ``S_max`` of the groups being cut (and of the table, for l-eligibility), each a
+    union of published groups, so the release is algorithm-safe (Theorem 5.3) and ``sa_log``
+    (information-flow audit) finds no violation. The printed Algorithm 1 is not executable
+    (``G1, G2`` used before defined; spec A4); this is its canonical recursion, whose output
+    does not depend on the order groups are processed in.
+
+    Requires :class:`~kerckhoffs.models.LDiversity`; a :class:`~kerckhoffs.models.KAnonymity`
+    given on top also bounds every half by ``k``. Same checks and refusals as :func:`mondrian`
+    (one-line :class:`~kerckhoffs.errors.ParameterError`, e.g. a table that is not
+    l-eligible, spec 3.6 X8). Deterministic: ``seed`` is recorded, not used. Groups are
+    coarser than Mondrian's (lower utility, paper 000 Figure 10i); Mondrian++ refines them.
+    """
+    rule, params = _plus_rule_from_models(table, models, "mondrian+")
+    if sa_log is not None:
+        sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
+    group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
+    params.update(median=median, cuts=cuts)
+    return Release(
+        table,
+        Partition(group),
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance("mondrian+", params, seed),
+    )
+
+
+@register(
+    "mondrian++",
+    summary="Mondrian++: Mondrian+ then stratified pick-up (Anatomy inside each group of "
+    ">= 2l rows, random choice), algorithm-safe (paper 000, Alg. 5/6)",
+    models=("LDiversity", "KAnonymity"),
+    schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
+    randomized=True,
+    options={
+        "scheme": "generalization (default, Alg. 5) | bucketization (Alg. 6)",
+        "median": "lower (default) | upper: which median value splits a group",
+        "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
+    },
+)
+def mondrian_plus_plus(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    scheme: str | Scheme = Scheme.GENERALIZATION,
+    median: str = "lower",
+    cuts: str = "strict",
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Mondrian++ (paper 000 Algorithms 5 and 6; spec ``asap.md`` 2.9): :func:`mondrian_plus`,
+    then stratified pick-up (:func:`kerckhoffs.algorithms.pickup.pickup`, seeded by ``seed``)
+    inside every group of at least ``2 l`` rows.
+
+    The pick-up groups hold pairwise distinct SA values and ``l' .. 2 l' - 1`` rows, with
+    ``l' = max(ceil(l), k)`` (``k`` from a :class:`~kerckhoffs.models.KAnonymity` given on top,
+    else 0), so they satisfy both models; the paper has no ``k`` and ``l' = l``. Pick-up reads
+    only each Mondrian+ group's SA multiset, which stays published (the group is the union of
+    its pick-up groups), so the release stays algorithm-safe (Theorem 7.2). Published by
+    generalization (``scheme="generalization"``, each pick-up group with its own generalized
+    QI) or bucketization (``scheme="bucketization"``, exact QIs + group ids and per-group SA
+    counts).
+    """
+    try:
+        scheme = Scheme(scheme)
+    except ValueError:
+        schemes = ", ".join(s.value for s in Scheme)
+        raise ParameterError(
+            f"mondrian++: scheme must be one of {schemes}, got {scheme!r}"
+        ) from None
+    rule, params = _plus_rule_from_models(table, models, "mondrian++")
+    if sa_log is not None:
+        sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
+    group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
+    l_pick = max(math.ceil(float(params["l"]) - EPS), int(params.get("k", 0)), 1)
+    rng = np.random.default_rng(seed)
+    part = pickup(table, group, l_pick, rng, sa_log=sa_log)
+    params.update(median=median, cuts=cuts, scheme=scheme.value, pickup_l=l_pick)
+    return Release(table, part, scheme, table.sa, Provenance("mondrian++", params, seed))
+
+
 __all__ = [
     "AllCuts",
     "CutRule",
@@ -557,7 +729,10 @@ __all__ = [
     "FunctionCut",
     "KAnonymityCut",
     "LDiversityCut",
+    "LookAheadCut",
     "as_rule",
     "mondrian",
     "mondrian_groups",
+    "mondrian_plus",
+    "mondrian_plus_plus",
 ]
