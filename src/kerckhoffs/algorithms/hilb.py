@@ -52,7 +52,9 @@ import numpy as np
 
 from kerckhoffs.algorithms.anatomy import l_eligible_buckets
 from kerckhoffs.algorithms.hilbert_curve import hilbert_bits, hilbert_index, hilbert_order
+from kerckhoffs.algorithms.pickup import pickup
 from kerckhoffs.algorithms.registry import register
+from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
@@ -64,6 +66,12 @@ __all__ = [
     "greedy_allows",
     "hilb",
     "hilb_groups",
+    "hilb_plus",
+    "hilb_plus_groups",
+    "hilb_plus_plus",
+    "hilb_plus_plus_strict",
+    "hilb_plus_strict",
+    "hilb_plus_strict_groups",
     "table_hilbert_index",
 ]
 
@@ -134,7 +142,88 @@ def bucket_chains(at: np.ndarray) -> tuple[list[int], list[int], list[int]]:
     return left.tolist(), after.tolist(), heads.tolist()
 
 
-def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  # noqa: E741
+class _Reads:
+    """The SA reads of one run of Hilb, Hilb+ or Hilb+ strict, for :class:`SAReadLog`.
+
+    Rows are handled by Hilbert position and mapped to row ids (``order``) when flushed, one
+    batch per kind of read. The kinds (spec 1.10 item 2; each batch's ``what`` says which):
+
+    - *the remainder's SA histogram* (``S_max(G)``, and the bucket sizes of Hilb's roll-back):
+      kept as the table's histogram minus those of the groups emitted so far, so it is logged
+      as one read of the whole table and one read of every emitted group. Both are unions of
+      published groups (the emitted groups are published, or split further by stratified
+      pick-up), so recording them this way is exact for the audit and keeps the log O(n)
+      instead of O(n) per step.
+    - *the frontier*: to know that a row is the first of its bucket in ``G``, one reads the SA
+      of every row of ``G`` before it. Taking the ``s`` lowest heads (or the heads of chosen
+      buckets) reads the rows of ``G`` from its first row up to the last head taken. That set
+      is a union of published groups only when it is the emitted group itself, i.e. when no
+      row was skipped as a duplicate (a skipped row precedes the ``l``-th head, so its value is
+      one of the first ``l - 1`` heads' and no published group, which has ``l`` distinct
+      values, fits among the skipped rows).
+    - *a candidate* ``G1`` (Hilb only): its SA values, which with the remainder's histogram
+      give ``S_max(G - G1)``. ``G - G1`` is a union of published groups iff ``G1`` is, as ``G``
+      is one; a failed candidate is not.
+
+    The log describes the algorithm as the spec states it, not its data structures (the bucket
+    chains are built from every SA value at once, an implementation detail equivalent to
+    reading each frontier as above).
+    """
+
+    def __init__(self, order: np.ndarray) -> None:
+        self.order = np.asarray(order, dtype=np.int64)
+        self.alive = np.ones(self.order.shape[0], dtype=bool)
+        self.frontier: list[np.ndarray] = []
+        self.candidates: list[list[int]] = []
+
+    def frontier_upto(self, lo: int, hi: int) -> None:
+        """The rows of ``G`` at positions ``lo..hi`` were read to find bucket heads."""
+        self.frontier.append(np.flatnonzero(self.alive[lo : hi + 1]) + lo)
+
+    def candidate(self, chosen: list[int], lo: int) -> None:
+        """``chosen`` (bucket heads, ``G``'s first position ``lo``) was tried as ``G1``."""
+        self.candidates.append(list(chosen))
+        self.frontier_upto(lo, max(chosen))
+
+    def emit(self, chosen: list[int]) -> None:
+        """The positions ``chosen`` left ``G`` as a group."""
+        self.alive[chosen] = False
+
+    def flush(self, sa_log: SAReadLog, group: np.ndarray, name: str) -> None:
+        """Record the batches (``group``: the group of every row) in ``sa_log``."""
+        n = self.order.shape[0]
+        rows = np.arange(n, dtype=np.int64)
+        sa_log.record(
+            rows,
+            0,
+            f"{name}: SA histogram of the table (S_max(T); the remainder's histogram is it "
+            "minus the emitted groups')",
+        )
+        sa_log.record(rows, group, f"{name}: SA histogram of every emitted group")
+        for what, sets in (
+            (
+                f"{name}: frontier (SA of the remainder's rows up to the last bucket head taken)",
+                self.frontier,
+            ),
+            (
+                f"{name}: SA values of every candidate G1 (give S_max(G - G1))",
+                [np.asarray(c, dtype=np.int64) for c in self.candidates],
+            ),
+        ):
+            if not sets:
+                continue
+            sizes = [len(x) for x in sets]
+            pos = np.concatenate(sets).astype(np.int64)
+            sa_log.record(self.order[pos], np.repeat(np.arange(len(sets)), sizes), what)
+
+
+def hilb_groups(
+    bucket: np.ndarray,
+    order: np.ndarray,
+    l: int,  # noqa: E741
+    *,
+    sa_log: SAReadLog | None = None,
+) -> HilbGroups:
     """Hilb's greedy and roll-back steps (spec 2.5) on rows already in Hilbert order.
 
     ``bucket`` is the SA bucket id (int, >= 0) of every row; ``order`` is the row indices
@@ -145,11 +234,18 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
     head positions; for a head ``h``, ``left[h]`` is how many rows its bucket still holds and
     ``after[h]`` the next position of the same bucket (-1 at the end), so no step touches more
     than the frontier.
+
+    With ``sa_log``, records the reads of the algorithm as spec 2.5 states it (see
+    :class:`_Reads`): for every size ``s`` tried, the frontier up to its ``s``-th head and the SA
+    values of the candidate ``G1`` (which give ``S_max(G - G1)`` from ``G``'s histogram); in the
+    roll-back, the bucket heads taken. The failed candidates and the rows skipped inside a
+    frontier are not unions of published groups, so the audit fails Hilb (spec 1.10 item 2).
     """
     n = int(order.shape[0])
     at = np.asarray(bucket)[order].astype(np.int64)  # bucket of each Hilbert position
     if n and n < l * int(np.bincount(at).max()):
         raise ParameterError(f"hilb: the rows are not l-eligible for l={l}")
+    log = _Reads(order) if sa_log is not None else None
     left, after, heads = bucket_chains(at)
     bound = max((left[h] for h in heads), default=0)  # >= S_max(G); made exact when needed
     remaining = n
@@ -165,6 +261,8 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
             # S_max(G - G1) <= S_max(G) <= bound: passes without looking at G1's buckets
             s = l
             chosen = heads[:s]
+            if log is not None:
+                log.candidate(chosen, heads[0])
             del heads[:s]
         else:
             smax = bound = max(left[h] for h in heads)  # S_max(G): the fullest bucket
@@ -174,6 +272,8 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
                 while seen < s:
                     covered += left[heads[seen]] == smax
                     seen += 1
+                if log is not None:
+                    log.candidate(heads[:s], heads[0])
                 if greedy_allows(remaining, s, l, smax - 1 if covered == at_max else smax):
                     chosen = heads[:s]
                     del heads[:s]
@@ -190,6 +290,8 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
                 while seen < s:
                     covered += left[ranked[seen]] == smax
                     seen += 1
+                if log is not None:
+                    log.candidate(ranked[:s], heads[0])
                 if greedy_allows(remaining, s, l, smax - 1 if covered == at_max else smax):
                     break
                 s += 1
@@ -201,6 +303,8 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
             nxt = after[h]
             if nxt >= 0:
                 insort(heads, nxt)
+        if log is not None:
+            log.emit(chosen)
         remaining -= s
         emitted.extend(chosen)
         sizes.append(s)
@@ -210,40 +314,21 @@ def hilb_groups(bucket: np.ndarray, order: np.ndarray, l: int) -> HilbGroups:  #
     group[order[np.asarray(emitted, dtype=np.int64)]] = np.repeat(
         np.arange(len(sizes), dtype=np.int32), sizes
     )
+    if log is not None and sa_log is not None:
+        log.flush(sa_log, group, "hilb")
     return HilbGroups(group, np.asarray(rolled, dtype=bool), order)
 
 
-@register(
-    "hilb",
-    summary="Hilb: greedy l-diverse groups along a Hilbert curve (Ghinita et al. 2007)",
-    models=("LDiversity",),
-    options={
-        "bits": "Hilbert grid order (default: ceil(log2(largest QI code domain)))",
-        "hilbert_index": "precomputed Q_T per row (Python only; ties by row id)",
-    },
-)
-def hilb(
-    table: Table,
-    models: list[PrivacyModel],
-    *,
-    seed: int | None = None,
-    bits: int | None = None,
-    hilbert_index: np.ndarray | None = None,
-) -> Release:
-    """Hilb for frequency l-diversity (spec ``asap.md`` 2.4-2.5), published by generalization.
-
-    Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
-    accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that
-    is not l-eligible (``|T| < l * S_max(T)``). ``hilbert_index`` replaces the computed ``Q_T``
-    (one number per row; ties by row id). Deterministic: ``seed`` is recorded, not used.
-    """
-    l, bucket = l_eligible_buckets(table, models, "hilb")  # noqa: E741
-    params: dict[str, Any] = {"l": l}
-    if hilbert_index is not None:
-        index = np.asarray(hilbert_index)
+def _hilbert_positions(
+    table: Table, name: str, bits: int | None, given: np.ndarray | None, params: dict[str, Any]
+) -> np.ndarray:
+    """The rows sorted by ``(Q_T, row id)``: ``Q_T`` given (one number per row) or computed
+    with ``bits`` (default: the fewest the QI codes need). Notes the choice in ``params``."""
+    if given is not None:
+        index = np.asarray(given)
         if index.shape[0] != table.n:
             raise ParameterError(
-                f"hilb: hilbert_index has {index.shape[0]} values for {table.n} rows"
+                f"{name}: hilbert_index has {index.shape[0]} values for {table.n} rows"
             )
         params["hilbert_index"] = "given"
     else:
@@ -252,16 +337,357 @@ def hilb(
             bits = need
         elif int(bits) < need:
             raise ParameterError(
-                f"hilb: bits={bits} is too few for the QI codes (the largest domain needs {need})"
+                f"{name}: bits={bits} is too few for the QI codes (the largest domain needs {need})"
             )
         index = table_hilbert_index(table, int(bits))
         params["bits"] = int(bits)
-    order = hilbert_order(index=index)
-    result = hilb_groups(bucket, order, l)
+    return hilbert_order(index=index)
+
+
+HILBERT_OPTIONS = {
+    "bits": "Hilbert grid order (default: ceil(log2(largest QI code domain)))",
+    "hilbert_index": "precomputed Q_T per row (Python only; ties by row id)",
+}
+
+
+@register(
+    "hilb",
+    summary="Hilb: greedy l-diverse groups along a Hilbert curve (Ghinita et al. 2007)",
+    models=("LDiversity",),
+    options=dict(HILBERT_OPTIONS),
+)
+def hilb(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    bits: int | None = None,
+    hilbert_index: np.ndarray | None = None,
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Hilb for frequency l-diversity (spec ``asap.md`` 2.4-2.5), published by generalization.
+
+    Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
+    accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that
+    is not l-eligible (``|T| < l * S_max(T)``). ``hilbert_index`` replaces the computed ``Q_T``
+    (one number per row; ties by row id). Deterministic: ``seed`` is recorded, not used.
+    ``sa_log`` records the SA statistics read (:func:`hilb_groups`); the audit fails Hilb.
+    """
+    l, bucket = l_eligible_buckets(table, models, "hilb")  # noqa: E741
+    params: dict[str, Any] = {"l": l}
+    order = _hilbert_positions(table, "hilb", bits, hilbert_index, params)
+    result = hilb_groups(bucket, order, l, sa_log=sa_log)
     return Release(
         table,
         Partition.from_labels(result.group),
         Scheme.GENERALIZATION,
         table.sa,
         Provenance("hilb", params, seed),
+    )
+
+
+# -- Hilb+ (paper 000 Algorithm 2) and Hilb+ strict (spec 2.6) -------------------------------------
+def hilb_plus_groups(
+    bucket: np.ndarray,
+    order: np.ndarray,
+    l: int,  # noqa: E741
+    *,
+    sa_log: SAReadLog | None = None,
+) -> np.ndarray:
+    """Literal Hilb+ (paper 000 Algorithm 2, spec 2.6) on rows already in Hilbert order.
+
+    ``bucket``, ``order``, ``l`` as in :func:`hilb_groups`. While ``|G| - l >= l * S_max(G)``
+    (global look-ahead), ``G1`` = the ``l`` frontier rows of lowest ``Q_T``; otherwise the
+    whole remainder ``G`` is the last group (line 8, ``s = |G|``; line 10 then takes all of
+    ``G``, spec A8). Returns the group of every row (ids in emission order).
+
+    The frontier reads tuple-level SA: see :func:`hilb_plus` for why this is not
+    algorithm-safe. With ``sa_log`` the frontier reads are logged (:class:`_Reads`), and the
+    audit fails exactly when some step skipped a row as a duplicate.
+    """
+    n = int(order.shape[0])
+    at = np.asarray(bucket)[order].astype(np.int64)
+    if n and n < l * int(np.bincount(at).max()):
+        raise ParameterError(f"hilb+: the rows are not l-eligible for l={l}")
+    log = _Reads(order) if sa_log is not None else None
+    left, after, heads = bucket_chains(at)
+    bound = max((left[h] for h in heads), default=0)  # >= S_max(G); made exact when needed
+    remaining = n
+    emitted: list[int] = []
+    while remaining:
+        if remaining - l < l * bound:
+            bound = max(left[h] for h in heads)  # S_max(G) exactly
+            if remaining - l < l * bound:
+                break  # line 7-8: publish the rest as one group
+        chosen = heads[:l]  # line 10: the l lowest-Q_T frontier rows (l distinct values)
+        if log is not None:
+            log.frontier_upto(heads[0], chosen[-1])
+            log.emit(chosen)
+        del heads[:l]
+        for h in chosen:
+            nxt = after[h]
+            if nxt >= 0:
+                insort(heads, nxt)
+        emitted.extend(chosen)
+        remaining -= l
+    full = len(emitted) // l
+    group = np.full(n, full, dtype=np.int32)  # the final group: the remainder
+    group[order[np.asarray(emitted, dtype=np.int64)]] = np.repeat(
+        np.arange(full, dtype=np.int32), l
+    )
+    if log is not None and sa_log is not None:
+        log.flush(sa_log, group, "hilb+")
+    return group
+
+
+def hilb_plus_strict_groups(
+    bucket: np.ndarray,
+    order: np.ndarray,
+    l: int,  # noqa: E741
+    *,
+    sa_log: SAReadLog | None = None,
+) -> np.ndarray:
+    """Hilb+ strict (spec 2.6): contiguous chunks of the Hilbert order, 1-D Mondrian+.
+
+    With ``G`` the rows not yet grouped (always a suffix of the Hilbert order) and
+    ``k = l * S_max(G)``: if ``|G| - k >= k`` the first ``k`` rows of ``G`` are a group,
+    otherwise ``G`` is the last one. Returns the group of every row (ids in Hilbert order).
+
+    ``S_max`` of every suffix comes from one numpy pass: the count of a row's value at or after
+    it (``bucket_chains``' ``left``), maximized from the end. Logically it is the table's SA
+    histogram minus those of the chunks already cut, which is what ``sa_log`` records.
+    """
+    n = int(order.shape[0])
+    group = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return group
+    at = np.asarray(bucket)[order].astype(np.int64)
+    counts = np.bincount(at)
+    if n < l * int(counts.max()):
+        raise ParameterError(f"hilb+strict: the rows are not l-eligible for l={l}")
+    by_bucket = np.argsort(at, kind="stable")
+    first = np.cumsum(counts) - counts
+    left = np.empty(n, dtype=np.int64)  # rows of its bucket at or after each position
+    left[by_bucket] = np.repeat(counts, counts) - (
+        np.arange(n, dtype=np.int64) - np.repeat(first, counts)
+    )
+    smax_from = np.maximum.accumulate(left[::-1])[::-1].tolist()  # S_max of every suffix
+    starts = [0]
+    p = 0
+    while True:
+        k = l * smax_from[p]
+        if n - p - k < k:
+            break
+        p += k
+        starts.append(p)
+    chunk = np.searchsorted(np.asarray(starts), np.arange(n), side="right") - 1
+    group[order] = chunk.astype(np.int32)
+    if sa_log is not None:
+        _Reads(order).flush(sa_log, group, "hilb+strict")
+    return group
+
+
+LITERAL_NOT_SAFE = (
+    "Not algorithm-safe (spec asap.md 2.6, A9): its frontier reads tuple-level SA. "
+    "Counterexample, l = 2, rows in Q_T order with SA A, A, B, C, B, C: Hilb+ publishes "
+    "{t1, t3} and {t2, t4, t5, t6}; t2 was skipped, so it holds A (Pr[t2 = C] is 0 for an "
+    "adversary who knows Hilb+, 1/2 for one who does not) and t4, t5, t6 hold C with "
+    "probability 2/3 > 1/l. Use hilb+strict for algorithm-safe publishing."
+)
+
+
+@register(
+    "hilb+",
+    summary="Hilb+: Hilb with global look-ahead, literal paper 000 Alg. 2 (NOT algorithm-safe)",
+    models=("LDiversity",),
+    options=dict(HILBERT_OPTIONS),
+)
+def hilb_plus(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    bits: int | None = None,
+    hilbert_index: np.ndarray | None = None,
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Hilb+ exactly as paper 000 Algorithm 2 (spec ``asap.md`` 2.6), by generalization.
+
+    Hilb's greedy step with the look-ahead test ``|G| - l >= l * S_max(G)`` on the remainder
+    ``G`` instead of ``S_max(G - G1)``; no size increments, no roll-back; when the test fails
+    the remainder is published whole. Kept literal to reproduce paper 000's Figure 10 and
+    Table 8. Running example (spec 3.4): ``{t1,t2}, {t3,t4}, {t5,t6,t7,t8}``.
+
+    **The literal Hilb+ is NOT algorithm-safe**, contrary to paper 000's Theorem 6.2. The
+    paper argues that only ``S_max(G)`` is read, a statistic of a union of published groups,
+    but line 10 also reads tuple-level SA through the frontier: a row skipped inside the
+    ``Q_T`` range of ``G1`` is not a bucket head, so it shares its value with an earlier member
+    of ``G1``, exactly the inference Algorithm 7 uses against Hilb. The spec's 6-row
+    counterexample: l = 2, rows ``t1..t6`` in ``Q_T`` order with SA ``A, A, B, C, B, C``.
+    Hilb+ publishes ``{t1,t3}`` (A, B) and ``{t2,t4,t5,t6}`` (A, B, C, C). Without knowing the
+    algorithm, ``Pr[t2 = C] = Pr[t4 = C] = 1/2`` (24 worlds); knowing it, ``t2`` must equal
+    ``t1`` (6 worlds), so ``Pr[t2 = C] = 0`` and ``Pr[t4 = C] = Pr[t5 = C] = Pr[t6 = C] = 2/3
+    > 1/l``: ASAP and 2-diversity both fail. With ``sa_log`` the information-flow audit fails
+    on such a release (the frontier read ``{t1, t2, t3}`` is no union of groups). Use
+    :func:`hilb_plus_strict` (``hilb+strict``) for algorithm-safe publishing.
+
+    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` recorded only).
+    """
+    l, bucket = l_eligible_buckets(table, models, "hilb+")  # noqa: E741
+    params: dict[str, Any] = {"l": l}
+    order = _hilbert_positions(table, "hilb+", bits, hilbert_index, params)
+    group = hilb_plus_groups(bucket, order, l, sa_log=sa_log)
+    return Release(
+        table,
+        Partition.from_labels(group),
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance("hilb+", params, seed),
+    )
+
+
+@register(
+    "hilb+strict",
+    summary="Hilb+ strict: l*S_max(rest)-row chunks of the Hilbert order (algorithm-safe)",
+    models=("LDiversity",),
+    options=dict(HILBERT_OPTIONS),
+)
+def hilb_plus_strict(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    bits: int | None = None,
+    hilbert_index: np.ndarray | None = None,
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Hilb+ strict (spec ``asap.md`` 2.6): the algorithm-safe Hilb+, by generalization.
+
+    One-dimensional Mondrian+ along the Hilbert order, greedy from the left: with ``G`` the
+    rows not yet grouped and ``k = l * S_max(G)``, the next group is the first ``k`` rows of
+    ``G`` if ``|G| - k >= k``, else all of ``G``. Each chunk is l-diverse
+    (``|chunk| = l * S_max(G) >= l * S_max(chunk)``) and so is the last
+    (``|G| >= l * S_max(G)`` holds throughout).
+
+    **Difference from the literal Hilb+** (:func:`hilb_plus`): Hilb+ picks ``G1`` among the
+    bucket heads, so which rows it groups depends on individual rows' SA values (a skipped row
+    is a duplicate of an earlier one); Hilb+ strict cuts contiguous runs of the Hilbert order,
+    so its decisions use the QIs and ``S_max`` of the rest ``G`` only, and ``G`` is the union of
+    the published groups after the cut. It is simulatable (Theorem 5.3): 0 of 400 random
+    instances violate ASAP in the spec's prototype, and with ``sa_log`` the information-flow
+    audit always passes. The price is coarser groups (``l * S_max`` rows, not ``l``); Hilb++
+    strict (:func:`hilb_plus_plus_strict`) recovers utility with stratified pick-up.
+    Running example (spec 3.4): ``{t1,t2,t3,t4}, {t5,t6,t7,t8}``.
+
+    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` recorded only).
+    """
+    l, bucket = l_eligible_buckets(table, models, "hilb+strict")  # noqa: E741
+    params: dict[str, Any] = {"l": l}
+    order = _hilbert_positions(table, "hilb+strict", bits, hilbert_index, params)
+    group = hilb_plus_strict_groups(bucket, order, l, sa_log=sa_log)
+    return Release(
+        table,
+        Partition.from_labels(group),
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance("hilb+strict", params, seed),
+    )
+
+
+# -- Hilb++ (paper 000 Algorithms 5/6 applied to Hilb+, spec 2.9) --------------------------------
+def _plus_plus(
+    name: str,
+    table: Table,
+    models: list[PrivacyModel],
+    seed: int | None,
+    scheme: Scheme | str,
+    bits: int | None,
+    hilbert_index: np.ndarray | None,
+    sa_log: SAReadLog | None,
+    strict: bool,
+) -> Release:
+    """Hilb+ (literal or strict), then stratified pick-up with ``default_rng(seed)``."""
+    try:
+        scheme = Scheme(scheme)
+    except ValueError:
+        known = ", ".join(s.value for s in Scheme)
+        raise ParameterError(f"{name}: scheme must be one of {known}, got {scheme!r}") from None
+    l, bucket = l_eligible_buckets(table, models, name)  # noqa: E741
+    params: dict[str, Any] = {"l": l, "scheme": scheme.value}
+    order = _hilbert_positions(table, name, bits, hilbert_index, params)
+    step = hilb_plus_strict_groups if strict else hilb_plus_groups
+    coarse = step(bucket, order, l, sa_log=sa_log)
+    part = pickup(table, coarse, l, np.random.default_rng(seed), sa_log=sa_log)
+    return Release(table, part, scheme, table.sa, Provenance(name, params, seed))
+
+
+PLUS_PLUS_OPTIONS = {
+    "scheme": "generalization (default) or bucketization",
+    **HILBERT_OPTIONS,
+}
+
+
+@register(
+    "hilb++",
+    summary="Hilb++: literal Hilb+ then stratified pick-up (paper 000; NOT algorithm-safe)",
+    models=("LDiversity",),
+    schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
+    randomized=True,
+    options=dict(PLUS_PLUS_OPTIONS),
+)
+def hilb_plus_plus(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    scheme: Scheme | str = Scheme.GENERALIZATION,
+    bits: int | None = None,
+    hilbert_index: np.ndarray | None = None,
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Hilb++ as paper 000 defines it (spec ``asap.md`` 2.9): literal Hilb+, then pick-up.
+
+    Every Hilb+ group of at least ``2l`` rows is cut by Anatomy with uniformly random,
+    seeded row choice (:func:`~kerckhoffs.algorithms.pickup.pickup`, spec 2.8); the groups
+    then have ``l..2l-1`` rows with distinct SA values (Theorem 7.1). Published by
+    generalization (each group its own generalized QI) or bucketization (``scheme=``,
+    Algorithm 6). Pick-up keeps safety but cannot add it: built on the literal Hilb+, Hilb++ is
+    **not** algorithm-safe (7 of 150 random instances violate ASAP in the spec's prototype;
+    :func:`hilb_plus`). Use :func:`hilb_plus_plus_strict` (``hilb++strict``) for that.
+    Same seed, same release.
+    """
+    return _plus_plus(
+        "hilb++", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=False
+    )
+
+
+@register(
+    "hilb++strict",
+    summary="Hilb++ strict: Hilb+ strict then stratified pick-up (algorithm-safe)",
+    models=("LDiversity",),
+    schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
+    randomized=True,
+    options=dict(PLUS_PLUS_OPTIONS),
+)
+def hilb_plus_plus_strict(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: int | None = None,
+    scheme: Scheme | str = Scheme.GENERALIZATION,
+    bits: int | None = None,
+    hilbert_index: np.ndarray | None = None,
+    sa_log: SAReadLog | None = None,
+) -> Release:
+    """Hilb+ strict, then stratified pick-up (spec ``asap.md`` 2.6 and 2.9): algorithm-safe.
+
+    Hilb+ strict's chunks of ``l * S_max`` rows are cut by Anatomy with seeded uniformly
+    random row choice (spec 2.8); both steps read only QIs, the SA multisets of unions of
+    published groups and randomness, so the release is simulatable (0 of 150 random instances
+    violate ASAP in the spec's prototype; the information-flow audit passes). Groups have
+    ``l..2l-1`` rows with distinct SA values, except chunks under ``2l`` rows, which pass
+    unchanged. ``scheme`` as in :func:`hilb_plus_plus`. Same seed, same release.
+    """
+    return _plus_plus(
+        "hilb++strict", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=True
     )
