@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.io import atomic_directory, read_table
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
-from kerckhoffs.data.table import EncodedColumn, Table
+from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
@@ -541,8 +540,6 @@ def _published_table(
 
 
 __all__ = [
-    "EncodedColumn",
-    "Hierarchy",
     "Partition",
     "Provenance",
     "Release",
