@@ -61,3 +61,44 @@ def save(
     fig.tight_layout()
     fig.savefig(RESULTS / f"{name}.png", dpi=120)
     plt.close(fig)
+
+
+def save_vs_paper(
+    df: pd.DataFrame,
+    name: str,
+    title: str,
+    paper_label: str,
+    paper_s: float,
+    target_s: float,
+    target_label: str,
+) -> None:
+    """Write ``results/NAME.csv`` and a horizontal log-scale bar plot of our runs (rows whose
+    ``method`` starts with "kerckhoffs", labelled by ``run``) beside the paper's time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    RESULTS.mkdir(exist_ok=True)
+    df.to_csv(RESULTS / f"{name}.csv", index=False)
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    ours = df[df.method.str.startswith("kerckhoffs")].reset_index(drop=True)
+    labels = [*ours.run, paper_label]
+    values = [*ours.median_s, paper_s]
+    colors = ["tab:blue"] * len(ours) + ["tab:orange"]
+    y = np.arange(len(labels))
+    ax.barh(y, values, color=colors)
+    for i, v in enumerate(values):
+        ax.text(v * 1.08, i, f"{v:.3f} s" if v < 10 else f"{v:.1f} s", va="center", fontsize=8)
+    ax.axvline(target_s, color="red", linestyle="--", linewidth=1, label=target_label)
+    ax.set_xscale("log")
+    ax.set_xlim(right=paper_s * 4)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("median seconds (log)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name}.png", dpi=120)
+    plt.close(fig)

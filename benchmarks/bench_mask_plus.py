@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _timing import RESULTS, SHARED_DATA, median_seconds
+from _timing import SHARED_DATA, median_seconds, save_vs_paper
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.mask import mask, mask_plus, mask_plus_plus
 from kerckhoffs.algorithms.mondrian import mondrian
@@ -109,38 +109,16 @@ def main() -> None:
         ]
     )
     out = pd.concat([out, extra], ignore_index=True)
-    RESULTS.mkdir(exist_ok=True)
-    out.to_csv(RESULTS / "mask_plus.csv", index=False)
-    plot(out)
+    save_vs_paper(
+        out,
+        "mask_plus",
+        f"Adult, 45,222 rows, 8 QIs, k = {K}, m = {M}",
+        "MASK++, paper 000 C++",
+        PAPER_S,
+        TARGET_S,
+        "issue 4 target (2 s)",
+    )
     print(out.to_string(index=False))
-
-
-def plot(df: pd.DataFrame) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 4.2))
-    ours = df[df.method.str.startswith("kerckhoffs")].reset_index(drop=True)
-    labels = [*ours.run, "MASK++, paper 000 C++"]
-    values = [*ours.median_s, PAPER_S]
-    colors = ["tab:blue"] * len(ours) + ["tab:orange"]
-    y = np.arange(len(labels))
-    ax.barh(y, values, color=colors)
-    for i, v in enumerate(values):
-        ax.text(v * 1.08, i, f"{v:.3f} s" if v < 10 else f"{v:.1f} s", va="center", fontsize=8)
-    ax.axvline(TARGET_S, color="red", linestyle="--", linewidth=1, label="issue 4 target (2 s)")
-    ax.set_xscale("log")
-    ax.set_xlim(right=PAPER_S * 4)
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("median seconds (log)")
-    ax.set_title(f"Adult, 45,222 rows, 8 QIs, k = {K}, m = {M}", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(RESULTS / "mask_plus.png", dpi=120)
-    plt.close(fig)
 
 
 if __name__ == "__main__":
