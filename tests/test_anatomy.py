@@ -26,21 +26,10 @@ from kerckhoffs.algorithms.anatomy import (
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity
 from kerckhoffs.release import Scheme
+from partition_sets import T, groups_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def groups_of(group: np.ndarray) -> set[frozenset[int]]:
-    """The partition as a set of row sets (1-based row numbers)."""
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(np.asarray(group).tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 def table_of(sa: list[str], qi: list[int] | None = None, **schema_kw: object) -> Table:

@@ -26,21 +26,10 @@ from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity
 from kerckhoffs.release import Scheme
+from partition_sets import T, groups_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def groups_of(group: np.ndarray) -> set[frozenset[int]]:
-    """The partition as a set of row sets (1-based row numbers, as t1..t8 in the spec)."""
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(np.asarray(group).tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 # -- the Hilbert curve -----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity
 from kerckhoffs.release import Scheme
+from partition_sets import T, groups_of
 
 RUNNING_XY = [(6, 0), (7, 0), (7, 1), (5, 3), (5, 2), (6, 4), (2, 6), (0, 4)]
 DISEASES = [
@@ -48,18 +49,6 @@ DISEASES = [
 ]
 PLUS = (hilb_plus, hilb_plus_strict)
 PLUS_PLUS = (hilb_plus_plus, hilb_plus_plus_strict)
-
-
-def groups_of(group: np.ndarray) -> set[frozenset[int]]:
-    """The partition as a set of row sets (1-based row numbers, as t1..t8 in the spec)."""
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(np.asarray(group).tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 def grid_table(sa: list[str], xy: list[tuple[int, int]] = RUNNING_XY) -> Table:

@@ -27,26 +27,10 @@ from kerckhoffs.algorithms.mondrian import (
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, TCloseness
+from partition_sets import T, groups_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def groups_of(release_or_group: Release | np.ndarray) -> set[frozenset[int]]:
-    """The partition as a set of row sets (1-based row numbers, as t1..t8 in the spec)."""
-    g = (
-        release_or_group.partition.group
-        if isinstance(release_or_group, Release)
-        else np.asarray(release_or_group)
-    )
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(g.tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 # -- the 8-tuple running example (asap.md 3.4) -----------------------------------------------------

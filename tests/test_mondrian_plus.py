@@ -33,24 +33,10 @@ from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, TCloseness
 from kerckhoffs.release import Scheme
+from partition_sets import T, groups_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def groups_of(x: Release | Partition | np.ndarray) -> set[frozenset[int]]:
-    """The partition as a set of row sets (1-based row numbers, as t1..t8 in the spec)."""
-    if isinstance(x, Release):
-        x = x.partition
-    g = x.group if isinstance(x, Partition) else np.asarray(x)
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(g.tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 # -- the 8-tuple running example (asap.md 3.4) -----------------------------------------------------

@@ -17,6 +17,7 @@ from kerckhoffs.algorithms.pickup import bucket_of_sa, pickup
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.release import Partition
+from partition_sets import T, groups_of
 
 RUNNING = pd.DataFrame(
     {
@@ -36,18 +37,6 @@ RUNNING = pd.DataFrame(
 )
 # Mondrian+ on the running example (spec 3.4): {t4,t5,t7,t8}, {t1,t2}, {t3,t6}
 MONDRIAN_PLUS = np.array([1, 1, 2, 0, 0, 2, 0, 0])
-
-
-def groups_of(part: Partition | np.ndarray) -> set[frozenset[int]]:
-    g = part.group if isinstance(part, Partition) else np.asarray(part)
-    out: dict[int, set[int]] = {}
-    for row, gid in enumerate(g.tolist()):
-        out.setdefault(gid, set()).add(row + 1)
-    return {frozenset(s) for s in out.values()}
-
-
-def T(*rows: int) -> frozenset[int]:
-    return frozenset(rows)
 
 
 def table_of(sa: list[str], subset: list[str] | None = None, mode: str = "set") -> Table:
