@@ -1,0 +1,76 @@
+"""The registry that lets ``kerckhoffs attack NAME`` and ``kerckhoffs audit`` name attacks.
+
+Every attack has the same shape, ``(releases, knowledge, **options) -> AttackResult``:
+``releases`` is the attacked release first, then any other releases it composes with;
+``knowledge`` is the adversary's external knowledge (:class:`Knowledge`, possibly empty).
+``applies(releases, knowledge)`` returns ``None`` when the attack applies to those releases
+(judged from their provenance, scheme and columns) or a one-line reason why it does not;
+``kerckhoffs audit`` runs every attack that applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kerckhoffs.attacks.knowledge import Knowledge
+from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.release import Release
+
+
+class Attack(Protocol):
+    """What an attack looks like to the registry."""
+
+    def __call__(
+        self, releases: Sequence[Release], knowledge: Knowledge, **options: Any
+    ) -> AttackResult: ...
+
+
+Applies = Callable[[Sequence[Release], Knowledge], str | None]
+
+
+@dataclass(frozen=True)
+class AttackInfo:
+    """A registered attack."""
+
+    name: str
+    run: Attack
+    summary: str
+    applies: Applies
+
+
+ATTACKS: dict[str, AttackInfo] = {}
+
+
+def register_attack(name: str, *, summary: str, applies: Applies) -> Callable[[Attack], Attack]:
+    """Decorator adding an attack to :data:`ATTACKS` under ``name``."""
+
+    def deco(fn: Attack) -> Attack:
+        if name in ATTACKS:
+            raise ValueError(f"attack {name!r} registered twice")
+        ATTACKS[name] = AttackInfo(name, fn, summary, applies)
+        return fn
+
+    return deco
+
+
+def get_attack(name: str) -> AttackInfo:
+    """The attack called ``name``; an unknown name lists the known ones."""
+    from kerckhoffs import attacks  # noqa: F401  (importing registers every attack)
+
+    try:
+        return ATTACKS[name]
+    except KeyError:
+        known = ", ".join(sorted(ATTACKS)) or "none yet"
+        raise ParameterError(f"unknown attack {name!r} (known: {known})") from None
+
+
+def applicable(
+    releases: Sequence[Release], knowledge: Knowledge
+) -> list[tuple[AttackInfo, str | None]]:
+    """Every registered attack with ``None`` (it applies) or the reason it does not."""
+    from kerckhoffs import attacks  # noqa: F401
+
+    return [(info, info.applies(releases, knowledge)) for _, info in sorted(ATTACKS.items())]

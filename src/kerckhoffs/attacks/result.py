@@ -1,0 +1,124 @@
+"""What every attack returns: a per-tuple table and a summary a non-expert can read.
+
+Issue 5 item 6: an attack reports, for each tuple it says something about, the SA value the
+adversary infers, the adversary's posterior for it, and whether that posterior breaches the
+promise of the release's privacy model (``1/l``, ``1/m``, or a confidence the user gives);
+then a summary (tuples compromised, maximum posterior, the bound) and a one-line verdict such
+as ``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.io import atomic_directory
+
+TUPLE_COLUMNS = ("row", "sa_value", "posterior", "breached")
+
+
+@dataclass
+class AttackResult:
+    """The outcome of one attack on one release (or set of releases).
+
+    ``tuples`` has one row per tuple the attack considered, with at least the columns
+    ``row`` (row index in the attacked table, int), ``sa_value`` (the SA value the adversary
+    infers, as published text), ``posterior`` (the adversary's probability for that value,
+    float in [0, 1]) and ``breached`` (bool: the posterior exceeds ``bound``, or the attack's
+    own breach rule, e.g. a perfect breach of the intersection attack). An attack may add
+    columns (``group``, ``release``, ``true_value`` ...). ``n_rows`` is the number of rows of
+    the attacked population (the denominator of the verdict). ``bound`` is the posterior the
+    release's model promises not to exceed (``None`` when it promises none). ``details``
+    holds attack-specific figures (JSON-serialisable), e.g. the average credibility.
+    """
+
+    attack: str
+    tuples: pd.DataFrame
+    n_rows: int
+    bound: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in TUPLE_COLUMNS if c not in self.tuples.columns]
+        if missing:
+            raise ValueError(f"attack {self.attack}: tuple table lacks columns {missing}")
+
+    @property
+    def compromised(self) -> int:
+        """The number of distinct rows with at least one breached tuple."""
+        t = self.tuples
+        return int(t.loc[t["breached"].to_numpy(dtype=bool), "row"].nunique())
+
+    @property
+    def max_posterior(self) -> float:
+        """The largest posterior over all tuples (0 when there are none)."""
+        p = self.tuples["posterior"].to_numpy(dtype=float)
+        return float(p.max()) if p.size else 0.0
+
+    @property
+    def safe(self) -> bool:
+        """No tuple breached."""
+        return self.compromised == 0
+
+    def summary(self) -> dict[str, Any]:
+        """The headline figures, JSON-serialisable."""
+        return {
+            "attack": self.attack,
+            "rows": int(self.n_rows),
+            "tuples": len(self.tuples),
+            "compromised": self.compromised,
+            "max_posterior": self.max_posterior,
+            "bound": self.bound,
+            **{k: _plain(v) for k, v in self.details.items()},
+        }
+
+    def verdict(self) -> str:
+        """One line a non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed
+        by hilb-order``."""
+        if self.safe:
+            extra = f" (max posterior {self.max_posterior:.3g}" + (
+                f" <= bound {self.bound:.3g})" if self.bound is not None else ")"
+            )
+            return f"SAFE: no row disclosed by {self.attack}{extra}"
+        return f"UNSAFE: {self.compromised:,} of {self.n_rows:,} rows disclosed by {self.attack}"
+
+    def write(self, out: str | Path, overwrite: bool = False) -> Path:
+        """Write ``tuples.csv`` and ``summary.json`` into directory ``out`` (atomically: on
+        failure nothing is left behind; an existing ``out`` needs ``overwrite``)."""
+        with atomic_directory(out, overwrite=overwrite) as tmp:
+            self.tuples.to_csv(tmp / "tuples.csv", index=False)
+            (tmp / "summary.json").write_text(
+                json.dumps(self.summary() | {"verdict": self.verdict()}, indent=2) + "\n"
+            )
+        return Path(out)
+
+
+def tuple_table(
+    rows: np.ndarray,
+    sa_value: np.ndarray | list[str],
+    posterior: np.ndarray,
+    breached: np.ndarray,
+    **extra: np.ndarray | list[Any],
+) -> pd.DataFrame:
+    """Build an attack's tuple table from arrays (columns in the standard order)."""
+    data: dict[str, Any] = {
+        "row": np.asarray(rows, dtype=np.int64),
+        "sa_value": np.asarray(sa_value, dtype=object),
+        "posterior": np.asarray(posterior, dtype=float),
+        "breached": np.asarray(breached, dtype=bool),
+    }
+    data.update({k: np.asarray(v) for k, v in extra.items()})
+    return pd.DataFrame(data)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
