@@ -317,6 +317,12 @@ def test_mask_plus_properties(seed, n, extra, m, setting, fill, skew) -> None:  
     table = random_table(seed, n, setting, skew)
     assume(n >= k)
     models = [KAnonymity(k), MConfidentiality(m)]
+    try:  # m above what the data allows (e.g. more than its distinct values) is refused
+        MConfidentiality(m).validate(Release(table, Partition.single(n)).histogram(), "disease")
+    except ParameterError:
+        with pytest.raises(ParameterError):
+            mask_plus(table, models, seed=seed, fill_order=fill)
+        return
     base = mondrian(table, [KAnonymity(k)]).partition
     sizes = base.sizes
     if setting == "all" and (table.n_sa * (sizes // m) < sizes).any():

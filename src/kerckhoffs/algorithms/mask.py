@@ -597,7 +597,7 @@ def mask_plus_counts(
         if fill_order == "paper":
             perm = np.broadcast_to(np.arange(d)[::-1], (pg.size, d))
         else:
-            perm = np.argsort(rng.random((pg.size, d)), axis=1)
+            perm = _unread_first_random(unread, rng)
         room_o = np.take_along_axis(room, perm, axis=1)
         before = np.cumsum(room_o, axis=1) - room_o
         add_o = np.clip(rest[:, None] - before, 0, room_o)
@@ -609,6 +609,21 @@ def mask_plus_counts(
     out = np.empty_like(out_sorted)
     np.put_along_axis(out, look.order, out_sorted, axis=1)
     return out
+
+
+def _unread_first_random(unread: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the positions of the unread values in uniformly random order, then the read
+    ones (which have no room, so their order is irrelevant). Keys are drawn for the unread
+    values only: the random-worlds auditor then enumerates ``prod(u!)`` fill orders, not
+    ``D!`` per group."""
+    ur, uc = np.nonzero(unread)
+    o = np.lexsort((rng.random(ur.size), ur))
+    ur, uc = ur[o], uc[o]
+    perm = np.empty(unread.shape, dtype=np.int64)
+    perm[ur, rank_within(ur)] = uc
+    rr, rc = np.nonzero(~unread)
+    perm[rr, unread.sum(axis=1)[rr] + rank_within(rr)] = rc
+    return perm
 
 
 def _relabel(

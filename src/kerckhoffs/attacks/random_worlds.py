@@ -360,7 +360,7 @@ def _anatomy_groups_minimal(
     from kerckhoffs.algorithms import anatomy as an
 
     if pick != "random":
-        return _ORIGINAL_ANATOMY_GROUPS(bucket, l, rng=rng, pick=pick)
+        return _ORIGINALS["anatomy_groups"](bucket, l, rng=rng, pick=pick)
     bucket = np.asarray(bucket, dtype=np.int64)
     n = bucket.shape[0]
     counts = np.bincount(bucket) if n else np.zeros(0, dtype=np.int64)
@@ -379,7 +379,40 @@ def _anatomy_groups_minimal(
     return group
 
 
-_ORIGINAL_ANATOMY_GROUPS: Callable[..., np.ndarray] | None = None
+def _relabel_minimal(
+    table: Table,
+    group: np.ndarray,
+    value_of_code: np.ndarray,
+    first_code: np.ndarray,
+    counts: np.ndarray,
+    targets: np.ndarray,
+    rng: Any,
+) -> np.ndarray:
+    """:func:`kerckhoffs.algorithms.mask._relabel` with the rows it frees and the order it
+    refills them in fixed (lowest row first) instead of uniformly random. Which row of a group
+    carries which published value is not part of a release (its key compares each group's
+    multiset of published values), so the key's distribution is unchanged; the one draw that
+    does change published values (the code given to a freed slot of a merged sensitive set)
+    is still drawn from ``rng``."""
+    fixed = _FixedOrder(rng)
+    return _ORIGINALS["relabel"](table, group, value_of_code, first_code, counts, targets, fixed)
+
+
+class _FixedOrder:
+    """An rng whose ``random`` returns zeros (stable sorts keep row order) and whose
+    ``integers`` is the wrapped enumerating generator's."""
+
+    def __init__(self, rng: Any) -> None:
+        self._rng = rng
+
+    def random(self, size: int | tuple[int, ...] | None = None) -> Any:
+        return 0.0 if size is None else np.zeros(size)
+
+    def integers(self, *args: Any, **kwargs: Any) -> Any:
+        return self._rng.integers(*args, **kwargs)
+
+
+_ORIGINALS: dict[str, Callable[..., np.ndarray]] = {}
 
 
 @contextlib.contextmanager
@@ -388,17 +421,24 @@ def _enumerating(holder: list[EnumeratingRNG]) -> Iterator[None]:
     primitives (module docstring) for the duration."""
     import sys
 
-    global _ORIGINAL_ANATOMY_GROUPS
     from kerckhoffs.algorithms import anatomy as an
+    from kerckhoffs.algorithms import mask as mk
 
-    if _ORIGINAL_ANATOMY_GROUPS is None:
-        _ORIGINAL_ANATOMY_GROUPS = an.anatomy_groups
-    original = _ORIGINAL_ANATOMY_GROUPS
+    _ORIGINALS.setdefault("anatomy_groups", an.anatomy_groups)
+    _ORIGINALS.setdefault("relabel", mk._relabel)
+    swaps = {
+        "anatomy_groups": _anatomy_groups_minimal,
+        "_relabel": _relabel_minimal,
+    }
+    originals = {"anatomy_groups": _ORIGINALS["anatomy_groups"], "_relabel": _ORIGINALS["relabel"]}
     patched: list[tuple[Any, str, Any]] = []
     for name, mod in list(sys.modules.items()):
-        if name.startswith("kerckhoffs.") and getattr(mod, "anatomy_groups", None) is original:
-            patched.append((mod, "anatomy_groups", original))
-            mod.anatomy_groups = _anatomy_groups_minimal  # type: ignore[attr-defined]
+        if not name.startswith("kerckhoffs."):
+            continue
+        for attr, original in originals.items():
+            if getattr(mod, attr, None) is original:
+                patched.append((mod, attr, original))
+                setattr(mod, attr, swaps[attr])
     factory = np.random.default_rng
     np.random.default_rng = lambda *a, **k: holder[0]  # type: ignore[assignment]
     try:
@@ -798,8 +838,11 @@ def random_table(
     from kerckhoffs.data.hierarchy import Hierarchy
     from kerckhoffs.data.schema import Schema
 
-    if rows < l:
-        raise ParameterError(f"random_table: {rows} rows cannot be {l}-eligible")
+    if rows < l * math.ceil(rows / n_sa):
+        raise ParameterError(
+            f"random_table: {rows} rows over {n_sa} SA values cannot be {l}-eligible "
+            f"(the most frequent value occurs at least {math.ceil(rows / n_sa)} times)"
+        )
     letters = [chr(ord("A") + i) for i in range(n_sa)]
     while True:
         sa = rng.integers(0, n_sa, size=rows)
@@ -841,32 +884,71 @@ def fuzz(
     progress: Callable[[int], None] | None = None,
     max_worlds: int = 20_000,
     max_branches: int = 20_000,
+    workers: int = 1,
 ) -> list[Trial]:
     """Audit ``algorithm`` on ``trials`` random tables (:func:`random_table`; ``rows`` and
-    ``n_sa`` fixed or drawn from an inclusive range), seeded. Tables too large to enumerate
-    are kept as skipped trials (``Trial.skipped`` says why), never silently dropped."""
+    ``n_sa`` fixed or drawn from an inclusive range; when the drawn ``n_sa`` is too small for
+    an l-eligible table of the drawn size, the fewest values that allow one), seeded. Tables
+    too large to enumerate are kept as skipped trials (``Trial.skipped`` says why), never
+    silently dropped.
+
+    ``workers > 1`` audits in that many processes; the tables are drawn here first, so the
+    trials (and their order) do not depend on ``workers``.
+    """
     rng = np.random.default_rng(seed)
     l = int(diversity_bound(models) or 1)  # noqa: E741
-    out: list[Trial] = []
-    for i in range(trials):
+    tables: list[Table] = []
+    for _ in range(trials):
         n = rows if isinstance(rows, int) else int(rng.integers(rows[0], rows[1] + 1))
         a = n_sa if isinstance(n_sa, int) else int(rng.integers(n_sa[0], n_sa[1] + 1))
-        table = random_table(rng, n, n_sa=a, l=l)
+        if n < l * math.ceil(n / a) and not isinstance(n_sa, int):
+            a = next((b for b in range(a, n + 1) if n >= l * math.ceil(n / b)), n)
+        tables.append(random_table(rng, n, n_sa=a, l=l))
+    job = _FuzzJob(algorithm, models, dict(options or {}), max_worlds, max_branches)
+    if workers <= 1 or trials < 2:
+        out = []
+        for i, table in enumerate(tables):
+            out.append(job((i, table)))
+            if progress is not None:
+                progress(i + 1)
+        return out
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    chunk = max(1, trials // (4 * workers))
+    with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("forkserver")) as pool:
+        out = []
+        for i, trial in enumerate(pool.map(job, enumerate(tables), chunksize=chunk)):
+            out.append(trial)
+            if progress is not None:
+                progress(i + 1)
+    return out
+
+
+@dataclass(frozen=True)
+class _FuzzJob:
+    """One trial of :func:`fuzz` (a picklable callable, for worker processes)."""
+
+    algorithm: str
+    models: list[PrivacyModel]
+    options: dict[str, Any]
+    max_worlds: int
+    max_branches: int
+
+    def __call__(self, item: tuple[int, Table]) -> Trial:
+        i, table = item
         try:
             res = random_worlds(
-                algorithm,
+                self.algorithm,
                 table,
-                models,
+                self.models,
                 seed=i,
-                options=options,
-                max_worlds=max_worlds,
-                max_branches=max_branches,
+                options=self.options,
+                max_worlds=self.max_worlds,
+                max_branches=self.max_branches,
             )
-            out.append(Trial(table, res))
+            return Trial(table, res)
         except AuditTooLarge as exc:
-            out.append(Trial(table, None, f"too large: {exc}"))
+            return Trial(table, None, f"too large: {exc}")
         except ParameterError as exc:  # the algorithm refuses the table itself
-            out.append(Trial(table, None, f"refused: {exc}"))
-        if progress is not None:
-            progress(i + 1)
-    return out
+            return Trial(table, None, f"refused: {exc}")

@@ -3,8 +3,58 @@
 - :func:`ncp` (normalized certainty penalty, Xu et al. 2006): how much generalization costs,
   0 (published exactly) .. 1 (every cell suppressed), averaged over rows and
   quasi-identifiers; :func:`ncp_by_qi` per quasi-identifier, :func:`group_ncp` per group.
+- :func:`gcp` (global certainty penalty, Ghinita et al. 2007), :func:`discernibility`
+  (Bayardo and Agrawal 2005), :func:`average_group_size` and
+  :func:`normalized_average_group_size` (``C_avg``, LeFevre et al. 2006), all from each
+  group's published cover (:func:`group_cover`).
+- :func:`qid_information_loss` and :func:`sa_distortion`: paper 001's ``Dist(T, T*)`` and the
+  distortion of the sensitive attribute (spec ``minimality.md`` 2.9, 3.9).
+- :class:`Workload` and :func:`query_error`: the COUNT-query relative error of spec
+  ``asap.md`` 2.14 (papers 000 and 001), one seeded workload applied to several releases.
 """
 
+from kerckhoffs.metrics.distortion import (
+    group_information_loss,
+    qid_information_loss,
+    row_sa_distortion,
+    sa_distortion,
+)
+from kerckhoffs.metrics.group_metrics import (
+    average_group_size,
+    discernibility,
+    gcp,
+    group_cover,
+    group_gcp,
+    normalized_average_group_size,
+)
 from kerckhoffs.metrics.ncp import group_ncp, ncp, ncp_by_qi
+from kerckhoffs.metrics.query_error import (
+    QueryError,
+    Workload,
+    actual_counts,
+    draw_workload,
+    estimate,
+    query_error,
+)
 
-__all__ = ["group_ncp", "ncp", "ncp_by_qi"]
+__all__ = [
+    "QueryError",
+    "Workload",
+    "actual_counts",
+    "average_group_size",
+    "discernibility",
+    "draw_workload",
+    "estimate",
+    "gcp",
+    "group_cover",
+    "group_gcp",
+    "group_information_loss",
+    "group_ncp",
+    "ncp",
+    "ncp_by_qi",
+    "normalized_average_group_size",
+    "qid_information_loss",
+    "query_error",
+    "row_sa_distortion",
+    "sa_distortion",
+]
