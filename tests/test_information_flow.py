@@ -63,3 +63,40 @@ def test_adult_mondrian_fails_mondrian_plus_passes() -> None:
     assert time.perf_counter() - t0 < 3.0
     assert not orig.passed and plus.passed
     assert plus.release.check([LDiversity(4)])[0].satisfied
+
+
+def test_mask_fails_on_the_counts_it_distorts_and_mask_plus_passes() -> None:
+    # spec 1.8 / 6 item 7: MASK reads whole groups (a union test alone passes it), but the
+    # sensitive counts it reads are not the ones the distorted groups publish
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+    from kerckhoffs.models import KAnonymity, MConfidentiality
+
+    table = Table.encode(generate_hospital(600, seed=3), hospital_schema())
+    models = [KAnonymity(10), MConfidentiality(3)]
+    orig = audit("mask", table, models, seed=1)
+    assert orig.release.perturbed.any()
+    assert not orig.passed
+    assert all("counts read differ" in what for what, _ in orig.violations)
+    for name in ("mask+", "mask++"):
+        res = audit(name, table, models, seed=1)
+        assert res.passed, res.describe()
+        assert res.release.perturbed.any()  # it changed values, but none that it read
+
+
+def test_counts_read_are_compared_only_where_recorded() -> None:
+    from kerckhoffs.algorithms.sa_reads import SAReadLog
+
+    sa = np.array([0, 0, 1, 1])
+    group = np.array([0, 0, 1, 1])
+    log = SAReadLog()
+    log.record(np.arange(4), group, "count of value 0", counted=np.array([True, False]), sa=sa)
+    assert log.violations(group, sa) == []
+    assert log.violations(group) == []  # no published SA given: union test only
+    moved = np.array([0, 1, 1, 1])  # group 0 now publishes one 0 instead of two
+    assert log.violations(group, moved) == [
+        ("count of value 0 (counts read differ from the published ones)", 1)
+    ]
+    changed_unread = np.array([0, 0, 1, 0])  # value 1's count was never read on group 1...
+    assert log.violations(group, changed_unread) == [
+        ("count of value 0 (counts read differ from the published ones)", 1)
+    ]  # ...but value 0's count was (0 before, 1 now)

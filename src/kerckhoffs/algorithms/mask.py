@@ -354,11 +354,21 @@ def _base_partition(table: Table, k: int, base: str, seed: int | None) -> Partit
     return get(base).run(table, [KAnonymity(k)], seed=seed).partition
 
 
-def _log_mask_reads(sa_log: SAReadLog, partition: Partition, plan: MaskPlan) -> None:
-    """Record MASK's SA reads: every group's sensitive count, then the satisfying groups'
-    proportions when some group is distorted (they are what ``L`` and ``D`` are built from)."""
+def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan: MaskPlan) -> None:
+    """Record MASK's SA reads: every group's count of each sensitive set (step 2), then the
+    satisfying groups' proportions when some group is distorted (they are what ``L`` and ``D``
+    are built from). The counts are kept, so the audit sees that the distorted groups publish
+    counts other than the ones read."""
     rows = np.arange(partition.n)
-    sa_log.record(rows, partition.group, "MASK step 2: sensitive count of every group")
+    for s, mask_s in enumerate(plan.sets):
+        sa_log.record(
+            rows,
+            partition.group,
+            f"MASK step 2: count of sensitive set {s + 1} in every group",
+            counted=mask_s,
+            summed=True,
+            sa=table.sa,
+        )
     in_v = plan.violating.any(axis=1)
     if in_v.any():
         good = ~in_v[partition.group]
@@ -366,6 +376,8 @@ def _log_mask_reads(sa_log: SAReadLog, partition: Partition, plan: MaskPlan) -> 
             rows[good],
             partition.group[good],
             "MASK steps 2-3: proportions of the satisfying groups (look-alikes L, distribution D)",
+            counted=np.ones(table.n_sa, dtype=bool),
+            sa=table.sa,
         )
 
 
@@ -406,8 +418,9 @@ def mask(
     the sensitive count of every group (the violation test of step 2) and, when some group
     violates, the proportions of the satisfying groups (the look-alikes ``L`` and the
     distribution ``D``). Every such row set is a group of the release, so a row-set audit
-    passes MASK; its leak is that the counts read are the *original* ones, which the distorted
-    groups no longer publish (S*-independence, spec 1.8), see :func:`mask_plus`.
+    alone would pass MASK; its leak is that the counts read are the *original* ones, which the
+    distorted groups no longer publish (S*-independence, spec 1.8). The log keeps the counts
+    read, so the audit fails MASK whenever it distorts a group; see :func:`mask_plus`.
     """
     if options:
         raise ParameterError(f"mask: unknown option {sorted(options)[0]!r}")
@@ -446,7 +459,7 @@ def mask(
     rng = np.random.default_rng(seed)
     plan = mask_plan(table, partition, m, rng, rounding=rounding)
     if sa_log is not None:
-        _log_mask_reads(sa_log, partition, plan)
+        _log_mask_reads(sa_log, table, partition, plan)
     sa_published = mask_perturb(
         table, partition, m, rng, replacement=replacement, rounding=rounding, plan=plan
     )
@@ -749,24 +762,33 @@ def _mask_plus_run(
             )
     look = mask_plus_lookahead(counts, m, sens)
     if sa_log is not None:
-        _log_lookahead(sa_log, group, look)
+        _log_lookahead(sa_log, table, group, look, value_of_code)
     targets = mask_plus_counts(look, sens, rng, fill_order)
     sa_published = _relabel(table, group, value_of_code, first_code, counts, targets, rng)
     return partition, sa_published, params
 
 
-def _log_lookahead(sa_log: SAReadLog, group: np.ndarray, look: LookAhead) -> None:
+def _log_lookahead(
+    sa_log: SAReadLog, table: Table, group: np.ndarray, look: LookAhead, value_of_code: np.ndarray
+) -> None:
     """Record MASK+'s reads: in every group where ``r >= 1``, the ``r`` smallest counts (each a
-    statistic of the whole group: a count is read on the group's rows). The counts read are
-    published unchanged (spec 6 item 7(e))."""
+    statistic of the whole group: a count is read on the group's rows), with the counts, so the
+    audit can confirm they are published unchanged (spec 6 item 7(e))."""
     read_any = look.read > 0
     rows = np.flatnonzero(read_any[group])
     if rows.size:
+        n_groups, d = look.order.shape
+        read_value = np.zeros((n_groups, d), dtype=bool)
+        g_idx, pos = np.nonzero(np.arange(d)[None, :] < look.read[:, None])
+        read_value[g_idx, look.order[g_idx, pos]] = True
         sa_log.record(
             rows,
             group[rows],
             "MASK+ look-ahead: the r smallest SA counts of each group, read while "
             "B_i <= floor(|G|/m) (published unchanged)",
+            counted=read_value[:, value_of_code],
+            summed=False,
+            sa=table.sa,
         )
 
 

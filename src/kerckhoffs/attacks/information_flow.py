@@ -3,7 +3,9 @@
 Paper 000's sufficient condition for algorithm safety (Theorem 5.3; spec ``asap.md`` 1.9 and
 1.10 item 2): an algorithm that perturbs only QIs is safe when every SA statistic it consults
 is recomputable from the release, i.e. computed on a row set that is a union of published
-groups. Algorithms that take an ``sa_log`` option record every SA statistic they read with
+groups, and, for an algorithm that then changes SA values, equal to what the release shows
+(MASK reads the sensitive counts of the groups it distorts: a union of groups, but counts the
+release no longer contains). Algorithms that take an ``sa_log`` option record every SA statistic they read with
 the row sets it was computed on (:class:`~kerckhoffs.algorithms.sa_reads.SAReadLog`); this
 audit runs the algorithm with a log and checks each set against the published partition.
 
@@ -94,4 +96,6 @@ def audit(
         )
     log = SAReadLog()
     release = info.run(table, models, seed=seed, sa_log=log, **options)
-    return FlowAudit(algorithm_name, release, log, log.violations(release.partition.group))
+    return FlowAudit(
+        algorithm_name, release, log, log.violations(release.partition.group, release.sa_published)
+    )
