@@ -1,0 +1,861 @@
+"""The minimality attack on a whole release (Wong, Fu, Wang, Pei; paper 001 sections 4 and 7.1).
+
+An anonymizer that follows the minimality principle (Definition 3) generalizes a set of
+tuples only because publishing them less generalized would violate its requirement. An
+adversary who knows the original QIDs of the population (``T^q``, Assumption 3) and that
+principle learns that, in every generalized EC, at least one of the original classes (tuples
+with identical ground QIDs) would have violated the requirement (Lemma 1), and reweighs the
+possible assignments of the published sensitive values accordingly. :func:`minimality_attack`
+is the whole-table driver of spec ``minimality.md`` 3.3:
+
+1. **Classes and ECs.** The individuals' ground QIDs are grouped into classes ``C`` (size
+   ``n_C``). Each published EC is a box of code ranges, one per QI (a numeric interval, or the
+   leaf range of a hierarchy node: categorical codes follow the hierarchy's depth-first order).
+   An EC whose box is a single point is *ungeneralized*: its tuples are the class with that
+   QID (``n_{C,u}`` tuples, ``n_{C,u(s)}`` of them sensitive); the class's other ``n_{C,g} =
+   n_C - n_{C,u}`` tuples sit in generalized ECs.
+2. **Cover.** A generalized EC ``P`` covers the classes with ``n_{C,g} > 0`` inside its box.
+   When a class is covered by several ECs, how its tuples split between them is unknown to
+   the adversary (AMB-9) unless the counts force it: an EC with one undecided class holds the
+   rest of its tuples from it, a class with one undecided EC puts the rest of its tuples there
+   (repeated until nothing changes). Each EC whose split is known is attacked on its own: its
+   specialization returns each class's part to the class's ungeneralized tuples, and that
+   merged EC must have violated (Definition 3 per EC); with a single covering EC this is the
+   spec's whole class. The ECs linked by a split that stays unknown are *ambiguous*: each
+   connected group of them gets the no-exclusion credibility of the group pooled (resolution
+   (a) of AMB-9, flagged ``ambiguous_split``). Matching cardinality (Definition 9) is checked
+   throughout: the ECs must hold exactly the covered classes' generalized tuples, else
+   :class:`~kerckhoffs.errors.InputError`.
+3. **Credibility** (spec 3.1-3.2). Per sensitive set ``s`` and generalized EC, class ``C``
+   (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
+   ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class", AMB-8;
+   ``local_mode="paper_literal"`` uses ``floor(g / l)``), or always when it has fewer than
+   ``k`` tuples. The engine (:func:`~kerckhoffs.attacks.minimality_batch.expected_batch`)
+   gives ``E[Y_C | some class of the EC violates]`` and ``cred(C, s) = (sum over its ECs of
+   E[Y_C] + n_{C,u(s)}) / n_C``; an EC where no class can violate gives the no-exclusion value
+   (E1, flagged ``no_inference``). Global recoding is the case ``n_{C,u} = 0``, so one driver
+   serves both recodings.
+4. **Report.** Every individual gets the credibility of its class for the set it is most
+   credibly linked to; ``breached`` when it exceeds ``1/m``. The paper's figures (section 7.1,
+   AMB-16) are in ``details``: *problematic tuples* = sensitive tuples (their true value is in
+   ``s``) whose class has ``cred(C, s) > 1/m``, their proportion among all sensitive tuples and
+   their average credibility (the truth is the table's SA: the original for a release made in
+   this process).
+
+**Near-minimality** (Definition 4, spec 3.4): the requirement's ``l`` is the one the algorithm
+*enforces* (e.g. 3) and ``m`` the one it *promises* (e.g. 2):
+:func:`near_minimality_attack`.
+
+**Which requirement.** By Kerckhoffs's principle the adversary knows the algorithm, so the
+requirement comes from the release's provenance (:func:`requirement_of`): ``local-recoding``
+(``alpha``, ``k``: the minimal local recoding paper 001 attacks) and ``lattice`` (frequency
+l-diversity, (alpha, k)-anonymity, m-confidentiality or k-anonymity: full-domain
+generalization, read per EC as the paper does, AMB-11) generalize where the requirement forces
+them to. MASK, MASK+ and MASK++ group on the QIs only (k-anonymity): their requirement does not
+look at the SA, nothing can be excluded, and the credibility is the published frequency, at
+most ``1/m`` (paper 001 Theorem 4, case 1). Mondrian is not in the list: it stops when no
+*median* cut is allowed, which does not mean that a class violates (a skewed dimension may have
+no strict median cut), so Lemma 1 does not hold for it; its adversary is the attack by mechanism
+(:mod:`kerckhoffs.attacks.mechanism`). Any release can still be attacked under an explicit
+:class:`Requirement`.
+
+**Cost.** Everything is numpy over classes, boxes and (class, EC) pairs; the Python loops are
+over QI dimensions (box containment), propagation rounds (splits, components), sensitive sets
+(one on Adult) and, inside the engine, factor ranks and exponent bits. Adult (45,222 rows,
+about 17,000 classes) takes a fraction of a second (``benchmarks/bench_minimality_attack.py``).
+
+**Who is attacked.** For a release made in this process (or a bucketized release read back),
+the individuals are the rows of ``release.table`` and ``T^q`` is their QIs. A generalized
+release read back from files holds only its published cells: pass the population's original
+QIs (``population``, e.g. ``Knowledge.population``) and a ``schema`` whose hierarchies say what
+each published cell covers; the individuals are then the population's rows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.attacks.knowledge import Knowledge
+from kerckhoffs.attacks.minimality_batch import expected_batch
+from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
+from kerckhoffs.attacks.registry import register_attack
+from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
+from kerckhoffs.data.table import EncodedColumn, Table
+from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.release import Partition, Release, Scheme
+
+__all__ = [
+    "MINIMAL_ALGORITHMS",
+    "SA_BLIND_ALGORITHMS",
+    "Requirement",
+    "credibility_sets",
+    "minimality_attack",
+    "near_minimality_attack",
+    "requirement_of",
+]
+
+NAME = "minimality"
+EPS = 1e-9
+NEVER = np.iinfo(np.int32).max
+MINIMAL_ALGORITHMS = ("local-recoding", "lattice")
+"""Provenances whose generalization follows the minimality principle (the attack applies)."""
+SA_BLIND_ALGORITHMS = ("mask", "mask+", "mask++")
+"""Provenances that group on the QIs only (k-anonymity): nothing can be excluded."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the adversary assumes the anonymizer enforced on every class (spec 2.5): at least
+    ``k`` tuples and, unless ``l`` is None, at most ``floor(n / l)`` tuples of each sensitive
+    set (simplified l-diversity; ``(alpha, k)``-anonymity is ``l = 1/alpha``; per-group
+    m-confidentiality is ``l = m``). ``l = None``: the requirement ignores the SA."""
+
+    l: float | None = None  # noqa: E741
+    k: int = 1
+
+    def __post_init__(self) -> None:
+        if self.l is not None and not self.l >= 1:
+            raise ParameterError(f"minimality: l must be at least 1, got {self.l}")
+        if int(self.k) != self.k or self.k < 1:
+            raise ParameterError(f"minimality: k must be a positive integer, got {self.k}")
+
+    def limit(self, n: np.ndarray) -> np.ndarray:
+        """The most sensitive tuples of one set a class of ``n`` tuples may hold."""
+        n = np.asarray(n, dtype=np.int64)
+        if self.l is None:
+            return np.full(n.shape, NEVER, dtype=np.int64)
+        if float(self.l).is_integer():
+            return n // int(self.l)
+        return np.floor(n / self.l + EPS).astype(np.int64)
+
+    def describe(self) -> str:
+        parts = [] if self.l is None else [f"l={_num(self.l)}"]
+        if self.k > 1 or self.l is None:
+            parts.append(f"k={self.k}")
+        return ", ".join(parts)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
+
+
+def _l_of_alpha(alpha: float) -> float | None:
+    if alpha >= 1:
+        return None
+    inv = 1.0 / alpha
+    return float(round(inv)) if abs(inv - round(inv)) < 1e-9 else inv
+
+
+_PARAM = re.compile(r"(\w+)\s*=\s*([-+0-9.eE]+)")
+
+
+def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
+    """The requirement the release's algorithm enforced and the ``m`` it promises, from its
+    provenance, or a one-line reason why the attack does not apply (module docstring)."""
+    prov = release.provenance
+    alg, params = prov.algorithm, prov.parameters or {}
+    if alg == "local-recoding":
+        k = int(params.get("k", 1))
+        l = _l_of_alpha(float(params.get("alpha", 1.0)))  # noqa: E741
+        return Requirement(l, k), l
+    if alg in SA_BLIND_ALGORITHMS:
+        m = params.get("m")
+        return Requirement(None, int(params.get("k", 1))), float(m) if m is not None else None
+    if alg == "lattice":
+        l_vals: list[float] = []
+        k = 1
+        m_promise: float | None = None
+        for name, text in params.items():
+            if not isinstance(text, str) or "=" not in text:
+                continue
+            vals = {a: float(b) for a, b in _PARAM.findall(text)}
+            if name == "l-diversity":
+                l_vals.append(vals["l"])
+            elif name == "k-anonymity":
+                k = max(k, int(vals["k"]))
+            elif name == "(alpha,k)-anonymity":
+                la = _l_of_alpha(vals["alpha"])
+                if la is not None:
+                    l_vals.append(la)
+                k = max(k, int(vals["k"]))
+            elif name.startswith("m-confidentiality"):
+                l_vals.append(vals["m"])
+                m_promise = vals["m"]
+            else:
+                return (
+                    f"lattice release enforcing {name} ({text}): the minimality attack's "
+                    "engine needs frequency l-diversity, (alpha,k)-anonymity, m or k "
+                    "(use kerckhoffs.attacks.possible_worlds for other models)"
+                )
+        l = max(l_vals) if l_vals else None  # noqa: E741
+        return Requirement(l, k), m_promise if m_promise is not None else l
+    return (
+        f"{alg!r} is not a minimal-generalization algorithm (the attack assumes the anonymizer "
+        f"generalizes only where its requirement forces it: {', '.join(MINIMAL_ALGORITHMS)}; "
+        f"{', '.join(SA_BLIND_ALGORITHMS)} are attacked as SA-blind)"
+    )
+
+
+# -- boxes: what each published EC covers ---------------------------------------------------------
+def _node_ranges(col: EncodedColumn, level: np.ndarray, leaf: np.ndarray) -> tuple:
+    """Code range of the hierarchy node at ``level`` above each ``leaf`` (categorical codes are
+    leaf indices in depth-first order, so a node is a contiguous range)."""
+    h = col.hierarchy
+    assert h is not None
+    lo = np.empty(leaf.shape, dtype=np.int64)
+    hi = np.empty(leaf.shape, dtype=np.int64)
+    for lv in np.unique(level).tolist():
+        sel = level == lv
+        nodes = h.node_ids[lv]
+        node = nodes[leaf[sel]]
+        lo[sel] = np.searchsorted(nodes, node, side="left")
+        hi[sel] = np.searchsorted(nodes, node, side="right") - 1
+    return lo, hi
+
+
+def _tight_boxes(release: Release) -> tuple[np.ndarray, np.ndarray]:
+    """Code boxes of the groups' tightest cells (what :meth:`Release.generalized_cells`
+    publishes when the algorithm leaves the cells to it)."""
+    lo, hi = release.group_bounds()
+    lo = lo.astype(np.int64)
+    hi = hi.astype(np.int64)
+    for j, col in enumerate(release.table.qi_columns):
+        if col.kind == Kind.CATEGORICAL and col.hierarchy is not None:
+            llo, lhi = col.leaves(lo[:, j]), col.leaves(hi[:, j])
+            level = col.hierarchy.lca_level(llo, lhi)
+            lo[:, j], hi[:, j] = _node_ranges(col, level, llo)
+    return lo, hi
+
+
+_INTERVAL = re.compile(r"^\[(-?[^\]]+?)-(-?[^\]]+)\]$")
+
+
+def _label_ranges(col: EncodedColumn) -> dict[str, tuple[int, int]]:
+    """Every label a cell of ``col`` can carry -> its code range: hierarchy nodes at every
+    level and the values themselves."""
+    out: dict[str, tuple[int, int]] = {}
+    codes = np.arange(col.size)
+    h = col.hierarchy
+    if h is not None:
+        leaves = col.leaves(codes)
+        for lv in range(h.height, -1, -1):
+            nodes = h.node_ids[lv][leaves]
+            n_nodes = int(h.node_ids[lv].max()) + 1
+            lo = np.full(n_nodes, col.size, dtype=np.int64)
+            hi = np.full(n_nodes, -1, dtype=np.int64)
+            np.minimum.at(lo, nodes, codes)
+            np.maximum.at(hi, nodes, codes)
+            labels = h.node_labels(lv).tolist()
+            for node in np.flatnonzero(hi >= 0).tolist():
+                out[str(labels[node])] = (int(lo[node]), int(hi[node]))
+    for c, lab in enumerate(col.labels.tolist()):
+        out.setdefault(str(lab), (c, c))
+    return out
+
+
+def _cell_ranges(col: EncodedColumn, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Code ranges of published cell labels (hierarchy node, value, or ``[lo-hi]`` interval of a
+    numeric column); an unknown label is an :class:`InputError` naming it."""
+    known = _label_ranges(col)
+    lo = np.empty(len(cells), dtype=np.int64)
+    hi = np.empty(len(cells), dtype=np.int64)
+    uniq, inv = np.unique(np.asarray(cells, dtype=str), return_inverse=True)
+    ulo = np.empty(len(uniq), dtype=np.int64)
+    uhi = np.empty(len(uniq), dtype=np.int64)
+    values = np.asarray(col.values)
+    for i, lab in enumerate(uniq.tolist()):
+        if lab in known:
+            ulo[i], uhi[i] = known[lab]
+            continue
+        m = _INTERVAL.match(lab)
+        if m is not None and col.kind == Kind.NUMERIC:
+            try:
+                a, b = float(m.group(1)), float(m.group(2))
+            except ValueError:
+                a = b = math.nan
+            if a == a and b == b:
+                ulo[i] = np.searchsorted(values, a, side="left")
+                uhi[i] = np.searchsorted(values, b, side="right") - 1
+                continue
+        raise InputError(f"column {col.name!r}: published cell {lab!r} is not a value or node")
+    lo[:] = ulo[np.asarray(inv).reshape(-1)]
+    hi[:] = uhi[np.asarray(inv).reshape(-1)]
+    return lo, hi
+
+
+def _cells_boxes(cells: pd.DataFrame, columns: Sequence[EncodedColumn]) -> tuple:
+    g = len(cells)
+    lo = np.empty((g, len(columns)), dtype=np.int64)
+    hi = np.empty((g, len(columns)), dtype=np.int64)
+    for j, col in enumerate(columns):
+        if col.name not in cells.columns:
+            raise InputError(f"the published cells have no column {col.name!r}")
+        lo[:, j], hi[:, j] = _cell_ranges(col, cells[col.name].to_numpy())
+    return lo, hi
+
+
+def _box_pairs(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All (point, box) with ``lo[box] <= points[point] <= hi[box]`` on every dimension.
+
+    For each box the candidates are the points inside its range on its most selective
+    dimension (sorted codes and ``searchsorted``), then filtered on all dimensions; the loop
+    is over dimensions only.
+    """
+    n_p, d = points.shape
+    n_b = lo.shape[0]
+    if n_p == 0 or n_b == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    orders = [np.argsort(points[:, j], kind="stable") for j in range(d)]
+    starts = np.empty((n_b, d), dtype=np.int64)
+    counts = np.empty((n_b, d), dtype=np.int64)
+    for j in range(d):
+        s = points[orders[j], j]
+        a = np.searchsorted(s, lo[:, j], side="left")
+        starts[:, j] = a
+        counts[:, j] = np.searchsorted(s, hi[:, j], side="right") - a
+    best = np.argmin(counts, axis=1)
+    pts, boxes = [], []
+    for j in range(d):
+        b = np.flatnonzero(best == j)
+        c = counts[b, j]
+        if not c.sum():
+            continue
+        box = np.repeat(b, c)
+        off = np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+        pts.append(orders[j][np.repeat(starts[b, j], c) + off])
+        boxes.append(box)
+    if not pts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pt = np.concatenate(pts)
+    bx = np.concatenate(boxes)
+    # filter one dimension at a time, the most selective first, on shrinking candidates
+    for j in np.argsort(counts.sum(axis=0), kind="stable").tolist():
+        c = points[pt, j]
+        keep = (c >= lo[bx, j]) & (c <= hi[bx, j])
+        if not keep.all():
+            pt, bx = pt[keep], bx[keep]
+    return pt, bx
+
+
+def _components(n_box: int, cls: np.ndarray, box: np.ndarray, n_cls: int) -> np.ndarray:
+    """Connected components of the bipartite graph class -- box, as the smallest box id of
+    each box's component (label propagation with pointer jumping)."""
+    lab = np.arange(n_box, dtype=np.int64)
+    if cls.size == 0:
+        return lab
+    while True:
+        cmin = np.full(n_cls, n_box, dtype=np.int64)
+        np.minimum.at(cmin, cls, lab[box])
+        new = lab.copy()
+        np.minimum.at(new, box, cmin[cls])
+        while True:
+            jumped = new[new]
+            if np.array_equal(jumped, new):
+                break
+            new = jumped
+        if np.array_equal(new, lab):
+            return lab
+        lab = new
+
+
+# -- the published structure ----------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _Structure:
+    """Classes, ECs and who covers whom (module docstring, steps 1-2)."""
+
+    cls: np.ndarray  # class id per individual
+    n_c: np.ndarray  # class sizes
+    ungen_group: np.ndarray  # ids of the ungeneralized groups
+    ungen_class: np.ndarray  # their class
+    n_u: np.ndarray  # ungeneralized tuples per class
+    n_g: np.ndarray  # generalized tuples per class
+    item_group: np.ndarray  # resolved ECs: (group, class, slots) per covered class
+    item_class: np.ndarray
+    item_slots: np.ndarray
+    amb_class: np.ndarray  # classes with tuples in ambiguous ECs
+    amb_slots: np.ndarray  # how many of their tuples are there
+    amb_comp: np.ndarray  # the ambiguous component (a group id) they are in
+    comp_of_group: np.ndarray  # per ambiguous group: its component id, -1 for others
+    generalized: np.ndarray  # bool per group
+    ambiguous_groups: np.ndarray  # bool per group
+    forced_splits: int  # classes over several ECs whose split the counts force
+
+
+def _resolve_splits(
+    pair_cls: np.ndarray, pair_grp: np.ndarray, need: np.ndarray, room: np.ndarray
+) -> np.ndarray:
+    """How many tuples of each class sit in each covering EC, where matching cardinality
+    forces it (``-1`` where it does not): an EC with one undecided class gets its remaining
+    room, a class with one undecided EC puts its remaining tuples there, a full EC or an
+    exhausted class gets 0; repeated until nothing changes (unit propagation, vectorized over
+    all pairs). ``need``: generalized tuples per class; ``room``: tuples per group."""
+    flow = np.full(pair_cls.shape, -1, dtype=np.int64)
+    rem_c = need.astype(np.int64).copy()
+    rem_g = room.astype(np.int64).copy()
+
+    def assign(sel: np.ndarray, values: np.ndarray) -> None:
+        flow[sel] = values
+        np.subtract.at(rem_c, pair_cls[sel], values)
+        np.subtract.at(rem_g, pair_grp[sel], values)
+
+    while True:
+        unk = flow < 0
+        if not unk.any():
+            break
+        zero = unk & ((rem_g[pair_grp] == 0) | (rem_c[pair_cls] == 0))
+        flow[zero] = 0
+        unk &= ~zero
+        progress = bool(zero.any())
+        cnt_g = np.bincount(pair_grp[unk], minlength=room.shape[0])
+        sel = np.flatnonzero(unk & (cnt_g[pair_grp] == 1))
+        if sel.size:
+            assign(sel, rem_g[pair_grp[sel]])
+            unk[sel] = False
+            progress = True
+        cnt_c = np.bincount(pair_cls[unk], minlength=need.shape[0])
+        sel = np.flatnonzero(unk & (cnt_c[pair_cls] == 1))
+        if sel.size:
+            assign(sel, rem_c[pair_cls[sel]])
+            progress = True
+        if (rem_c < 0).any() or (rem_g < 0).any() or (flow < -1).any():
+            g = int(pair_grp[np.argmax((rem_g[pair_grp] < 0) | (rem_c[pair_cls] < 0))])
+            raise InputError(
+                f"published group {g} and the groups sharing its classes cannot hold the "
+                "individuals that generalize to them (matching cardinality, Definition 9)"
+            )
+        if not progress:
+            break
+    open_g = np.bincount(pair_grp[flow < 0], minlength=room.shape[0]) > 0
+    open_c = np.bincount(pair_cls[flow < 0], minlength=need.shape[0]) > 0
+    bad = np.flatnonzero((rem_g != 0) & ~open_g)
+    if bad.size or ((rem_c != 0) & ~open_c).any():
+        g = int(bad[0]) if bad.size else int(pair_grp[np.argmax((rem_c != 0)[pair_cls])])
+        raise InputError(
+            f"published group {g} does not hold exactly the individuals that generalize to it "
+            "(matching cardinality, Definition 9)"
+        )
+    return flow
+
+
+def _structure(
+    quasi: np.ndarray,
+    group_sizes: np.ndarray,
+    lo: np.ndarray | None,
+    hi: np.ndarray | None,
+    member_pairs: tuple[np.ndarray, np.ndarray] | None = None,
+) -> _Structure:
+    """Steps 1-2 of the module docstring. Generalization: ``lo``/``hi`` are the groups' code
+    boxes. Bucketization: ``member_pairs`` = (class of each row, group of each row) instead,
+    since the QI table shows how many tuples of each class each group holds."""
+    n_groups = group_sizes.shape[0]
+    cls = Partition.from_columns(quasi).group.astype(np.int64)
+    n_cls = int(cls.max()) + 1
+    n_c = np.bincount(cls, minlength=n_cls).astype(np.int64)
+    _, first = np.unique(cls, return_index=True)
+    points = quasi[first].astype(np.int64)
+
+    known_flow = None
+    if member_pairs is None:
+        assert lo is not None and hi is not None
+        ungen = np.all(lo == hi, axis=1)
+        ug = np.flatnonzero(ungen)
+        key = Partition.from_columns(np.concatenate([points, lo[ug]])).group.astype(np.int64)
+        ug_cls = key[n_cls:]
+        if (ug_cls >= n_cls).any():
+            g = int(ug[np.argmax(ug_cls >= n_cls)])
+            raise InputError(
+                f"published group {g} has ungeneralized QIs that no individual of the "
+                "population has (the population does not match the release)"
+            )
+    else:
+        row_cls, row_grp = member_pairs
+        pair, counts = np.unique(row_grp.astype(np.int64) * n_cls + row_cls, return_counts=True)
+        p_grp, p_cls = pair // n_cls, pair % n_cls
+        ungen = np.bincount(p_grp, minlength=n_groups) == 1
+        ug = np.flatnonzero(ungen)
+        ug_cls = np.empty(n_groups, dtype=np.int64)
+        ug_cls[p_grp] = p_cls
+        ug_cls = ug_cls[ug]
+    n_u = np.bincount(ug_cls, weights=group_sizes[ug], minlength=n_cls).astype(np.int64)
+    over = np.flatnonzero(n_u > n_c)
+    if over.size:
+        c = int(over[0])
+        raise InputError(
+            f"the ungeneralized groups with QIs {points[c].tolist()} hold {int(n_u[c])} tuples "
+            f"but only {int(n_c[c])} individuals have them (matching cardinality, Definition 9)"
+        )
+    n_g = n_c - n_u
+    gen_groups = np.flatnonzero(~ungen)
+    if member_pairs is None:
+        assert lo is not None and hi is not None
+        need = np.flatnonzero(n_g > 0)
+        pt, bx = _box_pairs(points[need], lo[gen_groups], hi[gen_groups])
+        pair_cls, pair_grp = need[pt], gen_groups[bx]
+    else:
+        multi = ~ungen[p_grp]
+        pair_cls, pair_grp = p_cls[multi], p_grp[multi]
+        known_flow = counts[multi].astype(np.int64)
+    covered = np.bincount(pair_cls, minlength=n_cls) > 0
+    lost = np.flatnonzero((n_g > 0) & ~covered)
+    if lost.size:
+        c = int(lost[0])
+        raise InputError(
+            f"{int(n_g[c])} individual(s) with QIs {points[c].tolist()} are in no published "
+            "group (the population does not match the release)"
+        )
+    targets = np.bincount(pair_cls, minlength=n_cls)
+    flow = (
+        known_flow
+        if known_flow is not None
+        else _resolve_splits(pair_cls, pair_grp, n_g, np.where(ungen, 0, group_sizes))
+    )
+    forced = int(np.count_nonzero((targets > 1) & (n_g > 0)))
+    undecided = flow < 0
+    forced -= int(np.unique(pair_cls[undecided]).size)
+    # ECs with an undecided pair are ambiguous; they couple through the classes they share
+    amb_group = np.zeros(n_groups, dtype=bool)
+    amb_group[pair_grp[undecided]] = True
+    in_amb = amb_group[pair_grp]
+    amb_groups = np.flatnonzero(amb_group)
+    local = np.full(n_groups, -1, dtype=np.int64)
+    local[amb_groups] = np.arange(amb_groups.size)
+    comp_local = _components(amb_groups.size, pair_cls[in_amb], local[pair_grp[in_amb]], n_cls)
+    comp = np.full(n_groups, -1, dtype=np.int64)
+    comp[amb_groups] = amb_groups[comp_local]
+    resolved = ~in_amb & (flow > 0)
+    item_slots = flow[resolved]
+    amb_need = n_g - np.bincount(pair_cls[resolved], weights=item_slots, minlength=n_cls).astype(
+        np.int64
+    )
+    cls_comp = np.full(n_cls, -1, dtype=np.int64)
+    cls_comp[pair_cls[in_amb]] = comp[pair_grp[in_amb]]
+    amb_cls = np.flatnonzero((cls_comp >= 0) & (amb_need > 0))
+    comp_tuples = np.bincount(comp[amb_groups], weights=group_sizes[amb_groups], minlength=n_groups)
+    comp_need = np.bincount(cls_comp[amb_cls], weights=amb_need[amb_cls], minlength=n_groups)
+    bad = np.flatnonzero(comp_need != comp_tuples)
+    if bad.size:
+        g = int(bad[0])
+        raise InputError(
+            f"published group {g} (with the groups sharing its classes) holds "
+            f"{int(comp_tuples[g])} tuples but {int(comp_need[g])} individuals generalize to it "
+            "(matching cardinality, Definition 9)"
+        )
+    return _Structure(
+        cls=cls,
+        n_c=n_c,
+        ungen_group=ug,
+        ungen_class=ug_cls,
+        n_u=n_u,
+        n_g=n_g,
+        item_group=pair_grp[resolved],
+        item_class=pair_cls[resolved],
+        item_slots=item_slots,
+        amb_class=amb_cls,
+        amb_slots=amb_need[amb_cls],
+        amb_comp=cls_comp[amb_cls],
+        comp_of_group=comp,
+        generalized=~ungen,
+        ambiguous_groups=amb_group,
+        forced_splits=max(forced, 0),
+    )
+
+
+# -- sensitive sets -------------------------------------------------------------------------------
+def credibility_sets(table: Table, published: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The sensitive sets (label, bool mask over SA codes) the credibility is computed for:
+    the schema's subset as one set (``set`` mode), or each sensitive value present on its own
+    (``each`` mode, or every value sensitive)."""
+    present = np.bincount(published, minlength=table.n_sa) > 0
+    present |= np.bincount(table.sa, minlength=table.n_sa) > 0
+    labels = [str(x) for x in table.sa_column.labels.tolist()]
+    codes = np.arange(table.n_sa)
+    sens = table.sensitive & present
+    if not table.sensitive.all() and table.schema.sensitive_mode == SensitiveMode.SET:
+        if not sens.any():
+            return []
+        names = [labels[c] for c in np.flatnonzero(table.sensitive)]
+        return [("{" + ", ".join(names) + "}", table.sensitive.copy())]
+    return [(labels[c], codes == c) for c in np.flatnonzero(sens)]
+
+
+# -- the attack -----------------------------------------------------------------------------------
+def _population_table(population: pd.DataFrame, schema: Schema, release: Release) -> Table:
+    """The population's original QIs encoded with ``schema``'s hierarchies (its QI columns
+    must be the release's)."""
+    names = release.table.qi_names
+    quasi = [schema.column(n) for n in names]
+    missing = [n for n in names if n not in population.columns]
+    if missing:
+        raise InputError(f"the population has no column {missing[0]!r} (a QI of the release)")
+    sa_name = "__kerckhoffs_sa__"
+    cols = (*(Column(c.name, Role.QUASI, c.kind, c.hierarchy, c.widths) for c in quasi),)
+    pop_schema = Schema(
+        (*cols, Column(sa_name, Role.SENSITIVE, Kind.CATEGORICAL)), base_dir=schema.base_dir
+    )
+    df = population[names].copy()
+    df[sa_name] = "x"
+    return Table.encode(df.reset_index(drop=True), pop_schema, strict_sensitive=False)
+
+
+def minimality_attack(
+    release: Release,
+    requirement: Requirement | None = None,
+    *,
+    m: float | None = None,
+    local_mode: str = "whole_class",
+    population: pd.DataFrame | None = None,
+    schema: Schema | None = None,
+) -> AttackResult:
+    """Run the minimality attack on ``release`` (module docstring) and report every individual.
+
+    ``requirement``: what the anonymizer enforced (default: from the provenance,
+    :func:`requirement_of`; a release whose algorithm is not minimal raises
+    :class:`~kerckhoffs.errors.ParameterError` unless one is given). ``m``: the bound ``1/m``
+    a credibility must not exceed (default: the promise found in the provenance, else the
+    requirement's ``l``). ``local_mode``: ``"whole_class"`` (default) or ``"paper_literal"``
+    (spec 3.2). ``population`` + ``schema``: the individuals' original QIs, for a generalized
+    release read back from files.
+
+    Returns an :class:`AttackResult` named ``"minimality"``: one tuple per individual (``row``,
+    ``sa_value`` = the sensitive set, ``posterior`` = credibility, ``breached`` = credibility
+    ``> 1/m``, plus ``group``, ``class_size``, ``generalized`` = the class's tuples in
+    generalized ECs, ``flag``), and in ``details`` the problematic tuples, their proportion and
+    average credibility (paper section 7.1), and counts of generalized / no-inference /
+    ambiguous ECs.
+    """
+    if local_mode not in LOCAL_MODES:
+        raise ParameterError(
+            f"minimality: local_mode must be one of {', '.join(LOCAL_MODES)}, got {local_mode!r}"
+        )
+    promise: float | None = None
+    if requirement is None:
+        found = requirement_of(release)
+        if isinstance(found, str):
+            raise ParameterError(f"minimality: {found}; pass a Requirement to attack it anyway")
+        requirement, promise = found
+    if m is None:
+        m = promise if promise is not None else requirement.l
+    if m is not None and not m >= 1:
+        raise ParameterError(f"minimality: m must be at least 1, got {m}")
+    bound = 1.0 / m if m is not None else None
+
+    table = release.table
+    part = release.partition
+    sizes = part.sizes.astype(np.int64)
+    sa_pub = np.asarray(release.sa_published)
+    own_rows = population is None
+    if release.scheme == Scheme.BUCKETIZATION:
+        if not own_rows:
+            raise ParameterError(
+                "minimality: a bucketized release shows the original QIs; no population needed"
+            )
+        quasi = table.qi
+        row_cls = Partition.from_columns(quasi).group.astype(np.int64)
+        st = _structure(quasi, sizes, None, None, (row_cls, part.group))
+    elif own_rows:
+        quasi = table.qi
+        if release.cells is not None:
+            lo, hi = _cells_boxes(release.cells, table.qi_columns)
+        else:
+            lo, hi = _tight_boxes(release)
+        st = _structure(quasi, sizes, lo, hi)
+    else:
+        if schema is None:
+            raise ParameterError(
+                "minimality: attacking a generalized release through a population needs the "
+                "schema whose hierarchies say what each published cell covers"
+            )
+        pop = _population_table(population, schema, release)
+        quasi = pop.qi
+        lo, hi = _cells_boxes(release.generalized_cells(), pop.qi_columns)
+        st = _structure(quasi, sizes, lo, hi)
+
+    sets = credibility_sets(table, sa_pub)
+    n_ind = st.cls.shape[0]
+    n_cls = st.n_c.shape[0]
+    truth = table.sa if own_rows else None
+    # a resolved EC's specialization returns its part of a class to the class's
+    # ungeneralized tuples: that merged EC is what must have violated (Definition 3, spec 3.2)
+    merged = st.n_u[st.item_class] + st.item_slots
+    small = merged < requirement.k
+    ec_ids, ec_index = np.unique(st.item_group, return_inverse=True)
+    ec_index = np.asarray(ec_index).reshape(-1)
+    creds = np.zeros((len(sets), n_cls))
+    no_inf_groups = np.zeros(part.n_groups, dtype=bool)
+    fallbacks = 0
+    sensitive_tuples = problematic = 0
+    problematic_cred = 0.0
+    for si, (_, mask) in enumerate(sets):
+        s_row = mask[sa_pub]
+        s_group = np.bincount(part.group, weights=s_row, minlength=part.n_groups).astype(np.int64)
+        u_s = np.bincount(st.ungen_class, weights=s_group[st.ungen_group], minlength=n_cls).astype(
+            np.int64
+        )
+        if local_mode == "whole_class":
+            tau = requirement.limit(merged) - u_s[st.item_class]
+        else:
+            tau = requirement.limit(st.item_slots)
+        tau = np.where(small, -1, np.maximum(tau, -1))
+        ey = np.zeros(n_cls)
+        if ec_ids.size:
+            res = expected_batch(ec_index, st.item_slots, tau, s_group[ec_ids])
+            ey += np.bincount(st.item_class, weights=res.expected, minlength=n_cls)
+            no_inf_groups[ec_ids[res.no_inference]] = True
+            fallbacks += res.exact_fallbacks
+        if st.amb_class.size:
+            amb = st.ambiguous_groups
+            comp_s = np.bincount(
+                st.comp_of_group[amb], weights=s_group[amb], minlength=part.n_groups
+            )
+            comp_n = np.bincount(st.comp_of_group[amb], weights=sizes[amb], minlength=part.n_groups)
+            ey[st.amb_class] += st.amb_slots * comp_s[st.amb_comp] / comp_n[st.amb_comp]
+        creds[si] = (ey + u_s) / st.n_c
+        if truth is not None and bound is not None:
+            sens_rows = mask[truth]
+            hit = sens_rows & (creds[si][st.cls] > bound + EPS)
+            sensitive_tuples += int(sens_rows.sum())
+            problematic += int(hit.sum())
+            problematic_cred += float(creds[si][st.cls][hit].sum())
+        elif truth is not None:
+            sensitive_tuples += int(mask[truth].sum())
+
+    if sets:
+        best = np.argmax(creds, axis=0)
+        cred_cls = creds[best, np.arange(n_cls)]
+        set_labels = np.array([lab for lab, _ in sets], dtype=object)[best]
+    else:
+        cred_cls = np.zeros(n_cls)
+        set_labels = np.full(n_cls, "", dtype=object)
+    posterior = cred_cls[st.cls]
+    breached = posterior > bound + EPS if bound is not None else np.zeros(n_ind, dtype=bool)
+    flag_cls = np.full(n_cls, "", dtype=object)
+    flag_cls[st.n_g == 0] = "ungeneralized"
+    inf_cls = np.zeros(n_cls, dtype=bool)
+    inf_cls[st.item_class[no_inf_groups[st.item_group]]] = True
+    flag_cls[inf_cls] = "no_inference"
+    flag_cls[st.amb_class] = "ambiguous_split"
+    group_col = part.group if own_rows else np.full(n_ind, -1, dtype=np.int32)
+    tuples = tuple_table(
+        np.arange(n_ind),
+        set_labels[st.cls],
+        posterior,
+        breached,
+        group=group_col,
+        class_size=st.n_c[st.cls],
+        generalized=st.n_g[st.cls],
+        flag=flag_cls[st.cls],
+    )
+    gen = st.generalized
+    details: dict[str, Any] = {
+        "requirement": requirement.describe(),
+        "m": m,
+        "local_mode": local_mode,
+        "sensitive_sets": [lab for lab, _ in sets],
+        "classes": n_cls,
+        "groups": int(part.n_groups),
+        "generalized_groups": int(gen.sum()),
+        "no_inference_groups": int(no_inf_groups.sum()),
+        "ambiguous_groups": int(st.ambiguous_groups.sum()),
+        "forced_splits": st.forced_splits,
+        "exact_fallbacks": fallbacks,
+    }
+    if truth is not None and bound is not None:
+        details.update(
+            sensitive_tuples=sensitive_tuples,
+            problematic_tuples=problematic,
+            problematic_proportion=problematic / sensitive_tuples if sensitive_tuples else 0.0,
+            average_credibility=problematic_cred / problematic if problematic else None,
+            tuples_of_breached_classes=int(breached.sum()),
+        )
+    return AttackResult(NAME, tuples, n_ind, bound, details)
+
+
+def near_minimality_attack(
+    release: Release, l_enforced: float, m: float, *, k: int = 1, **options: Any
+) -> AttackResult:
+    """The near-to-minimality attack (Definition 4, spec 3.4): the algorithm enforces the
+    stronger ``l_enforced`` (the adversary reasons with it) but promises only ``1/m`` (the
+    breach test)."""
+    return minimality_attack(release, Requirement(l_enforced, k), m=m, **options)
+
+
+# -- registry -------------------------------------------------------------------------------------
+def _looks_read_back(release: Release) -> bool:
+    """A generalized release read from files: its QI columns are the published cells (the
+    reader declares them categorical, without hierarchies)."""
+    return release.scheme == Scheme.GENERALIZATION and all(
+        c.kind == Kind.CATEGORICAL and c.hierarchy is None for c in release.table.schema.quasi
+    )
+
+
+def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
+    if not releases:
+        return "needs a release"
+    release = releases[0]
+    found = requirement_of(release)
+    if isinstance(found, str):
+        return found
+    if _looks_read_back(release) and knowledge.population is None:
+        return (
+            "a generalized release read from files holds only its published cells: give the "
+            "population's original QIs as knowledge (and the schema)"
+        )
+    if _looks_read_back(release) and getattr(knowledge, "schema", None) is None:
+        return "needs the schema whose hierarchies say what each published cell covers"
+    return None
+
+
+@register_attack(
+    NAME,
+    summary="minimality attack (paper 001): undo minimal generalization, per-class "
+    "credibility of each sensitive set vs 1/m",
+    applies=_applies,
+)
+def run_minimality(
+    releases: Sequence[Release], knowledge: Knowledge, **options: Any
+) -> AttackResult:
+    """Registry adapter: options ``l``, ``k`` (assume this requirement instead of the
+    provenance's), ``l_enforced`` (near-minimality: reason with it, breach at ``1/m``), ``m``,
+    ``local_mode``, ``schema`` (a :class:`Schema` or a TOML path, with a population; default
+    the knowledge's schema)."""
+    if not releases:
+        raise ParameterError("minimality: needs a release")
+    opts = dict(options)
+    schema = opts.pop("schema", None)
+    if schema is None:
+        schema = getattr(knowledge, "schema", None)
+    if schema is not None and not isinstance(schema, Schema):
+        schema = Schema.from_toml(schema)
+    l_opt = opts.pop("l", None)
+    l_enf = opts.pop("l_enforced", None)
+    k_opt = opts.pop("k", None)
+    m = opts.pop("m", None)
+    local_mode = opts.pop("local_mode", "whole_class")
+    if opts:
+        raise ParameterError(f"minimality: unknown option {sorted(opts)[0]!r}")
+    requirement = None
+    if l_opt is not None or l_enf is not None or k_opt is not None:
+        lv = l_enf if l_enf is not None else l_opt
+        requirement = Requirement(
+            float(lv) if lv is not None else None, int(k_opt) if k_opt is not None else 1
+        )
+        if m is None and l_enf is not None and l_opt is not None:
+            m = float(l_opt)
+    release = releases[0]
+    population = knowledge.population if _looks_read_back(release) else None
+    return minimality_attack(
+        release,
+        requirement,
+        m=float(m) if m is not None else None,
+        local_mode=local_mode,
+        population=population,
+        schema=schema,
+    )
