@@ -229,27 +229,37 @@ def test_naive_worlds_are_arrangements_within_groups() -> None:
     assert naive_worlds(rel).shape == (4, 4)
 
 
-# -- fuzzing: the algorithm-safe variants never violate --------------------------------------------
+# -- fuzzing: the algorithm-safe variants never violate ------------------------------------------
+# issue 4: 0 violations over at least 400 random tables each. Two worker processes; the tables
+# are drawn in the parent, so the trials do not depend on the worker count.
 FUZZ = [
-    ("mondrian+", L2, {}, 6),
-    ("hilb+strict", L2, {}, 6),
-    ("mondrian++", L2, {}, (5, 6)),
-    ("hilb++strict", L2, {}, (5, 6)),
+    ("mondrian+", L2, {}, 6, (2, 4)),
+    ("hilb+strict", L2, {}, 6, (2, 4)),
+    ("mondrian++", L2, {}, (5, 6), (2, 4)),
+    ("hilb++strict", L2, {}, (5, 6), (2, 4)),
+    # MASK+ (spec 2.11, Theorem 5.4; never audited this way by the paper): perturbation decided
+    # from published counts only; its random fill order is enumerated exactly
+    ("mask+", [KAnonymity(2), MConfidentiality(2)], {}, (4, 5), 3),
 ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("name", "models", "options", "rows"), FUZZ, ids=[f[0] for f in FUZZ])
-def test_safe_variants_never_violate(name: str, models: list, options: dict, rows: object) -> None:
-    if name not in REGISTRY:
-        get(name)  # imports every algorithm
-    if name not in REGISTRY:
-        pytest.skip(f"{name} not registered")
-    trials = fuzz(name, models, trials=400, rows=rows, n_sa=(2, 4), seed=11, options=options)
+@pytest.mark.parametrize(
+    ("name", "models", "options", "rows", "n_sa"), FUZZ, ids=[f[0] for f in FUZZ]
+)
+def test_safe_variants_never_violate(
+    name: str, models: list, options: dict, rows: object, n_sa: object
+) -> None:
+    get(name)
+    trials = fuzz(
+        name, models, trials=400, rows=rows, n_sa=n_sa, seed=11, options=options, workers=2
+    )
     audited = [t for t in trials if t.audit is not None]
-    assert len(audited) == 400
+    assert len(audited) == 400, [t.skipped for t in trials if t.audit is None][:3]
     bad = [t for t in audited if t.audit is not None and t.audit.violates]
     assert not bad, bad[0].audit.describe() if bad[0].audit else ""
+    if name == "mask+":  # the trials exercise perturbation, not only untouched releases
+        perturbed = sum(bool(t.audit.release.perturbed.any()) for t in audited if t.audit)
+        assert perturbed >= 40
 
 
 def test_fuzz_finds_the_originals_violations() -> None:
@@ -266,14 +276,18 @@ def test_random_table_is_l_eligible_and_seeded() -> None:
 
 
 @pytest.mark.slow
-def test_mask_plus_small_tables_never_violate() -> None:
-    # MASK+ (spec 2.11, Theorem 5.4): perturbation decided from published counts only. Its
-    # random relabelling and fill order are enumerated exactly, which is costly: 40 tables
-    # here (the 400-table run is reported in the issue; see the module docstring)
+def test_mask_plus_larger_tables_never_violate() -> None:
+    # the same audit on 5-6 row tables with k = 3 (about 20x the cost: pytest -m slow)
     trials = fuzz(
-        "mask+", [KAnonymity(3), MConfidentiality(2)], trials=40, rows=(5, 6), n_sa=3, seed=7
+        "mask+",
+        [KAnonymity(3), MConfidentiality(2)],
+        trials=400,
+        rows=(5, 6),
+        n_sa=3,
+        seed=7,
+        workers=2,
     )
     audited = [t for t in trials if t.audit is not None]
-    assert audited
+    assert len(audited) >= 390
     bad = [t for t in audited if t.audit is not None and t.audit.violates]
     assert not bad, bad[0].audit.describe() if bad[0].audit else ""
