@@ -11,15 +11,59 @@ What an adversary brings besides the release:
   a Ph.D.).
 * ``releases``: other releases of overlapping populations (directories written by
   :meth:`kerckhoffs.release.Release.write`), for composition attacks.
+* ``schema``: optionally, the schema (TOML path) whose hierarchies say what published
+  categorical cells such as ``Europe`` cover (:mod:`kerckhoffs.attacks.locate`).
+
+Loading (:meth:`Knowledge.from_path`): a CSV / Parquet file is a population alone; a TOML file
+holds everything, paths relative to the TOML file::
+
+    releases = ["hospital2/", "hospital3/"]     # top-level keys come before the tables
+
+    [population]
+    file = "voters.csv"
+    id = "patient_id"          # optional: the column holding ids (default: a column "id")
+    schema = "schema.toml"     # optional
+    sep = ";"                  # optional; sniffed by default
+
+    [[not_having]]
+    id = "P000012"             # a population id (its row index when there is no id column)
+    value = "HIV"
+
+    [[rule]]
+    value = "PhD"
+    share = 0.1
+    where = { age = { max = 25 }, sex = ["F"] }
+
+Every malformed item gives one :class:`~kerckhoffs.errors.InputError` line naming the file and
+the key (``knowledge.toml: rule[2]: share must be a number in [0, 1], got 'ten'``).
+
+Population columns are read as text, then a column becomes numeric when every value reads
+as a number and none has a leading zero (so zip ``02134`` stays text); with a schema, the
+schema's categorical columns stay text.
 """
 
 from __future__ import annotations
 
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
+
+from kerckhoffs.data.hierarchy import format_value
+from kerckhoffs.data.io import read_table
+from kerckhoffs.errors import InputError, KerckhoffsError
+
+if TYPE_CHECKING:
+    from kerckhoffs.data.schema import Schema
+    from kerckhoffs.release import Release
+
+ID = "id"
+"""The population column holding individuals' ids."""
+POPULATION_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq"}
 
 
 @dataclass(frozen=True)
@@ -51,3 +95,311 @@ class Knowledge:
     not_having: list[NotHaving] = field(default_factory=list)
     rules: list[DistributionRule] = field(default_factory=list)
     releases: list[Path] = field(default_factory=list)
+    schema: Path | None = None
+
+    # -- loading ---------------------------------------------------------------------------
+    @classmethod
+    def from_path(cls, path: str | Path) -> Knowledge:
+        """Knowledge from a file: TOML (everything, see the module docstring) or a CSV /
+        Parquet population file."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".toml":
+            return cls.from_toml(path)
+        if suffix in POPULATION_SUFFIXES:
+            return cls(population=read_population(path))
+        raise InputError(
+            f"{path}: knowledge must be a .toml file or a population table "
+            f"({', '.join(sorted(POPULATION_SUFFIXES))})"
+        )
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Knowledge:
+        """Read knowledge from a TOML file (format in the module docstring)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"knowledge file not found: {path}")
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: not valid TOML ({_one_line(exc)})") from None
+        return cls.from_dict(raw, base_dir=path.parent, source=path.name)
+
+    @classmethod
+    def from_dict(
+        cls, raw: dict[str, Any], *, base_dir: Path | None = None, source: str = "knowledge"
+    ) -> Knowledge:
+        """Build knowledge from the TOML structure; relative paths are under ``base_dir``."""
+        base = base_dir or Path(".")
+        known = {"population", "not_having", "rule", "releases"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise InputError(
+                f"{source}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(known))})"
+            )
+        schema_path = None
+        population = None
+        if "population" in raw:
+            population, schema_path = _population(raw["population"], base, source)
+        not_having = [
+            _not_having(item, i, source) for i, item in enumerate(_items(raw, "not_having", source))
+        ]
+        rules = [_rule(item, i, source) for i, item in enumerate(_items(raw, "rule", source))]
+        releases = _releases(raw.get("releases", []), base, source)
+        if population is not None and ID in population.columns and not_having:
+            ids = population[ID]
+            dup = ids.duplicated(keep=False).to_numpy()
+            if dup.any():
+                rows = np.flatnonzero(dup)[:2].tolist()
+                raise InputError(
+                    f"{source}: population id {ids.iloc[rows[0]]!r} appears more than once "
+                    f"(rows {rows[0]} and {rows[1]})"
+                )
+        return cls(population, not_having, rules, releases, schema_path)
+
+    def load_schema(self) -> Schema | None:
+        """The schema named by :attr:`schema` (None when there is none)."""
+        from kerckhoffs.data.schema import Schema
+
+        return None if self.schema is None else Schema.from_toml(self.schema)
+
+    def load_releases(self, schema: Schema | None = None) -> list[Release]:
+        """The releases of :attr:`releases`, read with :meth:`Release.from_published`."""
+        from kerckhoffs.release import Release
+
+        return [Release.from_published(p, schema) for p in self.releases]
+
+    def not_having_mask(
+        self, values: Sequence[str], ids: Sequence[Any] | np.ndarray | None = None
+    ) -> tuple[np.ndarray, int]:
+        """:func:`not_having_mask` over this knowledge's population (ids from its ``id``
+        column, else row positions)."""
+        if self.population is None:
+            raise InputError("not_having statements need a population to refer to")
+        if ids is None and ID in self.population.columns:
+            ids = self.population[ID].to_numpy()
+        return not_having_mask(self.not_having, values, len(self.population), ids)
+
+
+# -- the not-having filter ------------------------------------------------------------------------
+def not_having_mask(
+    statements: Sequence[NotHaving],
+    values: Sequence[str] | np.ndarray,
+    n: int,
+    ids: Sequence[Any] | np.ndarray | None = None,
+) -> tuple[np.ndarray, int]:
+    """bool [n, len(values)]: ``True`` where a statement says target ``i`` does not have
+    ``values[v]``; and how many statements name a value outside ``values`` (ignored: they
+    remove nothing). Targets are named by ``ids`` (one per target) or, without ids, by
+    position ``0..n-1``. A statement naming no target raises a one-line InputError.
+
+    The intersection attack removes these values from ``S_i`` (negative knowledge)."""
+    vocab = pd.Index([str(v) for v in values])
+    mask = np.zeros((n, len(vocab)), dtype=bool)
+    if not statements:
+        return mask, 0
+    stmt_ids = [s.id for s in statements]
+    if ids is None:
+        pos = pd.to_numeric(pd.Series(stmt_ids, dtype=object), errors="coerce").to_numpy()
+        ok = ~np.isnan(pos) & (pos == np.floor(pos)) & (pos >= 0) & (pos < n)
+        where = np.where(ok, pos, -1).astype(np.int64)
+        what = f"a target position 0..{n - 1}"
+    else:
+        id_arr = np.asarray(ids)
+        if id_arr.size != n:
+            raise InputError(f"not_having: {id_arr.size} ids for {n} targets")
+        if np.issubdtype(id_arr.dtype, np.number):
+            key = pd.to_numeric(pd.Series(stmt_ids, dtype=object), errors="coerce")
+            where = pd.Index(id_arr).get_indexer(key.to_numpy())
+        else:
+            index = pd.Index(id_arr.astype(str))
+            where = index.get_indexer([format_value(x) for x in stmt_ids])
+        what = "a population id"
+    bad = np.flatnonzero(where < 0)
+    if bad.size:
+        raise InputError(f"not_having: id {stmt_ids[bad[0]]!r} is not {what}")
+    cols = vocab.get_indexer([format_value(s.value) for s in statements])
+    known = cols >= 0
+    mask[where[known], cols[known]] = True
+    return mask, int(np.count_nonzero(~known))
+
+
+# -- reading --------------------------------------------------------------------------------------
+def read_population(
+    path: str | Path, *, sep: str | None = None, schema: Schema | None = None
+) -> pd.DataFrame:
+    """A population table (CSV or Parquet) with number-like columns made numeric (see the
+    module docstring; a schema keeps its categorical columns as text)."""
+    path = Path(path)
+    if path.suffix.lower() in {".parquet", ".pq"}:
+        return read_table(path)
+    from kerckhoffs.data.io import sniff_delimiter
+
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            header = fh.readline()
+    except OSError:
+        return read_table(path, sep=sep)  # gives the one-line error
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text (is it a CSV file?)") from None
+    delim = sep or sniff_delimiter(header)
+    names = [c.strip().strip('"') for c in header.rstrip("\r\n").split(delim)]
+    df = read_table(path, sep=sep, text_columns=names)
+    text = set()
+    if schema is not None:
+        from kerckhoffs.data.schema import Kind
+
+        text = {c.name for c in schema.columns if c.kind == Kind.CATEGORICAL}
+    for col in df.columns:
+        if col in text:
+            continue
+        s = df[col]
+        num = pd.to_numeric(s, errors="coerce")
+        if num.notna().sum() != s.notna().sum():
+            continue
+        if s.dropna().astype(str).str.strip().str.match(r"^-?0\d").any():
+            continue
+        df[col] = num
+    return df
+
+
+def _population(raw: Any, base: Path, source: str) -> tuple[pd.DataFrame, Path | None]:
+    if not isinstance(raw, dict):
+        raise InputError(f"{source}: population must be a table ([population] file = ...)")
+    allowed = {"file", "id", "schema", "sep"}
+    bad = sorted(set(raw) - allowed)
+    if bad:
+        raise InputError(
+            f"{source}: population: unknown key {bad[0]!r} (allowed: {', '.join(sorted(allowed))})"
+        )
+    for key in allowed & set(raw):
+        if not isinstance(raw[key], str) or not raw[key]:
+            raise InputError(f"{source}: population: {key} must be a non-empty string")
+    if "file" not in raw:
+        raise InputError(f"{source}: population: missing key 'file'")
+    schema_path = None
+    schema = None
+    if "schema" in raw:
+        schema_path = base / raw["schema"]
+        from kerckhoffs.data.schema import Schema
+
+        try:
+            schema = Schema.from_toml(schema_path)
+        except KerckhoffsError as exc:
+            raise InputError(f"{source}: population: schema: {exc}") from None
+    file = base / raw["file"]
+    if not file.is_file():
+        raise InputError(f"{source}: population: file {raw['file']!r} not found ({file})")
+    try:
+        df = read_population(file, sep=raw.get("sep"), schema=schema)
+    except KerckhoffsError as exc:
+        raise InputError(f"{source}: population: {exc}") from None
+    if "id" in raw:
+        col = raw["id"]
+        if col not in df.columns:
+            raise InputError(f"{source}: population: id column {col!r} is not in {file.name}")
+        if ID in df.columns and col != ID:
+            raise InputError(
+                f"{source}: population: {file.name} already has a column {ID!r}; "
+                f"cannot also use {col!r} as the id"
+            )
+        df[ID] = df[col]
+    return df, schema_path
+
+
+def _items(raw: dict[str, Any], key: str, source: str) -> list[dict[str, Any]]:
+    items = raw.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise InputError(f"{source}: {key} must be an array of tables ([[{key}]])")
+    return items
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, str | int | float) and not isinstance(v, bool)
+
+
+def _not_having(item: dict[str, Any], i: int, source: str) -> NotHaving:
+    where = f"{source}: not_having[{i}]"
+    bad = sorted(set(item) - {"id", "value"})
+    if bad:
+        raise InputError(f"{where}: unknown key {bad[0]!r} (allowed: id, value)")
+    for key in ("id", "value"):
+        if key not in item:
+            raise InputError(f"{where}: missing key {key!r}")
+    if not (isinstance(item["id"], str | int) and not isinstance(item["id"], bool)):
+        raise InputError(f"{where}: id must be a string or an integer, got {item['id']!r}")
+    if not _scalar(item["value"]):
+        raise InputError(f"{where}: value must be a string or a number, got {item['value']!r}")
+    return NotHaving(item["id"], format_value(item["value"]))
+
+
+def _rule(item: dict[str, Any], i: int, source: str) -> DistributionRule:
+    where_s = f"{source}: rule[{i}]"
+    allowed = {"where", "value", "share"}
+    bad = sorted(set(item) - allowed)
+    if bad:
+        raise InputError(f"{where_s}: unknown key {bad[0]!r} (allowed: share, value, where)")
+    for key in ("where", "value", "share"):
+        if key not in item:
+            raise InputError(f"{where_s}: missing key {key!r}")
+    if not _scalar(item["value"]):
+        raise InputError(f"{where_s}: value must be a string or a number, got {item['value']!r}")
+    share = item["share"]
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+        raise InputError(f"{where_s}: share must be a number in [0, 1], got {share!r}")
+    cond = item["where"]
+    if not isinstance(cond, dict) or not cond:
+        raise InputError(
+            f"{where_s}: where must be a non-empty table such as {{ age = {{ max = 25 }} }}"
+        )
+    out: dict[str, Any] = {}
+    for col, c in cond.items():
+        here = f"{where_s}: where.{col}"
+        if _scalar(c):
+            out[col] = [c]
+        elif isinstance(c, list):
+            if not c or not all(_scalar(x) for x in c):
+                raise InputError(f"{here}: a list of values must be non-empty strings/numbers")
+            out[col] = list(c)
+        elif isinstance(c, dict):
+            extra = sorted(set(c) - {"min", "max"})
+            if extra or not c:
+                raise InputError(
+                    f"{here}: a range takes keys min and/or max"
+                    + (f", not {extra[0]!r}" if extra else "")
+                )
+            for k, v in c.items():
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    raise InputError(f"{here}: {k} must be a number, got {v!r}")
+            if "min" in c and "max" in c and c["min"] > c["max"]:
+                raise InputError(f"{here}: min {c['min']} is above max {c['max']}")
+            out[col] = dict(c)
+        else:
+            raise InputError(f"{here}: expected a value, a list of values or {{min, max}}")
+    return DistributionRule(out, format_value(item["value"]), float(share))
+
+
+def _releases(raw: Any, base: Path, source: str) -> list[Path]:
+    if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
+        raise InputError(f'{source}: releases must be a list of paths such as ["h2/"]')
+    out = []
+    for i, rel in enumerate(raw):
+        p = base / rel
+        if not p.exists():
+            raise InputError(f"{source}: releases[{i}]: {rel!r} not found ({p})")
+        out.append(p)
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+__all__ = [
+    "ID",
+    "DistributionRule",
+    "Knowledge",
+    "NotHaving",
+    "not_having_mask",
+    "read_population",
+]

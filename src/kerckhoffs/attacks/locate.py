@@ -1,0 +1,803 @@
+"""Locating individuals in releases: paper 004's ``Get_equivalence_class`` (Algorithm 1 line
+5; spec ``composition.md`` 2.6 "locatability" and 3.3).
+
+Given a :class:`~kerckhoffs.release.Release` and a *population* (the adversary's external table:
+one row per individual with the quasi-identifiers' original values, e.g. a voter list), find
+for each individual the group(s) of the release whose published cells cover them.
+
+* :func:`locate_rows` is the spec's ``locate_oracle``: the adversary knows which row of the
+  release each individual is (the experiments' "always assume locatability", spec 5.3).
+* :func:`locate` is the spec's ``locate_region``, run on what the release publishes:
+
+  - a **generalized** release is read through its published cells
+    (:meth:`Release.generalized_cells`), whether the release was made in-process or read back
+    from files (:meth:`Release.from_published`, where the QI values *are* the cell strings).
+    A group covers an individual when each of its cells covers the individual's value;
+  - a **bucketized** release (Anatomy) publishes every individual's exact QIs beside a group
+    id, so an individual is in one of the groups holding a row with exactly their QIs.
+
+**Several groups.** When several groups cover one individual (Hilb's overlapping cells, an
+LCA node published by two halves of one categorical Mondrian cut, a QI vector occurring in
+two Anatomy buckets), :class:`Location` keeps them all: ``group`` is :data:`AMBIGUOUS` and
+``candidates_of(i)`` lists them; the intersection attack then takes the union of their SA
+value sets (spec [AMB-20]: the adversary keeps every value still possible). When no group
+covers an individual, ``group`` is :data:`NOT_FOUND` (the attack then learns nothing from
+that release, spec 3.3).
+
+**Reading a cell.** Each QI column is read as numeric or categorical. The kind comes from the
+``schema`` when given, else from the in-process release's encoded column, else from the data:
+a column is numeric when every population value and every published cell reads as a number.
+
+- numeric cells: ``*`` (everything); a value (``37``); intervals ``[lo-hi]`` (what
+  :meth:`EncodedColumn.generalize` writes; negative and exponent numbers are fine, ``[-5--1]``),
+  half-open ``[lo-hi)`` (:meth:`Hierarchy.intervals` on non-integral data), ARX-style
+  ``[lo, hi[`` and bare ``lo-hi``; comparisons ``<30``, ``<=30``, ``≤30``, ``>40``, ``>=40``,
+  ``≥40``; digit masks ``3*`` = 30..39, ``130**`` = 13000..13099 (the paper's Table 1); else a
+  node label of the column's hierarchy, covering ``[smallest leaf, largest leaf]`` under it.
+  Anything else is an :class:`~kerckhoffs.errors.InputError` naming the column and cell.
+  (A schema column without a kind but with a hierarchy is numeric when the population
+  column has a numeric dtype, as :meth:`Table.encode` infers it.)
+- categorical cells: ``*``; a node label of the hierarchy (all leaves under it; a label used
+  by several nodes covers the union of their leaves, since the published string cannot say
+  which node was meant); a mask such as ``1305*`` (each ``*`` one character, matched against
+  leaf labels, or population values when there is no hierarchy); without a hierarchy, a
+  plain value compared as text. With a hierarchy, any other cell is an InputError. A cell
+  that matches no population value is no error (its people may simply be absent from the
+  population) but is reported in :attr:`Location.notes`, since it usually means the
+  hierarchy was not given.
+
+**Speed.** Every column becomes a number line: the value (numeric), the hierarchy leaf index,
+or the rank of the value among the population's distinct values; each distinct cell becomes
+one closed range on it (a few for a mask or a shared label). Cells are parsed once per
+*distinct* string, population values formatted once per distinct value, and individuals whose
+coordinates no range endpoint separates share one coordinate id, so memory stays
+``O(groups + individuals)`` plus the bitsets. Individuals with the same ids on every column
+are located once. Matching: per column, a bitset over groups for each coordinate id
+(``uint64`` words); an individual's candidates are the AND of their columns' bitsets, most
+selective column first, until at most a few candidates per individual remain; the other
+columns are checked on the (individual, group) candidate pairs. No Python loop runs over
+individuals or groups (loops run over columns, distinct cells and chunks of individuals).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.hierarchy import ROOT, Hierarchy, format_value
+from kerckhoffs.data.schema import Column, Kind, Schema
+from kerckhoffs.data.table import EncodedColumn
+from kerckhoffs.errors import HierarchyError, InputError, ParameterError
+from kerckhoffs.release import Partition, Release, Scheme
+
+NOT_FOUND = -1
+"""``Location.group`` of an individual no group covers."""
+AMBIGUOUS = -2
+"""``Location.group`` of an individual several groups cover (see ``candidates_of``)."""
+
+_WORDS_PER_CHUNK = 1 << 22
+"""Bitset words (8 bytes each) held at once while matching: chunks of individuals are sized
+so that one chunk's candidate bitsets take about 32 MB."""
+_FEW = 4
+"""Stop AND-ing columns' bitsets once a chunk has at most this many candidates per
+individual on average; the other columns are checked on the candidate pairs."""
+
+
+# -- the result -----------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Location:
+    """Where each individual of a population sits in one release.
+
+    ``group[i]`` is the group covering individual ``i`` when exactly one does,
+    :data:`NOT_FOUND` when none does, :data:`AMBIGUOUS` when several do. All covering groups
+    are in CSR form: ``candidates[indptr[i]:indptr[i + 1]]`` (ascending group ids).
+    ``notes`` says what the locator could not read (cells matching no population value).
+    """
+
+    group: np.ndarray
+    indptr: np.ndarray
+    candidates: np.ndarray
+    notes: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_groups(cls, group: np.ndarray) -> Location:
+        """Each individual in at most one group: ``group[i]`` or a negative value for none."""
+        g = np.asarray(group, dtype=np.int64)
+        found = g >= 0
+        indptr = np.zeros(g.size + 1, dtype=np.int64)
+        np.cumsum(found, out=indptr[1:])
+        return cls(np.where(found, g, NOT_FOUND), indptr, g[found])
+
+    @classmethod
+    def from_pairs(
+        cls, n: int, who: np.ndarray, groups: np.ndarray, notes: Sequence[str] = ()
+    ) -> Location:
+        """From (individual, group) pairs; duplicates are dropped."""
+        who = np.asarray(who, dtype=np.int64)
+        groups = np.asarray(groups, dtype=np.int64)
+        if who.size and not _strictly_sorted(who, groups):
+            order = np.lexsort((groups, who))
+            who, groups = who[order], groups[order]
+            keep = np.ones(who.size, dtype=bool)
+            keep[1:] = (who[1:] != who[:-1]) | (groups[1:] != groups[:-1])
+            who, groups = who[keep], groups[keep]
+        counts = np.bincount(who, minlength=n)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        group = np.full(n, NOT_FOUND, dtype=np.int64)
+        one = counts == 1
+        group[one] = groups[indptr[:-1][one]]
+        group[counts > 1] = AMBIGUOUS
+        return cls(group, indptr, groups, tuple(notes))
+
+    @property
+    def n(self) -> int:
+        """Number of individuals."""
+        return int(self.group.size)
+
+    @property
+    def n_matches(self) -> np.ndarray:
+        """Number of groups covering each individual."""
+        return np.diff(self.indptr)
+
+    @property
+    def unlocated(self) -> int:
+        """How many individuals no group covers."""
+        return int(np.count_nonzero(self.group == NOT_FOUND))
+
+    @property
+    def ambiguous(self) -> int:
+        """How many individuals several groups cover."""
+        return int(np.count_nonzero(self.group == AMBIGUOUS))
+
+    def candidates_of(self, i: int) -> np.ndarray:
+        """The groups covering individual ``i``."""
+        return self.candidates[self.indptr[i] : self.indptr[i + 1]]
+
+
+# -- public entry points --------------------------------------------------------------------------
+def locate_rows(release: Release, rows: np.ndarray | Sequence[int]) -> Location:
+    """The oracle locator (spec 3.3 ``locate_oracle``): individual ``i`` is row ``rows[i]``
+    of ``release.table`` (a negative row: not in the release)."""
+    r = np.asarray(rows, dtype=np.int64)
+    if r.ndim != 1:
+        raise ParameterError("rows must be one row index per individual")
+    n = release.table.n
+    if r.size and r.max() >= n:
+        raise ParameterError(f"row {int(r.max())} is outside the release ({n} rows)")
+    group = np.full(r.size, NOT_FOUND, dtype=np.int64)
+    present = r >= 0
+    group[present] = release.partition.group[r[present]]
+    return Location.from_groups(group)
+
+
+def locate(release: Release, population: pd.DataFrame, schema: Schema | None = None) -> Location:
+    """Each individual's group(s) in ``release`` (spec 3.3 ``locate_region``; see the module
+    docstring for how cells are read and what happens when several groups cover someone).
+
+    ``population`` holds the release's QI columns (by name) with original values, one row per
+    individual; other columns are ignored. ``schema`` (optional) supplies the columns' kinds
+    and hierarchies, which a release read back from files does not carry: without it,
+    categorical cells that are hierarchy node labels (``Europe``) cannot be read.
+    Raises :class:`~kerckhoffs.errors.InputError` (one line) for a missing column, a missing or
+    unreadable population value, or a numeric cell that cannot be read.
+    """
+    return locate_all([release], population, schema)[0]
+
+
+def locate_all(
+    releases: Sequence[Release], population: pd.DataFrame, schema: Schema | None = None
+) -> list[Location]:
+    """:func:`locate` in every release (the population's distinct values are prepared once)."""
+    if not isinstance(population, pd.DataFrame):
+        raise ParameterError("the population must be a pandas DataFrame of QI values")
+    prepared: dict[str, _PopColumn] = {}
+    out = []
+    for release in releases:
+        names = release.table.qi_names
+        for name in names:
+            if name not in prepared:
+                prepared[name] = _PopColumn(population, name)
+        if len(population) == 0:
+            out.append(Location.from_groups(np.zeros(0, dtype=np.int64)))
+        elif release.scheme == Scheme.BUCKETIZATION:
+            out.append(_locate_exact(release, [prepared[c] for c in names]))
+        else:
+            out.append(_locate_cells(release, [prepared[c] for c in names], schema))
+    return out
+
+
+class _PopColumn:
+    """One population column, factorized once: individuals' codes into its distinct values,
+    and those values as text and as numbers (computed on demand)."""
+
+    def __init__(self, population: pd.DataFrame, name: str) -> None:
+        if name not in population.columns:
+            raise InputError(f"population: column {name!r} (a quasi-identifier) is missing")
+        s = population[name]
+        na = s.isna().to_numpy()
+        if na.any():
+            raise InputError(
+                f"population: column {name!r} has a missing value (row {int(np.argmax(na))})"
+            )
+        self.name = name
+        self.series = s
+        codes, uniques = pd.factorize(s, sort=False)
+        self.codes = codes.astype(np.int64)
+        self.uniques = np.asarray(uniques, dtype=object)
+        self._texts: np.ndarray | None = None
+        self._numbers: dict[bool, np.ndarray | None] = {}
+        self._leaves: dict[int, tuple[Hierarchy, np.ndarray]] = {}
+
+    def leaves(self, hierarchy: Hierarchy) -> np.ndarray:
+        """Each distinct value's leaf index in ``hierarchy`` (-1 when not a leaf)."""
+        hit = self._leaves.get(id(hierarchy))
+        if hit is None or hit[0] is not hierarchy:
+            index = pd.Index(np.asarray(hierarchy.leaves, dtype=object))
+            hit = (hierarchy, index.get_indexer(pd.Index(self.texts(), dtype=object)))
+            self._leaves[id(hierarchy)] = hit
+        return hit[1]
+
+    def first_row(self, k: int) -> int:
+        """The first individual holding distinct value ``k``."""
+        return int(np.argmax(self.codes == k))
+
+    def texts(self) -> np.ndarray:
+        """The distinct values as text (as hierarchy leaves are written)."""
+        if self._texts is None:
+            self._texts = np.array([format_value(v) for v in self.uniques], dtype=object)
+        return self._texts
+
+    def numbers(self, strict: bool = True) -> np.ndarray | None:
+        """The distinct values as floats; a non-number raises (``strict``) or gives None."""
+        if strict not in self._numbers:
+            self._numbers[strict] = self._to_numbers(strict)
+        return self._numbers[strict]
+
+    def _to_numbers(self, strict: bool) -> np.ndarray | None:
+        s = self.series
+        if pd.api.types.is_bool_dtype(s):
+            if strict:
+                raise InputError(f"population: column {self.name!r} is numeric but holds booleans")
+            return None
+        if pd.api.types.is_numeric_dtype(s):
+            return self.uniques.astype(float)
+        num = pd.to_numeric(pd.Series(self.uniques), errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(np.isnan(num))
+        if bad.size:
+            if not strict:
+                return None
+            row = self.first_row(int(bad[0]))
+            raise InputError(
+                f"population: column {self.name!r} is numeric but row {row} holds "
+                f"{self.uniques[bad[0]]!r}"
+            )
+        return num
+
+
+# -- bucketized releases: exact QI match ----------------------------------------------------------
+def _locate_exact(release: Release, columns: list[_PopColumn]) -> Location:
+    """Groups holding a row whose published (exact) QIs equal the individual's."""
+    t = release.table
+    m = columns[0].codes.size
+    pop_codes = np.empty((m, t.d), dtype=np.int64)
+    for j, (col, pc) in enumerate(zip(t.qi_columns, columns, strict=True)):
+        if col.kind == Kind.NUMERIC:
+            x = pc.numbers()
+            assert x is not None
+            vals = np.asarray(col.values, dtype=float)
+            pos = np.clip(np.searchsorted(vals, x), 0, max(vals.size - 1, 0))
+            code_of_unique = np.where(vals[pos] == x, pos, -1)
+        else:
+            labels = pd.Index(np.asarray(col.labels, dtype=object))
+            code_of_unique = labels.get_indexer(pd.Index(pc.texts(), dtype=object))
+        pop_codes[:, j] = code_of_unique[pc.codes]
+    known = (pop_codes >= 0).all(axis=1)
+    both = np.concatenate([t.qi.astype(np.int64), pop_codes[known]], axis=0)
+    key = Partition.from_columns(both).group.astype(np.int64)
+    row_key, pop_key = key[: t.n], key[t.n :]
+    pairs = np.unique(np.stack([row_key, release.partition.group.astype(np.int64)], axis=1), axis=0)
+    lo = np.searchsorted(pairs[:, 0], pop_key, side="left")
+    hi = np.searchsorted(pairs[:, 0], pop_key, side="right")
+    who = np.flatnonzero(known)
+    counts = hi - lo
+    idx = _ranges(lo, counts)
+    return Location.from_pairs(m, np.repeat(who, counts), pairs[idx, 1])
+
+
+# -- generalized releases: cells cover values -----------------------------------------------------
+Runs = list[tuple[float, float]]
+"""A cell's coverage on one column: disjoint closed ranges ``[lo, hi]`` of coordinates."""
+
+
+class _Cover:
+    """One QI column as intervals on a number line: each individual's coordinate (the value
+    for numeric columns, the hierarchy leaf index or the rank of the value for categorical
+    ones) and each group's cell as disjoint closed ranges of coordinates (one range almost
+    always; more for a mask, or a label several unrelated nodes share).
+
+    Individuals no range endpoint separates are covered by the same groups; they share one
+    coordinate id ``u`` (at most ``2 * endpoints + 1`` ids, whatever the population size).
+    Memory is ``O(groups + individuals)``; the bitsets, ``O(ids * groups / 8)`` bytes.
+    """
+
+    def __init__(
+        self, x: np.ndarray, codes: np.ndarray, runs: list[Runs], cell_of_group: np.ndarray
+    ) -> None:
+        """``x``: the coordinate of each distinct population value; ``codes``: each
+        individual's distinct value; ``runs[c]``: distinct cell ``c``'s ranges;
+        ``cell_of_group[g]``: group ``g``'s distinct cell."""
+        n_cells = len(runs)
+        lo_c = np.full(n_cells, np.inf)
+        hi_c = np.full(n_cells, -np.inf)  # a cell with no range covers nothing
+        for c, rs in enumerate(runs):
+            if rs:
+                lo_c[c], hi_c[c] = rs[0]
+        self.lo, self.hi = lo_c[cell_of_group], hi_c[cell_of_group]
+        # further ranges, in layers: layer k holds the (k+1)-th extra range of each group
+        # whose cell has one, so a group appears at most once per layer
+        self.layers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        most = max((len(rs) for rs in runs), default=0)
+        for k in range(1, most):
+            cells = np.array([c for c, rs in enumerate(runs) if len(rs) > k], dtype=np.int64)
+            groups = np.flatnonzero(np.isin(cell_of_group, cells))
+            lo_k = np.array([runs[c][k][0] for c in range(n_cells) if len(runs[c]) > k])
+            hi_k = np.array([runs[c][k][1] for c in range(n_cells) if len(runs[c]) > k])
+            pos = np.searchsorted(cells, cell_of_group[groups])
+            if groups.size:
+                self.layers.append((groups, lo_k[pos], hi_k[pos]))
+        ends = [self.lo, self.hi] + [a for _, lo, hi in self.layers for a in (lo, hi)]
+        bp = np.unique(np.concatenate(ends))
+        bp = bp[np.isfinite(bp)]
+        pos = np.searchsorted(bp, x, side="left")
+        at = np.zeros(x.shape, dtype=bool)
+        if bp.size:
+            at = (pos < bp.size) & (bp[np.minimum(pos, bp.size - 1)] == x)
+        seg = 2 * pos.astype(np.int64) + at
+        _, first, inverse = np.unique(seg, return_index=True, return_inverse=True)
+        self.x = x[first]
+        self.u = inverse.astype(np.int64).reshape(-1)[codes]
+        self.n_u = int(first.size)
+
+    def counts(self) -> np.ndarray:
+        """Number of groups covering each coordinate id (ranges of one cell are disjoint)."""
+        out = np.zeros(self.n_u, dtype=np.int64)
+        for lo, hi in [(self.lo, self.hi)] + [(lo, hi) for _, lo, hi in self.layers]:
+            out += np.searchsorted(np.sort(lo), self.x, side="right")
+            out -= np.searchsorted(np.sort(hi), self.x, side="left")
+        return out
+
+    def covers(self, u: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """Whether group ``g[k]``'s cell covers coordinate id ``u[k]`` (pairs)."""
+        x = self.x[u]
+        ok = (self.lo[g] <= x) & (x <= self.hi[g])
+        for groups, lo, hi in self.layers:
+            k = np.searchsorted(groups, g)
+            has = (k < groups.size) & (groups[np.minimum(k, groups.size - 1)] == g)
+            k = np.minimum(k, groups.size - 1)
+            ok |= has & (lo[k] <= x) & (x <= hi[k])
+        return ok
+
+    def bool_rows(self, u: np.ndarray) -> np.ndarray:
+        """bool [len(u), groups]: which groups cover each coordinate id in ``u``."""
+        x = self.x[u][:, None]
+        rows = (self.lo[None, :] <= x) & (x <= self.hi[None, :])
+        for groups, lo, hi in self.layers:
+            rows[:, groups] |= (lo[None, :] <= x) & (x <= hi[None, :])
+        return rows
+
+    def bitset(self, words: int) -> np.ndarray:
+        """uint64 [n_u, words]: bit ``g`` of row ``u`` set when group ``g`` covers ``u``."""
+        out = np.zeros((self.n_u, words * 8), dtype=np.uint8)
+        step = max(1, (1 << 24) // max(words * 64, 1))
+        for start in range(0, self.n_u, step):
+            stop = min(self.n_u, start + step)
+            rows = self.bool_rows(np.arange(start, stop))
+            packed = np.packbits(rows, axis=1, bitorder="little")
+            out[start:stop, : packed.shape[1]] = packed
+        return out.view("<u8")
+
+
+def _locate_cells(release: Release, columns: list[_PopColumn], schema: Schema | None) -> Location:
+    cells = _published_cells(release)
+    n_groups = release.partition.n_groups
+    m = columns[0].codes.size
+    covers: list[_Cover] = []
+    notes: list[str] = []
+    for col, pc in zip(release.table.qi_columns, columns, strict=True):
+        cell_ids, distinct = pd.factorize(cells[col.name], sort=False)
+        texts = [str(c).strip() for c in np.asarray(distinct, dtype=object)]
+        kind, hierarchy = _meaning(col, schema)
+        cover, note = _column_cover(pc, kind, hierarchy, texts, cell_ids.astype(np.int64))
+        if note:
+            notes.append(note)
+        covers.append(cover)
+    # individuals with the same coordinates on every column are located once
+    umat = np.stack([c.u for c in covers], axis=1)
+    key = Partition.from_columns(umat).group.astype(np.int64)
+    _, first = np.unique(key, return_index=True)
+    ut = umat[first]  # distinct coordinate tuples, in order of key id
+    t_idx, g_idx = _match(ut, covers, n_groups)
+    # expand tuple -> individuals
+    t_counts = np.bincount(t_idx, minlength=ut.shape[0])
+    t_ptr = np.zeros(ut.shape[0] + 1, dtype=np.int64)
+    np.cumsum(t_counts, out=t_ptr[1:])
+    counts = t_counts[key]
+    idx = _ranges(t_ptr[:-1][key], counts)
+    who = np.repeat(np.arange(m, dtype=np.int64), counts)
+    return Location.from_pairs(m, who, g_idx[idx], notes)
+
+
+def _published_cells(release: Release) -> dict[str, np.ndarray]:
+    """Each group's published cell per QI, as object arrays of text: the cells of
+    :meth:`Release.generalized_cells` (computed here without the pandas string conversion
+    when the release carries no cells of its own: the tightest cell of each group)."""
+    if release.cells is not None:
+        return {
+            name: release.cells[name].astype(str).to_numpy(dtype=object)
+            for name in release.table.qi_names
+        }
+    lo, hi = release.group_bounds()
+    return {
+        col.name: col.generalize(lo[:, j], hi[:, j]).astype(object)
+        for j, col in enumerate(release.table.qi_columns)
+    }
+
+
+def _match(ut: np.ndarray, covers: list[_Cover], n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """All (tuple, group) pairs where every column's cell of the group covers the tuple:
+    bitset AND over the most selective columns, then pair checks on the rest."""
+    n_t, d = ut.shape
+    if n_groups == 0 or n_t == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # selectivity: mean share of groups covering a tuple's value on each column
+    share = np.array([covers[j].counts()[ut[:, j]].mean() / n_groups for j in range(d)])
+    order = np.argsort(share, kind="stable")
+    words = (n_groups + 63) // 64
+    bitsets: dict[int, np.ndarray] = {}
+
+    def bits(j: int) -> np.ndarray:
+        if j not in bitsets:
+            bitsets[j] = covers[j].bitset(words)
+        return bitsets[j]
+
+    chunk = max(1, _WORDS_PER_CHUNK // words)
+    out_t, out_g = [], []
+    for start in range(0, n_t, chunk):
+        rows = ut[start : start + chunk]
+        j0 = int(order[0])
+        acc = bits(j0)[rows[:, j0]]
+        used = 1
+        while used < d and int(np.bitwise_count(acc).sum()) > _FEW * rows.shape[0]:
+            j = int(order[used])
+            acc &= bits(j)[rows[:, j]]
+            used += 1
+        # set bits: nonzero words, their nonzero bytes, the bytes' bits (little-endian
+        # words: byte k of word w holds groups 64w + 8k .. 64w + 8k + 7)
+        ti, wi = np.nonzero(acc)
+        as_bytes = acc[ti, wi].view(np.uint8).reshape(-1, 8)
+        k, bj = np.nonzero(as_bytes)
+        k2, b = np.nonzero(np.unpackbits(as_bytes[k, bj][:, None], axis=1, bitorder="little"))
+        k = k[k2]
+        t = ti[k].astype(np.int64) + start
+        g = wi[k].astype(np.int64) * 64 + bj[k2].astype(np.int64) * 8 + b
+        for j in order[used:]:
+            ok = covers[int(j)].covers(ut[t, int(j)], g)
+            t, g = t[ok], g[ok]
+        out_t.append(t)
+        out_g.append(g)
+    return np.concatenate(out_t), np.concatenate(out_g)
+
+
+def _meaning(col: EncodedColumn, schema: Schema | None) -> tuple[Kind | None, Hierarchy | None]:
+    """How to read column ``col``'s cells: (kind, hierarchy); kind ``None`` = decide from the
+    data. The schema wins; else an in-process release's encoded column (numeric, or
+    categorical with a real hierarchy); a flat categorical column may be a release read back
+    from files, whose codes are the cell strings themselves, so it says nothing."""
+    if schema is not None and col.name in {c.name for c in schema.columns}:
+        sc = schema.column(col.name)
+        return sc.kind, _schema_hierarchy(sc, schema)
+    if col.kind == Kind.NUMERIC:
+        return Kind.NUMERIC, col.hierarchy
+    if col.hierarchy is not None and col.hierarchy.height > 1:
+        return Kind.CATEGORICAL, col.hierarchy
+    return None, None
+
+
+_HIERARCHY_CACHE: dict[tuple[str, int], Hierarchy] = {}
+
+
+def _schema_hierarchy(col: Column, schema: Schema) -> Hierarchy | None:
+    h = col.hierarchy
+    if h is None or isinstance(h, Hierarchy):
+        return h
+    path = Path(h)
+    if not path.is_absolute() and schema.base_dir is not None:
+        path = schema.base_dir / path
+    try:
+        key = (str(path.resolve()), path.stat().st_mtime_ns)
+    except OSError:
+        raise HierarchyError(f"column {col.name!r}: hierarchy file not found: {path}") from None
+    if key not in _HIERARCHY_CACHE:
+        try:
+            _HIERARCHY_CACHE[key] = Hierarchy.read_csv(path)
+        except HierarchyError as exc:
+            raise HierarchyError(f"column {col.name!r}: {exc}") from None
+    return _HIERARCHY_CACHE[key]
+
+
+def _column_cover(
+    pc: _PopColumn,
+    kind: Kind | None,
+    hierarchy: Hierarchy | None,
+    cells: list[str],
+    cell_of_group: np.ndarray,
+) -> tuple[_Cover, str | None]:
+    """The cover of one column and a note on cells it could not match (see the module
+    docstring for the reading rules)."""
+    name = pc.name
+    if kind is None and hierarchy is not None:  # as Table.encode infers a kind: by dtype
+        s = pc.series
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        kind = Kind.NUMERIC if numeric else Kind.CATEGORICAL
+    if kind is None:
+        x = pc.numbers(strict=False)
+        if x is not None:
+            bounds = [_numeric_cell(c, None) for c in cells]
+            if all(b is not None for b in bounds):
+                runs = [[b] for b in bounds]
+                return _Cover(x, pc.codes, runs, cell_of_group), None  # type: ignore[arg-type]
+        kind = Kind.CATEGORICAL
+    if kind == Kind.NUMERIC:
+        x = pc.numbers()
+        assert x is not None
+        runs: list[Runs] = []
+        for c in cells:
+            b = _numeric_cell(c, hierarchy)
+            if b is None:
+                where = f" nor a node of hierarchy {hierarchy.name}" if hierarchy else ""
+                raise InputError(
+                    f"column {name!r}: published cell {c!r} is not a number, an interval "
+                    f"such as [20-29], '*'{where}"
+                )
+            runs.append([b])
+        return _Cover(x, pc.codes, runs, cell_of_group), None
+    return _categorical_cover(pc, hierarchy, cells, cell_of_group)
+
+
+def _categorical_cover(
+    pc: _PopColumn, hierarchy: Hierarchy | None, cells: list[str], cell_of_group: np.ndarray
+) -> tuple[_Cover, str | None]:
+    """Categorical coordinates: hierarchy leaf indices (a node covers its leaf range), or,
+    without a hierarchy, the rank of the value among the population's distinct values."""
+    name = pc.name
+    texts = pc.texts()
+    unmatched: list[str] = []
+    runs: list[Runs] = []
+    full: Runs = [(-math.inf, math.inf)]
+    if hierarchy is not None:
+        leaf_of_unique = pc.leaves(hierarchy)
+        bad = np.flatnonzero(leaf_of_unique < 0)
+        if bad.size:
+            raise InputError(
+                f"population: column {name!r}: value {texts[bad[0]]!r} "
+                f"(row {pc.first_row(int(bad[0]))}) is not a leaf of hierarchy {hierarchy.name}"
+            )
+        ranges = _label_ranges(hierarchy)
+        leaf_labels = pd.Series(np.asarray(hierarchy.leaves, dtype=object))
+        for text in cells:
+            if text == ROOT:
+                runs.append(full)
+            elif text in ranges:
+                runs.append(_merge([(float(a), float(b)) for a, b in ranges[text]]))
+            elif "*" in text:
+                hit = leaf_labels.str.fullmatch(_mask_regex(text)).to_numpy()
+                runs.append(_runs_of(hit))
+                if not hit.any():
+                    unmatched.append(text)
+            else:
+                raise InputError(
+                    f"column {name!r}: published cell {text!r} is not a node of hierarchy "
+                    f"{hierarchy.name}"
+                )
+        note = None
+        if unmatched:
+            note = f"column {name!r}: mask(s) matching no leaf, e.g. {unmatched[0]!r}"
+        return _Cover(leaf_of_unique.astype(float), pc.codes, runs, cell_of_group), note
+    # no hierarchy: rank of the value among the population's distinct values
+    vocab, rank = np.unique(texts.astype(str), return_inverse=True)
+    as_series = pd.Series(vocab.astype(object))
+    index = pd.Index(vocab.astype(object))
+    for text in cells:
+        if text == ROOT:
+            runs.append(full)
+            continue
+        if "*" in text:
+            hit = as_series.str.fullmatch(_mask_regex(text)).to_numpy()
+            runs.append(_runs_of(hit))
+            found = bool(hit.any())
+        else:
+            k = int(index.get_indexer([text])[0])
+            runs.append([(float(k), float(k))] if k >= 0 else [])
+            found = k >= 0
+        if not found:
+            unmatched.append(text)
+    note = None
+    if unmatched:
+        note = (
+            f"column {name!r}: {len(unmatched)} published cell(s) match no population value "
+            f"(e.g. {unmatched[0]!r}); if they are hierarchy nodes, pass the schema"
+        )
+    return _Cover(rank.reshape(-1).astype(float), pc.codes, runs, cell_of_group), note
+
+
+def _runs_of(hit: np.ndarray) -> Runs:
+    """The maximal runs of True in ``hit``, as closed index ranges."""
+    edges = np.diff(np.r_[0, hit.astype(np.int8), 0])
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1) - 1
+    return [(float(a), float(b)) for a, b in zip(starts, ends, strict=True)]
+
+
+def _merge(ranges: Runs) -> Runs:
+    """Sorted, disjoint union of closed integer ranges (adjacent ones joined)."""
+    out: Runs = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+_LABELS: weakref.WeakKeyDictionary[Hierarchy, dict[str, list[tuple[int, int]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _label_ranges(h: Hierarchy) -> dict[str, list[tuple[int, int]]]:
+    """Every node label of ``h`` -> the leaf ranges of the nodes so named (cached)."""
+    if h in _LABELS:
+        return _LABELS[h]
+    out: dict[str, list[tuple[int, int]]] = {}
+    for level in range(1, h.height + 1):
+        ids = h.node_ids[level]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        ends = np.r_[starts[1:] - 1, ids.size - 1]
+        for lab, a, b in zip(h.node_labels(level).tolist(), starts, ends, strict=True):
+            out.setdefault(str(lab), []).append((int(a), int(b)))
+    for i, leaf in enumerate(h.leaves.tolist()):
+        out.setdefault(str(leaf), []).append((i, i))
+    _LABELS[h] = out
+    return out
+
+
+def _mask_regex(text: str) -> str:
+    """``1305*`` -> a regex where each ``*`` is one character."""
+    return "".join("." if ch == "*" else re.escape(ch) for ch in text)
+
+
+# -- numbers --------------------------------------------------------------------------------------
+def _number(text: str) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(v) else v
+
+
+_DIGIT_MASK = re.compile(r"-?\d*\*+")
+_COMPARISONS = (("<=", False), ("≤", False), (">=", True), ("≥", True))
+_STRICT = (("<", False), (">", True))
+
+
+def _numeric_cell(text: str, hierarchy: Hierarchy | None) -> tuple[float, float] | None:
+    """``[lo, hi]`` (closed, as floats) covered by a numeric cell, or None if unreadable."""
+    s = text.strip()
+    if s == ROOT:
+        return (-math.inf, math.inf)
+    v = _number(s)
+    if v is not None:
+        return (v, v)
+    for op, above in _COMPARISONS:
+        if s.startswith(op) and (w := _number(s[len(op) :])) is not None:
+            return (w, math.inf) if above else (-math.inf, w)
+    for op, above in _STRICT:
+        if s.startswith(op) and (w := _number(s[len(op) :])) is not None:
+            return (
+                (math.nextafter(w, math.inf), math.inf)
+                if above
+                else (
+                    -math.inf,
+                    math.nextafter(w, -math.inf),
+                )
+            )
+    if _DIGIT_MASK.fullmatch(s) and any(ch.isdigit() for ch in s):
+        lo, hi = float(s.replace("*", "0")), float(s.replace("*", "9"))
+        return (min(lo, hi), max(lo, hi))
+    interval = _interval(s)
+    if interval is not None:
+        return interval
+    if hierarchy is not None:
+        span = _hierarchy_span(hierarchy, s)
+        if span is not None:
+            return span
+    return None
+
+
+def _interval(s: str) -> tuple[float, float] | None:
+    """``[a-b]``, ``[a-b)``, ``(a-b]``, ``[a, b[`` (ARX), ``a-b``."""
+    lo_open = hi_open = False
+    if s and s[0] in "[(":
+        lo_open = s[0] == "("
+        s = s[1:]
+    if s and s[-1] in "])[":
+        hi_open = s[-1] != "]"
+        s = s[:-1]
+    a = b = None
+    if s.count(",") == 1:
+        left, right = s.split(",")
+        a, b = _number(left.strip()), _number(right.strip())
+    else:
+        for k in range(1, len(s) - 1):
+            if s[k] == "-":
+                a, b = _number(s[:k]), _number(s[k + 1 :])
+                if a is not None and b is not None:
+                    break
+    if a is None or b is None or a > b:
+        return None
+    if lo_open:
+        a = math.nextafter(a, math.inf)
+    if hi_open:
+        b = math.nextafter(b, -math.inf)
+    return (a, b)
+
+
+def _hierarchy_span(h: Hierarchy, label: str) -> tuple[float, float] | None:
+    """``[smallest leaf, largest leaf]`` under the node(s) labelled ``label``."""
+    ranges = _label_ranges(h).get(label)
+    if not ranges:
+        return None
+    leaves = np.array([_number(str(x)) for x in h.leaves.tolist()], dtype=object)
+    picked = np.concatenate([np.arange(a, b + 1) for a, b in ranges])
+    nums = [v for v in leaves[picked].tolist() if v is not None]
+    if not nums:
+        return None
+    return (min(nums), max(nums))
+
+
+def _strictly_sorted(who: np.ndarray, groups: np.ndarray) -> bool:
+    """Whether (who, groups) pairs are strictly increasing (sorted, no duplicates)."""
+    if who.size < 2:
+        return True
+    dw = np.diff(who)
+    return bool(np.all((dw > 0) | ((dw == 0) & (np.diff(groups) > 0))))
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(starts[i], starts[i] + counts[i])`` (vectorized)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + (
+        np.arange(total, dtype=np.int64) - offsets
+    )
+
+
+__all__ = [
+    "AMBIGUOUS",
+    "NOT_FOUND",
+    "Location",
+    "locate",
+    "locate_all",
+    "locate_rows",
+]
