@@ -1,0 +1,163 @@
+"""Running experiments: every point once (cached), then a CSV and a PNG per experiment.
+
+Issue 6 item 2. Finished points are appended to ``<out>/.cache/<name>.jsonl`` as soon as they
+are measured, so an interrupted ``kerckhoffs reproduce --all`` resumes where it stopped and a
+re-run only measures points it has not seen (a point's key is its parameters, its seed and
+the experiment's ``version``). The CSV holds one row per measured row, with the point's
+parameters and seed; the plot shows the median over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kerckhoffs.data.io import atomic_file
+from kerckhoffs.experiments.base import Context, Experiment, Row
+
+CACHE = ".cache"
+
+
+def point_key(exp: Experiment, point: Row, seed: int) -> str:
+    """The cache key of one measurement."""
+    return json.dumps(
+        {"experiment": exp.name, "version": exp.version, "point": point, "seed": seed},
+        sort_keys=True,
+        default=str,
+    )
+
+
+def points(exp: Experiment) -> list[tuple[Row, int]]:
+    """Every (point, seed) of the experiment, in grid order."""
+    return [(dict(p), s) for p in exp.grid for s in exp.seeds]
+
+
+def _read_cache(path: Path) -> dict[str, list[Row]]:
+    done: dict[str, list[Row]] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by an interruption: measure it again
+                continue
+            done[rec["key"]] = rec["rows"]
+    return done
+
+
+def run_experiment(
+    exp: Experiment,
+    out_dir: str | Path,
+    *,
+    context: Context,
+    force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    plot: bool = True,
+) -> pd.DataFrame:
+    """Measure every point of ``exp`` not yet cached under ``out_dir``, then write
+    ``out_dir/<name>.csv`` and ``out_dir/<name>.png``. ``force`` ignores the cache.
+    ``progress(done, total)`` is called after each point. Returns the result rows."""
+    out = Path(out_dir)
+    cache_path = out / CACHE / f"{exp.name}.jsonl"
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    if force and cache_path.exists():
+        cache_path.unlink()
+    done = _read_cache(cache_path)
+    todo = points(exp)
+    rows: list[Row] = []
+    for i, (point, seed) in enumerate(todo):
+        key = point_key(exp, point, seed)
+        if key not in done:
+            t0 = time.perf_counter()
+            got = exp.measure(point | {"seed": seed}, context)
+            measured = [got] if isinstance(got, dict) else list(got)
+            measured = [_plain_row(r) for r in measured]
+            with cache_path.open("a") as fh:
+                rec = {"key": key, "rows": measured, "seconds": time.perf_counter() - t0}
+                fh.write(json.dumps(rec, default=str) + "\n")
+            done[key] = measured
+        for r in done[key]:
+            rows.append({**point, "seed": seed, **r})
+        if progress is not None:
+            progress(i + 1, len(todo))
+    df = pd.DataFrame(rows)
+    with atomic_file(out / f"{exp.name}.csv") as tmp:
+        df.to_csv(tmp, index=False)
+    if plot:
+        with atomic_file(out / f"{exp.name}.png") as tmp:
+            plot_experiment(exp, df, tmp)
+    return df
+
+
+def _plain_row(row: Row) -> Row:
+    out: Row = {}
+    for k, v in row.items():
+        if hasattr(v, "item") and callable(v.item):
+            v = v.item()
+        out[k] = v
+    return out
+
+
+def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
+    """Draw the experiment's plot (median over seeds) into ``path`` (PNG)."""
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib ships with the test and bench extras
+        raise ImportError("plots need matplotlib: pip install 'kerckhoffs[bench]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spec = exp.plot
+    ys = [spec.y] if isinstance(spec.y, str) else list(spec.y)
+    panels = list(dict.fromkeys(df[spec.panels])) if spec.panels and len(df) else [None]
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False, sharey=False
+    )
+    for ax, panel in zip(axes[0], panels, strict=True):
+        sub = df if panel is None else df[df[spec.panels] == panel]
+        _draw(ax, sub, spec, ys)
+        ax.set_xlabel(spec.xlabel)
+        ax.set_ylabel(spec.ylabel)
+        if spec.logy:
+            ax.set_yscale("log")
+        if panel is not None:
+            ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{exp.figure} (paper {exp.paper}): {exp.title}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
+    if df.empty:
+        return
+    series = list(dict.fromkeys(df[spec.series])) if spec.series else [None]
+    lines = [(s, y) for s in series for y in ys]
+    if spec.kind == "bar":
+        xs = list(dict.fromkeys(df[spec.x]))
+        width = 0.8 / max(len(lines), 1)
+        for i, (s, y) in enumerate(lines):
+            sub = df if s is None else df[df[spec.series] == s]
+            med = sub.groupby(spec.x, sort=False)[y].median()
+            pos = [xs.index(x) + (i - (len(lines) - 1) / 2) * width for x in med.index]
+            ax.bar(pos, med.to_numpy(), width, label=_label(s, y, ys))
+        ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=20, fontsize=8)
+        return
+    for s, y in lines:
+        sub = df if s is None else df[df[spec.series] == s]
+        med = sub.groupby(spec.x, sort=True)[y].median()
+        ax.plot(med.index, med.to_numpy(), marker="o", label=_label(s, y, ys))
+
+
+def _label(series: Any, y: str, ys: list[str]) -> str | None:
+    parts = [str(series)] if series is not None else []
+    if len(ys) > 1:
+        parts.append(y)
+    return " / ".join(parts) or None
