@@ -399,8 +399,15 @@ def test_registered() -> None:
     info = get("hilb")
     assert info.run is hilb
     assert info.models == ("LDiversity",)
-    assert info.schemes == (Scheme.GENERALIZATION,)
+    assert info.schemes == (Scheme.GENERALIZATION, Scheme.BUCKETIZATION)
     assert not info.randomized
+    table = grid_table(DISEASES)
+    gen = hilb(table, [LDiversity(2)])
+    bucket = hilb(table, [LDiversity(2)], scheme="bucketization")
+    assert bucket.scheme == Scheme.BUCKETIZATION and gen.scheme == Scheme.GENERALIZATION
+    assert bucket.partition.same_as(gen.partition)  # the scheme changes the files, not groups
+    with pytest.raises(ParameterError, match="scheme must be one of"):
+        hilb(table, [LDiversity(2)], scheme="suppression")
 
 
 def test_release_writes_and_reads_back(tmp_path: Path) -> None:

@@ -592,6 +592,16 @@ def datasets_prepare(
     out.print(f"wrote {len(df):,} rows × {df.shape[1]} columns to {out_file}")
 
 
+def _register_commands() -> None:
+    from kerckhoffs import cli_attack, cli_reproduce
+
+    cli_attack.register(app)
+    cli_reproduce.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console entry point: run the app, turning user errors into one line and exit 2."""
     try:

@@ -350,22 +350,37 @@ HILBERT_OPTIONS = {
 }
 
 
+def _scheme_of(scheme: Scheme | str, name: str) -> Scheme:
+    try:
+        return Scheme(scheme)
+    except ValueError:
+        known = ", ".join(s.value for s in Scheme)
+        raise ParameterError(f"{name}: scheme must be one of {known}, got {scheme!r}") from None
+
+
 @register(
     "hilb",
     summary="Hilb: greedy l-diverse groups along a Hilbert curve (Ghinita et al. 2007)",
     models=("LDiversity",),
-    options=dict(HILBERT_OPTIONS),
+    schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
+    options={
+        "scheme": "generalization (default) or bucketization (Ghinita et al.'s permutation)",
+        **HILBERT_OPTIONS,
+    },
 )
 def hilb(
     table: Table,
     models: list[PrivacyModel],
     *,
     seed: int | None = None,
+    scheme: Scheme | str = Scheme.GENERALIZATION,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb for frequency l-diversity (spec ``asap.md`` 2.4-2.5), published by generalization.
+    """Hilb for frequency l-diversity (spec ``asap.md`` 2.4-2.5), published by generalization
+    (default) or bucketization (``scheme``: Ghinita et al. 2007 publish either way; the
+    grouping, and so the Hilb attack of paper 000 Algorithm 7, is the same).
 
     Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
     accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that
@@ -373,14 +388,17 @@ def hilb(
     (one number per row; ties by row id). Deterministic: ``seed`` is recorded, not used.
     ``sa_log`` records the SA statistics read (:func:`hilb_groups`); the audit fails Hilb.
     """
+    scheme = _scheme_of(scheme, "hilb")
     l, bucket = l_eligible_buckets(table, models, "hilb")  # noqa: E741
     params: dict[str, Any] = {"l": l}
+    if scheme != Scheme.GENERALIZATION:
+        params["scheme"] = scheme.value
     order = _hilbert_positions(table, "hilb", bits, hilbert_index, params)
     result = hilb_groups(bucket, order, l, sa_log=sa_log)
     return Release(
         table,
         Partition.from_labels(result.group),
-        Scheme.GENERALIZATION,
+        scheme,
         table.sa,
         Provenance("hilb", params, seed),
     )

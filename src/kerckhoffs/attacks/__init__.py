@@ -1,7 +1,11 @@
 """Adversaries that test releases: the random-worlds auditor (exact posteriors of an adversary
 who knows the algorithm, small tables) and the information-flow audit (any size)."""
 
+from kerckhoffs.attacks.composition import intersection_attack, overlapping_releases
+from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
 from kerckhoffs.attacks.information_flow import FlowAudit, audit
+from kerckhoffs.attacks.minimality import Requirement, minimality_attack, near_minimality_attack
+from kerckhoffs.attacks.negative_association import negative_association_attack
 from kerckhoffs.attacks.random_worlds import (
     AuditTooLarge,
     EnumeratingRNG,
@@ -19,12 +23,20 @@ __all__ = [
     "AuditTooLarge",
     "EnumeratingRNG",
     "FlowAudit",
+    "Requirement",
     "WorldsAudit",
+    "algorithm7",
     "at_least",
     "audit",
     "audit_worlds",
     "enumerate_outcomes",
+    "hilb_order_attack",
+    "intersection_attack",
+    "minimality_attack",
     "naive_worlds",
+    "near_minimality_attack",
+    "negative_association_attack",
+    "overlapping_releases",
     "random_worlds",
     "release_key",
     "row_not",

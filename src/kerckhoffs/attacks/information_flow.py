@@ -5,9 +5,10 @@ Paper 000's sufficient condition for algorithm safety (Theorem 5.3; spec ``asap.
 is recomputable from the release, i.e. computed on a row set that is a union of published
 groups, and, for an algorithm that then changes SA values, equal to what the release shows
 (MASK reads the sensitive counts of the groups it distorts: a union of groups, but counts the
-release no longer contains). Algorithms that take an ``sa_log`` option record every SA statistic they read with
-the row sets it was computed on (:class:`~kerckhoffs.algorithms.sa_reads.SAReadLog`); this
-audit runs the algorithm with a log and checks each set against the published partition.
+release no longer contains). Algorithms that take an ``sa_log`` option record every SA
+statistic they read with the row sets it was computed on
+(:class:`~kerckhoffs.algorithms.sa_reads.SAReadLog`); this audit runs the algorithm with a log
+and checks each set against the published partition.
 
 Unlike the random-worlds auditor (:mod:`kerckhoffs.attacks.random_worlds`) it works at any
 size (the log is arrays), so it runs on Adult. It is a sufficient check, not a proof of leak:

@@ -1,0 +1,212 @@
+"""The ``attack`` and ``audit`` commands: what an adversary learns from a published release.
+
+Issue 5 item 6. Both read a release directory written by ``kerckhoffs anonymize`` (or another
+tool's table with ``--schema``), the adversary's knowledge (``--knowledge``: a TOML file, or a
+CSV of the population's QIs) and any other releases of overlapping populations (``--other``).
+``attack NAME`` runs one attack and writes its per-tuple table and summary; ``audit`` runs every
+attack that applies and ends with one line a non-expert can read, e.g.
+``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``. Both exit 1 when a row is disclosed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from kerckhoffs.attacks.knowledge import Knowledge
+from kerckhoffs.attacks.registry import AttackInfo, applicable, get_attack
+from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
+from kerckhoffs.release import Release
+
+out = Console(highlight=False)
+
+ReleaseOpt = Annotated[
+    Path, typer.Option("--release", "-r", help="The attacked release directory (or table file).")
+]
+KnowledgeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--knowledge",
+        "-k",
+        help="The adversary's knowledge: a TOML file (population, not_having, rules, releases) "
+        "or a CSV of the population's quasi-identifiers.",
+    ),
+]
+OtherOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--other", help="Another release of an overlapping population; repeat."),
+]
+SchemaOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--schema",
+        help="Schema TOML whose hierarchies say what each published cell covers (needed for "
+        "generalized releases read from files and for tables made by other tools).",
+    ),
+]
+
+
+def _load(
+    release: Path, knowledge: Path | None, other: list[Path] | None, schema: Path | None
+) -> tuple[Release, Knowledge]:
+    """The attacked release and the knowledge, with ``--other`` and ``--schema`` folded in."""
+    if not release.exists():
+        raise InputError(f"release not found: {release}")
+    know = Knowledge.from_path(knowledge) if knowledge is not None else Knowledge()
+    if schema is not None:
+        if not schema.is_file():
+            raise InputError(f"schema file not found: {schema}")
+        know = dataclasses.replace(know, schema=schema)
+    for p in other or []:
+        if not p.exists():
+            raise InputError(f"release not found: {p}")
+    know = dataclasses.replace(know, releases=[*know.releases, *(other or [])])
+    sch = Schema.from_toml(know.schema) if know.schema is not None else None
+    return Release.from_published(release, sch), know
+
+
+def _describe(release: Release, know: Knowledge) -> str:
+    prov = release.provenance
+    params = ", ".join(f"{k}={v}" for k, v in prov.parameters.items() if not isinstance(v, dict))
+    extra = []
+    if know.population is not None:
+        extra.append(f"population of {len(know.population):,}")
+    if know.releases:
+        extra.append(f"{len(know.releases)} other release(s)")
+    if know.rules:
+        extra.append(f"{len(know.rules)} distribution rule(s)")
+    if know.not_having:
+        extra.append(f"{len(know.not_having)} negative fact(s)")
+    return (
+        f"release: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
+        f"{release.scheme.value}, by {prov.algorithm}"
+        + (f" ({params})" if params else "")
+        + (f"; knowledge: {', '.join(extra)}" if extra else "; knowledge: none")
+    )
+
+
+def attack(
+    name: Annotated[str, typer.Argument(help="Attack name (see `kerckhoffs audit --list`).")],
+    release: ReleaseOpt,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for tuples.csv and summary.json.")
+    ],
+    knowledge: KnowledgeOpt = None,
+    other: OtherOpt = None,
+    schema: SchemaOpt = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-O", help="Attack option KEY=VALUE; repeat for several."),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
+) -> None:
+    """Run one attack on a release and write what the adversary learns, tuple by tuple
+    (tuples.csv: row, SA value, posterior, breached) with a summary (summary.json)."""
+    from kerckhoffs.cli import _parse_options
+
+    info = get_attack(name)
+    if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise InputError(f"output {out_dir} already exists (use --overwrite to replace it)")
+    rel, know = _load(release, knowledge, other, schema)
+    reason = info.applies([rel], know)
+    if reason is not None:
+        raise ParameterError(f"attack {name} does not apply: {reason}")
+    out.print(_describe(rel, know))
+    result = info.run([rel], know, **_parse_options(option or []))
+    result.write(out_dir, overwrite=overwrite)
+    _print_result(info, result)
+    out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")
+    out.print(result.verdict(), soft_wrap=True)
+    if not result.safe:
+        raise typer.Exit(1)
+
+
+def audit(
+    release: Annotated[
+        Path | None,
+        typer.Option("--release", "-r", help="The attacked release directory (or table file)."),
+    ] = None,
+    knowledge: KnowledgeOpt = None,
+    other: OtherOpt = None,
+    schema: SchemaOpt = None,
+    list_attacks: Annotated[
+        bool, typer.Option("--list", help="List the attacks and exit.")
+    ] = False,
+) -> None:
+    """Run every attack that applies to a release (judged from its algorithm, scheme and the
+    knowledge given) and print a verdict per attack, then one overall line. Exit code 1 when
+    some attack discloses a row."""
+    from kerckhoffs.attacks.registry import ATTACKS, get_attack
+
+    if list_attacks:
+        get_attack(next(iter(ATTACKS), "minimality"))  # imports every attack
+        t = RichTable()
+        t.add_column("attack")
+        t.add_column("what it does")
+        for name, info in sorted(ATTACKS.items()):
+            t.add_row(name, info.summary)
+        out.print(t)
+        return
+    if release is None:
+        raise InputError("give the release to audit with --release DIR (or --list)")
+    rel, know = _load(release, knowledge, other, schema)
+    out.print(_describe(rel, know))
+    results: list[AttackResult] = []
+    skipped: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
+    for info, reason in applicable([rel], know):
+        if reason is not None:
+            skipped.append((info.name, reason))
+            continue
+        try:
+            result = info.run([rel], know)
+        except KerckhoffsError as exc:  # one attack failing must not hide the others
+            failed.append((info.name, str(exc)))
+            out.print(f"[yellow]{info.name}: could not run: {exc}[/]")
+            continue
+        results.append(result)
+        _print_result(info, result)
+    for name, reason in skipped:
+        out.print(f"[dim]{name}: not run: {reason}[/]")
+    if not results and failed:
+        raise KerckhoffsError(f"{failed[0][0]}: {failed[0][1]}")
+    if not results:
+        out.print(
+            f"NO VERDICT: none of the {len(skipped)} attacks applies "
+            "(give knowledge to enable more)",
+            soft_wrap=True,
+        )
+        return
+    unsafe = [r for r in results if not r.safe]
+    if unsafe:
+        worst = max(unsafe, key=lambda r: r.compromised)
+        out.print(worst.verdict(), soft_wrap=True)
+        raise typer.Exit(1)
+    ran = ", ".join(r.attack for r in results)
+    out.print(
+        f"SAFE: no row disclosed by the {len(results)} attack(s) that apply ({ran})",
+        soft_wrap=True,
+    )
+
+
+def _print_result(info: AttackInfo, result: AttackResult) -> None:
+    colour = "green" if result.safe else "red"
+    bound = f"{result.bound:.3g}" if result.bound is not None else "none"
+    out.print(
+        f"[bold]{info.name}[/]: [{colour}]{result.verdict()}[/] "
+        f"({len(result.tuples):,} tuples examined, max posterior {result.max_posterior:.3g}, "
+        f"bound {bound})"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the main app."""
+    app.command("attack")(attack)
+    app.command("audit")(audit)

@@ -1,0 +1,112 @@
+"""The ``reproduce`` command: regenerate the papers' experiments (issue 6 item 2).
+
+``kerckhoffs reproduce --list`` names the experiments, ``kerckhoffs reproduce asap-fig10a``
+runs one, ``kerckhoffs reproduce --all`` runs every one with a progress bar. Finished points
+are cached under ``--out`` (``.cache/``), so an interrupted run resumes; ``--force`` measures
+again. Each experiment writes ``<out>/<name>.csv`` and ``<out>/<name>.png``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table as RichTable
+
+from kerckhoffs.errors import InputError
+
+out = Console(highlight=False)
+
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _data_dir(given: Path | None) -> Path:
+    for cand in [given] if given is not None else [Path("../shared/data"), DEFAULT_DATA]:
+        if cand is not None and (cand / "adult").is_dir():
+            return cand
+    where = given if given is not None else Path("../shared/data")
+    raise InputError(
+        f"the real data was not found at {where} (expected adult/ and census/ inside; "
+        "give --data DIR)"
+    )
+
+
+def reproduce(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Experiments to run (see --list).")
+    ] = None,
+    run_all: Annotated[bool, typer.Option("--all", help="Run every experiment.")] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Where the CSVs, plots and cache go.")
+    ] = Path("reproduction"),
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="The shared data directory (adult/, census/)."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Ignore cached points and measure again.")
+    ] = False,
+) -> None:
+    """Regenerate the experiments of papers 000, 001 and 004 on the real data: one CSV and
+    one PNG per figure or table."""
+    from kerckhoffs.experiments import Context, all_experiments, get_experiment, run_experiment
+
+    if list_only:
+        t = RichTable()
+        for col in ("name", "paper", "figure", "points", "title"):
+            t.add_column(col)
+        for e in all_experiments():
+            t.add_row(e.name, e.paper, e.figure, str(len(e.grid) * len(e.seeds)), e.title)
+        out.print(t)
+        return
+    if run_all:
+        chosen = all_experiments()
+    elif names:
+        chosen = [get_experiment(n) for n in names]
+    else:
+        raise InputError("name the experiments to run, or give --all (see --list)")
+    context = Context(_data_dir(data))
+    t0 = time.perf_counter()
+    total = sum(len(e.grid) * len(e.seeds) for e in chosen)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+    ) as progress:
+        overall = progress.add_task("all points", total=total)
+        done_before = 0
+        for exp in chosen:
+            task = progress.add_task(exp.name, total=len(exp.grid) * len(exp.seeds))
+            base = done_before
+
+            def step(done: int, _total: int, task: int = task, base: int = base) -> None:
+                progress.update(task, completed=done)
+                progress.update(overall, completed=base + done)
+
+            started = time.perf_counter()
+            df = run_experiment(exp, out_dir, context=context, force=force, progress=step)
+            progress.update(task, description=f"{exp.name} ({time.perf_counter() - started:.0f} s)")
+            done_before += len(exp.grid) * len(exp.seeds)
+            progress.console.print(
+                f"{exp.name}: {len(df)} rows -> {out_dir / (exp.name + '.csv')}, "
+                f"{out_dir / (exp.name + '.png')}"
+            )
+    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the main app."""
+    app.command("reproduce")(reproduce)
