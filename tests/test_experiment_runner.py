@@ -1,0 +1,124 @@
+"""The experiment harness (issue 6 item 2): one tiny experiment end to end, cached points,
+CSV and PNG written, the registry and the `reproduce` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kerckhoffs.cli import main
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.experiments import (
+    Context,
+    Experiment,
+    Plot,
+    all_experiments,
+    get_experiment,
+    run_experiment,
+)
+from kerckhoffs.experiments.runner import point_key
+
+pytest.importorskip("matplotlib")
+
+
+def tiny(calls: list[dict]) -> Experiment:
+    def measure(point: dict, ctx: Context) -> list[dict]:
+        from kerckhoffs.algorithms import get
+        from kerckhoffs.metrics import Workload, query_error
+        from kerckhoffs.models import LDiversity
+
+        calls.append(point)
+        table = ctx.dataset("demo")
+        work = ctx.cached("w", lambda: Workload.draw(table, n_queries=200, seed=point["seed"]))
+        rows = []
+        for name in ("mondrian", "anatomy"):
+            rel = get(name).run(table, [LDiversity(point["l"])], seed=point["seed"])
+            rows.append(
+                {
+                    "algorithm": name,
+                    "groups": rel.partition.n_groups,
+                    "error": query_error(rel, work).mean,
+                }
+            )
+        return rows
+
+    return Experiment(
+        name="tiny",
+        paper="000",
+        figure="Fig. T",
+        title="query error vs l on the demo data",
+        grid=[{"l": 2}, {"l": 3}],
+        measure=measure,
+        plot=Plot(x="l", y="error", xlabel="l", ylabel="relative error", series="algorithm"),
+        claim="error grows with l",
+    )
+
+
+def test_tiny_experiment_end_to_end_and_cached(tmp_path: Path) -> None:
+    calls: list[dict] = []
+    exp = tiny(calls)
+    ctx = Context(tmp_path / "no-real-data-needed")
+    df = run_experiment(exp, tmp_path / "out", context=ctx)
+    assert len(calls) == 2 and len(df) == 4
+    assert set(df.columns) >= {"l", "seed", "algorithm", "groups", "error"}
+    on_disk = pd.read_csv(tmp_path / "out" / "tiny.csv")
+    assert on_disk.shape == df.shape
+    png = (tmp_path / "out" / "tiny.png").read_bytes()
+    assert png.startswith(b"\x89PNG")
+    # a second run measures nothing: every point is cached
+    again = run_experiment(exp, tmp_path / "out", context=Context(tmp_path))
+    assert len(calls) == 2
+    pd.testing.assert_frame_equal(again, df)
+    # a new grid point is measured alone; --force measures everything again
+    bigger = Experiment(**{**exp.__dict__, "grid": [{"l": 2}, {"l": 3}, {"l": 4}]})
+    run_experiment(bigger, tmp_path / "out", context=ctx)
+    assert [c["l"] for c in calls] == [2, 3, 4]
+    run_experiment(bigger, tmp_path / "out", context=ctx, force=True)
+    assert len(calls) == 6
+
+
+def test_version_bump_invalidates_cache() -> None:
+    exp = tiny([])
+    newer = Experiment(**{**exp.__dict__, "version": 2})
+    assert point_key(exp, {"l": 2}, 0) != point_key(newer, {"l": 2}, 0)
+
+
+def test_interrupted_cache_line_is_measured_again(tmp_path: Path) -> None:
+    calls: list[dict] = []
+    exp = tiny(calls)
+    run_experiment(exp, tmp_path, context=Context(tmp_path), plot=False)
+    cache = tmp_path / ".cache" / "tiny.jsonl"
+    lines = cache.read_text().splitlines()
+    cache.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # cut mid-line
+    run_experiment(exp, tmp_path, context=Context(tmp_path), plot=False)
+    assert len(calls) == 3
+
+
+def test_registry_lists_the_papers_experiments() -> None:
+    exps = all_experiments()
+    assert len({e.name for e in exps}) == len(exps)
+    for e in exps:
+        assert e.grid and e.claim and e.paper in {"000", "001", "004"}
+    with pytest.raises(ParameterError, match="unknown experiment"):
+        get_experiment("no-such-figure")
+
+
+def test_reproduce_list_and_errors(monkeypatch: pytest.MonkeyPatch, capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["kerckhoffs", *args])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        cap = capsys.readouterr()
+        return int(exc.value.code or 0), cap.out, cap.err
+
+    code, out, _ = run("reproduce", "--list")
+    assert code == 0
+    for e in all_experiments():
+        assert e.name[:10] in out
+    code, _, err = run("reproduce")
+    assert code == 2 and "--all" in err
+    code, _, err = run("reproduce", "nope", "--data", str(tmp_path))
+    assert code == 2 and "unknown experiment" in err
