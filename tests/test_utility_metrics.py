@@ -304,3 +304,20 @@ def test_adult_mask_smoke() -> None:
     assert 0.0 < sa_distortion(rel) < changed.mean() + 1e-12
     assert 0.0 < qid_information_loss(rel) < 1.0
     assert normalized_average_group_size(rel, 50) >= 1.0
+
+
+def test_ncp_of_a_full_domain_release_penalizes_the_published_nodes() -> None:
+    # a full-domain release publishes every group at its node's level, wider than its rows'
+    # tightest cells: NCP must count the node published (it agrees with GCP then)
+    from kerckhoffs.algorithms import get
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+    from kerckhoffs.metrics import gcp, ncp
+    from kerckhoffs.models import KAnonymity
+    from kerckhoffs.release import Release
+
+    table = Table.encode(generate_hospital(500, seed=2), hospital_schema())
+    rel = get("lattice").run(table, [KAnonymity(5)])
+    assert rel.cells is not None
+    tight = Release(table, rel.partition)
+    assert ncp(rel) == pytest.approx(gcp(rel))
+    assert ncp(rel) > ncp(tight)

@@ -12,8 +12,11 @@ The information a generalization loses, per published cell, on a 0..1 scale:
 A release's NCP is the average over its rows and quasi-identifiers (every row of a group
 pays the group's penalty), so 0 is the table itself and 1 is every cell suppressed to the
 domain. Computed from each group's smallest and largest code
-(:meth:`~kerckhoffs.release.Release.group_bounds`, the same bounds
-:meth:`~kerckhoffs.release.Release.generalized_cells` publishes), vectorized over groups.
+(:meth:`~kerckhoffs.release.Release.group_bounds`, the bounds
+:meth:`~kerckhoffs.release.Release.generalized_cells` publishes by default) or, when the
+algorithm published cells of its own (full-domain generalization publishes every group at its
+lattice node's levels), from the whole node each cell names
+(:func:`kerckhoffs.metrics.group_metrics.group_cover`), vectorized over groups.
 
 A bucketized release (Anatomy) publishes the quasi-identifiers exactly: its NCP is 0. The
 release must be built on the original table (a release read back from published files has
@@ -60,7 +63,12 @@ def group_ncp(release: Release) -> np.ndarray:
     n_groups = release.partition.n_groups
     if release.scheme != Scheme.GENERALIZATION:
         return np.zeros((n_groups, table.d), dtype=np.float64)
-    lo, hi = release.group_bounds()
+    if release.cells is None:
+        lo, hi = release.group_bounds()
+    else:  # the algorithm chose its cells (full-domain): penalize the whole node published
+        from kerckhoffs.metrics.group_metrics import group_cover
+
+        lo, hi = group_cover(release)
     out = np.empty((n_groups, table.d), dtype=np.float64)
     for j, col in enumerate(table.qi_columns):
         if col.kind == Kind.NUMERIC:
