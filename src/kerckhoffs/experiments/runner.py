@@ -154,6 +154,11 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
         sub = df if s is None else df[df[spec.series] == s]
         med = sub.groupby(spec.x, sort=True)[y].median()
         ax.plot(med.index, med.to_numpy(), marker="o", label=_label(s, y, ys))
+    xs = pd.to_numeric(df[spec.x], errors="coerce")
+    if xs.notna().all() and (xs == xs.round()).all():  # k, l, m, qi, qd: integer ticks only
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _label(series: Any, y: str, ys: list[str]) -> str | None:
