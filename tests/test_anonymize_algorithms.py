@@ -4,13 +4,12 @@ one clear refusal of infeasible parameters each (issue 3, "Done when")."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from kerckhoffs.algorithms import REGISTRY
-from kerckhoffs.cli import main
 from kerckhoffs.datasets import generate_hospital, load_adult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,12 +35,7 @@ CASES = {
 }
 
 
-def run(monkeypatch, capsys, *args):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["kerckhoffs", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    cap = capsys.readouterr()
-    return int(exc.value.code or 0), cap.out, cap.err
+run = run_cli
 
 
 def test_every_registered_algorithm_is_covered() -> None:

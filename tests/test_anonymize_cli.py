@@ -5,14 +5,13 @@ from any real anonymizer."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from kerckhoffs import Partition, Provenance, Release, Scheme
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo
-from kerckhoffs.cli import main
 from kerckhoffs.datasets import generate_hospital
 
 
@@ -49,12 +48,7 @@ def data(tmp_path: Path) -> tuple[Path, Path]:
     return f, s
 
 
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["kerckhoffs", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    cap = capsys.readouterr()
-    return int(exc.value.code or 0), cap.out, cap.err
+run = run_cli
 
 
 def test_anonymize_writes_after_the_check(stand_in, data, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]

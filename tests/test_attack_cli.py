@@ -10,18 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli_runner import run_cli
 from kerckhoffs.cli import main
 from kerckhoffs.datasets import generate_hospital
 
 SCHEMA = Path(__file__).resolve().parents[1] / "examples" / "demo" / "schema.toml"
 
 
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["kerckhoffs", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    cap = capsys.readouterr()
-    return int(exc.value.code or 0), cap.out, cap.err
+run = run_cli
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+from cli_runner import run_cli
 from kerckhoffs import __version__, cli
 from kerckhoffs.cli import main
 from kerckhoffs.data.schema import Schema
@@ -26,7 +27,6 @@ from kerckhoffs.release import Partition, Provenance, Release
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 DEMO_SCHEMA = """\
 [columns.patient_id]
@@ -53,18 +53,6 @@ role = "sensitive"
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     """Render rich output 250 columns wide so table rows stay on one line."""
     monkeypatch.setattr(cli, "out", Console(highlight=False, width=250))
-
-
-def run_cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object
-) -> tuple[int, str, str]:
-    """Run ``kerckhoffs ARGS`` in-process; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["kerckhoffs", *map(str, args)])
-    with pytest.raises(SystemExit) as excinfo:
-        main()
-    out, err = capsys.readouterr()
-    code = excinfo.value.code
-    return (0 if code is None else int(code)), ANSI.sub("", out), ANSI.sub("", err)
 
 
 def _table_row(out: str, model: str) -> list[str]:
@@ -401,8 +389,6 @@ def test_outputs_are_never_clobbered(tmp_path, monkeypatch, capsys) -> None:  # 
     """demo --out and datasets prepare --out refuse to replace what is there."""
     import sys
 
-    from kerckhoffs.cli import main
-
     def run(*args: str) -> int:
         monkeypatch.setattr(sys, "argv", ["kerckhoffs", *args])
         with pytest.raises(SystemExit) as exc:
@@ -426,7 +412,6 @@ def test_outputs_are_never_clobbered(tmp_path, monkeypatch, capsys) -> None:  # 
 
 def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """--published groups rows by their published cells instead of hierarchy look-ups."""
-    from kerckhoffs.cli import main
 
     data = tmp_path / "foreign.csv"
     data.write_text(

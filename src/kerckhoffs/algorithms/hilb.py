@@ -53,7 +53,7 @@ import numpy as np
 from kerckhoffs.algorithms.anatomy import l_eligible_buckets
 from kerckhoffs.algorithms.hilbert_curve import hilbert_bits, hilbert_index, hilbert_order
 from kerckhoffs.algorithms.pickup import pickup
-from kerckhoffs.algorithms.registry import register
+from kerckhoffs.algorithms.registry import parse_scheme, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -350,14 +350,6 @@ HILBERT_OPTIONS = {
 }
 
 
-def _scheme_of(scheme: Scheme | str, name: str) -> Scheme:
-    try:
-        return Scheme(scheme)
-    except ValueError:
-        known = ", ".join(s.value for s in Scheme)
-        raise ParameterError(f"{name}: scheme must be one of {known}, got {scheme!r}") from None
-
-
 @register(
     "hilb",
     summary="Hilb: greedy l-diverse groups along a Hilbert curve (Ghinita et al. 2007)",
@@ -388,7 +380,7 @@ def hilb(
     (one number per row; ties by row id). Deterministic: ``seed`` is recorded, not used.
     ``sa_log`` records the SA statistics read (:func:`hilb_groups`); the audit fails Hilb.
     """
-    scheme = _scheme_of(scheme, "hilb")
+    scheme = parse_scheme(scheme, "hilb")
     l, bucket = l_eligible_buckets(table, models, "hilb")  # noqa: E741
     params: dict[str, Any] = {"l": l}
     if scheme != Scheme.GENERALIZATION:
@@ -625,11 +617,7 @@ def _plus_plus(
     strict: bool,
 ) -> Release:
     """Hilb+ (literal or strict), then stratified pick-up with ``default_rng(seed)``."""
-    try:
-        scheme = Scheme(scheme)
-    except ValueError:
-        known = ", ".join(s.value for s in Scheme)
-        raise ParameterError(f"{name}: scheme must be one of {known}, got {scheme!r}") from None
+    scheme = parse_scheme(scheme, name)
     l, bucket = l_eligible_buckets(table, models, name)  # noqa: E741
     params: dict[str, Any] = {"l": l, "scheme": scheme.value}
     order = _hilbert_positions(table, name, bits, hilbert_index, params)

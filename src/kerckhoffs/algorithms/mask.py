@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.algorithms.registry import parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
@@ -438,10 +438,7 @@ def mask(
         raise ParameterError(f"mask: replacement must be one of {', '.join(REPLACEMENTS)}")
     if rounding not in ROUNDINGS:
         raise ParameterError(f"mask: rounding must be one of {', '.join(ROUNDINGS)}")
-    try:
-        scheme = Scheme(scheme)
-    except ValueError:
-        raise ParameterError(f"mask: unknown scheme {scheme!r}") from None
+    scheme = parse_scheme(scheme, "mask")
     whole = Release(table, Partition.single(table.n)).histogram()
     km.validate(whole, table.sa_name)
     mm.validate(whole, table.sa_name)
@@ -694,14 +691,6 @@ def _k_m(models: list[PrivacyModel], name: str) -> tuple[KAnonymity, MConfidenti
     return km, mm
 
 
-def _scheme(scheme: str | Scheme, name: str) -> Scheme:
-    try:
-        return Scheme(scheme)
-    except ValueError:
-        schemes = ", ".join(s.value for s in Scheme)
-        raise ParameterError(f"{name}: scheme must be one of {schemes}, got {scheme!r}") from None
-
-
 def _mask_plus_run(
     table: Table,
     models: list[PrivacyModel],
@@ -855,7 +844,7 @@ def mask_plus(
     """
     if options:
         raise ParameterError(f"mask+: unknown option {sorted(options)[0]!r}")
-    scheme = _scheme(scheme, "mask+")
+    scheme = parse_scheme(scheme, "mask+")
     rng = np.random.default_rng(seed)
     part, sa_pub, params = _mask_plus_run(
         table,
@@ -919,7 +908,7 @@ def mask_plus_plus(
 
     if options:
         raise ParameterError(f"mask++: unknown option {sorted(options)[0]!r}")
-    scheme = _scheme(scheme, "mask++")
+    scheme = parse_scheme(scheme, "mask++")
     km, mm = _k_m(models, "mask++")
     if pickup_l is None:
         l_pick = max(km.k, mm.m)

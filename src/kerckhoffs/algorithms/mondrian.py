@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.pickup import pickup
-from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.algorithms.registry import parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
@@ -704,13 +704,7 @@ def mondrian_plus_plus(
     QI) or bucketization (``scheme="bucketization"``, exact QIs + group ids and per-group SA
     counts).
     """
-    try:
-        scheme = Scheme(scheme)
-    except ValueError:
-        schemes = ", ".join(s.value for s in Scheme)
-        raise ParameterError(
-            f"mondrian++: scheme must be one of {schemes}, got {scheme!r}"
-        ) from None
+    scheme = parse_scheme(scheme, "mondrian++")
     rule, params = _plus_rule_from_models(table, models, "mondrian++")
     if sa_log is not None:
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")

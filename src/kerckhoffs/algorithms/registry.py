@@ -97,3 +97,14 @@ def refuse_others(models: list[PrivacyModel], allowed: tuple[type, ...], algorit
             raise ParameterError(
                 f"{algorithm} cannot enforce {m.name} ({m.parameter}); it enforces: {names}"
             )
+
+
+def parse_scheme(scheme: Scheme | str, algorithm: str) -> Scheme:
+    """``scheme`` as a :class:`Scheme`; an unknown name is a one-line ParameterError."""
+    try:
+        return Scheme(scheme)
+    except ValueError:
+        known = ", ".join(s.value for s in Scheme)
+        raise ParameterError(
+            f"{algorithm}: scheme must be one of {known}, got {scheme!r}"
+        ) from None

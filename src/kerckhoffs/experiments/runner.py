@@ -21,6 +21,8 @@ from kerckhoffs.data.io import atomic_file
 from kerckhoffs.experiments.base import Context, Experiment, Row
 
 CACHE = ".cache"
+MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
+DASHES = ("-", "--", ":", "-.")
 
 
 def point_key(exp: Experiment, point: Row, seed: int) -> str:
@@ -150,10 +152,18 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
             ax.bar(pos, med.to_numpy(), width, label=_label(s, y, ys))
         ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=20, fontsize=8)
         return
-    for s, y in lines:
+    for i, (s, y) in enumerate(lines):
         sub = df if s is None else df[df[spec.series] == s]
         med = sub.groupby(spec.x, sort=True)[y].median()
-        ax.plot(med.index, med.to_numpy(), marker="o", label=_label(s, y, ys))
+        # distinct markers and dashes, so series with equal values stay visible on each other
+        ax.plot(
+            med.index,
+            med.to_numpy(),
+            marker=MARKERS[i % len(MARKERS)],
+            linestyle=DASHES[i % len(DASHES)],
+            markersize=7 - (i % 3),
+            label=_label(s, y, ys),
+        )
     xs = pd.to_numeric(df[spec.x], errors="coerce")
     if xs.notna().all() and (xs == xs.round()).all():  # k, l, m, qi, qd: integer ticks only
         from matplotlib.ticker import MaxNLocator
