@@ -122,3 +122,12 @@ def test_reproduce_list_and_errors(monkeypatch: pytest.MonkeyPatch, capsys, tmp_
     assert code == 2 and "--all" in err
     code, _, err = run("reproduce", "nope", "--data", str(tmp_path))
     assert code == 2 and "unknown experiment" in err
+
+
+def test_every_experiment_has_committed_results_and_a_reproduction_row() -> None:
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "REPRODUCTION.md").read_text()
+    for e in all_experiments():
+        assert (root / "reproduction" / f"{e.name}.csv").is_file(), e.name
+        assert (root / "reproduction" / f"{e.name}.png").is_file(), e.name
+        assert f"reproduction/{e.name}.png" in text, e.name
