@@ -109,7 +109,9 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - matplotlib ships with the test and bench extras
-        raise ImportError("plots need matplotlib: pip install 'kerckhoffs[bench]'") from None
+        raise ImportError(
+            "plots need matplotlib: pip install 'kerckhoffs[bench]' (or '.[bench]' from a checkout)"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
