@@ -28,6 +28,7 @@ from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, MConfidentiality
+from running_example import RUNNING
 
 
 def counts_by_group(release: Release) -> list[Counter]:
@@ -49,22 +50,6 @@ def decide(counts: list[int], m: int, sens: list[bool] | None = None, fill: str 
 
 
 # -- spec 3.4: the 8-tuple running example, m = 3, k = 4 -------------------------------------------
-RUNNING = pd.DataFrame(
-    {
-        "x": [6, 7, 7, 5, 5, 6, 2, 0],
-        "y": [0, 0, 1, 3, 2, 4, 6, 4],
-        "disease": [
-            "AIDS",
-            "diabetes",
-            "heart disease",
-            "cancer",
-            "cancer",
-            "mumps",
-            "gastritis",
-            "gastritis",
-        ],
-    }
-)
 
 
 def running_table() -> Table:

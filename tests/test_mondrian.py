@@ -28,28 +28,13 @@ from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, TCloseness
 from partition_sets import T, groups_of
+from running_example import RUNNING
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 # -- the 8-tuple running example (asap.md 3.4) -----------------------------------------------------
-RUNNING = pd.DataFrame(
-    {
-        "x": [6, 7, 7, 5, 5, 6, 2, 0],
-        "y": [0, 0, 1, 3, 2, 4, 6, 4],
-        "disease": [
-            "AIDS",
-            "diabetes",
-            "heart disease",
-            "cancer",
-            "cancer",
-            "mumps",
-            "gastritis",
-            "gastritis",
-        ],
-    }
-)
 
 
 def running_table(domain_0_7: bool) -> Table:

@@ -18,23 +18,8 @@ from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.release import Partition
 from partition_sets import T, groups_of
+from running_example import RUNNING
 
-RUNNING = pd.DataFrame(
-    {
-        "x": [6, 7, 7, 5, 5, 6, 2, 0],
-        "y": [0, 0, 1, 3, 2, 4, 6, 4],
-        "disease": [
-            "AIDS",
-            "diabetes",
-            "heart disease",
-            "cancer",
-            "cancer",
-            "mumps",
-            "gastritis",
-            "gastritis",
-        ],
-    }
-)
 # Mondrian+ on the running example (spec 3.4): {t4,t5,t7,t8}, {t1,t2}, {t3,t6}
 MONDRIAN_PLUS = np.array([1, 1, 2, 0, 0, 2, 0, 0])
 
