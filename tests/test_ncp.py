@@ -9,33 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kerckhoffs import Hierarchy, Partition, Release, Schema, Scheme, Table
+from hand_tables import LETTER, hand_table
+from kerckhoffs import Partition, Release, Schema, Scheme, Table
 from kerckhoffs.metrics import group_ncp, ncp, ncp_by_qi
 
+
 # letter: a, b under X; c, d, e under Y (e is in the domain but not in the data)
-LETTER = Hierarchy(
-    [["a", "X", "*"], ["b", "X", "*"], ["c", "Y", "*"], ["d", "Y", "*"], ["e", "Y", "*"]],
-    name="letter",
-)
-
-
-def hand_table() -> Table:
-    df = pd.DataFrame(
-        {
-            "age": [20, 25, 30, 40, 40, 20],
-            "letter": ["a", "b", "a", "c", "d", "a"],
-            "one": ["z"] * 6,
-            "s": ["x", "y", "x", "y", "x", "y"],
-        }
-    )
-    quasi = {
-        "age": {"kind": "numeric"},
-        "letter": {"kind": "categorical", "hierarchy": LETTER},
-        "one": {"kind": "categorical"},
-    }
-    return Table.encode(df, Schema.build(quasi, "s"))
-
-
 def test_hand_computed_release() -> None:
     table = hand_table()
     # group 0 = rows 0, 1 (age 20-25, letters a, b -> X);

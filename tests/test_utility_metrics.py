@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hand_tables import LETTER, hand_table
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Scheme, Table
 from kerckhoffs.algorithms.lattice import information_loss, release_at
 from kerckhoffs.errors import InputError, ParameterError
@@ -50,10 +51,6 @@ EDUCATION = Hierarchy(
     name="education (Fig. 1)",
 )
 GENDER = Hierarchy([["Male", "Person"], ["Female", "Person"]], name="gender")
-LETTER = Hierarchy(
-    [["a", "X", "*"], ["b", "X", "*"], ["c", "Y", "*"], ["d", "Y", "*"], ["e", "Y", "*"]],
-    name="letter",
-)
 
 
 def table_xvi() -> Table:
@@ -147,23 +144,6 @@ def test_sa_distortion_in_a_taxonomy() -> None:
     rel = Release(table, Partition.single(4), Scheme.GENERALIZATION, pub.astype(np.int32))
     assert row_sa_distortion(rel).tolist() == [5 / 8, 2 / 8, 1 / 8, 0.0]
     assert sa_distortion(rel) == pytest.approx((5 + 2 + 1) / 8 / 4)
-
-
-def hand_table() -> Table:
-    df = pd.DataFrame(
-        {
-            "age": [20, 25, 30, 40, 40, 20],
-            "letter": ["a", "b", "a", "c", "d", "a"],
-            "one": ["z"] * 6,
-            "s": ["x", "y", "x", "y", "x", "y"],
-        }
-    )
-    quasi = {
-        "age": {"kind": "numeric"},
-        "letter": {"kind": "categorical", "hierarchy": LETTER},
-        "one": {"kind": "categorical"},
-    }
-    return Table.encode(df, Schema.build(quasi, "s"))
 
 
 def test_hand_computed_group_metrics() -> None:
