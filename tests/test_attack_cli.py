@@ -137,3 +137,15 @@ def test_audit_list_names_every_attack(monkeypatch, capsys) -> None:  # type: ig
     text = capsys.readouterr().out
     for name in ("minimality", "hilb-order", "negative-association", "intersection"):
         assert name in text
+
+
+def test_safe_verdict_never_claims_a_posterior_below_a_bound_it_exceeds() -> None:
+    from kerckhoffs.attacks.result import AttackResult, tuple_table
+
+    rows = tuple_table([0, 1], ["one of A|B", "C"], [0.45, 0.2], [False, False])
+    res = AttackResult("toy", rows, n_rows=2, bound=1 / 3)
+    assert res.safe and "<=" not in res.verdict() and "not for a single value" in res.verdict()
+    low = AttackResult("toy", tuple_table([0], ["C"], [0.2], [False]), n_rows=1, bound=1 / 3)
+    assert "max posterior 0.2 <= bound 0.333" in low.verdict()
+    hit = AttackResult("toy", tuple_table([0, 0], ["C", "D"], [1.0, 0.9], [True, True]), 3)
+    assert hit.verdict() == "UNSAFE: 1 of 3 rows disclosed by toy"

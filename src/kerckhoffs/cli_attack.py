@@ -168,8 +168,9 @@ def audit(
         try:
             result = info.run([rel], know)
         except KerckhoffsError as exc:  # one attack failing must not hide the others
-            failed.append((info.name, str(exc)))
-            out.print(f"[yellow]{info.name}: could not run: {exc}[/]")
+            why = str(exc).removeprefix(f"{info.name}: ")
+            failed.append((info.name, why))
+            out.print(f"[yellow]{info.name}: could not run: {why}[/]")
             continue
         results.append(result)
         _print_result(info, result)

@@ -81,10 +81,18 @@ class AttackResult:
         """One line a non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed
         by hilb-order``."""
         if self.safe:
-            extra = f" (max posterior {self.max_posterior:.3g}" + (
-                f" <= bound {self.bound:.3g})" if self.bound is not None else ")"
-            )
-            return f"SAFE: no row disclosed by {self.attack}{extra}"
+            top = self.max_posterior
+            if self.bound is None:
+                extra = f"max posterior {top:.3g}"
+            elif top <= self.bound:
+                extra = f"max posterior {top:.3g} <= bound {self.bound:.3g}"
+            else:  # e.g. a posterior for "one of several values", which the attack does not
+                # count as disclosing any single value
+                extra = (
+                    f"max posterior {top:.3g} is above the bound {self.bound:.3g} but not for "
+                    "a single value; see sa_value"
+                )
+            return f"SAFE: no row disclosed by {self.attack} ({extra})"
         return f"UNSAFE: {self.compromised:,} of {self.n_rows:,} rows disclosed by {self.attack}"
 
     def write(self, out: str | Path, overwrite: bool = False) -> Path:
