@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -277,17 +278,20 @@ def test_random_table_is_l_eligible_and_seeded() -> None:
 
 @pytest.mark.slow
 def test_mask_plus_larger_tables_never_violate() -> None:
-    # the same audit on 5-6 row tables with k = 3 (about 20x the cost: pytest -m slow)
+    # the same audit on 5-6 row tables with k = 3 (about 20x the cost: pytest -m slow); some
+    # tables are refused by MASK+ (m-confidentiality infeasible) or exceed the enumeration
+    # bound, so 440 are drawn for at least 400 audited
     trials = fuzz(
         "mask+",
         [KAnonymity(3), MConfidentiality(2)],
-        trials=400,
+        trials=440,
         rows=(5, 6),
         n_sa=3,
         seed=7,
         workers=2,
     )
     audited = [t for t in trials if t.audit is not None]
-    assert len(audited) >= 390
+    reasons = Counter((t.skipped or "").split(":")[0] for t in trials if t.audit is None)
+    assert len(audited) >= 400, reasons
     bad = [t for t in audited if t.audit is not None and t.audit.violates]
     assert not bad, bad[0].audit.describe() if bad[0].audit else ""
