@@ -36,6 +36,7 @@ class Plot:
     kind: str = "line"
     logy: bool = False
     panels: str | None = None  # one subplot per value of this column
+    ylabel_per_panel: bool = False  # each panel's y axis is labelled with its panel value
 
 
 @dataclass(frozen=True)

@@ -125,11 +125,14 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
         sub = df if panel is None else df[df[spec.panels] == panel]
         _draw(ax, sub, spec, ys)
         ax.set_xlabel(spec.xlabel)
-        ax.set_ylabel(spec.ylabel)
+        if spec.ylabel_per_panel and panel is not None:
+            ax.set_ylabel(str(panel))
+        else:
+            ax.set_ylabel(spec.ylabel)
+            if panel is not None:
+                ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
         if spec.logy:
             ax.set_yscale("log")
-        if panel is not None:
-            ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
