@@ -26,7 +26,13 @@ from kerckhoffs.algorithms.mondrian import (
 )
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models import KAnonymity, LDiversity, TCloseness
+from kerckhoffs.models import (
+    EntropyLDiversity,
+    KAnonymity,
+    LDiversity,
+    MConfidentiality,
+    TCloseness,
+)
 from partition_sets import T, groups_of
 from running_example import RUNNING
 
@@ -382,7 +388,7 @@ def test_infeasible_parameters_raise_one_line() -> None:
     with pytest.raises(ParameterError, match="exceeds the number of distinct") as e3:
         mondrian(table, [LDiversity(7)])
     with pytest.raises(ParameterError, match="cannot enforce") as e4:
-        mondrian(table, [TCloseness(0.2)])
+        mondrian(table, [MConfidentiality(2)])
     with pytest.raises(ParameterError, match="needs a k-anonymity") as e5:
         mondrian(table, [])
     with pytest.raises(ParameterError, match="median must be") as e6:
@@ -396,7 +402,7 @@ def test_infeasible_parameters_raise_one_line() -> None:
 def test_registered() -> None:
     info = get("mondrian")
     assert info.run is mondrian
-    assert set(info.models) == {"KAnonymity", "LDiversity"}
+    assert set(info.models) == {"KAnonymity", "LDiversity", "EntropyLDiversity", "TCloseness"}
 
 
 # -- real data smoke test --------------------------------------------------------------------------
@@ -409,3 +415,24 @@ def test_adult_training_k10() -> None:
     rel = mondrian(table, [KAnonymity(10)])
     assert rel.check([KAnonymity(10)])[0].satisfied
     assert rel.partition.sizes.max() < 200
+
+
+def test_entropy_l_and_t_closeness_cuts_hold_and_plus_refuses_them() -> None:
+    # paper 004's constrained Mondrian (spec composition.md 3.4); the exact partition is
+    # checked against a per-group Python reference in tests/test_experiments_004.py
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+
+    table = Table.encode(generate_hospital(800, seed=4), hospital_schema())
+    for models in (
+        [KAnonymity(5), EntropyLDiversity(3)],
+        [KAnonymity(5), TCloseness(0.3)],
+        [EntropyLDiversity(2.5), TCloseness(0.4)],
+    ):
+        rel = mondrian(table, models)
+        assert all(r.satisfied for r in rel.check(models)), models
+        assert rel.partition.n_groups > 1
+    plain = mondrian(table, [KAnonymity(5)]).partition.n_groups
+    assert mondrian(table, [KAnonymity(5), TCloseness(0.3)]).partition.n_groups < plain
+    for name in ("mondrian+", "mondrian++"):
+        with pytest.raises(ParameterError, match="cannot enforce"):
+            get(name).run(table, [LDiversity(2), EntropyLDiversity(2)])

@@ -51,13 +51,14 @@ import numpy as np
 from kerckhoffs.algorithms.pickup import pickup
 from kerckhoffs.algorithms.registry import parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
-from kerckhoffs.data.schema import SensitiveMode
+from kerckhoffs.data.schema import Kind, SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
-from kerckhoffs.models.l_diversity import LDiversity
+from kerckhoffs.models.l_diversity import EntropyLDiversity, LDiversity, entropy_of_counts
+from kerckhoffs.models.t_closeness import TCloseness, emd_to
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 EPS = 1e-9
@@ -75,9 +76,11 @@ class CutStats:
     ``size`` is ``|G|``, ``left`` is ``|L|`` (``right = |G| - |L|``). ``bounded`` is ``c(G)``,
     the count frequency l-diversity bounds (``S_max(G)`` when every SA value is sensitive, else
     the sensitive count of the schema's subset, as :attr:`GroupHistogram.sensitive_count`);
-    ``bounded_left`` / ``bounded_right`` are ``c(L)`` / ``c(R)``. The SA fields are ``None``
-    unless the rule declares that it reads them (``reads_group_sa`` / ``reads_halves_sa``),
-    so k-anonymity cuts never touch the SA.
+    ``bounded_left`` / ``bounded_right`` are ``c(L)`` / ``c(R)``; ``hist_left`` /
+    ``hist_right`` the halves' full SA histograms ``[candidates, n_sa]`` (entropy l-diversity,
+    t-closeness). The SA fields are ``None`` unless the rule declares that it reads them
+    (``reads_group_sa`` / ``reads_halves_sa`` / ``reads_halves_hist``), so k-anonymity cuts
+    never touch the SA.
     """
 
     size: np.ndarray
@@ -85,6 +88,8 @@ class CutStats:
     bounded: np.ndarray | None = None
     bounded_left: np.ndarray | None = None
     bounded_right: np.ndarray | None = None
+    hist_left: np.ndarray | None = None
+    hist_right: np.ndarray | None = None
 
     @property
     def right(self) -> np.ndarray:
@@ -109,6 +114,7 @@ class CutRule:
 
     reads_group_sa: bool = False
     reads_halves_sa: bool = False
+    reads_halves_hist: bool = False
 
     def allowed(self, stats: CutStats) -> np.ndarray:
         """Boolean per candidate: may ``G`` be cut into these halves."""
@@ -184,6 +190,7 @@ class AllCuts(CutRule):
         self.rules = tuple(rules)
         self.reads_group_sa = any(r.reads_group_sa for r in self.rules)
         self.reads_halves_sa = any(r.reads_halves_sa for r in self.rules)
+        self.reads_halves_hist = any(r.reads_halves_hist for r in self.rules)
 
     def allowed(self, stats: CutStats) -> np.ndarray:
         ok = np.ones(stats.size.shape, dtype=bool)
@@ -193,6 +200,50 @@ class AllCuts(CutRule):
 
     def describe(self) -> str:
         return ", ".join(r.describe() for r in self.rules)
+
+
+class EntropyLDiversityCut(CutRule):
+    """Entropy l-diversity Mondrian (paper 004 Def. 4; spec ``composition.md`` 3.4): allowed
+    iff both halves have SA entropy ``>= log l``."""
+
+    reads_halves_sa = True
+    reads_halves_hist = True
+
+    def __init__(self, l: float) -> None:  # noqa: E741
+        self.l = float(l)
+        self.log_l = math.log(self.l)
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        assert stats.hist_left is not None and stats.hist_right is not None
+        return (entropy_of_counts(stats.hist_left) + 1e-9 >= self.log_l) & (
+            entropy_of_counts(stats.hist_right) + 1e-9 >= self.log_l
+        )
+
+    def describe(self) -> str:
+        return f"entropy-l={format_number(self.l)}"
+
+
+class TClosenessCut(CutRule):
+    """t-closeness Mondrian (paper 004 Def. 5; spec ``composition.md`` 3.4): allowed iff both
+    halves are within EMD ``t`` of the table's SA distribution ``totals``."""
+
+    reads_halves_sa = True
+    reads_halves_hist = True
+
+    def __init__(self, t: float, totals: np.ndarray, ordered: bool) -> None:
+        self.t = float(t)
+        self.totals = np.asarray(totals)
+        self.ordered = ordered
+
+    def allowed(self, stats: CutStats) -> np.ndarray:
+        assert stats.hist_left is not None and stats.hist_right is not None
+        near = self.t + 1e-12
+        return (emd_to(stats.hist_left, self.totals, self.ordered) <= near) & (
+            emd_to(stats.hist_right, self.totals, self.ordered) <= near
+        )
+
+    def describe(self) -> str:
+        return f"t={format_number(self.t)}"
 
 
 class FunctionCut(CutRule):
@@ -323,6 +374,7 @@ def mondrian_groups(
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
     reducer, sens_mask = _bounded_reducer(table)
+    n_sa_hist = max(table.n_sa, 1)
 
     perms = [_code_sort(qi[:, j], table.qi_columns[j].size, idx) for j in range(d)]
     if need_pairs:
@@ -341,7 +393,7 @@ def mondrian_groups(
         every = np.arange(n_groups)
 
         # SA statistics of the groups, from the (group, SA) pairs of the SA order
-        bounded = pair_tot = pair_first = pair_count = pair_w = None
+        bounded = pair_tot = pair_first = pair_count = pair_w = pair_sa = None
         if need_pairs:
             s_sorted = sa[perms[d]]
             change = np.empty(n_act, dtype=bool)
@@ -357,6 +409,8 @@ def mondrian_groups(
             if sens_mask is not None:
                 pair_w = sens_mask[s_sorted[pair_start]]
             bounded = _reduce(pair_tot, pair_w, reducer, pair_first)
+            if rule.reads_halves_hist:
+                pair_sa = s_sorted[pair_start].astype(np.int64)
             if pair_of_row is not None:
                 pair_of_row[perms[d]] = pair_pos
             del s_sorted, change, pair_pos
@@ -428,12 +482,23 @@ def mondrian_groups(
                     w = None if pair_w is None else pair_w[pairs]
                     b_small = _reduce(cnt, w, reducer, local_first)
                     b_other = _reduce(pair_tot[pairs] - cnt, w, reducer, local_first)
+                    h_left = h_right = None
+                    if pair_sa is not None:  # full histograms of the halves
+                        cand_of_pair = np.repeat(np.arange(g.size), pc)
+                        small = np.zeros((g.size, n_sa_hist), dtype=np.int64)
+                        small[cand_of_pair, pair_sa[pairs]] = cnt
+                        other = np.zeros_like(small)
+                        other[cand_of_pair, pair_sa[pairs]] = pair_tot[pairs] - cnt
+                        h_left = np.where(small_left[:, None], small, other)
+                        h_right = np.where(small_left[:, None], other, small)
                     stats = CutStats(
                         m,
                         nl,
                         bounded[g],
                         np.where(small_left, b_small, b_other),
                         np.where(small_left, b_other, b_small),
+                        h_left,
+                        h_right,
                     )
                     if sa_log is not None:
                         _log_halves(sa_log, perms[j], starts[g], m, nl)
@@ -525,11 +590,16 @@ def _reduce(
 def _rule_from_models(
     table: Table, models: list[PrivacyModel], name: str
 ) -> tuple[CutRule, dict[str, Any]]:
-    refuse_others(models, (KAnonymity, LDiversity), name)
+    refuse_others(models, (KAnonymity, LDiversity, EntropyLDiversity, TCloseness), name)
     k_model = pick(models, KAnonymity, name)
     l_model = pick(models, LDiversity, name)
-    if k_model is None and l_model is None:
-        raise ParameterError(f"{name} needs a k-anonymity (k=K) or l-diversity (l=L) model")
+    e_model = pick(models, EntropyLDiversity, name)
+    t_model = pick(models, TCloseness, name)
+    if k_model is None and l_model is None and e_model is None and t_model is None:
+        raise ParameterError(
+            f"{name} needs a k-anonymity (k=K), l-diversity (l=L), entropy l-diversity "
+            "(entropy-l=L) or t-closeness (t=T) model"
+        )
     hist = GroupHistogram.from_codes(
         np.zeros(table.n, dtype=np.int64),
         table.sa,
@@ -556,13 +626,26 @@ def _rule_from_models(
             )
         rules.append(LDiversityCut(l_model.l))
         params["l"] = l_model.l
+    if e_model is not None:
+        e_model.validate(hist, table.sa_name)
+        whole = e_model.evaluate(hist)
+        if not whole.satisfied:
+            raise ParameterError(
+                f"{name}: the whole table is not entropy {format_number(e_model.l)}-diverse "
+                f"(its entropy allows l = {format_number(whole.achieved)})"
+            )
+        rules.append(EntropyLDiversityCut(e_model.l))
+        params["entropy_l"] = e_model.l
+    if t_model is not None:
+        rules.append(TClosenessCut(t_model.t, hist.totals, table.sa_column.kind == Kind.NUMERIC))
+        params["t"] = t_model.t
     return (rules[0] if len(rules) == 1 else AllCuts(rules)), params
 
 
 @register(
     "mondrian",
     summary="Mondrian multidimensional median partitioning (LeFevre et al. 2006)",
-    models=("KAnonymity", "LDiversity"),
+    models=("KAnonymity", "LDiversity", "EntropyLDiversity", "TCloseness"),
     options={
         "median": "lower (default) | upper: which median value splits a group",
         "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
@@ -577,10 +660,14 @@ def mondrian(
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Mondrian for k-anonymity and/or frequency l-diversity (spec ``asap.md`` 2.1, 2.3).
+    """Mondrian for k-anonymity, frequency l-diversity (spec ``asap.md`` 2.1, 2.3), entropy
+    l-diversity and t-closeness (paper 004's constrained Mondrian, spec ``composition.md`` 3.4).
 
-    Reads ``k`` from :class:`~kerckhoffs.models.KAnonymity` and ``l`` from
-    :class:`~kerckhoffs.models.LDiversity` (given both, every cut must keep both). Raises
+    Reads ``k`` from :class:`~kerckhoffs.models.KAnonymity`, ``l`` from
+    :class:`~kerckhoffs.models.LDiversity`, entropy ``l`` from
+    :class:`~kerckhoffs.models.EntropyLDiversity` and ``t`` from
+    :class:`~kerckhoffs.models.TCloseness`; a cut is allowed only when both halves satisfy
+    every model given (the last two read the halves' full SA histograms). Raises
     :class:`~kerckhoffs.errors.ParameterError` for other models, ``k`` above the table size, or
     a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is recorded,
     not used. Returns a generalization release whose every group satisfies the models.
@@ -609,8 +696,8 @@ def _plus_rule_from_models(
 ) -> tuple[CutRule, dict[str, Any]]:
     """:func:`_rule_from_models` (same checks) with the l-diversity cut replaced by the
     look-ahead; an l-diversity model is required."""
+    refuse_others(models, (KAnonymity, LDiversity), name)
     if not any(isinstance(m, LDiversity) for m in models):
-        refuse_others(models, (KAnonymity, LDiversity), name)
         raise ParameterError(f"{name} needs an l-diversity model (l=L)")
     rule, params = _rule_from_models(table, models, name)
     rules = rule.rules if isinstance(rule, AllCuts) else (rule,)

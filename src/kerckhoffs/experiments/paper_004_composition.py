@@ -31,8 +31,8 @@ individual's classes in the releases (:func:`~kerckhoffs.attacks.composition.int
 * **Schemes** (spec 5.3): k-anonymity by the registered ``mondrian`` (strict median cuts)
   and ``mdav`` (microaggregation, published as each cluster's cells); entropy ℓ-diversity
   and t-closeness (EMD, equal ground distance for a categorical SA; [AMB-3]) as extra
-  constraints on Mondrian's cuts, by :func:`constrained_mondrian` here, since the
-  registered Mondrian's cut rules only see bounded SA counts, not the halves' histograms.
+  constraints on Mondrian's cuts: the registered ``mondrian`` with those models
+  (:func:`constrained_mondrian`).
 * **Grids** the paper omits (spec 5.4, [AMB-19]): k in {5, ..., 30}, ℓ in {2, ..., 6} and t
   in {0.1, ..., 0.5} with k = 10, confidence levels 100/50/33/25/20 %. Seeds: 3 (the spec
   proposes 5; the 6-minute budget of this module decides), each seed a new draw of the
@@ -63,12 +63,12 @@ from kerckhoffs.attacks.composition import (
     take_rows,
 )
 from kerckhoffs.attacks.locate import locate_all
-from kerckhoffs.data.schema import Kind, Schema
+from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot
 from kerckhoffs.experiments.registry import register_experiment
-from kerckhoffs.models import KAnonymity
+from kerckhoffs.models import EntropyLDiversity, KAnonymity, TCloseness
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 PAPER = "004"
@@ -195,138 +195,6 @@ def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _entropy(hist: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """Natural-log entropy of each row of ``hist`` (counts) with ``size`` rows."""
-    p = hist / np.maximum(size, 1)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return -terms.sum(axis=1)
-
-
-def _emd(hist: np.ndarray, size: np.ndarray, q: np.ndarray, ordered: bool) -> np.ndarray:
-    """EMD of each row's distribution to ``q`` over the values present in the table (spec 2.5):
-    equal ground distance (half the L1 distance), or ordered for a numeric SA."""
-    present = q > 0
-    diff = hist[:, present] / np.maximum(size, 1)[:, None] - q[present]
-    if ordered:
-        m = int(present.sum())
-        if m <= 1:
-            return np.zeros(hist.shape[0])
-        return np.abs(np.cumsum(diff, axis=1)[:, :-1]).sum(axis=1) / (m - 1)
-    return 0.5 * np.abs(diff).sum(axis=1)
-
-
-def constrained_mondrian_groups(
-    table: Table,
-    k: int,
-    *,
-    l: float | None = None,  # noqa: E741
-    t: float | None = None,
-) -> np.ndarray:
-    """Group id per row of Mondrian under k-anonymity plus, optionally, entropy ℓ-diversity
-    (``H(S | class) >= log l``, paper 004 Def. 4) and t-closeness (``EMD(class, table) <= t``,
-    Def. 5; the table is the subset being anonymized): spec ``composition.md`` 3.4, a cut is
-    allowed only when **both** halves satisfy every constraint.
-
-    The cuts are those of the registered ``mondrian`` (:mod:`kerckhoffs.algorithms.mondrian`):
-    strict cuts at the lower median of the codes (categorical codes in hierarchy order), the
-    dimensions tried in order of decreasing normalized range (ties: lower column index), the
-    first allowed one taken. With ``l = t = None`` the partition equals ``mondrian``'s (tested).
-    Why here and not there: ``mondrian``'s cut rules see only bounded SA counts of the halves
-    (enough for frequency l-diversity), not their histograms.
-
-    Level by level, all groups of a depth at once: per QI one sort of (group, code) keys gives
-    every group's range, median and ``|L|``; the halves' SA histograms are one ``bincount``
-    over (group, SA). Loops run over depths and QIs only. Raises
-    :class:`~kerckhoffs.errors.ParameterError` when the whole table violates a constraint.
-    """
-    n, d = table.n, table.d
-    k = int(k)
-    if k < 1 or k > n:
-        raise ParameterError(f"k must be in [1, {n}] (the table size), got {k}")
-    n_sa = max(table.n_sa, 1)
-    sa = table.sa.astype(np.int64)
-    whole = np.bincount(sa, minlength=n_sa)
-    q = whole / n
-    ordered = table.sa_column.kind == Kind.NUMERIC
-    log_l = None if l is None else math.log(l)
-
-    def ok(hist: np.ndarray, size: np.ndarray) -> np.ndarray:
-        good = size >= k
-        if log_l is not None:
-            good &= _entropy(hist, size) + 1e-9 >= log_l
-        if t is not None:
-            good &= _emd(hist, size, q, ordered) <= t + 1e-12
-        return good
-
-    if not ok(whole[None, :], np.array([n]))[0]:
-        what = [f"k={k}"]
-        if l is not None:
-            what.append(f"entropy l={l} (table: {math.exp(_entropy(whole[None, :], [n])[0]):.3g})")
-        if t is not None:
-            what.append(f"t={t}")
-        raise ParameterError(f"the table ({n} rows) violates {', '.join(what)}")
-    reads_sa = l is not None or t is not None
-    qi = table.qi
-    dom = np.array([c.size for c in table.qi_columns], dtype=np.int64)
-    widths = np.maximum(dom - 1, 0).astype(np.float64)
-
-    final = np.full(n, -1, dtype=np.int64)
-    rows = np.arange(n, dtype=np.int64)
-    gid = np.zeros(n, dtype=np.int64)
-    n_groups = 1
-    next_id = 0
-    while rows.size:
-        sizes = np.bincount(gid, minlength=n_groups)
-        starts = _exclusive_cumsum(sizes)
-        ends = starts + sizes
-        base = np.arange(n_groups, dtype=np.int64)
-        pair = gid * n_sa + sa[rows] if reads_sa else None
-        h_all = (
-            np.bincount(pair, minlength=n_groups * n_sa).reshape(n_groups, n_sa)
-            if pair is not None
-            else None
-        )
-        norm = np.zeros((n_groups, d))
-        allowed = np.zeros((n_groups, d), dtype=bool)
-        split_at = np.zeros((n_groups, d), dtype=np.int64)
-        for j in range(d):
-            codes = qi[rows, j].astype(np.int64)
-            keys = np.sort(gid * dom[j] + codes)
-            lo = keys[starts] - base * dom[j]
-            hi = keys[ends - 1] - base * dom[j]
-            if widths[j] > 0:
-                norm[:, j] = (hi - lo) / widths[j]
-            med = keys[starts + (sizes + 1) // 2 - 1]
-            n_left = np.searchsorted(keys, med, side="right") - starts
-            v = med - base * dom[j]
-            split_at[:, j] = v
-            good = (hi > lo) & (n_left >= k) & (sizes - n_left >= k)
-            if pair is not None and h_all is not None and good.any():
-                left = codes <= v[gid]
-                h_left = np.bincount(pair[left], minlength=n_groups * n_sa).reshape(n_groups, n_sa)
-                good &= ok(h_left, n_left) & ok(h_all - h_left, sizes - n_left)
-            allowed[:, j] = good
-        best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
-        split = allowed[base, best]
-        # finished groups take their final ids
-        done = ~split[gid]
-        if done.any():
-            rank = np.cumsum(~split) - 1
-            final[rows[done]] = next_id + rank[gid[done]]
-            next_id += int((~split).sum())
-        keep = ~done
-        rows, g = rows[keep], gid[keep]
-        if not rows.size:
-            break
-        b = best[g]
-        is_left = qi[rows, b] <= split_at[g, b]
-        new_index = np.cumsum(split) - 1
-        gid = 2 * new_index[g] + (~is_left)
-        n_groups = 2 * int(split.sum())
-    return Partition.from_labels(final).group
-
-
 def constrained_mondrian(
     table: Table,
     k: int,
@@ -334,21 +202,15 @@ def constrained_mondrian(
     l: float | None = None,  # noqa: E741
     t: float | None = None,
 ) -> Release:
-    """:func:`constrained_mondrian_groups` as a generalization release (provenance records
-    ``k`` and the constraint, so the presumed anonymity is ``k``)."""
-    group = constrained_mondrian_groups(table, k, l=l, t=t)
-    params: dict[str, Any] = {"k": int(k)}
+    """Mondrian under k-anonymity plus, optionally, entropy l-diversity (paper 004 Def. 4) and
+    t-closeness (Def. 5), a cut allowed only when both halves satisfy every constraint (spec
+    ``composition.md`` 3.4): the registered ``mondrian`` with those models."""
+    models: list[Any] = [KAnonymity(int(k))]
     if l is not None:
-        params["entropy_l"] = float(l)
+        models.append(EntropyLDiversity(float(l)))
     if t is not None:
-        params["t"] = float(t)
-    return Release(
-        table,
-        Partition(group),
-        Scheme.GENERALIZATION,
-        table.sa,
-        Provenance("mondrian-constrained", params, None),
-    )
+        models.append(TCloseness(float(t)))
+    return get_algorithm("mondrian").run(table, models)
 
 
 # -- releases and the attack (spec 3.6-3.7) -------------------------------------------------------
@@ -867,7 +729,6 @@ __all__ = [
     "attack_metrics",
     "census_schema",
     "constrained_mondrian",
-    "constrained_mondrian_groups",
     "release_of",
     "sa_entropy",
     "subsets_of",

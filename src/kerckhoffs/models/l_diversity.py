@@ -96,10 +96,7 @@ class EntropyLDiversity(PrivacyModel):
     @staticmethod
     def entropies(hist: GroupHistogram) -> np.ndarray:
         """Natural-log entropy of each group's SA distribution."""
-        p = hist.counts / hist.sizes[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-        return -terms.sum(axis=1)
+        return entropy_of_counts(hist.counts)
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         h = self.entropies(hist)
@@ -151,3 +148,14 @@ class RecursiveCLDiversity(PrivacyModel):
             False,
             f"needs c > {format_number(float(values.max()))} for l={self.l}",
         )
+
+
+def entropy_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Natural-log entropy of each row of a count matrix ``[sets, n_sa]`` (0 for empty rows);
+    shared by the model and by Mondrian's entropy l-diversity cut rule."""
+    counts = np.asarray(counts, dtype=np.float64)
+    sizes = counts.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(sizes > 0, counts / np.where(sizes > 0, sizes, 1.0), 0.0)
+        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return -terms.sum(axis=1)
