@@ -13,9 +13,10 @@ import dataclasses
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -585,28 +586,24 @@ def _demo_attacks(table: Table, seed: int) -> None:
     )
 
 
-_WORKLOADS: dict[int, object] = {}
+_WORKLOADS: weakref.WeakKeyDictionary[Table, Any] = weakref.WeakKeyDictionary()
 
 
 def _query_error_text(release: Release) -> str:
     """Mean relative error of a fixed random COUNT workload (drawn once per table)."""
-    try:
-        from kerckhoffs.metrics import Workload, query_error
-    except ImportError:
-        return "n/a"
-    key = id(release.table.qi)
-    if key not in _WORKLOADS:
-        _WORKLOADS[key] = Workload.draw(release.table, n_queries=2_000, seed=0)
-    return f"{query_error(release, _WORKLOADS[key]).mean:.3f}"  # type: ignore[arg-type]
+    from kerckhoffs.metrics import Workload, query_error
+
+    work = _WORKLOADS.get(release.table)
+    if work is None:
+        work = _WORKLOADS[release.table] = Workload.draw(release.table, n_queries=2_000, seed=0)
+    return f"{query_error(release, work).mean:.3f}"
 
 
 def _ncp_text(release: Release) -> str:
+    from kerckhoffs.metrics import ncp
+
     if release.scheme == Scheme.BUCKETIZATION:
         return "0"
-    try:
-        from kerckhoffs.metrics import ncp
-    except ImportError:
-        return "n/a"
     return f"{ncp(release):.3f}"
 
 
