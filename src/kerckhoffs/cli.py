@@ -47,6 +47,7 @@ datasets_app = typer.Typer(
 app.add_typer(datasets_app, name="datasets")
 
 out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
 
 
 @contextlib.contextmanager
@@ -191,7 +192,14 @@ def anonymize(
     model: Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Release directory to write.")],
     seed: Annotated[
-        int | None, typer.Option(help="Seed for randomized algorithms (recorded in the release).")
+        int | None,
+        typer.Option(
+            min=0,
+            help="For tests and experiments only: seed the random choices of a randomized "
+            "algorithm (default: fresh randomness from the operating system on every run). "
+            "Anyone who learns the seed can undo the randomness, so it is never written into "
+            "the release; keep it secret.",
+        ),
     ] = None,
     scheme: Annotated[
         str | None,
@@ -234,9 +242,16 @@ def anonymize(
         m.validate(hist, repr(table.sa_name))
     if wanted is not None and "scheme" in info.options:
         options.setdefault("scheme", wanted.value)
-    if info.randomized and seed is None:
-        seed = 0
-        out.print("note: no --seed given; using seed 0 (recorded in the release)")
+    if seed is not None:
+        if info.randomized:
+            err.print(
+                f"warning: --seed makes {info.name}'s random choices reproducible; anyone who "
+                "learns the seed can re-run it and undo them. Keep it secret (it is not "
+                "written into the release).",
+                soft_wrap=True,
+            )
+        else:
+            err.print(f"note: {info.name} is deterministic; --seed has no effect", soft_wrap=True)
     with _working(f"running {info.name} on {table.n:,} rows"):
         t0 = time.perf_counter()
         release = info.run(table, models, seed=seed, **options)
@@ -315,85 +330,6 @@ def algorithms() -> None:
 
 
 # -- demo --------------------------------------------------------------------------------------
-@app.command("audit-algorithm")
-def audit_algorithm(
-    name: Annotated[str, typer.Argument(help="Algorithm name (see `kerckhoffs algorithms`).")],
-    rows: Annotated[int, typer.Option(help="Rows of each random table (about 10 at most).")] = 8,
-    trials: Annotated[int, typer.Option(help="How many random tables to audit.")] = 200,
-    seed: Annotated[int, typer.Option(help="Seed of the table generator.")] = 0,
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", "-m", help=MODEL_HELP + " Default: l=2 (k=3, m=2 for MASK)."),
-    ] = None,
-    sa_values: Annotated[
-        int, typer.Option("--sa-values", help="Distinct SA values the tables draw from.")
-    ] = 4,
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-O", help="Algorithm option KEY=VALUE; repeat for several."),
-    ] = None,
-) -> None:
-    """Random-worlds audit (paper 000, Definition 5) of an algorithm on random small tables:
-    how many releases change a row's SA posterior once the adversary knows the algorithm.
-    Exit code 1 when some table violates."""
-    from rich.progress import BarColumn, MofNCompleteColumn
-
-    from kerckhoffs.algorithms import get
-    from kerckhoffs.attacks.random_worlds import fuzz
-
-    info = get(name)
-    if model is None:
-        model = ["l=2"] if "LDiversity" in info.models else ["k=3", "m=2"]
-    models = [parse_model(m) for m in model]
-    if not 1 <= rows <= 12:
-        raise InputError(f"--rows {rows}: the auditor enumerates worlds; use 1..12 rows")
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=out,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(f"auditing {info.name}", total=trials)
-        results = fuzz(
-            info.name,
-            models,
-            trials=trials,
-            rows=rows,
-            n_sa=sa_values,
-            seed=seed,
-            options=_parse_options(option or []),
-            progress=lambda i: progress.update(task, completed=i),
-        )
-    audited = [t for t in results if t.audit is not None]
-    bad = [t for t in audited if t.audit is not None and t.audit.violates]
-    not_asap = sum(1 for t in bad if t.audit is not None and not t.audit.asap)
-    not_div = sum(1 for t in bad if t.audit is not None and not t.audit.smart_l_diverse)
-    refused = sum(1 for t in results if t.skipped and t.skipped.startswith("refused"))
-    large = sum(1 for t in results if t.skipped and t.skipped.startswith("too large"))
-    params = ", ".join(m.parameter for m in models)
-    out.print(
-        f"{info.name} ({params}): {len(bad)} of {len(audited)} audited tables violate "
-        f"(ASAP fails on {not_asap}, l-diversity in the smart view on {not_div}); "
-        f"{refused} refused by the algorithm, {large} too large to enumerate"
-    )
-    if bad:
-        worst = min(bad, key=lambda t: (t.table.n, t.audit.naive_count if t.audit else 0))
-        assert worst.audit is not None
-        rel = worst.audit.release
-        frame = worst.table.to_frame()
-        frame.insert(0, "row", np.arange(1, worst.table.n + 1))
-        frame["group"] = rel.partition.group
-        if rel.perturbed.any():
-            frame["published"] = worst.table.decode_sa(np.asarray(rel.sa_published))
-        out.print(f"smallest violating table ({worst.table.n} rows):")
-        out.print(frame.to_string(index=False))
-        labels = [str(v) for v in worst.table.sa_column.labels.tolist()]
-        out.print(worst.audit.describe(labels))
-        raise typer.Exit(1)
-
-
 @app.command()
 def demo(
     rows: Annotated[int, typer.Option(help="Rows of generated hospital data.")] = 2000,
@@ -652,9 +588,10 @@ def datasets_prepare(
 
 
 def _register_commands() -> None:
-    from kerckhoffs import cli_attack, cli_reproduce
+    from kerckhoffs import cli_attack, cli_audit_algorithm, cli_reproduce
 
     cli_attack.register(app)
+    cli_audit_algorithm.register(app)
     cli_reproduce.register(app)
 
 

@@ -42,6 +42,8 @@ COUNT = "count"
 META = "release.json"
 FORMAT = "kerckhoffs-release"
 FORMAT_VERSION = 1
+SEED_KEYS = frozenset({"seed", "random_state", "rng", "random_seed"})
+"""Names under which metadata could reveal a seed (refused on write, reported by audit)."""
 
 
 class Scheme(StrEnum):
@@ -175,19 +177,27 @@ class Partition:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Who made a release and how: algorithm, its parameters, seed, library version."""
+    """Who made a release and how: algorithm, its parameters, library version.
+
+    Never the seed of a randomized algorithm: an adversary who knows the algorithm and its
+    seed re-runs it on each candidate table and undoes the random choices (DESIGN.md section
+    5; :mod:`kerckhoffs.randomness`).
+    """
 
     algorithm: str
     parameters: dict[str, Any] = field(default_factory=dict)
-    seed: int | None = None
     version: str = field(default_factory=_version)
+
+    def __post_init__(self) -> None:
+        seeds = sorted(k for k in self.parameters if k.lower() in SEED_KEYS)
+        if seeds:
+            raise ValueError(f"provenance must not carry a seed (parameter {seeds[0]!r})")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for the JSON metadata."""
         return {
             "algorithm": self.algorithm,
             "parameters": self.parameters,
-            "seed": self.seed,
             "version": self.version,
         }
 
@@ -203,6 +213,9 @@ class Release:
     provenance: Provenance = field(default_factory=lambda: Provenance("manual"))
     cells: pd.DataFrame | None = field(default=None, repr=False)
     _hist: GroupHistogram | None = field(default=None, repr=False)
+    published_metadata: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """The metadata exactly as read from the files (None for a release made in-process):
+    what an adversary reading the release sees, for audits such as ``seed-replay``."""
 
     def __post_init__(self) -> None:
         self.scheme = Scheme(self.scheme)
@@ -441,13 +454,15 @@ class Release:
             qi_frame = qit[qi_names]
         table = _published_table(qi_frame, qi_kinds, sa_values, sa_name, sa_kind, meta, schema)
         prov = meta.get("provenance") or {}
+        params = {
+            k: v for k, v in (prov.get("parameters") or {}).items() if k.lower() not in SEED_KEYS
+        }
         provenance = Provenance(
-            prov.get("algorithm", "unknown"),
-            prov.get("parameters", {}),
-            prov.get("seed"),
-            prov.get("version", "unknown"),
+            prov.get("algorithm", "unknown"), params, prov.get("version", "unknown")
         )
-        return cls(table, partition, scheme, table.sa, provenance)
+        release = cls(table, partition, scheme, table.sa, provenance)
+        release.published_metadata = meta
+        return release
 
     @classmethod
     def from_published(

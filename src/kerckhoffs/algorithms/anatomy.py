@@ -66,6 +66,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.l_diversity import LDiversity
+from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 __all__ = [
@@ -425,7 +426,7 @@ def anatomy(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     pick: str = "random",
 ) -> Release:
     """Anatomy for frequency l-diversity (spec ``asap.md`` 2.7), published by bucketization.
@@ -438,12 +439,12 @@ def anatomy(
     l, bucket = l_eligible_buckets(table, models, "anatomy")  # noqa: E741
     if pick not in PICKS:
         raise ParameterError(f"anatomy: pick must be one of {', '.join(PICKS)}, got {pick!r}")
-    rng = np.random.default_rng(seed) if pick == "random" else None
+    rng = generator(seed) if pick == "random" else None
     group = anatomy_groups(bucket, l, rng=rng, pick=pick)
     return Release(
         table,
         Partition.from_labels(group),
         Scheme.BUCKETIZATION,
         table.sa,
-        Provenance("anatomy", {"l": l, "pick": pick}, seed),
+        Provenance("anatomy", {"l": l, "pick": pick}),
     )

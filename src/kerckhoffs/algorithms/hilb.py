@@ -58,6 +58,7 @@ from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 __all__ = [
@@ -364,7 +365,7 @@ def hilb(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     scheme: Scheme | str = Scheme.GENERALIZATION,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,
@@ -377,7 +378,7 @@ def hilb(
     Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
     accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that
     is not l-eligible (``|T| < l * S_max(T)``). ``hilbert_index`` replaces the computed ``Q_T``
-    (one number per row; ties by row id). Deterministic: ``seed`` is recorded, not used.
+    (one number per row; ties by row id). Deterministic: ``seed`` is not used.
     ``sa_log`` records the SA statistics read (:func:`hilb_groups`); the audit fails Hilb.
     """
     scheme = parse_scheme(scheme, "hilb")
@@ -392,7 +393,7 @@ def hilb(
         Partition.from_labels(result.group),
         scheme,
         table.sa,
-        Provenance("hilb", params, seed),
+        Provenance("hilb", params),
     )
 
 
@@ -516,7 +517,7 @@ def hilb_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
@@ -541,7 +542,7 @@ def hilb_plus(
     on such a release (the frontier read ``{t1, t2, t3}`` is no union of groups). Use
     :func:`hilb_plus_strict` (``hilb+strict``) for algorithm-safe publishing.
 
-    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` recorded only).
+    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` is not used).
     """
     l, bucket = l_eligible_buckets(table, models, "hilb+")  # noqa: E741
     params: dict[str, Any] = {"l": l}
@@ -552,7 +553,7 @@ def hilb_plus(
         Partition.from_labels(group),
         Scheme.GENERALIZATION,
         table.sa,
-        Provenance("hilb+", params, seed),
+        Provenance("hilb+", params),
     )
 
 
@@ -566,7 +567,7 @@ def hilb_plus_strict(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
@@ -589,7 +590,7 @@ def hilb_plus_strict(
     strict (:func:`hilb_plus_plus_strict`) recovers utility with stratified pick-up.
     Running example (spec 3.4): ``{t1,t2,t3,t4}, {t5,t6,t7,t8}``.
 
-    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` recorded only).
+    Same models, options and refusals as :func:`hilb`; deterministic (``seed`` is not used).
     """
     l, bucket = l_eligible_buckets(table, models, "hilb+strict")  # noqa: E741
     params: dict[str, Any] = {"l": l}
@@ -600,7 +601,7 @@ def hilb_plus_strict(
         Partition.from_labels(group),
         Scheme.GENERALIZATION,
         table.sa,
-        Provenance("hilb+strict", params, seed),
+        Provenance("hilb+strict", params),
     )
 
 
@@ -609,22 +610,22 @@ def _plus_plus(
     name: str,
     table: Table,
     models: list[PrivacyModel],
-    seed: int | None,
+    seed: Seed,
     scheme: Scheme | str,
     bits: int | None,
     hilbert_index: np.ndarray | None,
     sa_log: SAReadLog | None,
     strict: bool,
 ) -> Release:
-    """Hilb+ (literal or strict), then stratified pick-up with ``default_rng(seed)``."""
+    """Hilb+ (literal or strict), then stratified pick-up with ``generator(seed)``."""
     scheme = parse_scheme(scheme, name)
     l, bucket = l_eligible_buckets(table, models, name)  # noqa: E741
     params: dict[str, Any] = {"l": l, "scheme": scheme.value}
     order = _hilbert_positions(table, name, bits, hilbert_index, params)
     step = hilb_plus_strict_groups if strict else hilb_plus_groups
     coarse = step(bucket, order, l, sa_log=sa_log)
-    part = pickup(table, coarse, l, np.random.default_rng(seed), sa_log=sa_log)
-    return Release(table, part, scheme, table.sa, Provenance(name, params, seed))
+    part = pickup(table, coarse, l, generator(seed), sa_log=sa_log)
+    return Release(table, part, scheme, table.sa, Provenance(name, params))
 
 
 PLUS_PLUS_OPTIONS = {
@@ -645,7 +646,7 @@ def hilb_plus_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     scheme: Scheme | str = Scheme.GENERALIZATION,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,
@@ -679,7 +680,7 @@ def hilb_plus_plus_strict(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     scheme: Scheme | str = Scheme.GENERALIZATION,
     bits: int | None = None,
     hilbert_index: np.ndarray | None = None,

@@ -132,6 +132,7 @@ from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 MONOTONE_MODELS: tuple[type[PrivacyModel], ...] = (
@@ -981,7 +982,7 @@ def lattice(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     suppression: float = 0.0,
     metric: str = "loss",
     strategy: str = "two-way",
@@ -991,7 +992,7 @@ def lattice(
     Accepts the monotone models :data:`MONOTONE_MODELS` (any combination; all must hold).
     Raises :class:`~kerckhoffs.errors.ParameterError` with one line for other models,
     parameters no node can meet, or bad options; a numeric QI without a hierarchy raises
-    :class:`~kerckhoffs.errors.SchemaError` naming it. Deterministic: ``seed`` is recorded,
+    :class:`~kerckhoffs.errors.SchemaError` naming it. Deterministic: ``seed`` is
     not used. The provenance records the chosen level vector (``levels``), the suppressed
     rows and the metric value.
     """
@@ -1014,7 +1015,7 @@ def lattice(
         found.chosen,
         models if res.violating else None,
         suppression=suppression,
-        provenance=Provenance("lattice", params, seed),
+        provenance=Provenance("lattice", params),
     )
 
 

@@ -68,6 +68,7 @@ from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import LDiversity
+from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release
 
 EPS = 1e-9
@@ -303,7 +304,7 @@ def _borrow(
     models=("AlphaKAnonymity", "LDiversity", "KAnonymity"),
 )
 def local_recoding(
-    table: Table, models: list[PrivacyModel], *, seed: int | None = None, **options: Any
+    table: Table, models: list[PrivacyModel], *, seed: Seed = None, **options: Any
 ) -> Release:
     """Top-down local recoding (see the module docstring); deterministic, ``seed`` unused."""
     if options:
@@ -323,7 +324,7 @@ def local_recoding(
     group = _recode(table, rules)
     partition = Partition.from_labels(group)
     params: dict[str, Any] = {"k": k, "alpha": alpha}
-    return Release(table, partition, provenance=Provenance("local-recoding", params, seed))
+    return Release(table, partition, provenance=Provenance("local-recoding", params))
 
 
 def _recode(table: Table, rules: _Rules) -> np.ndarray:

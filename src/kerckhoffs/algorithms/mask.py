@@ -73,6 +73,7 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 REPLACEMENTS = ("nearest", "uniform")
@@ -341,7 +342,7 @@ def _fill_free_slots(
     return slot_value[take].astype(table.sa.dtype)
 
 
-def _base_partition(table: Table, k: int, base: str, seed: int | None) -> Partition:
+def _base_partition(table: Table, k: int, base: str, seed: Seed) -> Partition:
     """Step 1: a k-anonymous partition made from the QIs only."""
     if base == "mondrian":
         from kerckhoffs.algorithms.mondrian import mondrian
@@ -399,7 +400,7 @@ def mask(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     base: str = "mondrian",
     partition: Partition | None = None,
     replacement: str = "nearest",
@@ -412,7 +413,7 @@ def mask(
 
     ``partition`` replaces step 1 with a given k-anonymous partition (it must ignore the SA for
     MASK's guarantee to hold). Randomness (the tie order of ``L``, the draws from ``D``, the
-    rows changed and their new values) comes only from ``np.random.default_rng(seed)``.
+    rows changed and their new values) comes only from ``generator(seed)``.
 
     ``sa_log`` (information-flow audit, spec ``asap.md`` 1.10 item 2) records what MASK reads:
     the sensitive count of every group (the violation test of step 2) and, when some group
@@ -453,7 +454,7 @@ def mask(
         raise ParameterError(
             f"mask: the base partition has a group of {int(partition.sizes.min())} rows (< k={k})"
         )
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     plan = mask_plan(table, partition, m, rng, rounding=rounding)
     if sa_log is not None:
         _log_mask_reads(sa_log, table, partition, plan)
@@ -474,7 +475,6 @@ def mask(
                 "replacement": replacement,
                 "rounding": rounding,
             },
-            seed,
         ),
     )
     result = mm.evaluate(release.histogram())
@@ -696,7 +696,7 @@ def _mask_plus_run(
     models: list[PrivacyModel],
     rng: np.random.Generator,
     *,
-    seed: int | None,
+    seed: Seed,
     name: str,
     base: str,
     partition: Partition | None,
@@ -806,7 +806,7 @@ def mask_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     base: str = "mondrian",
     partition: Partition | None = None,
     fill_order: str = "random",
@@ -840,12 +840,12 @@ def mask_plus(
     non-sensitive, and non-sensitive values take the excess (cap ``|G|``). In ``set`` mode the
     subset counts as one value (bounded in total, as m-confidentiality requires); a deficit of
     that set is filled with uniformly random sensitive codes. Randomness only from
-    ``np.random.default_rng(seed)``.
+    ``generator(seed)``.
     """
     if options:
         raise ParameterError(f"mask+: unknown option {sorted(options)[0]!r}")
     scheme = parse_scheme(scheme, "mask+")
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     part, sa_pub, params = _mask_plus_run(
         table,
         models,
@@ -858,7 +858,7 @@ def mask_plus(
         sa_log=sa_log,
     )
     params["scheme"] = scheme.value
-    release = Release(table, part, scheme, sa_pub, Provenance("mask+", params, seed))
+    release = Release(table, part, scheme, sa_pub, Provenance("mask+", params))
     _check_m(release, pick(models, MConfidentiality, "mask+"), "mask+")
     return release
 
@@ -882,7 +882,7 @@ def mask_plus_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     base: str = "mondrian",
     partition: Partition | None = None,
     fill_order: str = "random",
@@ -921,7 +921,7 @@ def mask_plus_plus(
                 f"mask++: pickup_l={l_pick} < k={km.k} would publish groups smaller than k "
                 "(pass k=m and a k-anonymous partition for the paper's l = m)"
             )
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     part, sa_pub, params = _mask_plus_run(
         table,
         models,
@@ -935,6 +935,6 @@ def mask_plus_plus(
     )
     refined = pickup(table, part, l_pick, rng, sa=sa_pub, sa_log=sa_log)
     params.update(pickup_l=l_pick, scheme=scheme.value)
-    release = Release(table, refined, scheme, sa_pub, Provenance("mask++", params, seed))
+    release = Release(table, refined, scheme, sa_pub, Provenance("mask++", params))
     _check_m(release, mm, "mask++")
     return release

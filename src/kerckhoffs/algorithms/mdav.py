@@ -38,6 +38,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import KAnonymity
+from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release
 
 
@@ -150,10 +151,8 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
     "farthest from the centroid, published by generalization",
     models=("KAnonymity",),
 )
-def mdav(
-    table: Table, models: list[PrivacyModel], *, seed: int | None = None, **options: Any
-) -> Release:
-    """MDAV with ``k`` from :class:`KAnonymity`; deterministic (``seed`` is recorded, unused)."""
+def mdav(table: Table, models: list[PrivacyModel], *, seed: Seed = None, **options: Any) -> Release:
+    """MDAV with ``k`` from :class:`KAnonymity`; deterministic (``seed`` is not used)."""
     if options:
         raise ParameterError(f"mdav: unknown option {sorted(options)[0]!r}")
     refuse_others(models, (KAnonymity,), "mdav")
@@ -166,5 +165,5 @@ def mdav(
     return Release(
         table,
         Partition.from_labels(group),
-        provenance=Provenance("mdav", {"k": km.k, "encoding": "z-scored values"}, seed),
+        provenance=Provenance("mdav", {"k": km.k, "encoding": "z-scored values"}),
     )

@@ -59,6 +59,7 @@ from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.l_diversity import EntropyLDiversity, LDiversity, entropy_of_counts
 from kerckhoffs.models.t_closeness import TCloseness, emd_to
+from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 EPS = 1e-9
@@ -655,7 +656,7 @@ def mondrian(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     median: str = "lower",
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
@@ -669,7 +670,7 @@ def mondrian(
     :class:`~kerckhoffs.models.TCloseness`; a cut is allowed only when both halves satisfy
     every model given (the last two read the halves' full SA histograms). Raises
     :class:`~kerckhoffs.errors.ParameterError` for other models, ``k`` above the table size, or
-    a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is recorded,
+    a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is
     not used. Returns a generalization release whose every group satisfies the models.
 
     ``sa_log`` records the SA statistics read (information-flow audit, spec 1.10 item 2):
@@ -686,7 +687,7 @@ def mondrian(
         Partition(group),
         Scheme.GENERALIZATION,
         table.sa,
-        Provenance("mondrian", params, seed),
+        Provenance("mondrian", params),
     )
 
 
@@ -719,7 +720,7 @@ def mondrian_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     median: str = "lower",
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
@@ -738,7 +739,7 @@ def mondrian_plus(
     Requires :class:`~kerckhoffs.models.LDiversity`; a :class:`~kerckhoffs.models.KAnonymity`
     given on top also bounds every half by ``k``. Same checks and refusals as :func:`mondrian`
     (one-line :class:`~kerckhoffs.errors.ParameterError`, e.g. a table that is not
-    l-eligible, spec 3.6 X8). Deterministic: ``seed`` is recorded, not used. Groups are
+    l-eligible, spec 3.6 X8). Deterministic: ``seed`` is not used. Groups are
     coarser than Mondrian's (lower utility, paper 000 Figure 10i); Mondrian++ refines them.
     """
     rule, params = _plus_rule_from_models(table, models, "mondrian+")
@@ -751,7 +752,7 @@ def mondrian_plus(
         Partition(group),
         Scheme.GENERALIZATION,
         table.sa,
-        Provenance("mondrian+", params, seed),
+        Provenance("mondrian+", params),
     )
 
 
@@ -772,7 +773,7 @@ def mondrian_plus_plus(
     table: Table,
     models: list[PrivacyModel],
     *,
-    seed: int | None = None,
+    seed: Seed = None,
     scheme: str | Scheme = Scheme.GENERALIZATION,
     median: str = "lower",
     cuts: str = "strict",
@@ -797,10 +798,10 @@ def mondrian_plus_plus(
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
     group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
     l_pick = max(math.ceil(float(params["l"]) - EPS), int(params.get("k", 0)), 1)
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     part = pickup(table, group, l_pick, rng, sa_log=sa_log)
     params.update(median=median, cuts=cuts, scheme=scheme.value, pickup_l=l_pick)
-    return Release(table, part, scheme, table.sa, Provenance("mondrian++", params, seed))
+    return Release(table, part, scheme, table.sa, Provenance("mondrian++", params))
 
 
 __all__ = [

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Release, Scheme
 
 
@@ -24,7 +25,7 @@ class Algorithm(Protocol):
     """What an anonymization algorithm looks like to the registry."""
 
     def __call__(
-        self, table: Table, models: list[PrivacyModel], *, seed: int | None = None, **options: Any
+        self, table: Table, models: list[PrivacyModel], *, seed: Seed = None, **options: Any
     ) -> Release: ...
 
 

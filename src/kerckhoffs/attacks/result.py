@@ -35,6 +35,12 @@ class AttackResult:
     the attacked population (the denominator of the verdict). ``bound`` is the posterior the
     release's model promises not to exceed (``None`` when it promises none). ``details``
     holds attack-specific figures (JSON-serialisable), e.g. the average credibility.
+
+    ``not_located`` counts the rows of the population the attack could not place in the
+    release (their published cells were not found, or could not be read): the verdict says so,
+    since a clean SAFE or UNSAFE on part of the data would overstate what was tested.
+    ``finding`` is a reason the release is unsafe that is not about particular rows (e.g. its
+    metadata publishes the seed of a randomized algorithm); it makes the verdict UNSAFE.
     """
 
     attack: str
@@ -42,6 +48,8 @@ class AttackResult:
     n_rows: int
     bound: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    not_located: int = 0
+    finding: str | None = None
 
     def __post_init__(self) -> None:
         missing = [c for c in TUPLE_COLUMNS if c not in self.tuples.columns]
@@ -62,8 +70,8 @@ class AttackResult:
 
     @property
     def safe(self) -> bool:
-        """No tuple breached."""
-        return self.compromised == 0
+        """No tuple breached and no finding."""
+        return self.compromised == 0 and self.finding is None
 
     def summary(self) -> dict[str, Any]:
         """The headline figures, JSON-serialisable."""
@@ -74,12 +82,29 @@ class AttackResult:
             "compromised": self.compromised,
             "max_posterior": self.max_posterior,
             "bound": self.bound,
+            "not_located": int(self.not_located),
+            "finding": self.finding,
             **{k: _plain(v) for k, v in self.details.items()},
         }
 
     def verdict(self) -> str:
         """One line a non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed
-        by hilb-order``."""
+        by hilb-order``, with the rows it could not locate, if any."""
+        return self._verdict() + self._coverage()
+
+    def _coverage(self) -> str:
+        if not self.not_located:
+            return ""
+        return f"; {self.not_located:,} of {self.n_rows:,} targets not located (not attacked)"
+
+    def _verdict(self) -> str:
+        if self.finding is not None:
+            rows = (
+                f" ({self.compromised:,} of {self.n_rows:,} rows disclosed)"
+                if self.compromised
+                else ""
+            )
+            return f"UNSAFE by {self.attack}: {self.finding}{rows}"
         if self.safe:
             top = self.max_posterior
             if self.bound is None:

@@ -266,7 +266,7 @@ def release_of(
     group = ctx.cached(key, make)
     if made and key_sa == sa:
         return made[0]
-    provenance = Provenance(scheme, dict(params), None)
+    provenance = Provenance(scheme, dict(params))
     return Release(sub, Partition(group), Scheme.GENERALIZATION, sub.sa, provenance)
 
 
