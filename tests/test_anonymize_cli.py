@@ -30,6 +30,7 @@ def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
         ("KAnonymity",),
         (Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
         randomized=True,
+        options={"split": "contiguous blocks to cut the rows into (default 1)"},
     )
     monkeypatch.setitem(REGISTRY, "one-group", info)
 

@@ -116,7 +116,7 @@ def test_demo_writes_release_and_is_deterministic(
         assert err == ""
         for section in (
             "1. the table as it stands",
-            "2. full-domain generalization to fixed hierarchy levels",
+            "2. full-domain generalization at fixed levels",
             "3. read the release back from its files and check it independently",
         ):
             assert section in out, f"missing section {section!r}"

@@ -104,7 +104,8 @@ def test_write_and_read_back_generalization(tmp_path: Path) -> None:
     assert all(r.satisfied for r in results)
     meta = json.loads((out / "release.json").read_text())
     assert meta["scheme"] == "generalization" and meta["provenance"]["algorithm"] == "fixed-levels"
-    assert meta["files"] == ["release.csv", "release.parquet"]
+    assert sorted(meta["files"]) == ["release.csv", "release.parquet"]  # each with its SHA-256
+    assert all(d.startswith("sha256:") and len(d) == 71 for d in meta["files"].values())
     assert meta["checks"][0]["model"] == "k-anonymity"
     back = Release.from_published(out)
     assert back.partition.same_as(Partition(np.sort(rel.partition.group)))  # rows sorted by group
@@ -190,5 +191,7 @@ def test_bucketized_tables(tmp_path: Path) -> None:
     assert np.array_equal(np.sort(back.partition.sizes), np.sort(rel.partition.sizes))
     st_df.loc[0, "count"] += 1
     st_df.to_csv(tmp_path / "b" / "st.csv", index=False)
-    with pytest.raises(InputError, match="add up to"):
+    with pytest.raises(InputError, match=r"st\.csv: changed after it was written"):
         Release.from_published(tmp_path / "b")
+    with pytest.raises(InputError, match="add up to"):  # read as it is: inconsistent tables
+        Release.from_published(tmp_path / "b", verify=False)

@@ -10,28 +10,31 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import sys
 import tempfile
 import time
+import traceback
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 import typer
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table as RichTable
 
 from kerckhoffs import __version__
+from kerckhoffs.cli_output import err, fit_words, one_line, out
+from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.io import atomic_file
+from kerckhoffs.data.output import check_writable_file, output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, KerckhoffsError, PrivacyCheckFailed
 from kerckhoffs.models import ModelResult, PrivacyModel, parse_model
 from kerckhoffs.models.base import format_number
-from kerckhoffs.release import META, Partition, Provenance, Release, Scheme
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 app = typer.Typer(
     name="kerckhoffs",
@@ -45,9 +48,6 @@ datasets_app = typer.Typer(
     help="Prepare the demo and benchmark datasets as clean CSV files.", no_args_is_help=True
 )
 app.add_typer(datasets_app, name="datasets")
-
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
 
 
 @contextlib.contextmanager
@@ -105,6 +105,15 @@ def check(
             "hierarchies.",
         ),
     ] = False,
+    no_verify: Annotated[
+        bool,
+        typer.Option(
+            "--no-verify",
+            help="Check a release directory whose files were edited on purpose: skip the "
+            "SHA-256 verification against release.json and check the files as they are (the "
+            "CSV when both formats exist).",
+        ),
+    ] = False,
 ) -> None:
     """Check privacy models on a table as it stands or on a published release.
 
@@ -112,8 +121,12 @@ def check(
     Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
     """
     models = [parse_model(m) for m in model]
-    if data.is_dir() and (data / META).is_file():
-        release = Release.from_published(data, Schema.from_toml(schema) if schema else None)
+    if data.is_dir():
+        release = Release.from_published(
+            data, Schema.from_toml(schema) if schema else None, verify=not no_verify
+        )
+        for note in release.notes:
+            err.print(f"note: {note}", soft_wrap=True)
         what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
     elif published:
         if schema is None:
@@ -145,9 +158,7 @@ def check(
 
 
 def _print_results(results: list[ModelResult]) -> None:
-    t = RichTable(title=None, show_lines=False)
-    for col in ("model", "required", "achieved", "violating groups", "verdict"):
-        t.add_column(col)
+    t = rich_table("model", "required", "achieved", "violating groups", "verdict")
     for r in results:
         t.add_row(
             r.model,
@@ -156,7 +167,7 @@ def _print_results(results: list[ModelResult]) -> None:
             f"{r.violating:,} of {r.group_ok.size:,}",
             "[green]ok[/]" if r.satisfied else "[red]violated[/]",
         )
-    out.print(t)
+    out.print(fit_words(t, out.width))
 
 
 def _print_worst(release: Release, r: ModelResult, n: int) -> None:
@@ -218,58 +229,75 @@ def anonymize(
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
 ) -> None:
-    """Anonymize a table and write the release, only if an independent check of every
-    --model passes on the files about to be written (fail closed)."""
+    """Anonymize a table and write the release (only if every --model passes).
+
+    The models are checked again, independently of the algorithm, on the files about to be
+    written; if one fails nothing is written (fail closed).
+    """
     from kerckhoffs.algorithms import get
 
     info = get(algorithm)
     models = [parse_model(m) for m in model]
     options = _parse_options(option or [])
+    info.check_options(options)
     wanted = None
     if scheme is not None:
         allowed = [s.value for s in info.schemes]
         if scheme not in allowed:
             raise InputError(f"{info.name} publishes by {', '.join(allowed)}, not {scheme!r}")
         wanted = Scheme(scheme)
-    if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise InputError(f"--out {out_dir} already exists (add --overwrite to replace it)")
-    with _working(f"reading {data}"):
-        table = Table.from_csv(data, Schema.from_toml(schema), sep=sep)
-    for note in table.notes:
-        out.print(f"note: {note}")
-    hist = Release(table, Partition.single(table.n)).histogram()
-    for m in models:
-        m.validate(hist, repr(table.sa_name))
-    if wanted is not None and "scheme" in info.options:
-        options.setdefault("scheme", wanted.value)
-    if seed is not None:
-        if info.randomized:
-            err.print(
-                f"warning: --seed makes {info.name}'s random choices reproducible; anyone who "
-                "learns the seed can re-run it and undo them. Keep it secret (it is not "
-                "written into the release).",
-                soft_wrap=True,
+    bad_fmt = sorted(set(fmt or ()) - {"csv", "parquet"})
+    if bad_fmt:
+        raise InputError(f"--format {bad_fmt[0]!r}: choose csv and/or parquet")
+    sch = Schema.from_toml(schema)
+    protect = [data, schema, *schema_files(sch)]
+    with output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect):
+        with _working(f"reading {data}"):
+            table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
+        for note in table.notes:
+            out.print(f"note: {note}")
+        if include_other:
+            names = list(table.other.columns) if table.other is not None else []
+            out.print(
+                "note: --include-other publishes "
+                + (", ".join(names) if names else "no column (the data has none of role other)")
+                + " unchanged, row by row: no model protects these columns"
             )
-        else:
-            err.print(f"note: {info.name} is deterministic; --seed has no effect", soft_wrap=True)
-    with _working(f"running {info.name} on {table.n:,} rows"):
-        t0 = time.perf_counter()
-        release = info.run(table, models, seed=seed, **options)
-        elapsed = time.perf_counter() - t0
-    if wanted is not None and release.scheme != wanted:
-        release.scheme = wanted
-        prov = release.provenance
-        release.provenance = dataclasses.replace(
-            prov, parameters={**prov.parameters, "scheme": wanted.value}
-        )
-    with _working(f"checking and writing {out_dir}"):
-        results = release.write(
-            out_dir,
-            models,
-            formats=tuple(fmt or ("csv", "parquet")),
-            include_other=include_other,
-            overwrite=overwrite,
-        )
+        hist = Release(table, Partition.single(table.n)).histogram()
+        for m in models:
+            m.validate(hist, repr(table.sa_name))
+        if wanted is not None and "scheme" in info.options:
+            options.setdefault("scheme", wanted.value)
+        if seed is not None:
+            if info.randomized:
+                err.print(
+                    f"warning: --seed makes {info.name}'s random choices reproducible; anyone "
+                    "who learns the seed can re-run it and undo them. Keep it secret (it is not "
+                    "written into the release).",
+                    soft_wrap=True,
+                )
+            else:
+                err.print(
+                    f"note: {info.name} is deterministic; --seed has no effect", soft_wrap=True
+                )
+        with _working(f"running {info.name} on {table.n:,} rows"):
+            t0 = time.perf_counter()
+            release = info.run(table, models, seed=seed, **options)
+            elapsed = time.perf_counter() - t0
+        if wanted is not None and release.scheme != wanted:
+            release.scheme = wanted
+            prov = release.provenance
+            release.provenance = dataclasses.replace(
+                prov, parameters={**prov.parameters, "scheme": wanted.value}
+            )
+        with _working(f"checking and writing {out_dir}"):
+            results = release.write(
+                out_dir,
+                models,
+                formats=tuple(fmt or ("csv", "parquet")),
+                include_other=include_other,
+                overwrite=overwrite,
+            )
     sizes = release.partition.sizes
     out.print(
         f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
@@ -286,6 +314,16 @@ def anonymize(
         f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
         soft_wrap=True,
     )
+
+
+def schema_files(schema: Schema) -> list[Path]:
+    """The hierarchy files a schema reads (inputs no output may replace)."""
+    files = []
+    for c in schema.columns:
+        if isinstance(c.hierarchy, str | Path):
+            h = Path(c.hierarchy)
+            files.append(h if h.is_absolute() or schema.base_dir is None else schema.base_dir / h)
+    return files
 
 
 def _parse_options(items: list[str]) -> dict[str, object]:
@@ -313,20 +351,19 @@ def _parse_options(items: list[str]) -> dict[str, object]:
 def algorithms() -> None:
     """List the anonymization algorithms, the models each enforces and how each publishes."""
     from kerckhoffs.algorithms import REGISTRY  # importing the package registers them all
+    from kerckhoffs.models.parse import SYNTAX
 
-    t = RichTable()
-    for col in ("name", "enforces", "publishes", "randomized", "summary"):
-        t.add_column(col)
+    t = rich_table("name", "enforces", "publishes", "random", "summary")
     for name in sorted(REGISTRY):
         a = REGISTRY[name]
         t.add_row(
             name,
-            ", ".join(a.models),
+            ", ".join(SYNTAX.get(m, m) for m in a.models),
             ", ".join(s.value for s in a.schemes),
             "yes" if a.randomized else "no",
             a.summary,
         )
-    out.print(t)
+    out.print(fit_words(t, out.width))
 
 
 # -- demo --------------------------------------------------------------------------------------
@@ -362,14 +399,27 @@ def demo(
         {"age": 2, "zip": 2, "nationality": 1},
         {"age": 3, "zip": 3, "nationality": 2},
     ]
-    out.rule("2. full-domain generalization to fixed hierarchy levels, checked before writing")
-    if (
-        out_dir is not None
-        and out_dir.exists()
-        and (not out_dir.is_dir() or any(out_dir.iterdir()))
-    ):
-        raise InputError(f"--out {out_dir} already exists and is not empty; choose a new directory")
-    target = out_dir or Path(tempfile.mkdtemp(prefix="kerckhoffs-demo-")) / "release"
+    out.rule("2. full-domain generalization at fixed levels, checked before writing")
+    with contextlib.ExitStack() as stack:
+        if out_dir is None:  # a temporary folder, removed when the demo ends
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kerckhoffs-demo-"))
+            target = Path(tmp) / "release"
+        else:
+            target = out_dir
+            stack.enter_context(output_directory(target, kind="release"))
+        _demo_release(table, models, levels_tried, target, keep=out_dir is not None)
+    _demo_anonymizers(table, seed)
+
+
+def _demo_release(
+    table: Table,
+    models: list[PrivacyModel],
+    levels_tried: list[dict[str, int]],
+    target: Path,
+    keep: bool,
+) -> None:
+    """Sections 2-3 of the demo: the first fixed-level cut that passes, written and read
+    back."""
     written = None
     for levels in levels_tried:
         release = Release(
@@ -388,15 +438,19 @@ def demo(
         break
     if written is None:
         out.print("no level combination passed; nothing written (fail closed)")
-    else:
-        out.print(written.frames()["release"].head(5).to_string(index=False))
-        out.print(f"query error of this release: {_query_error_text(written)}")
-        out.rule("3. read the release back from its files and check it independently")
-        back = Release.from_published(target)
-        _print_results(back.check(models))
-        files = ", ".join(sorted(p.name for p in target.iterdir()))
-        out.print(f"release files: {files} in {target}")
-    _demo_anonymizers(table, seed)
+        return
+    out.print(written.frames()["release"].head(5).to_string(index=False))
+    out.print(f"query error of this release: {_query_error_text(written)}")
+    out.rule("3. read the release back from its files and check it independently")
+    back = Release.from_published(target)
+    _print_results(back.check(models))
+    files = ", ".join(sorted(p.name for p in target.iterdir()))
+    where = (
+        f"in {target}"
+        if keep
+        else "(in a temporary folder, removed at the end; --out DIR keeps them)"
+    )
+    out.print(f"release files: {files} {where}", soft_wrap=True)
 
 
 def _demo_anonymizers(table: Table, seed: int) -> None:
@@ -408,19 +462,9 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
     if not names:
         return
     out.rule("4. the classic anonymizers side by side (l = 3, frequency l-diversity)")
-    t = RichTable()
-    for col in (
-        "algorithm",
-        "groups",
-        "mean size",
-        "min-max",
-        "k",
-        "l",
-        "NCP",
-        "query error",
-        "seconds",
-    ):
-        t.add_column(col)
+    t = rich_table(
+        "algorithm", "groups", "mean size", "min-max", "k", "l", "NCP", "query error", "seconds"
+    )
     for name in names:
         info = REGISTRY[name]
         t0 = time.perf_counter()
@@ -439,7 +483,7 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
             _query_error_text(release),
             f"{elapsed:.3f}",
         )
-    out.print(t)
+    out.print(fit_words(t, out.width))
     out.print(
         "NCP: normalized certainty penalty of the published QI cells (0 = exact, 1 = all "
         "suppressed). Query error: mean relative error of 2,000 random COUNT queries (3 QI "
@@ -464,8 +508,7 @@ def _demo_information_flow(table: Table, seed: int) -> None:
     if not pairs:
         return
     out.rule("5. does the algorithm read SA statistics the release does not show? (l = 3)")
-    t = RichTable()
-    for col in (
+    t = rich_table(
         "algorithm",
         "groups",
         "mean size",
@@ -473,8 +516,7 @@ def _demo_information_flow(table: Table, seed: int) -> None:
         "query error",
         "unrecoverable SA reads",
         "verdict",
-    ):
-        t.add_column(col)
+    )
     for name in [n for pair in pairs for n in pair]:
         log = SAReadLog()
         release = REGISTRY[name].run(table, [LDiversity(3)], seed=seed, sa_log=log)
@@ -489,7 +531,7 @@ def _demo_information_flow(table: Table, seed: int) -> None:
             f"{sets:,} row sets" if bad else "none",
             "[red]leaks[/]" if bad else "[green]safe[/]",
         )
-    out.print(t)
+    out.print(fit_words(t, out.width))
     out.print(
         "An adversary who knows the algorithm can replay a read that the release does not "
         "show and learn from the decision it drove (paper 000, Theorem 5.3). The ++ variants "
@@ -565,6 +607,14 @@ def datasets_prepare(
     """
     from kerckhoffs import datasets as ds
 
+    if name not in {"adult", "adult-training", "census", "demo"}:
+        raise InputError(f"unknown dataset {name!r} (adult, adult-training, census, demo)")
+    if out_file.suffix.lower() not in {".csv", ""}:
+        raise InputError(f"--out {out_file}: datasets are written as .csv")
+    inputs: list[Path] = []
+    if source is not None:
+        inputs = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file()]
+    check_writable_file(out_file, overwrite=overwrite, protect=inputs)
     if name == "demo":
         df = ds.generate_hospital(rows, seed)
     else:
@@ -574,14 +624,9 @@ def datasets_prepare(
             df = ds.load_adult(source)
         elif name == "adult-training":
             df = ds.load_adult_training(source)
-        elif name == "census":
-            df = ds.load_census(source, in_universe=not all_rows)
         else:
-            raise InputError(f"unknown dataset {name!r} (adult, adult-training, census, demo)")
-    if out_file.suffix.lower() not in {".csv", ""}:
-        raise InputError(f"--out {out_file}: datasets are written as .csv")
-    if out_file.exists() and not overwrite:
-        raise InputError(f"--out {out_file} already exists (add --overwrite to replace it)")
+            df = ds.load_census(source, in_universe=not all_rows)
+    check_writable_file(out_file, overwrite=overwrite, protect=inputs)
     with atomic_file(out_file) as tmp:
         df.to_csv(tmp, index=False)
     out.print(f"wrote {len(df):,} rows × {df.shape[1]} columns to {out_file}")
@@ -598,15 +643,50 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def main() -> None:
-    """Console entry point: run the app, turning user errors into one line and exit 2."""
+def run(args: Sequence[str]) -> int:
+    """Run ``kerckhoffs ARGS`` and return the exit code: 0 done, 1 a privacy verdict
+    (a violated model, an unsafe release), 2 bad input or usage, 3 an internal error.
+
+    Whatever goes wrong ends in one line on stderr starting with ``error:``, never a
+    traceback (``KERCKHOFFS_TRACEBACK=1`` shows it for internal errors, to report them).
+    """
     try:
-        app()
+        rv = app(args=list(args), prog_name="kerckhoffs", standalone_mode=False)
     except KerckhoffsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        return _fail(str(exc))
+    except typer.TyperException as exc:  # usage: a missing or unknown option, a bad value
+        message = exc.format_message()
+        if not message:  # no arguments at all: the help was shown
+            return 0
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+        return _fail(message + where, getattr(exc, "exit_code", 2) or 2)
+    except typer.Abort:
+        return _fail("aborted", 1)
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
+    except OSError as exc:  # the disk filled, a file vanished, a permission was lost
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except Exception as exc:  # a bug: say so in one line
+        if os.environ.get("KERCKHOFFS_TRACEBACK"):
+            traceback.print_exc()
+        return _fail(
+            f"internal error ({type(exc).__name__}: {exc}); this is a bug in kerckhoffs, "
+            "please report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
+            3,
+        )
+    return rv if isinstance(rv, int) else 0
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return code
+
+
+def main() -> None:
+    """Console entry point."""
+    sys.exit(run(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -107,8 +107,11 @@ def attack(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
 ) -> None:
-    """Run one attack on a release and write what the adversary learns, tuple by tuple
-    (tuples.csv: row, SA value, posterior, breached) with a summary (summary.json)."""
+    """Run one attack on a release and write what the adversary learns, tuple by tuple.
+
+    Writes tuples.csv (row, SA value, posterior, breached) and summary.json; exit code 1 when
+    a row is disclosed.
+    """
     from kerckhoffs.cli import _parse_options
 
     info = get_attack(name)
@@ -140,9 +143,12 @@ def audit(
         bool, typer.Option("--list", help="List the attacks and exit.")
     ] = False,
 ) -> None:
-    """Run every attack that applies to a release (judged from its algorithm, scheme and the
-    knowledge given) and print a verdict per attack, then one overall line. Exit code 1 when
-    some attack discloses a row."""
+    """Run every attack that applies to a release and print one verdict line.
+
+    Which attacks apply is judged from the release's algorithm, scheme and the knowledge
+    given; each prints its verdict, then one overall line. Exit code 1 when some attack finds
+    the release unsafe.
+    """
     if list_attacks:
         import kerckhoffs.attacks  # noqa: F401  (importing registers every attack)
         from kerckhoffs.attacks.registry import ATTACKS

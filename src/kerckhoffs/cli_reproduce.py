@@ -58,8 +58,10 @@ def reproduce(
         bool, typer.Option("--force", help="Ignore cached points and measure again.")
     ] = False,
 ) -> None:
-    """Regenerate the experiments of papers 000, 001 and 004 on the real data: one CSV and
-    one PNG per figure or table."""
+    """Regenerate the experiments of papers 000, 001 and 004 on the real data.
+
+    One CSV and one PNG per figure or table, cached so an interrupted run resumes.
+    """
     from kerckhoffs.experiments import Context, all_experiments, get_experiment, run_experiment
 
     if list_only:

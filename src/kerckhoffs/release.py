@@ -21,7 +21,6 @@ only if every requested privacy model holds on what was read back.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -30,7 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.io import atomic_directory, read_table
+from kerckhoffs.data import manifest
+from kerckhoffs.data.io import read_table
+from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, PrivacyCheckFailed
@@ -41,7 +42,7 @@ GROUP = "group"
 COUNT = "count"
 META = "release.json"
 FORMAT = "kerckhoffs-release"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SEED_KEYS = frozenset({"seed", "random_state", "rng", "random_seed"})
 """Names under which metadata could reveal a seed (refused on write, reported by audit)."""
 
@@ -216,6 +217,8 @@ class Release:
     published_metadata: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     """The metadata exactly as read from the files (None for a release made in-process):
     what an adversary reading the release sees, for audits such as ``seed-replay``."""
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
+    """What the reader of a published release should know (e.g. files not verified)."""
 
     def __post_init__(self) -> None:
         self.scheme = Scheme(self.scheme)
@@ -359,7 +362,11 @@ class Release:
 
         The check is independent of the algorithm: the frames about to be written are read
         back by :meth:`from_frames` and the models evaluated on that. If any fails, nothing is
-        written and :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised.
+        written and :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised. ``release.json``
+        records the SHA-256 of every file and of itself (:mod:`kerckhoffs.data.manifest`), so
+        a release edited afterwards is refused when read back. An existing ``out_dir`` is
+        replaced only with ``overwrite`` and only if it is a kerckhoffs release holding nothing
+        else (:mod:`kerckhoffs.data.output`).
         """
         if not models:
             raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
@@ -376,14 +383,18 @@ class Release:
                 "release not written: " + "; ".join(r.summary() for r in failed)
             )
         meta = self.metadata(results)
-        meta["files"] = sorted(f"{name}.{fmt}" for name in frames for fmt in formats)
-        with atomic_directory(out_dir, overwrite=overwrite) as tmp:
+        names = [f"{name}.{fmt}" for name in frames for fmt in formats]
+        with (
+            output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
+            claim.staging() as tmp,
+        ):
             for name, df in frames.items():
                 if "csv" in formats:
                     df.to_csv(tmp / f"{name}.csv", index=False)
                 if "parquet" in formats:
                     df.to_parquet(tmp / f"{name}.parquet", index=False)
-            (tmp / META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+            meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
+            (tmp / META).write_bytes(manifest.seal(meta))
         return results
 
     # -- reading back ------------------------------------------------------------------------
@@ -465,34 +476,76 @@ class Release:
         return release
 
     @classmethod
+    def _from_directory(cls, path: Path, schema: Schema | None, verify: bool) -> Release:
+        meta_path = path / META
+        if not meta_path.is_file():
+            raise InputError(
+                f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
+                "another tool's table, pass the table file itself with --schema)"
+            )
+        raw = meta_path.read_bytes()
+        meta = manifest.parse(raw, meta_path)
+        if meta.get("format") != FORMAT:
+            raise InputError(f'{meta_path}: not a kerckhoffs release (no "format": "{FORMAT}")')
+        version = meta.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise InputError(f"{meta_path}: format_version {version!r} is not a known version")
+        if version > FORMAT_VERSION:
+            raise InputError(
+                f"{meta_path}: written by a newer kerckhoffs (format {version}, this one reads "
+                f"up to {FORMAT_VERSION}); upgrade kerckhoffs to read it"
+            )
+        notes = []
+        if not verify:
+            notes.append(f"{path}: files not verified (--no-verify): reading them as they are")
+        elif version >= 2 or manifest.sealed(meta):
+            manifest.verify_self(raw, meta, meta_path)
+            manifest.verify_files(path, meta, meta_path)
+        else:
+            notes.append(
+                f"{path}: format {version} (kerckhoffs 0.1) records no file digests; the files "
+                "could not be verified"
+            )
+        _check_meta(meta, meta_path)
+        names = ["release"] if meta["scheme"] == Scheme.GENERALIZATION else ["qit", "st"]
+        order = ("parquet", "csv") if verify else ("csv", "parquet")
+        frames = {}
+        for name in names:
+            for ext in order:
+                f = path / f"{name}.{ext}"
+                if f.is_file():
+                    frames[name] = read_table(f)
+                    break
+            else:
+                raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
+        release = cls.from_frames(frames, meta, schema)
+        release.notes.extend(notes)
+        return release
+
+    @classmethod
     def from_published(
-        cls, path: str | Path, schema: Schema | None = None, *, sep: str | None = None
+        cls,
+        path: str | Path,
+        schema: Schema | None = None,
+        *,
+        sep: str | None = None,
+        verify: bool = True,
     ) -> Release:
         """Read a published release back so checks and attacks can run on it.
 
         ``path`` is a directory written by :meth:`write` (with ``release.json``), or a single
         generalized CSV/Parquet table made by another tool, in which case ``schema`` says which
         columns are quasi-identifiers and which is sensitive.
+
+        A directory is verified against its manifest first: a file missing, changed or
+        truncated since it was written is a one-line :class:`~kerckhoffs.errors.InputError`.
+        ``verify=False`` reads what is there (the CSV when both formats exist: the file a
+        person edits) and says so in :attr:`notes`. Releases of format 1 (kerckhoffs 0.1)
+        record no digests; they are read with a note that they could not be verified.
         """
         path = Path(path)
         if path.is_dir():
-            meta_path = path / META
-            if not meta_path.is_file():
-                raise InputError(f"{path}: no {META}; pass the published table file and a schema")
-            meta = json.loads(meta_path.read_text())
-            if meta.get("format") != FORMAT:
-                raise InputError(f"{meta_path}: not a kerckhoffs release")
-            names = ["release"] if meta["scheme"] == Scheme.GENERALIZATION else ["qit", "st"]
-            frames = {}
-            for name in names:
-                for ext in ("parquet", "csv"):
-                    f = path / f"{name}.{ext}"
-                    if f.is_file():
-                        frames[name] = read_table(f)
-                        break
-                else:
-                    raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
-            return cls.from_frames(frames, meta, schema)
+            return cls._from_directory(path, schema, verify)
         if schema is None:
             raise InputError(f"{path}: reading a table made by another tool needs --schema")
         df = read_table(path, sep=sep)
@@ -510,6 +563,38 @@ class Release:
             "provenance": {"algorithm": f"external ({path.name})"},
         }
         return cls.from_frames({"release": df}, meta, schema)
+
+
+def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
+    """Refuse metadata whose fields the reader needs are missing or of the wrong type."""
+
+    def bad(key: str, want: str) -> InputError:
+        return InputError(f"{where}: field {key!r} is missing or not {want}")
+
+    if meta.get("scheme") not in {s.value for s in Scheme}:
+        raise bad("scheme", "one of " + ", ".join(s.value for s in Scheme))
+    quasi = meta.get("quasi")
+    if not isinstance(quasi, list) or not quasi:
+        raise bad("quasi", "a non-empty list")
+    kinds = {k.value for k in Kind}
+    for i, q in enumerate(quasi):
+        if not isinstance(q, dict) or not isinstance(q.get("name"), str):
+            raise bad(f"quasi[{i}].name", "a column name")
+        if q.get("kind", Kind.CATEGORICAL.value) not in kinds:
+            raise bad(f"quasi[{i}].kind", "numeric or categorical")
+    sa = meta.get("sensitive")
+    if not isinstance(sa, dict) or not isinstance(sa.get("name"), str):
+        raise bad("sensitive.name", "a column name")
+    if sa.get("kind", Kind.CATEGORICAL.value) not in kinds:
+        raise bad("sensitive.kind", "numeric or categorical")
+    sv = meta.get("sensitive_values")
+    if sv is not None and not (isinstance(sv, list) and all(isinstance(v, str) for v in sv)):
+        raise bad("sensitive_values", "a list of values")
+    if meta.get("sensitive_mode", SensitiveMode.SET.value) not in {m.value for m in SensitiveMode}:
+        raise bad("sensitive_mode", "set or each")
+    prov = meta.get("provenance", {})
+    if not isinstance(prov, dict) or not isinstance(prov.get("parameters", {}), dict):
+        raise bad("provenance", "an object with an algorithm and parameters")
 
 
 def _json_num(x: float) -> float | str:

@@ -41,6 +41,16 @@ class AlgorithmInfo:
     randomized: bool = False
     options: dict[str, str] = field(default_factory=dict)
 
+    def check_options(self, options: dict[str, object]) -> None:
+        """Refuse option names the algorithm does not document (one line naming the ones it
+        accepts), before any work is done."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            known = ", ".join(sorted(self.options)) or "no options"
+            raise ParameterError(
+                f"{self.name}: unknown option {unknown[0]!r} (it accepts: {known})"
+            )
+
 
 REGISTRY: dict[str, AlgorithmInfo] = {}
 

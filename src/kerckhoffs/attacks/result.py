@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.io import atomic_directory
+from kerckhoffs.data.output import output_directory
 
 TUPLE_COLUMNS = ("row", "sa_value", "posterior", "breached")
 
@@ -123,7 +123,10 @@ class AttackResult:
     def write(self, out: str | Path, overwrite: bool = False) -> Path:
         """Write ``tuples.csv`` and ``summary.json`` into directory ``out`` (atomically: on
         failure nothing is left behind; an existing ``out`` needs ``overwrite``)."""
-        with atomic_directory(out, overwrite=overwrite) as tmp:
+        with (
+            output_directory(out, kind="attack", overwrite=overwrite) as claim,
+            claim.staging() as tmp,
+        ):
             self.tuples.to_csv(tmp / "tuples.csv", index=False)
             (tmp / "summary.json").write_text(
                 json.dumps(self.summary() | {"verdict": self.verdict()}, indent=2) + "\n"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
-import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -82,29 +81,14 @@ def read_table(
 
 
 @contextlib.contextmanager
-def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
-    """Yield a temporary directory that replaces ``target`` only if the block succeeds.
-
-    On any exception the temporary directory is removed, so a failed run leaves no output.
-    """
-    target = Path(target)
-    if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
-        raise InputError(f"output {target} already exists (use --overwrite to replace it)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if target.exists():
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
-    os.replace(tmp, target)
-
-
-@contextlib.contextmanager
 def atomic_file(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary file path that is renamed to ``target`` only if the block succeeds."""
+    """Yield a temporary file path that is renamed to ``target`` only if the block succeeds.
+
+    The file gets the mode the user's umask gives (``mkstemp`` alone makes it 0600); on any
+    failure, the rename included, the temporary file is removed.
+    """
+    from kerckhoffs.data.output import apply_umask
+
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -112,7 +96,8 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        apply_umask(tmp, directory=False)
+        os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    os.replace(tmp, target)

@@ -14,6 +14,18 @@ from kerckhoffs.models.l_diversity import (
 from kerckhoffs.models.m_confidentiality import MConfidentiality
 from kerckhoffs.models.t_closeness import TCloseness
 
+SYNTAX = {
+    "KAnonymity": "k",
+    "LDiversity": "l",
+    "DistinctLDiversity": "distinct-l",
+    "EntropyLDiversity": "entropy-l",
+    "RecursiveCLDiversity": "recursive-cl",
+    "TCloseness": "t",
+    "AlphaKAnonymity": "alpha-k",
+    "MConfidentiality": "m",
+}
+"""Each model class's name as written on the command line (``--model NAME=VALUE``)."""
+
 
 def parse_model(spec: str) -> PrivacyModel:
     """Parse a model as written on the command line.

@@ -1,0 +1,82 @@
+"""What the command line prints: the consoles, tables that wrap instead of cutting words,
+and error lines that stay one line.
+
+Without a terminal (a pipe, a CI log) rich assumes 80 columns; a table column that does not fit
+folds its text onto more lines (``overflow="fold"``) instead of ending in an ellipsis, so key
+words such as "algorithm-safe" are never cut.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.table import Table
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+MAX_QUOTED = 80
+"""A value quoted in an error line is cut to this many characters (a 200 KB cell stays a
+readable line)."""
+MAX_LINE = 600
+
+_QUOTED = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]{""" + str(MAX_QUOTED + 1) + r""",})(?P=q)""")
+
+
+def table(*columns: str, wrap_first: bool = False) -> Table:
+    """A rich table whose cells fold onto more lines rather than being cut.
+
+    The first column (a name) is kept on one line unless ``wrap_first``.
+    """
+    t = Table()
+    for i, name in enumerate(columns):
+        if i == 0 and not wrap_first:
+            t.add_column(name, overflow="fold", no_wrap=True)
+        else:
+            t.add_column(name, overflow="fold")
+    return t
+
+
+def fit_words(t: Table, width: int, longest: int = 16) -> Table:
+    """Lay out ``t`` so that text breaks between words, not inside one.
+
+    When every cell fits on one line in ``width`` columns nothing changes. Otherwise the
+    widest columns are narrowed, none below its longest word (at most ``longest``), until the
+    last column, which takes the rest of the line, has room for its own longest word.
+    """
+    texts = [[str(c.header), *(str(x) for x in c._cells)] for c in t.columns]
+    full = [max((len(x) for x in col), default=1) for col in texts]
+    room = width - (3 * len(full) + 1)
+    if sum(full) <= room:
+        return t
+    word = [
+        min(full[i], longest, max((len(w) for x in col for w in x.split()), default=1))
+        for i, col in enumerate(texts)
+    ]
+    widths = full[:-1]
+    need = room - word[-1]
+    while sum(widths) > need:
+        wide = max(range(len(widths)), key=lambda i: widths[i] - word[i])
+        if widths[wide] <= word[wide]:
+            break  # every column is at its longest word: the line must overflow
+        widths[wide] -= 1
+    for column, width in zip(t.columns, widths, strict=False):
+        column.width = width
+    t.columns[-1].ratio = 1
+    return t
+
+
+def one_line(message: str) -> str:
+    """``message`` as a single line: newlines folded, long quoted values and the line cut."""
+    text = " ".join(str(message).split())
+    text = _QUOTED.sub(
+        lambda m: f"{m['q']}{m['body'][: MAX_QUOTED - 1]}…{m['q']} ({len(m['body']):,} chars)",
+        text,
+    )
+    if len(text) > MAX_LINE:
+        text = text[: MAX_LINE - 1] + "…"
+    return text
+
+
+__all__ = ["err", "fit_words", "one_line", "out", "table"]

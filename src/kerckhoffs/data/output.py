@@ -1,0 +1,326 @@
+"""Writing output directories without losing anyone's data.
+
+Every command that writes a directory (a release, an attack's findings) goes through
+:func:`output_directory`, which enforces four rules before any work starts:
+
+1. **Never delete what we did not create.** An existing ``--out`` is replaced only with
+   ``overwrite`` and only when it is a directory kerckhoffs wrote of the same kind, holding
+   nothing but the files its own manifest lists (a release: ``release.json`` and the tables it
+   names; attack findings: ``tuples.csv`` and ``summary.json``), or an empty directory.
+   Anything else (the input's folder, ``.``, a home folder) is refused with one line.
+2. **Never replace the inputs.** A target that is, or contains, the input data, the schema, a
+   hierarchy or the current directory is refused, even if it looks like a release.
+3. **One writer per target.** The claim takes an exclusive ``flock`` on a lock file beside the
+   target (``.NAME.kerckhoffs-lock``) for the whole run; a second process aiming at the same
+   target fails at once with one line instead of silently replacing the first one's output.
+   The kernel drops the lock when a process dies, so a crash leaves no stale lock behind.
+4. **Fail early and leave nothing behind.** Missing parent directories are created at claim
+   time, which is also the writability check (an unwritable ``--out`` fails before the
+   computation, not after it); whatever the claim created is removed again if the run ends
+   without writing. The output is assembled in a hidden temporary directory and renamed into
+   place, so a failed run leaves no partial output, and it gets the permissions the user's
+   umask gives (``mkdtemp`` alone would leave it 0700).
+
+A process that already holds the claim on a target may claim it again (the CLI claims the
+target before reading the data; :meth:`kerckhoffs.release.Release.write` claims it again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerckhoffs.errors import InputError
+
+LOCK_SUFFIX = ".kerckhoffs-lock"
+
+_HELD: dict[Path, OutputClaim] = {}
+
+
+def umask() -> int:
+    """The process's file-creation mask (read without changing it for good)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(path: Path, directory: bool) -> None:
+    """Give ``path`` the mode a plain ``open``/``mkdir`` would have given it."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~umask())
+
+
+# -- what may be replaced ----------------------------------------------------------------------
+def _release_files(path: Path) -> set[str] | None:
+    """Names a kerckhoffs release directory may hold, or None when it is not one."""
+    meta_path = path / "release.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != "kerckhoffs-release":
+        return None
+    files = meta.get("files", [])
+    names = list(files) if isinstance(files, dict | list) else []
+    return {"release.json", *(str(n) for n in names)}
+
+
+def _attack_files(path: Path) -> set[str] | None:
+    try:
+        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(summary, dict) or "attack" not in summary:
+        return None
+    return {"tuples.csv", "summary.json"}
+
+
+KINDS: dict[str, tuple[str, Callable[[Path], set[str] | None]]] = {
+    "release": ("a kerckhoffs release", _release_files),
+    "attack": ("kerckhoffs attack findings", _attack_files),
+}
+
+
+def _describe_refusal(target: Path, kind: str) -> str | None:
+    """Why ``target`` may not be replaced by output of ``kind`` (None: it may)."""
+    what, files_of = KINDS[kind]
+    if not target.is_dir():
+        return f"--out {target} exists and is not a directory; refusing to replace it"
+    entries = sorted(p.name for p in target.iterdir())
+    if not entries:
+        return None
+    allowed = files_of(target)
+    if allowed is None:
+        return f"--out {target} is not {what} (it holds {_some(entries)}); refusing to replace it"
+    foreign = [e for e in entries if e not in allowed]
+    if foreign:
+        return (
+            f"--out {target} holds files kerckhoffs did not write ({_some(foreign)}); "
+            "refusing to replace it"
+        )
+    return None
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _resolve(path: Path) -> Path:
+    return Path(os.path.abspath(path)).resolve()
+
+
+# -- the claim ---------------------------------------------------------------------------------
+@dataclass
+class OutputClaim:
+    """An exclusive claim on an output directory (see the module docstring)."""
+
+    target: Path
+    kind: str
+    overwrite: bool
+    created_dirs: list[Path] = field(default_factory=list)
+    lock_path: Path | None = None
+    lock_fd: int | None = None
+    written: bool = False
+    depth: int = 0
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A hidden temporary directory beside the target, renamed onto it if the block ends
+        normally and removed otherwise."""
+        _check_replaceable(self.target, self.kind, self.overwrite)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+        try:
+            yield tmp
+            apply_umask(tmp, directory=True)
+            old = None
+            if self.target.exists():
+                _check_replaceable(self.target, self.kind, self.overwrite)
+                old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old.", dir=tmp.parent))
+                os.rmdir(old)
+                os.replace(self.target, old)
+            os.replace(tmp, self.target)
+            self.written = True
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+def _check_replaceable(target: Path, kind: str, overwrite: bool) -> None:
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink():
+        raise InputError(f"--out {target} is a symbolic link; refusing to replace it")
+    if target.is_dir() and not any(target.iterdir()):
+        return
+    if not overwrite:
+        raise InputError(f"--out {target} already exists (add --overwrite to replace it)")
+    reason = _describe_refusal(target, kind)
+    if reason is not None:
+        raise InputError(reason)
+
+
+def _lock(claim: OutputClaim) -> None:
+    """Take the exclusive lock beside the target, or fail with one line."""
+    lock_path = claim.target.parent / f".{claim.target.name}{LOCK_SUFFIX}"
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+        except OSError as exc:
+            raise InputError(
+                f"--out {claim.target}: cannot write in {claim.target.parent} ({exc.strerror})"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise InputError(
+                    f"--out {claim.target} is being written by another kerckhoffs process; "
+                    "wait for it to finish or choose another --out"
+                ) from None
+            raise InputError(f"--out {claim.target}: cannot lock ({exc.strerror})") from None
+        # the previous holder may have removed the file between our open and our lock
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            claim.lock_path, claim.lock_fd = lock_path, fd
+            return
+        os.close(fd)
+
+
+def _release_claim(claim: OutputClaim) -> None:
+    if claim.lock_fd is not None:
+        assert claim.lock_path is not None
+        with contextlib.suppress(OSError):
+            os.unlink(claim.lock_path)
+        os.close(claim.lock_fd)
+        claim.lock_fd = None
+    if not claim.written:
+        for d in reversed(claim.created_dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only if still empty: never what someone else put there
+
+
+def _make_parents(claim: OutputClaim) -> None:
+    missing = []
+    d = claim.target.parent
+    while not d.exists():
+        if d.is_symlink():
+            break
+        missing.append(d)
+        d = d.parent
+    if d.exists() and not d.is_dir():
+        raise InputError(f"--out {claim.target}: {d} is not a directory")
+    for m in reversed(missing):
+        try:
+            m.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _release_claim(claim)
+            raise InputError(f"--out {claim.target}: cannot create {m} ({exc.strerror})") from None
+        claim.created_dirs.append(m)
+
+
+@contextlib.contextmanager
+def output_directory(
+    target: str | Path,
+    *,
+    kind: str = "release",
+    overwrite: bool = False,
+    protect: Iterable[str | Path | None] = (),
+) -> Iterator[OutputClaim]:
+    """Claim ``target`` for output of ``kind`` (``release`` | ``attack``) for the block.
+
+    Raises :class:`~kerckhoffs.errors.InputError` (one line) when the target may not be
+    written: it exists without ``overwrite``, is not a kerckhoffs output of that kind, holds
+    files kerckhoffs did not write, is or contains a ``protect``-ed path (the inputs) or the
+    current directory, cannot be created, or another process holds it. Write into
+    ``claim.staging()``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown output kind {kind!r}")
+    target = Path(target)
+    resolved = _resolve(target)
+    held = _HELD.get(resolved)
+    if held is not None:  # this process claimed it already (CLI, then Release.write)
+        held.depth += 1
+        try:
+            yield held
+        finally:
+            held.depth -= 1
+        return
+    for p in [Path.cwd(), *(Path(x) for x in protect if x is not None)]:
+        rp = _resolve(p)
+        if _inside(rp, resolved):
+            what = "the current directory" if p == Path.cwd() else str(p)
+            raise InputError(
+                f"--out {target} contains {what}; refusing to write there (choose a new folder)"
+            )
+    if target.exists() or target.is_symlink():
+        _check_replaceable(target, kind, overwrite)
+    claim = OutputClaim(target, kind, overwrite)
+    _make_parents(claim)
+    try:
+        _lock(claim)
+    except BaseException:
+        _release_claim(claim)
+        raise
+    _HELD[resolved] = claim
+    try:
+        # checked again under the lock: another process may have written it meanwhile
+        _check_replaceable(target, kind, overwrite)
+        yield claim
+    finally:
+        _HELD.pop(resolved, None)
+        _release_claim(claim)
+
+
+def check_writable_file(
+    target: str | Path, *, overwrite: bool, protect: Iterable[str | Path | None] = ()
+) -> None:
+    """Fail early (one line) when ``target`` cannot be written as a new or replaced file.
+
+    Refused: a directory, an existing file without ``overwrite``, one of the ``protect``-ed
+    input files, a place under a file, or a folder where no file can be created (tried for
+    real with a temporary file, removed at once: permission bits do not bind root).
+    """
+    target = Path(target)
+    if target.is_dir():
+        raise InputError(f"--out {target} is a directory; give a file name")
+    if target.exists() and not overwrite:
+        raise InputError(f"--out {target} already exists (add --overwrite to replace it)")
+    resolved = _resolve(target)
+    for p in protect:
+        if p is not None and resolved == _resolve(Path(p)):
+            raise InputError(f"--out {target} is an input ({p}); refusing to replace it")
+    d = target.parent
+    while not d.exists() and not d.is_symlink():
+        d = d.parent
+    if not d.is_dir():
+        raise InputError(f"--out {target}: {d} is not a directory")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=d)
+    except OSError as exc:
+        raise InputError(f"--out {target}: cannot write in {d} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(name)
+
+
+__all__ = ["OutputClaim", "apply_umask", "check_writable_file", "output_directory", "umask"]
