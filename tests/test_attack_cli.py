@@ -104,7 +104,7 @@ def test_attack_writes_tuples_and_summary(  # type: ignore[no-untyped-def]
     assert summary["verdict"] == last_line(stdout)
     # an existing output is not replaced without --overwrite
     code, _, err = run(monkeypatch, capsys, *args)
-    assert code == 2 and err.startswith("error: output") and "--overwrite" in err
+    assert code == 2 and err.startswith(f"error: --out {out} already exists") and "--overwrite" in err
 
 
 def test_attack_refuses_what_does_not_apply_and_bad_input(

@@ -15,17 +15,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import AttackInfo, applicable, get_attack
 from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.cli_output import err, fit_words, out, table
+from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
 from kerckhoffs.release import Release
-
-out = Console(highlight=False)
 
 ReleaseOpt = Annotated[
     Path, typer.Option("--release", "-r", help="The attacked release directory (or table file).")
@@ -51,10 +49,22 @@ SchemaOpt = Annotated[
         "generalized releases read from files and for tables made by other tools).",
     ),
 ]
+NoVerifyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-verify",
+        help="Read release directories whose files were edited on purpose: skip the SHA-256 "
+        "verification against release.json (the CSV is read when both formats exist).",
+    ),
+]
 
 
 def _load(
-    release: Path, knowledge: Path | None, other: list[Path] | None, schema: Path | None
+    release: Path,
+    knowledge: Path | None,
+    other: list[Path] | None,
+    schema: Path | None,
+    verify: bool = True,
 ) -> tuple[Release, Knowledge]:
     """The attacked release and the knowledge, with ``--other`` and ``--schema`` folded in."""
     if not release.exists():
@@ -69,7 +79,13 @@ def _load(
             raise InputError(f"release not found: {p}")
     know = dataclasses.replace(know, releases=[*know.releases, *(other or [])])
     sch = Schema.from_toml(know.schema) if know.schema is not None else None
-    return Release.from_published(release, sch), know
+    rel = Release.from_published(release, sch, verify=verify)
+    for note in rel.notes:
+        err.print(f"note: {note}", soft_wrap=True)
+    for p in know.releases:  # read now, so a damaged one is refused before any attack runs
+        for note in Release.from_published(p, sch, verify=verify).notes:
+            err.print(f"note: {note}", soft_wrap=True)
+    return rel, know
 
 
 def _describe(release: Release, know: Knowledge) -> str:
@@ -106,6 +122,7 @@ def attack(
         typer.Option("--option", "-O", help="Attack option KEY=VALUE; repeat for several."),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
+    no_verify: NoVerifyOpt = False,
 ) -> None:
     """Run one attack on a release and write what the adversary learns, tuple by tuple.
 
@@ -115,15 +132,16 @@ def attack(
     from kerckhoffs.cli import _parse_options
 
     info = get_attack(name)
-    if out_dir.exists() and not overwrite and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise InputError(f"output {out_dir} already exists (use --overwrite to replace it)")
-    rel, know = _load(release, knowledge, other, schema)
-    reason = info.applies([rel], know)
-    if reason is not None:
-        raise ParameterError(f"attack {name} does not apply: {reason}")
-    out.print(_describe(rel, know))
-    result = info.run([rel], know, **_parse_options(option or []))
-    result.write(out_dir, overwrite=overwrite)
+    options = _parse_options(option or [])
+    protect = [release, knowledge, schema, *(other or [])]
+    with output_directory(out_dir, kind="attack", overwrite=overwrite, protect=protect):
+        rel, know = _load(release, knowledge, other, schema, verify=not no_verify)
+        reason = info.applies([rel], know)
+        if reason is not None:
+            raise ParameterError(f"attack {name} does not apply: {reason}")
+        out.print(_describe(rel, know))
+        result = info.run([rel], know, **options)
+        result.write(out_dir, overwrite=overwrite)
     _print_result(info, result)
     out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")
     out.print(result.verdict(), soft_wrap=True)
@@ -142,6 +160,7 @@ def audit(
     list_attacks: Annotated[
         bool, typer.Option("--list", help="List the attacks and exit.")
     ] = False,
+    no_verify: NoVerifyOpt = False,
 ) -> None:
     """Run every attack that applies to a release and print one verdict line.
 
@@ -153,16 +172,14 @@ def audit(
         import kerckhoffs.attacks  # noqa: F401  (importing registers every attack)
         from kerckhoffs.attacks.registry import ATTACKS
 
-        t = RichTable()
-        t.add_column("attack")
-        t.add_column("what it does")
+        t = table("attack", "what it does")
         for name, info in sorted(ATTACKS.items()):
             t.add_row(name, info.summary)
-        out.print(t)
+        out.print(fit_words(t, out.width))
         return
     if release is None:
         raise InputError("give the release to audit with --release DIR (or --list)")
-    rel, know = _load(release, knowledge, other, schema)
+    rel, know = _load(release, knowledge, other, schema, verify=not no_verify)
     out.print(_describe(rel, know))
     results: list[AttackResult] = []
     skipped: list[tuple[str, str]] = []
@@ -193,12 +210,19 @@ def audit(
         return
     unsafe = [r for r in results if not r.safe]
     if unsafe:
-        worst = max(unsafe, key=lambda r: r.compromised)
-        out.print(worst.verdict(), soft_wrap=True)
+        worst = max(unsafe, key=lambda r: (r.compromised, r.finding is not None))
+        also = [r.attack for r in unsafe if r is not worst]
+        tail = f"; also UNSAFE by {', '.join(also)}" if also else ""
+        out.print(worst.verdict() + tail, soft_wrap=True)
         raise typer.Exit(1)
     ran = ", ".join(r.attack for r in results)
+    partial = "".join(
+        f"; {r.not_located:,} of {r.n_rows:,} targets not located by {r.attack} (not attacked)"
+        for r in results
+        if r.not_located
+    )
     out.print(
-        f"SAFE: no row disclosed by the {len(results)} attack(s) that apply ({ran})",
+        f"SAFE: no row disclosed by the {len(results)} attack(s) that apply ({ran}){partial}",
         soft_wrap=True,
     )
 

@@ -18,6 +18,7 @@ from kerckhoffs.attacks.random_worlds import (
     release_key,
     row_not,
 )
+from kerckhoffs.attacks.seed_replay import seed_replay_attack  # registers seed-replay
 
 __all__ = [
     "AuditTooLarge",
@@ -40,4 +41,5 @@ __all__ = [
     "random_worlds",
     "release_key",
     "row_not",
+    "seed_replay_attack",
 ]

@@ -155,7 +155,15 @@ class Knowledge:
                     f"{source}: population id {ids.iloc[rows[0]]!r} appears more than once "
                     f"(rows {rows[0]} and {rows[1]})"
                 )
-        return cls(population, not_having, rules, releases, schema_path)
+        if not_having and population is None:
+            raise InputError(f"{source}: not_having statements need a [population] to refer to")
+        know = cls(population, not_having, rules, releases, schema_path)
+        if not_having:
+            try:  # every statement must name someone in the population (else it is a typo)
+                know.not_having_mask([s.value for s in not_having])
+            except InputError as exc:
+                raise InputError(f"{source}: {exc}") from None
+        return know
 
     def load_schema(self) -> Schema | None:
         """The schema named by :attr:`schema` (None when there is none)."""

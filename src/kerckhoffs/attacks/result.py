@@ -107,7 +107,9 @@ class AttackResult:
             return f"UNSAFE by {self.attack}: {self.finding}{rows}"
         if self.safe:
             top = self.max_posterior
-            if self.bound is None:
+            if not len(self.tuples) and "reason" in self.details:  # nothing to infer, and why
+                extra = str(self.details["reason"])
+            elif self.bound is None:
                 extra = f"max posterior {top:.3g}"
             elif top <= self.bound:
                 extra = f"max posterior {top:.3g} <= bound {self.bound:.3g}"

@@ -29,13 +29,19 @@ def sniff_delimiter(header: str) -> str:
 
 
 def read_table(
-    path: str | Path, sep: str | None = None, text_columns: Iterable[str] = ()
+    path: str | Path,
+    sep: str | None = None,
+    text_columns: Iterable[str] = (),
+    na_values: Iterable[str] = (),
 ) -> pd.DataFrame:
     """Read a CSV (with a header) or Parquet file into a DataFrame.
 
     ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as
     zip ``02134`` keep their leading zeros. A file whose header splits into a single column while
-    it contains another delimiter is reported as a delimiter mismatch.
+    it contains another delimiter is reported as a delimiter mismatch. Only empty cells (and
+    the texts in ``na_values``) are missing: ``NA``, ``null`` and pandas' other default
+    missing markers are values. A header that names a column twice is refused (pandas would
+    silently rename the second one ``NAME.1``).
     """
     path = Path(path)
     if not path.exists():
@@ -44,9 +50,11 @@ def read_table(
         raise InputError(f"{path} is a directory, not a data file")
     if path.suffix.lower() in {".parquet", ".pq"}:
         try:
-            return pd.read_parquet(path)
+            df = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises many types
             raise InputError(f"{path}: cannot read Parquet ({exc})") from None
+        _unique_names(path, [str(c) for c in df.columns])
+        return df
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             header = fh.readline().rstrip("\r\n")
@@ -65,10 +73,17 @@ def read_table(
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             names = next(csv.reader([fh.readline()], delimiter=used))
+        _unique_names(path, [n.strip() for n in names])
         wanted = {c.strip() for c in text_columns}
         dtype = {name: str for name in names if name.strip() in wanted}
         df = pd.read_csv(
-            path, sep=used, encoding="utf-8-sig", skipinitialspace=True, dtype=dtype or None
+            path,
+            sep=used,
+            encoding="utf-8-sig",
+            skipinitialspace=True,
+            dtype=dtype or None,
+            keep_default_na=False,
+            na_values=["", *na_values],
         )
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: file is empty") from None
@@ -78,6 +93,17 @@ def read_table(
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start} of a read block)") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+def _unique_names(path: Path, names: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise InputError(
+                f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} "
+                f"and {i + 1}); rename one"
+            )
+        seen[name] = i
 
 
 @contextlib.contextmanager

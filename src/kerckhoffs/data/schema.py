@@ -9,6 +9,10 @@ A schema says, per column, its *role* (DESIGN.md section 2):
   others are non-sensitive and unconstrained by the subset-aware models.
 - ``provider``: the data provider a row came from (paper 003's collaborative setting).
 - ``other``: carried along, dropped on publish unless asked.
+- ``count``: in a table that publishes one line per group of identical rows with its size
+  (another tool's release, e.g. anonypyx's ``count`` column), how many individuals the line
+  stands for: a positive integer. At most one column has this role; reading such a table
+  (:func:`kerckhoffs.data.external.read_external`) repeats each line that many times.
 
 Quasi-identifiers have a *kind*: ``numeric`` (ordered, generalized to intervals) or
 ``categorical`` (generalized through a hierarchy). A kind left out is inferred from the
@@ -19,6 +23,7 @@ Schemas are built in Python or read from TOML::
     sensitive_values = ["Preschool", "1st-4th"]   # optional
     sensitive_mode = "set"                         # set | each (see SensitiveMode)
     missing = "error"                              # error | category | drop (default error)
+    na_values = ["NA", "?"]                        # optional: texts that mean missing
 
     [columns.age]
     role = "quasi"
@@ -50,6 +55,7 @@ class Role(StrEnum):
     SENSITIVE = "sensitive"
     PROVIDER = "provider"
     OTHER = "other"
+    COUNT = "count"
 
 
 class Kind(StrEnum):
@@ -141,6 +147,13 @@ class Column:
                 raise SchemaError(f"column {self.name!r}: widths apply to numeric columns only")
         if self.hierarchy is not None and self.widths is not None:
             raise SchemaError(f"column {self.name!r}: give a hierarchy or widths, not both")
+        if self.role == Role.COUNT and (
+            self.kind is not None or self.hierarchy is not None or self.widths is not None
+        ):
+            raise SchemaError(
+                f"column {self.name!r}: a count column (positive integers: how many "
+                "individuals each line stands for) takes no kind, hierarchy or widths"
+            )
 
 
 @dataclass(frozen=True)
@@ -152,9 +165,16 @@ class Schema:
     missing: MissingPolicy = MissingPolicy.ERROR
     sensitive_mode: SensitiveMode = SensitiveMode.SET
     base_dir: Path | None = field(default=None, compare=False)
+    na_values: tuple[str, ...] = ()
+    """Texts that mean a missing cell. Only empty cells are missing by default: ``NA``,
+    ``None`` or ``null`` are real values in many data sets (pandas' defaults would silently
+    turn them into missing ones)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
+        if isinstance(self.na_values, str) or not all(isinstance(v, str) for v in self.na_values):
+            raise SchemaError(f"na_values must be a list of texts, got {self.na_values!r}")
+        object.__setattr__(self, "na_values", tuple(self.na_values))
         object.__setattr__(self, "missing", _enum(MissingPolicy, self.missing, "missing"))
         object.__setattr__(
             self, "sensitive_mode", _enum(SensitiveMode, self.sensitive_mode, "sensitive_mode")
@@ -180,6 +200,11 @@ class Schema:
         providers = [c for c in self.columns if c.role == Role.PROVIDER]
         if len(providers) > 1:
             raise SchemaError(f"at most one provider column, found {len(providers)}")
+        counts = [c.name for c in self.columns if c.role == Role.COUNT]
+        if len(counts) > 1:
+            raise SchemaError(
+                f"at most one count column, found {len(counts)} ({', '.join(map(repr, counts))})"
+            )
 
     # -- views -------------------------------------------------------------------------------
     @property
@@ -196,6 +221,11 @@ class Schema:
     def provider(self) -> Column | None:
         """The provider column, if any."""
         return next((c for c in self.columns if c.role == Role.PROVIDER), None)
+
+    @property
+    def count(self) -> Column | None:
+        """The count column (how many individuals each line stands for), if any."""
+        return next((c for c in self.columns if c.role == Role.COUNT), None)
 
     @property
     def identifiers(self) -> tuple[Column, ...]:
@@ -232,6 +262,7 @@ class Schema:
         sensitive_values: list[str] | None = None,
         missing: MissingPolicy | str = MissingPolicy.ERROR,
         sensitive_mode: SensitiveMode | str = SensitiveMode.SET,
+        na_values: tuple[str, ...] | list[str] = (),
     ) -> Schema:
         """Build a schema in Python.
 
@@ -251,6 +282,7 @@ class Schema:
             frozenset(sensitive_values) if sensitive_values is not None else None,
             MissingPolicy(missing),
             SensitiveMode(sensitive_mode),
+            na_values=tuple(na_values),
         )
 
     @classmethod
@@ -270,7 +302,7 @@ class Schema:
         cls, raw: dict[str, Any], *, base_dir: Path | None = None, source: str = "schema"
     ) -> Schema:
         """Build a schema from the TOML structure (see the module docstring)."""
-        known = {"columns", "sensitive_values", "sensitive_mode", "missing"}
+        known = {"columns", "sensitive_values", "sensitive_mode", "missing", "na_values"}
         unknown = sorted(set(raw) - known)
         if unknown:
             raise SchemaError(f"{source}: unknown key {unknown[0]!r} (allowed: {sorted(known)})")
@@ -307,7 +339,14 @@ class Schema:
             raw.get("missing", MissingPolicy.ERROR),
             raw.get("sensitive_mode", SensitiveMode.SET),
             base_dir,
+            _texts(raw.get("na_values", []), f"{source}: na_values"),
         )
+
+
+def _texts(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SchemaError(f'{what} must be a list of texts such as ["NA", "?"], got {value!r}')
+    return tuple(value)
 
 
 def _enum(enum_type: type[StrEnum], value: Any, what: str) -> Any:

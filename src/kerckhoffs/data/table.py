@@ -161,9 +161,8 @@ class Table:
     ) -> Table:
         """Read ``path`` (CSV or Parquet) and encode it with ``schema``."""
         text = [c.name for c in schema.columns if c.kind == Kind.CATEGORICAL]
-        return cls.encode(
-            read_table(path, sep=sep, text_columns=text), schema, keep_other=keep_other
-        )
+        df = read_table(path, sep=sep, text_columns=text, na_values=schema.na_values)
+        return cls.encode(df, schema, keep_other=keep_other)
 
     @classmethod
     def encode(
@@ -180,7 +179,11 @@ class Table:
         lacks is an error (a misspelt value would silently protect nothing); releases read
         back pass False, since perturbation may have removed a value.
         """
-        present = {str(c) for c in df.columns}
+        names = [str(c) for c in df.columns]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise InputError(f"column {dupes[0]!r} appears more than once in the data")
+        present = set(names)
         for col in schema.columns:
             if col.name not in present:
                 listed = ", ".join(sorted(present)[:12])
@@ -202,6 +205,8 @@ class Table:
         series: dict[str, pd.Series] = {}
         for col in used:
             s = df[col.name]
+            if schema.na_values and not pd.api.types.is_numeric_dtype(s):
+                s = s.mask(s.isin(schema.na_values))
             na = s.isna().to_numpy()
             if na.any():
                 policy = schema.missing_policy(col)
@@ -283,6 +288,30 @@ class Table:
         )
 
 
+INT64 = (-(2**63), 2**63 - 1)
+FLOAT_EXACT = 2**53
+"""Integers above this lose digits as 64-bit floats (the 53-bit significand)."""
+
+
+def _exact_integers(col: Column, s: pd.Series, row_ids: np.ndarray) -> None:
+    """Refuse integers that 64-bit numbers cannot hold exactly (a 23-digit id would be
+    published with its last digits changed): Python ints outside int64 (pandas keeps them as
+    objects) and digit strings above 2**53 (they would become floats). Only the few values
+    with 16 or more digits are looked at one by one."""
+    text = s.astype(str).str.strip()
+    digits = text.str.lstrip("+-")
+    long = (digits.str.isdigit() & (digits.str.len() >= 16)).to_numpy(dtype=bool)
+    for i in np.flatnonzero(long):
+        v = int(text.iloc[i])
+        limit = INT64 if isinstance(s.iloc[i], int | np.integer) else (-FLOAT_EXACT, FLOAT_EXACT)
+        if not limit[0] <= v <= limit[1]:
+            raise InputError(
+                f"column {col.name!r}: data row {int(row_ids[i]) + 1} holds {text.iloc[i]!r}, "
+                "an integer too large to store exactly in 64 bits; declare the column "
+                'categorical (kind = "categorical") if it is a code'
+            )
+
+
 def _column_kind(col: Column, s: pd.Series) -> Kind:
     if col.kind is not None:
         return col.kind
@@ -315,6 +344,7 @@ def _encode_column(
     hierarchy = _load_hierarchy(col, schema)
     if kind == Kind.NUMERIC:
         if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            _exact_integers(col, s, row_ids)
             num = pd.to_numeric(s, errors="coerce")
             bad = (num.isna() & s.notna()).to_numpy()
             if bad.any():
@@ -324,6 +354,14 @@ def _encode_column(
                     f"holds {s.iloc[i]!r}"
                 )
             s = num
+        if s.dtype.kind == "f":
+            finite = np.isfinite(s.to_numpy(dtype=float, na_value=np.nan))
+            if not finite.all():
+                i = int(np.argmax(~finite))
+                raise InputError(
+                    f"column {col.name!r}: data row {int(row_ids[i]) + 1} holds "
+                    f"{str(float(s.iloc[i]))!r}, which is not a finite number (too large for a 64-bit float, or infinite)"
+                )
         local, uniques = pd.factorize(s.to_numpy(), sort=False)
         order = np.argsort(uniques, kind="stable")
         rank = np.empty(len(order), dtype=np.int32)
