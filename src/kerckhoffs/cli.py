@@ -205,7 +205,6 @@ def anonymize(
     seed: Annotated[
         int | None,
         typer.Option(
-            min=0,
             help="For tests and experiments only: seed the random choices of a randomized "
             "algorithm (default: fresh randomness from the operating system on every run). "
             "Anyone who learns the seed can undo the randomness, so it is never written into "
@@ -240,6 +239,8 @@ def anonymize(
     models = [parse_model(m) for m in model]
     options = _parse_options(option or [])
     info.check_options(options)
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed {seed}: a seed is a non-negative integer")
     wanted = None
     if scheme is not None:
         allowed = [s.value for s in info.schemes]

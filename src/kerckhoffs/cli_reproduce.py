@@ -3,17 +3,20 @@
 ``kerckhoffs reproduce --list`` names the experiments, ``kerckhoffs reproduce asap-fig10a``
 runs one, ``kerckhoffs reproduce --all`` runs every one with a progress bar. Finished points
 are cached under ``--out`` (``.cache/``), so an interrupted run resumes; ``--force`` measures
-again. Each experiment writes ``<out>/<name>.csv`` and ``<out>/<name>.png``.
+again. Each experiment writes ``<out>/<name>.csv`` and ``<out>/<name>.png``. The default
+``--out`` is a working folder (``kerckhoffs-reproduction/`` in the current directory), so a
+run never rewrites the results committed under ``reproduction/``; ``--out reproduction``
+refreshes those on purpose.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,11 +24,9 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table as RichTable
 
+from kerckhoffs.cli_output import fit_words, out, table
 from kerckhoffs.errors import InputError
-
-out = Console(highlight=False)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -41,6 +42,22 @@ def _data_dir(given: Path | None) -> Path:
     )
 
 
+def _writable_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) now, so a place that cannot be written fails
+    before hours of measurement, not after."""
+    probe = folder
+    while not probe.exists() and not probe.is_symlink():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(f"--out {folder}: {probe} is not a directory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InputError(f"--out {folder}: cannot write there ({exc.strerror})") from None
+
+
 def reproduce(
     names: Annotated[
         list[str] | None, typer.Argument(help="Experiments to run (see --list).")
@@ -48,8 +65,14 @@ def reproduce(
     run_all: Annotated[bool, typer.Option("--all", help="Run every experiment.")] = False,
     list_only: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
     out_dir: Annotated[
-        Path, typer.Option("--out", "-o", help="Where the CSVs, plots and cache go.")
-    ] = Path("reproduction"),
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where the CSVs, plots and cache go (--out reproduction refreshes the "
+            "committed results).",
+        ),
+    ] = Path("kerckhoffs-reproduction"),
     data: Annotated[
         Path | None,
         typer.Option("--data", help="The shared data directory (adult/, census/)."),
@@ -65,12 +88,10 @@ def reproduce(
     from kerckhoffs.experiments import Context, all_experiments, get_experiment, run_experiment
 
     if list_only:
-        t = RichTable()
-        for col in ("name", "paper", "figure", "points", "title"):
-            t.add_column(col)
+        t = table("name", "paper", "figure", "points", "title")
         for e in all_experiments():
             t.add_row(e.name, e.paper, e.figure, str(len(e.grid) * len(e.seeds)), e.title)
-        out.print(t)
+        out.print(fit_words(t, out.width))
         return
     if run_all:
         chosen = all_experiments()
@@ -79,6 +100,7 @@ def reproduce(
     else:
         raise InputError("name the experiments to run, or give --all (see --list)")
     context = Context(_data_dir(data))
+    _writable_folder(out_dir)
     t0 = time.perf_counter()
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
     with Progress(

@@ -266,10 +266,9 @@ def output_directory(
         finally:
             held.depth -= 1
         return
-    for p in [Path.cwd(), *(Path(x) for x in protect if x is not None)]:
-        rp = _resolve(p)
-        if _inside(rp, resolved):
-            what = "the current directory" if p == Path.cwd() else str(p)
+    for p in [*(Path(x) for x in protect if x is not None), Path.cwd()]:
+        if _inside(_resolve(p), resolved):
+            what = "the current directory" if p == Path.cwd() else f"the input {p}"
             raise InputError(
                 f"--out {target} contains {what}; refusing to write there (choose a new folder)"
             )

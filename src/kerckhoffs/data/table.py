@@ -360,7 +360,8 @@ def _encode_column(
                 i = int(np.argmax(~finite))
                 raise InputError(
                     f"column {col.name!r}: data row {int(row_ids[i]) + 1} holds "
-                    f"{str(float(s.iloc[i]))!r}, which is not a finite number (too large for a 64-bit float, or infinite)"
+                    f"{str(float(s.iloc[i]))!r}, which is not a finite number (too large for "
+                    "a 64-bit float, or infinite)"
                 )
         local, uniques = pd.factorize(s.to_numpy(), sort=False)
         order = np.argsort(uniques, kind="stable")

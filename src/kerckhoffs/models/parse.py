@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
@@ -41,6 +43,8 @@ def parse_model(spec: str) -> PrivacyModel:
         nums = [float(x) for x in raw.split(",")]
     except ValueError:
         raise ParameterError(f"model {spec!r}: {raw!r} is not a number") from None
+    if not all(math.isfinite(x) for x in nums):
+        raise ParameterError(f"model {spec!r}: {raw!r} is not a finite number")
 
     def one() -> float:
         if len(nums) != 1:
