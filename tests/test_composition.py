@@ -125,6 +125,29 @@ def test_four_person_overlap(hospitals: list[Release]) -> None:
     assert at_half.tuples.breached.all() and at_half.compromised == 4
 
 
+def test_targets_missing_from_the_releases_are_not_located(hospitals: list[Release]) -> None:
+    """A target no class covers (zip 14000 is outside 130**) learns nothing from the releases
+    and is not attacked: the verdict says so instead of a clean SAFE or UNSAFE."""
+    pop = pd.concat(
+        [people([28, 32]), pd.DataFrame({"zip": [14000], "age": [30], "nationality": ["?"]})]
+    )
+    locs = [locate(r, pop) for r in hospitals]
+    res = intersection_attack(hospitals, locs)
+    assert res.tuples.n_values.tolist() == [1, 1, 3]  # {AIDS, Cancer, VI} for the stranger
+    assert res.not_located == 1 and res.details["unlocated"] == [1, 1]
+    assert res.verdict() == (
+        "UNSAFE: 2 of 3 rows disclosed by intersection; 1 of 3 targets not located (not attacked)"
+    )
+    safe = intersection_attack(hospitals, [locate(r, pop.iloc[[2]]) for r in hospitals])
+    assert safe.verdict() == (
+        "SAFE: no row disclosed by intersection (max posterior 0.333); 1 of 1 targets not "
+        "located (not attacked)"
+    )
+    located = intersection_attack(hospitals, [locate(r, pop.iloc[:2]) for r in hospitals])
+    assert located.not_located == 0
+    assert located.verdict() == "UNSAFE: 2 of 2 rows disclosed by intersection"
+
+
 def test_one_release_is_homogeneity_only(hospitals: list[Release]) -> None:
     """P5: with one release the drop is 0 and the perfect breaches are exactly the people in
     homogeneous classes (H1's 3* class: 4-anonymous, yet everyone in it has Cancer)."""

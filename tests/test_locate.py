@@ -21,6 +21,8 @@ from kerckhoffs.attacks.locate import (
     NOT_FOUND,
     Location,
     _numeric_cell,
+    _numeric_runs,
+    _set_members,
     locate,
     locate_rows,
 )
@@ -67,10 +69,44 @@ def test_open_ends_exclude_the_bound() -> None:
 
 
 def test_unreadable_numeric_cells() -> None:
-    for cell in ("young", "[30-20]", "2020-01-05", "", "**"):
+    for cell in ("young", "[30-20]", "2020-01-05", "", "**", "20,30", "20, 30["):
         assert _numeric_cell(cell, None) is None
     young = Hierarchy([["18", "young", "*"], ["25", "young", "*"], ["60", "old", "*"]], "age")
     assert _numeric_cell("young", young) == (18, 25)
+
+
+@pytest.mark.parametrize(
+    ("cell", "members"),
+    [
+        ("Black,White", ["Black", "White"]),  # anonypyx, AnonyPy
+        ("Asian, Black ,White", ["Asian", "Black", "White"]),
+        ("{Black, White}", ["Black", "White"]),
+        ("{'Black', 'White'}", ["Black", "White"]),  # a printed Python set
+        ('["Black", "White"]', ["Black", "White"]),  # a printed list
+        ("Black|White", ["Black", "White"]),
+        ("[Black; White]", ["Black", "White"]),
+        ("a|b,c", ["a|b", "c"]),  # one separator per cell: a comma first, then | then ;
+        ("{White}", ["White"]),
+        ("{}", []),
+        ("{,}", []),
+        ("White", None),
+        ("130**", None),
+        ("", None),
+    ],
+)
+def test_set_members(cell: str, members: list[str] | None) -> None:
+    assert _set_members(cell) == members
+
+
+def test_numeric_sets() -> None:
+    assert _numeric_runs("25,30", None) == [(25, 25), (30, 30)]
+    assert _numeric_runs("{30, 25, 26}", None) == [(25, 25), (26, 26), (30, 30)]  # not joined
+    assert _numeric_runs("{20-29, 25-40, 50}", None) == [(20, 40), (50, 50)]
+    assert _numeric_runs("[20, 30]", None) == [(20, 30)]  # an interval, not a set
+    assert _numeric_runs("{20, *}", None) == [(-INF, INF)]
+    assert _numeric_runs("{20, young}", None) is None
+    young = Hierarchy([["18", "young", "*"], ["25", "young", "*"], ["60", "old", "*"]], "age")
+    assert _numeric_runs("{young, 60}", young) == [(18, 25), (60, 60)]
 
 
 # -- the paper's Table 1 (spec 4.1), read as another tool's files ---------------------------------

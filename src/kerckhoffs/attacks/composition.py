@@ -22,10 +22,12 @@ Metrics (spec 2.8, 3.2; all over the targets ``P``):
 
 Spec rules applied: an individual in several candidate classes of a release keeps the union
 of their value sets ([AMB-20]); one in none learns nothing from that release (the whole
-release's value set, spec 3.3); an empty intersection (possible only with imperfect
-locating, or releases that disagree on a person's value) is *inconsistent*, counted apart
-and never a breach (spec 3.2). Shares are fractions in [0, 1] (the spec's percentages / 100);
-with no targets they are NaN, not a division by zero.
+release's value set, spec 3.3), and is counted in :attr:`AttackResult.not_located` (a target
+missing from some release was not attacked with every release, so the verdict says how many
+there are rather than passing a clean SAFE or UNSAFE on part of the targets); an empty
+intersection (possible only with imperfect locating, or releases that disagree on a person's
+value) is *inconsistent*, counted apart and never a breach (spec 3.2). Shares are fractions in
+[0, 1] (the spec's percentages / 100); with no targets they are NaN, not a division by zero.
 
 Beyond the paper: negative knowledge ("individual i does not have v",
 :class:`~kerckhoffs.attacks.knowledge.NotHaving`) removes values from ``S_i`` after the
@@ -55,7 +57,13 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.attacks.knowledge import Knowledge, NotHaving, not_having_mask
-from kerckhoffs.attacks.locate import Location, _ranges, locate_all, locate_rows
+from kerckhoffs.attacks.locate import (
+    NOT_FOUND,
+    Location,
+    _ranges,
+    locate_all,
+    locate_rows,
+)
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.schema import Schema
@@ -291,7 +299,8 @@ def intersection_attack(
     Tuple table: ``row, sa_value, posterior = 1/|S_i|, breached``, then ``n_values``
     (``|S_i|``), ``anonymity_drop``, ``id`` (when ids are given), ``true_value`` (when
     given) and per release ``j``: ``group_j`` (the class, -1 none, -2 several) and ``ea_j``
-    (``EA_ij``).
+    (``EA_ij``). ``not_located`` of the result: the targets some release has no class for
+    (``group_j = -1`` for some ``j``).
     """
     limit = max_values(confidence)
     _check(releases, locations)
@@ -330,7 +339,10 @@ def intersection_attack(
     if row.size != m:
         raise ParameterError(f"rows has {row.size} entries for {m} targets")
     table = tuple_table(row, sa_value, posterior, breached, **extra)
-    return AttackResult(NAME, table, m, None, details)
+    missing = np.zeros(m, dtype=bool)
+    for loc in locations:
+        missing |= loc.group == NOT_FOUND
+    return AttackResult(NAME, table, m, None, details, not_located=int(np.count_nonzero(missing)))
 
 
 def _share(count: int, total: int) -> float:

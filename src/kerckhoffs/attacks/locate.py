@@ -31,20 +31,30 @@ a column is numeric when every population value and every published cell reads a
 - numeric cells: ``*`` (everything); a value (``37``); intervals ``[lo-hi]`` (what
   :meth:`EncodedColumn.generalize` writes; negative and exponent numbers are fine, ``[-5--1]``),
   half-open ``[lo-hi)`` (:meth:`Hierarchy.intervals` on non-integral data), ARX-style
-  ``[lo, hi[`` and bare ``lo-hi``; comparisons ``<30``, ``<=30``, ``≤30``, ``>40``, ``>=40``,
-  ``≥40``; digit masks ``3*`` = 30..39, ``130**`` = 13000..13099 (the paper's Table 1); else a
-  node label of the column's hierarchy, covering ``[smallest leaf, largest leaf]`` under it.
-  Anything else is an :class:`~kerckhoffs.errors.InputError` naming the column and cell.
-  (A schema column without a kind but with a hierarchy is numeric when the population
+  ``[lo, hi[``, ``[lo, hi]`` and bare ``lo-hi`` (anonypyx); comparisons ``<30``, ``<=30``,
+  ``≤30``, ``>40``, ``>=40``, ``≥40``; digit masks ``3*`` = 30..39, ``130**`` = 13000..13099
+  (the paper's Table 1); a node label of the column's hierarchy, covering ``[smallest leaf,
+  largest leaf]`` under it; else a set of such cells (below), covering the union of its
+  members. Anything else is an :class:`~kerckhoffs.errors.InputError` naming the column and
+  cell. (A schema column without a kind but with a hierarchy is numeric when the population
   column has a numeric dtype, as :meth:`Table.encode` infers it.)
 - categorical cells: ``*``; a node label of the hierarchy (all leaves under it; a label used
   by several nodes covers the union of their leaves, since the published string cannot say
-  which node was meant); a mask such as ``1305*`` (each ``*`` one character, matched against
-  leaf labels, or population values when there is no hierarchy); without a hierarchy, a
-  plain value compared as text. With a hierarchy, any other cell is an InputError. A cell
-  that matches no population value is no error (its people may simply be absent from the
-  population) but is reported in :attr:`Location.notes`, since it usually means the
-  hierarchy was not given.
+  which node was meant); without a hierarchy, a plain value compared as text; else a set of
+  such cells (below); else a mask such as ``1305*`` (each ``*`` one character, matched against
+  leaf labels, or population values when there is no hierarchy). With a hierarchy, any other
+  cell or set member is an InputError. A cell that matches no population value is no error
+  (its people may simply be absent from the population) but is reported in
+  :attr:`Location.notes`, since it usually means the hierarchy was not given.
+- **set-valued cells** (both kinds): the distinct values of a group joined by commas, as
+  anonypyx and AnonyPy publish categorical cells (``Black,White``: the individual's value is
+  one of them), bracketed (``{Black, White}``, ``[Black|White]``), or a printed Python set
+  (``{'Black', 'White'}``); the separator is a comma if there is one, else ``|``, else
+  ``;``. A set covers a value when one of its members does: a member may be a value, a
+  hierarchy node covering it, a mask, ``*`` or (numeric columns) an interval. A cell is read
+  whole before it is split, so a hierarchy label or population value holding a comma stays
+  one label; the comma form of an interval needs both brackets (``[20, 30[``), so a bare
+  ``20,30`` is the set of two values.
 
 **Speed.** Every column becomes a number line: the value (numeric), the hierarchy leaf index,
 or the rank of the value among the population's distinct values; each distinct cell becomes
@@ -64,7 +74,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -550,24 +560,28 @@ def _column_cover(
     if kind is None:
         x = pc.numbers(strict=False)
         if x is not None:
-            bounds = [_numeric_cell(c, None) for c in cells]
-            if all(b is not None for b in bounds):
-                runs = [[b] for b in bounds]
-                return _Cover(x, pc.codes, runs, cell_of_group), None  # type: ignore[arg-type]
+            read: list[Runs] = []
+            for c in cells:  # numeric when every cell reads as a number (stop at the first not)
+                r = _numeric_runs(c, None)
+                if r is None:
+                    break
+                read.append(r)
+            else:
+                return _Cover(x, pc.codes, read, cell_of_group), None
         kind = Kind.CATEGORICAL
     if kind == Kind.NUMERIC:
         x = pc.numbers()
         assert x is not None
         runs: list[Runs] = []
         for c in cells:
-            b = _numeric_cell(c, hierarchy)
-            if b is None:
+            r = _numeric_runs(c, hierarchy)
+            if r is None:
                 where = f" nor a node of hierarchy {hierarchy.name}" if hierarchy else ""
                 raise InputError(
                     f"column {name!r}: published cell {c!r} is not a number, an interval "
-                    f"such as [20-29], '*'{where}"
+                    f"such as [20-29], a set such as {{20, 25}}, '*'{where}"
                 )
-            runs.append([b])
+            runs.append(r)
         return _Cover(x, pc.codes, runs, cell_of_group), None
     return _categorical_cover(pc, hierarchy, cells, cell_of_group)
 
@@ -576,11 +590,13 @@ def _categorical_cover(
     pc: _PopColumn, hierarchy: Hierarchy | None, cells: list[str], cell_of_group: np.ndarray
 ) -> tuple[_Cover, str | None]:
     """Categorical coordinates: hierarchy leaf indices (a node covers its leaf range), or,
-    without a hierarchy, the rank of the value among the population's distinct values."""
+    without a hierarchy, the rank of the value among the population's distinct values.
+
+    A cell is read whole first (``*``, a node label or a value, so a label holding a comma
+    stays one label), then as a set of members (:func:`_set_members`: the union of what each
+    member covers), then as a mask."""
     name = pc.name
     texts = pc.texts()
-    unmatched: list[str] = []
-    runs: list[Runs] = []
     full: Runs = [(-math.inf, math.inf)]
     if hierarchy is not None:
         leaf_of_unique = pc.leaves(hierarchy)
@@ -592,43 +608,44 @@ def _categorical_cover(
             )
         ranges = _label_ranges(hierarchy)
         leaf_labels = pd.Series(np.asarray(hierarchy.leaves, dtype=object))
-        for text in cells:
+
+        def in_hierarchy(text: str) -> Runs | None:
             if text == ROOT:
-                runs.append(full)
-            elif text in ranges:
-                runs.append(_merge([(float(a), float(b)) for a, b in ranges[text]]))
-            elif "*" in text:
-                hit = leaf_labels.str.fullmatch(_mask_regex(text)).to_numpy()
-                runs.append(_runs_of(hit))
-                if not hit.any():
-                    unmatched.append(text)
-            else:
-                raise InputError(
-                    f"column {name!r}: published cell {text!r} is not a node of hierarchy "
-                    f"{hierarchy.name}"
-                )
+                return full
+            if text in ranges:
+                return _merge([(float(a), float(b)) for a, b in ranges[text]])
+            if "*" in text:
+                return _runs_of(leaf_labels.str.fullmatch(_mask_regex(text)).to_numpy())
+            return None
+
+        def unreadable(cell: str, member: str) -> InputError:
+            part = "" if member == cell else f" (member {member!r})"
+            return InputError(
+                f"column {name!r}: published cell {cell!r}{part} is not a node of hierarchy "
+                f"{hierarchy.name}"
+            )
+
+        runs, unmatched = _read_categorical(cells, in_hierarchy, unreadable)
         note = None
         if unmatched:
-            note = f"column {name!r}: mask(s) matching no leaf, e.g. {unmatched[0]!r}"
+            note = f"column {name!r}: cell(s) matching no leaf, e.g. {unmatched[0]!r}"
         return _Cover(leaf_of_unique.astype(float), pc.codes, runs, cell_of_group), note
     # no hierarchy: rank of the value among the population's distinct values
     vocab, rank = np.unique(texts.astype(str), return_inverse=True)
     as_series = pd.Series(vocab.astype(object))
-    index = pd.Index(vocab.astype(object))
-    for text in cells:
+    rank_of = {str(v): k for k, v in enumerate(vocab.tolist())}
+
+    def in_population(text: str) -> Runs | None:
         if text == ROOT:
-            runs.append(full)
-            continue
+            return full
+        k = rank_of.get(text)
+        if k is not None:
+            return [(float(k), float(k))]
         if "*" in text:
-            hit = as_series.str.fullmatch(_mask_regex(text)).to_numpy()
-            runs.append(_runs_of(hit))
-            found = bool(hit.any())
-        else:
-            k = int(index.get_indexer([text])[0])
-            runs.append([(float(k), float(k))] if k >= 0 else [])
-            found = k >= 0
-        if not found:
-            unmatched.append(text)
+            return _runs_of(as_series.str.fullmatch(_mask_regex(text)).to_numpy())
+        return []  # a value no individual of the population holds
+
+    runs, unmatched = _read_categorical(cells, in_population, None)
     note = None
     if unmatched:
         note = (
@@ -636,6 +653,70 @@ def _categorical_cover(
             f"(e.g. {unmatched[0]!r}); if they are hierarchy nodes, pass the schema"
         )
     return _Cover(rank.reshape(-1).astype(float), pc.codes, runs, cell_of_group), note
+
+
+def _read_categorical(
+    cells: list[str],
+    single: Callable[[str], Runs | None],
+    unreadable: Callable[[str, str], InputError] | None,
+) -> tuple[list[Runs], list[str]]:
+    """Each distinct cell's ranges and the cells covering nothing. ``single`` reads one label
+    (None: not a label it knows); a cell it cannot read whole is read as a set of members
+    (the union of theirs). A member or cell ``single`` cannot read raises
+    ``unreadable(cell, member)``; without ``unreadable`` it covers nothing."""
+    runs: list[Runs] = []
+    unmatched: list[str] = []
+    for text in cells:  # a loop over distinct published cells, not over rows
+        r = single(text)
+        members = None if r else _set_members(text)
+        if members is not None:
+            parts: Runs = []
+            for member in members:
+                m = single(member)
+                if m is None:
+                    if unreadable is not None:
+                        raise unreadable(text, member)
+                    m = []
+                parts.extend(m)
+            r = _merge(parts)
+        if r is None:
+            if unreadable is not None:
+                raise unreadable(text, text)
+            r = []
+        if not r:
+            unmatched.append(text)
+        runs.append(r)
+    return runs, unmatched
+
+
+_SET_BRACKETS = {"{": "}", "[": "]"}
+_SET_SEPARATORS = (",", "|", ";")
+_QUOTES = ("'", '"')
+
+
+def _set_members(text: str) -> list[str] | None:
+    """The members of a set-valued cell, or None when ``text`` is not written as a set.
+
+    anonypyx (and AnonyPy before it) publishes a categorical cell as its group's distinct
+    values joined by commas: ``Black,White`` means "one of Black, White". Other tools bracket
+    the set or print a Python set or list: ``{Black, White}``, ``{'Black', 'White'}``,
+    ``[Black|White]``. Members are split on a comma if the text holds one, else on ``|``, else
+    on ``;`` (one separator per cell) and stripped of spaces and matching quotes; empty members are
+    dropped (``{}`` is the empty set). A bracketed text is a set even with one member."""
+    s = text.strip()
+    bracketed = len(s) >= 2 and _SET_BRACKETS.get(s[0]) == s[-1]
+    inner = s[1:-1] if bracketed else s
+    sep = next((c for c in _SET_SEPARATORS if c in inner), None)
+    if sep is None and not bracketed:
+        return None
+    out = []
+    for part in inner.split(sep) if sep is not None else [inner]:
+        m = part.strip()
+        if len(m) >= 2 and m[0] == m[-1] and m[0] in _QUOTES:
+            m = m[1:-1].strip()
+        if m:
+            out.append(m)
+    return out
 
 
 def _runs_of(hit: np.ndarray) -> Runs:
@@ -646,11 +727,12 @@ def _runs_of(hit: np.ndarray) -> Runs:
     return [(float(a), float(b)) for a, b in zip(starts, ends, strict=True)]
 
 
-def _merge(ranges: Runs) -> Runs:
-    """Sorted, disjoint union of closed integer ranges (adjacent ones joined)."""
+def _merge(ranges: Runs, gap: float = 1.0) -> Runs:
+    """Sorted, disjoint union of closed ranges, joining ranges less than ``gap`` apart: 1 for
+    integer leaf indices and ranks (adjacent ones joined), 0 for real numbers."""
     out: Runs = []
     for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
+        if out and a <= out[-1][1] + gap:
             out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
             out.append((a, b))
@@ -698,6 +780,25 @@ _COMPARISONS = (("<=", False), ("≤", False), (">=", True), ("≥", True))
 _STRICT = (("<", False), (">", True))
 
 
+def _numeric_runs(text: str, hierarchy: Hierarchy | None) -> Runs | None:
+    """The closed ranges a numeric cell covers: one for a value, an interval, a comparison,
+    a digit mask or a node; their union for a set (``{20, 25}``, ``20,25,31``, anonypyx's
+    values of a column it treated as categorical, or ``{20-29, 40-49}``); None if unreadable."""
+    b = _numeric_cell(text, hierarchy)
+    if b is not None:
+        return [b]
+    members = _set_members(text)
+    if members is None:
+        return None
+    parts: Runs = []
+    for m in members:
+        b = _numeric_cell(m, hierarchy)
+        if b is None:
+            return None
+        parts.append(b)
+    return _merge(parts, gap=0.0)
+
+
 def _numeric_cell(text: str, hierarchy: Hierarchy | None) -> tuple[float, float] | None:
     """``[lo, hi]`` (closed, as floats) covered by a numeric cell, or None if unreadable."""
     s = text.strip()
@@ -733,8 +834,11 @@ def _numeric_cell(text: str, hierarchy: Hierarchy | None) -> tuple[float, float]
 
 
 def _interval(s: str) -> tuple[float, float] | None:
-    """``[a-b]``, ``[a-b)``, ``(a-b]``, ``[a, b[`` (ARX), ``a-b``."""
-    lo_open = hi_open = False
+    """``[a-b]``, ``[a-b)``, ``(a-b]``, ``[a, b[`` (ARX), ``[a, b]``, ``a-b``. The comma form
+    needs both brackets: a bare ``a,b`` is a set of two values (:func:`_set_members`)."""
+    lo_open = hi_open = bracketed = False
+    if len(s) >= 2 and s[0] in "[(" and s[-1] in "])[":
+        bracketed = True
     if s and s[0] in "[(":
         lo_open = s[0] == "("
         s = s[1:]
@@ -742,7 +846,7 @@ def _interval(s: str) -> tuple[float, float] | None:
         hi_open = s[-1] != "]"
         s = s[:-1]
     a = b = None
-    if s.count(",") == 1:
+    if s.count(",") == 1 and bracketed:
         left, right = s.split(",")
         a, b = _number(left.strip()), _number(right.strip())
     else:
