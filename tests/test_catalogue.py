@@ -53,8 +53,8 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for name, alg in (("rel", "mondrian"), ("rel2", "mondrian")):
             assert run(["anonymize", "data.csv", "-s", "demo/schema.toml", "-a", alg,
                         "-m", "k=3", "-o", name]) == 0  # fmt: skip
-        assert run(["attack", "intersection", "-r", "rel", "--other", "rel2", "-k",
-                    "data.csv", "--schema", "demo/schema.toml", "-o", "found"]) in (0, 1)  # fmt: skip
+        attack = ["attack", "intersection", "-r", "rel", "--other", "rel2", "-k", "data.csv"]
+        assert run([*attack, "--schema", "demo/schema.toml", "-o", "found"]) in (0, 1)
     finally:
         os.chdir(cwd)
     (ws / "know.toml").write_text(
@@ -260,33 +260,34 @@ def _reproduce_unwritable(ws: Path) -> list[str]:
     return ["reproduce", "asap-fig9", "--data", "fake-data", "--out", "/proc/kerckhoffs-x"]
 
 
+# fmt: off
 FAULTS = [
     # 1. --overwrite never deletes what kerckhoffs did not write, nor the inputs
     Fault("overwrite-input-folder", lambda ws: [*ANON, "-o", str(ws), "--overwrite"],
-          ("--out", "data.csv")),  # fmt: skip
+          ("--out", "data.csv")),
     Fault("overwrite-dot", args(*ANON, "-o", ".", "--overwrite"), ("--out .",)),
     Fault("overwrite-home-like", args(*ANON, "-o", "home", "--overwrite"),
-          ("home", "not a kerckhoffs release")),  # fmt: skip
+          ("home", "not a kerckhoffs release")),
     Fault("overwrite-hierarchy-folder", args(*ANON, "-o", "demo/hierarchies", "--overwrite"),
-          ("demo/hierarchies",)),  # fmt: skip
+          ("demo/hierarchies",)),
     Fault("overwrite-schema-folder", args(*ANON, "-o", "demo", "--overwrite"), ("demo",)),
     Fault("overwrite-release-with-foreign-file", _foreign_file_in_release,
-          ("rel", "notes.txt")),  # fmt: skip
+          ("rel", "notes.txt")),
     Fault("existing-release-without-overwrite", args(*ANON, "-o", "rel"),
-          ("rel", "already exists", "--overwrite")),  # fmt: skip
+          ("rel", "already exists", "--overwrite")),
     Fault("out-is-a-file", _file_out, ("out.txt", "not a directory")),
     Fault("out-is-a-symlink", _symlink_out, ("link", "symbolic link")),
     Fault("attack-over-release", args("attack", "intersection", "-r", "rel", "--other",
           "rel2", "-k", "data.csv", "--schema", "demo/schema.toml", "-o", "rel2",
-          "--overwrite"), ("rel2",)),  # fmt: skip
+          "--overwrite"), ("rel2",)),
     Fault("attack-over-foreign-folder", args("attack", "intersection", "-r", "rel",
           "--other", "rel2", "-k", "data.csv", "--schema", "demo/schema.toml", "-o", "home",
-          "--overwrite"), ("home",)),  # fmt: skip
+          "--overwrite"), ("home",)),
     Fault("prepare-over-directory", args("datasets", "prepare", "demo", "--rows", "20",
-          "--out", "home", "--overwrite"), ("home", "directory")),  # fmt: skip
+          "--out", "home", "--overwrite"), ("home", "directory")),
     Fault("prepare-over-its-source", _prepare_into_source, ("raw/adult.csv", "input")),
     Fault("demo-over-foreign-folder", args("demo", "--rows", "100", "--out", "home"),
-          ("home",)),  # fmt: skip
+          ("home",)),
     # 2. a tampered release is refused
     Fault("tampered-csv-group", _edit_csv_group, ("release.csv", "changed")),
     Fault("tampered-csv-deleted-rows", _delete_csv_rows, ("release.csv", "changed")),
@@ -298,72 +299,73 @@ FAULTS = [
     Fault("release-json-field-missing", _meta_without_quasi, ("release.json", "'quasi'")),
     # 5. damaged metadata: check, audit, attack, --other
     Fault("truncated-json-check", _truncate_meta(["check", "rel", "-m", "k=3"]),
-          ("release.json", "not valid JSON")),  # fmt: skip
+          ("release.json", "not valid JSON")),
     Fault("non-json-audit", _garbage_meta, ("release.json", "not valid JSON")),
     Fault("truncated-json-attack", _truncate_meta(["attack", "intersection", "-r", "rel",
           "--other", "rel2", "-k", "data.csv", "--schema", "demo/schema.toml", "-o", "x"]),
-          ("release.json", "not valid JSON")),  # fmt: skip
+          ("release.json", "not valid JSON")),
     Fault("truncated-json-other", _truncate_meta(["audit", "-r", "rel", "--other", "rel2",
           "-k", "data.csv", "--schema", "demo/schema.toml"], name="rel2"),
-          ("rel2", "release.json", "not valid JSON")),  # fmt: skip
+          ("rel2", "release.json", "not valid JSON")),
     # 5. unwritable --out, found before the computation
     Fault("anonymize-out-proc", args(*ANON, "-o", "/proc/kerckhoffs-x"), ("/proc",)),
     Fault("anonymize-out-under-file", args(*ANON, "-o", "data.csv/x"),
-          ("data.csv", "not a directory")),  # fmt: skip
+          ("data.csv", "not a directory")),
     Fault("anonymize-out-dev-full", args(*ANON, "-o", "/dev/full/x"),
-          ("/dev/full", "not a directory")),  # fmt: skip
+          ("/dev/full", "not a directory")),
     Fault("attack-out-proc", args("attack", "intersection", "-r", "rel", "--other", "rel2",
           "-k", "data.csv", "--schema", "demo/schema.toml", "-o", "/proc/kerckhoffs-x"),
-          ("/proc",)),  # fmt: skip
+          ("/proc",)),
     Fault("prepare-out-proc", args("datasets", "prepare", "demo", "--rows", "20", "--out",
-          "/proc/kerckhoffs-x.csv"), ("/proc",)),  # fmt: skip
+          "/proc/kerckhoffs-x.csv"), ("/proc",)),
     Fault("prepare-out-dev-full", args("datasets", "prepare", "demo", "--rows", "20", "--out",
-          "/dev/full/x.csv"), ("/dev/full", "not a directory")),  # fmt: skip
+          "/dev/full/x.csv"), ("/dev/full", "not a directory")),
     Fault("reproduce-out-proc", _reproduce_unwritable, ("/proc/kerckhoffs-x",)),
     # 5. values and options
     Fault("numeric-inf", _value_replaced("inf"), ("'age'", "data row 2", "'inf'")),
     Fault("numeric-1e400", _value_replaced("1e400"), ("'age'", "data row 2", "finite")),
     Fault("numeric-23-digits", _value_replaced("12345678901234567890123"),
-          ("'age'", "data row 2", "'12345678901234567890123'", "64 bits")),  # fmt: skip
+          ("'age'", "data row 2", "'12345678901234567890123'", "64 bits")),
     Fault("duplicated-column", _duplicate_header, ("data.csv", "'age'", "twice")),
     Fault("huge-value-cut", _huge_value, ("'nationality'", "data row 3", "200,000 chars")),
     Fault("na-is-a-value", _na_is_a_value, ("'nationality'", "'NA'", "data row 4")),
     Fault("unknown-algorithm-option", args(*ANON, "-o", "x", "-O", "frob=1"),
-          ("mondrian", "'frob'", "cuts", "median")),  # fmt: skip
+          ("mondrian", "'frob'", "cuts", "median")),
     Fault("option-without-value", args(*ANON, "-o", "x", "-O", "frob"), ("'frob'", "KEY=VALUE")),
     Fault("unknown-format", args(*ANON, "-o", "x", "--format", "xlsx"), ("'xlsx'",)),
     Fault("unknown-scheme", args(*ANON, "-o", "x", "--scheme", "dp"), ("'dp'",)),
     Fault("unknown-algorithm", args("anonymize", "data.csv", "-s", "demo/schema.toml", "-a",
-          "nope", "-m", "k=3", "-o", "x"), ("'nope'",)),  # fmt: skip
+          "nope", "-m", "k=3", "-o", "x"), ("'nope'",)),
     Fault("negative-seed", args(*ANON, "-o", "x", "--seed", "-1"), ("--seed", "-1")),
     Fault("missing-model", args("check", "data.csv", "-s", "demo/schema.toml"),
-          ("--model",)),  # fmt: skip
+          ("--model",)),
     Fault("unknown-flag", args("check", "data.csv", "--frob"), ("--frob",)),
     Fault("unknown-command", args("anonymise"), ("anonymise",)),
     Fault("model-infinite", args("check", "data.csv", "-s", "demo/schema.toml", "-m", "k=inf"),
-          ("k=inf",)),  # fmt: skip
+          ("k=inf",)),
     Fault("model-nan", args("check", "data.csv", "-s", "demo/schema.toml", "-m", "l=nan"),
-          ("l=nan",)),  # fmt: skip
+          ("l=nan",)),
     Fault("fail-closed", args(*ANON[:-1], "k=301", "-o", "x"), ("k=301",)),
     # 6. knowledge and audits
     Fault("not-having-unknown-id", args("audit", "-r", "rel", "--other", "rel2", "-k",
-          "know.toml", "--schema", "demo/schema.toml"), ("know.toml", "'P999999'")),  # fmt: skip
+          "know.toml", "--schema", "demo/schema.toml"), ("know.toml", "'P999999'")),
     Fault("knowledge-missing", args("audit", "-r", "rel", "-k", "nope.toml"), ("nope.toml",)),
     Fault("release-missing", args("audit", "-r", "nope"), ("nope",)),
     Fault("unknown-attack", args("attack", "frob", "-r", "rel", "-o", "x"), ("'frob'",)),
     Fault("audit-algorithm-trials-0", args("audit-algorithm", "mondrian", "--trials", "0"),
-          ("--trials", "0")),  # fmt: skip
+          ("--trials", "0")),
     Fault("audit-algorithm-sa-values-0", args("audit-algorithm", "mondrian", "--sa-values",
-          "0"), ("--sa-values", "0")),  # fmt: skip
+          "0"), ("--sa-values", "0")),
     Fault("audit-algorithm-sa-values-huge", args("audit-algorithm", "mondrian",
-          "--sa-values", "100000"), ("--sa-values", "100000")),  # fmt: skip
+          "--sa-values", "100000"), ("--sa-values", "100000")),
     Fault("audit-algorithm-seed-negative", args("audit-algorithm", "mondrian", "--seed", "-1"),
-          ("--seed", "-1")),  # fmt: skip
+          ("--seed", "-1")),
     Fault("audit-algorithm-unknown-option", args("audit-algorithm", "mondrian", "-O",
-          "frob=1"), ("'frob'",)),  # fmt: skip
+          "frob=1"), ("'frob'",)),
     Fault("published-without-schema", args("check", "rel/release.csv", "--published", "-m",
-          "k=2"), ("--schema",)),  # fmt: skip
+          "k=2"), ("--schema",)),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.id for f in FAULTS])

@@ -136,12 +136,12 @@ def test_targets_missing_from_the_releases_are_not_located(hospitals: list[Relea
     assert res.tuples.n_values.tolist() == [1, 1, 3]  # {AIDS, Cancer, VI} for the stranger
     assert res.not_located == 1 and res.details["unlocated"] == [1, 1]
     assert res.verdict() == (
-        "UNSAFE: 2 of 3 rows disclosed by intersection; 1 of 3 targets not located (not attacked)"
+        "UNSAFE: 2 of 3 rows disclosed by intersection; 1 of 3 targets not located in some release"
     )
     safe = intersection_attack(hospitals, [locate(r, pop.iloc[[2]]) for r in hospitals])
     assert safe.verdict() == (
         "SAFE: no row disclosed by intersection (max posterior 0.333); 1 of 1 targets not "
-        "located (not attacked)"
+        "located in some release"
     )
     located = intersection_attack(hospitals, [locate(r, pop.iloc[:2]) for r in hospitals])
     assert located.not_located == 0

@@ -112,14 +112,14 @@ def test_intersection_counts_targets_not_located(releases: list[Release]) -> Non
     assert res.not_located == 2 and res.details["unlocated"] == [1, 2]
     assert res.summary()["not_located"] == 2
     assert res.verdict() == (
-        "UNSAFE: 3 of 6 rows disclosed by intersection; 2 of 6 targets not located (not attacked)"
+        "UNSAFE: 3 of 6 rows disclosed by intersection; 2 of 6 targets not located in some release"
     )
 
 
 def test_registered_attack_reports_targets_not_located(releases: list[Release]) -> None:
     res = run_intersection(releases, Knowledge(population=POPULATION), schema=PLAIN)
     assert res.compromised == 3 and res.not_located == 2
-    assert res.verdict().endswith("; 2 of 6 targets not located (not attacked)")
+    assert res.verdict().endswith("; 2 of 6 targets not located in some release")
     # every target located: no coverage clause
     located = run_intersection(releases, Knowledge(population=POPULATION.iloc[[0, 2]]))
     assert located.not_located == 0

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data import manifest
+from kerckhoffs.data.external import read_external
 from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
@@ -548,20 +549,7 @@ class Release:
             return cls._from_directory(path, schema, verify)
         if schema is None:
             raise InputError(f"{path}: reading a table made by another tool needs --schema")
-        df = read_table(path, sep=sep)
-        meta = {
-            "scheme": Scheme.GENERALIZATION.value,
-            "quasi": [{"name": c.name, "kind": Kind.CATEGORICAL.value} for c in schema.quasi],
-            "sensitive": {
-                "name": schema.sensitive.name,
-                "kind": (schema.sensitive.kind or Kind.CATEGORICAL).value,
-            },
-            "sensitive_values": sorted(schema.sensitive_values)
-            if schema.sensitive_values is not None
-            else None,
-            "sensitive_mode": schema.sensitive_mode.value,
-            "provenance": {"algorithm": f"external ({path.name})"},
-        }
+        df, meta = read_external(path, schema, sep)
         return cls.from_frames({"release": df}, meta, schema)
 
 

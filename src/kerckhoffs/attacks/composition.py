@@ -342,6 +342,8 @@ def intersection_attack(
     missing = np.zeros(m, dtype=bool)
     for loc in locations:
         missing |= loc.group == NOT_FOUND
+    if missing.any():  # they were attacked with the releases that do place them
+        details["not_located_in"] = "some release"
     return AttackResult(NAME, table, m, None, details, not_located=int(np.count_nonzero(missing)))
 
 

@@ -95,7 +95,9 @@ class AttackResult:
     def _coverage(self) -> str:
         if not self.not_located:
             return ""
-        return f"; {self.not_located:,} of {self.n_rows:,} targets not located (not attacked)"
+        where = self.details.get("not_located_in")
+        tail = f" in {where}" if where else " (not attacked)"
+        return f"; {self.not_located:,} of {self.n_rows:,} targets not located{tail}"
 
     def _verdict(self) -> str:
         if self.finding is not None:

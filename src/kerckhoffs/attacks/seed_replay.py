@@ -59,7 +59,12 @@ def seed_replay_attack(release: Release) -> AttackResult:
     tuples = tuple_table(empty, [], np.empty(0), np.empty(0, dtype=bool))
     meta = release.published_metadata or {}
     found = published_seed(meta)
-    algorithm = release.provenance.algorithm
+    prov = meta.get("provenance")
+    algorithm = (
+        str(prov.get("algorithm"))
+        if isinstance(prov, dict) and prov.get("algorithm")
+        else (release.provenance.algorithm)
+    )
     details: dict[str, Any] = {"algorithm": algorithm}
     if found is None:
         details["reason"] = "the metadata publishes no seed"
@@ -85,8 +90,11 @@ def seed_replay_attack(release: Release) -> AttackResult:
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     if len(releases) != 1:
         return "attacks one release at a time"
-    if releases[0].published_metadata is None:
+    meta = releases[0].published_metadata
+    if meta is None:
         return "reads the published metadata; this release was not read from files"
+    if published_seed(meta) is None:
+        return "the metadata publishes no seed"
     return None
 
 
