@@ -113,7 +113,7 @@ class AttackResult:
                 extra = str(self.details["reason"])
             elif self.bound is None:
                 extra = f"max posterior {top:.3g}"
-            elif top <= self.bound:
+            elif top <= self.bound + 1e-12:
                 extra = f"max posterior {top:.3g} <= bound {self.bound:.3g}"
             else:  # e.g. a posterior for "one of several values", which the attack does not
                 # count as disclosing any single value

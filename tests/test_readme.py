@@ -1,0 +1,111 @@
+"""Every command the README shows runs as printed, in order, in a fresh folder (issue 10 item 9).
+
+The folder holds a copy of ``examples/`` (what a clone has) and, beside it, ``shared`` pointing
+at the real ``../shared`` (the benchmark data the README reads by path). Each shell command of
+the "Command line" block runs with ``bash``; it must exit 0, or 1 where its comment says
+``# exit 1`` (a privacy verdict), and never print a traceback or an ``error:`` line. The
+README's Python block then runs in the same folder. The two set-up commands (they create a
+virtual environment) are what ``.ci/run`` runs; a command marked as taking minutes runs only in
+the slow suite (``pytest -m slow``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+README = (ROOT / "README.md").read_text()
+
+pytestmark = pytest.mark.skipif(
+    not (SHARED / "data" / "adult").is_dir(), reason="the README reads ../shared/data"
+)
+
+
+def _block(after: str, lang: str) -> str:
+    section = README[README.index(after) :]
+    start = section.index(f"```{lang}\n") + len(lang) + 4
+    return section[start : section.index("```", start)]
+
+
+def commands() -> list[str]:
+    """The shell commands of the "Command line" block, continuation lines joined."""
+    out, current = [], ""
+    for line in _block("## Command line", "bash").splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        current += line[:-1] if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            out.append(current)
+            current = ""
+    return out
+
+
+def _expected_code(command: str) -> int:
+    comment = command.partition(" #")[2]
+    return 1 if re.search(r"\bexit 1\b", comment) else 0
+
+
+def _slow(command: str) -> bool:
+    return "minutes" in command.partition(" #")[2]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fresh")
+    (root / "shared").symlink_to(SHARED, target_is_directory=True)
+    shutil.copytree(ROOT / "examples", root / "main" / "examples")
+    return root / "main"
+
+
+def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=env, timeout=900
+    )
+
+
+def _assert_ran(command: str, done: subprocess.CompletedProcess[str]) -> None:
+    want = _expected_code(command)
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert not any(line.startswith("error:") for line in done.stderr.splitlines()), done.stderr
+    assert done.returncode == want, (
+        f"{command}\nexit {done.returncode}, README says {want}\n"
+        f"stdout: {done.stdout[-1500:]}\nstderr: {done.stderr[-1500:]}"
+    )
+
+
+def test_the_readme_shows_commands() -> None:
+    cmds = commands()
+    assert len(cmds) >= 20 and all(c.split()[0] in {"kerckhoffs", "head", "{"} for c in cmds)
+    assert sum(_slow(c) for c in cmds) == 1
+
+
+def test_every_command_runs_as_printed_in_order(folder: Path) -> None:
+    for command in commands():
+        if _slow(command):
+            continue
+        _assert_ran(command, _run(command, folder))
+
+
+def test_the_python_example_runs(folder: Path) -> None:
+    code = _block("## Python", "python")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert (folder / "out" / "release" / "release.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_long_commands_run(folder: Path) -> None:
+    for command in commands():
+        if _slow(command):
+            _assert_ran(command, _run(command, folder))
