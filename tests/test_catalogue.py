@@ -247,6 +247,12 @@ def _na_is_a_value(ws: Path) -> list[str]:
     return ["check", "data.csv", "-s", "demo/schema.toml", "-m", "k=1"]
 
 
+def _count_role_input(ws: Path) -> list[str]:
+    text = (ws / "demo" / "schema.toml").read_text()
+    (ws / "demo" / "schema.toml").write_text(text + '\n[columns.n]\nrole = "count"\n')
+    return [*ANON, "-o", "x"]
+
+
 def _prepare_into_source(ws: Path) -> list[str]:
     raw = ws / "raw"
     raw.mkdir()
@@ -346,6 +352,7 @@ FAULTS = [
     Fault("model-nan", args("check", "data.csv", "-s", "demo/schema.toml", "-m", "l=nan"),
           ("l=nan",)),
     Fault("fail-closed", args(*ANON[:-1], "k=301", "-o", "x"), ("k=301",)),
+    Fault("count-role-in-anonymize", _count_role_input, ("'n'", "count")),
     # 6. knowledge and audits
     Fault("not-having-unknown-id", args("audit", "-r", "rel", "--other", "rel2", "-k",
           "know.toml", "--schema", "demo/schema.toml"), ("know.toml", "'P999999'")),
