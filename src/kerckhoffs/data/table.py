@@ -179,6 +179,12 @@ class Table:
         lacks is an error (a misspelt value would silently protect nothing); releases read
         back pass False, since perturbation may have removed a value.
         """
+        if schema.count is not None:  # its lines are groups, not people: refuse, never guess
+            raise SchemaError(
+                f"column {schema.count.name!r} has role count (each line stands for several "
+                "individuals); that reads another tool's release (check --published, audit); "
+                "to anonymize, give one row per individual"
+            )
         names = [str(c) for c in df.columns]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -196,12 +202,6 @@ class Table:
                 )
         if len(df) == 0:
             raise InputError("the table has no rows")
-        if schema.count is not None:  # its lines are groups, not people: refuse, never guess
-            raise SchemaError(
-                f"column {schema.count.name!r} has role count (each line stands for several "
-                "individuals); that reads another tool's release (check --published, audit); "
-                "to anonymize, give one row per individual"
-            )
         used = [*schema.quasi, schema.sensitive]
         if schema.provider is not None:
             used.append(schema.provider)
