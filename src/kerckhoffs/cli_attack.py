@@ -216,7 +216,7 @@ def audit(
         out.print(worst.verdict() + tail, soft_wrap=True)
         raise typer.Exit(1)
     ran = ", ".join(r.attack for r in results)
-    partial = "".join(f"{r.verdict().split(';', 1)[1]}" for r in results if r.not_located)
+    partial = "".join(";" + r.verdict().split(";", 1)[1] for r in results if r.not_located)
     out.print(
         f"SAFE: no row disclosed by the {len(results)} attack(s) that apply ({ran}){partial}",
         soft_wrap=True,
