@@ -33,6 +33,8 @@ def test_x10_mondrian_reads_the_halves_of_a_rejected_cut() -> None:
     plus = audit("mondrian+", table, [LDiversity(2)])
     assert plus.passed and plus.reads >= 1
     assert "passes" in plus.describe() and "FAILS" in res.describe()
+    assert res.not_unions == res.violations  # no SA value changed: row sets only
+    assert "set(s) not a union of groups" in res.describe()
 
 
 def test_x2_hilb_fails_and_strict_hilb_plus_passes() -> None:
@@ -48,6 +50,8 @@ def test_an_algorithm_without_a_log_is_refused() -> None:
     assert "mdav" in REGISTRY
     with pytest.raises(ParameterError, match="does not log"):
         audit("mdav", line_table("AB"), [LDiversity(1)])
+    with pytest.raises(ParameterError, match="sa_log is the information-flow audit's own"):
+        audit("mondrian", line_table("AB"), [LDiversity(1)], sa_log=None)
 
 
 @pytest.mark.skipif(not (DATA / "adult").exists(), reason="shared data absent")
@@ -77,6 +81,9 @@ def test_mask_fails_on_the_counts_it_distorts_and_mask_plus_passes() -> None:
     assert orig.release.perturbed.any()
     assert not orig.passed
     assert all("counts read differ" in what for what, _ in orig.violations)
+    assert orig.not_unions == []  # every set read is a group: only the counts differ
+    text = orig.describe()
+    assert "whose counts are not published" in text and "not a union" not in text
     for name in ("mask+", "mask++"):
         res = audit(name, table, models, seed=1)
         assert res.passed, res.describe()

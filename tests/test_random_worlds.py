@@ -24,10 +24,13 @@ from kerckhoffs.attacks.random_worlds import (
     naive_worlds,
     random_table,
     random_worlds,
+    release_key,
     row_not,
 )
 from kerckhoffs.data.hierarchy import Hierarchy
+from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, MConfidentiality
+from kerckhoffs.randomness import generator
 from kerckhoffs.release import Provenance
 
 F = Fraction
@@ -196,22 +199,24 @@ def test_table5_naive_versus_smart_world() -> None:
 
 # -- the enumerating generator ---------------------------------------------------------------------
 def test_enumerating_rng_is_exact() -> None:
-    def run() -> tuple[int, ...]:
-        rng = np.random.default_rng(0)
+    # the enumerating generator is passed in as the seed, and kerckhoffs.randomness.generator
+    # hands it through unchanged, as every algorithm of the project draws (nothing swapped)
+    def run(seed: EnumeratingRNG) -> tuple[int, ...]:
+        rng = generator(seed)
         return (int(rng.integers(3)), *rng.permutation(3).tolist())
 
     dist = enumerate_outcomes(run)
     assert len(dist) == 18 and set(dist.values()) == {F(1, 18)}
 
-    def keys() -> tuple[int, ...]:  # random sort keys inside classes: 2! * 3! orders
-        rng = np.random.default_rng(0)
+    def keys(seed: EnumeratingRNG) -> tuple[int, ...]:  # sort keys inside classes: 2! * 3!
+        rng = generator(seed)
         return tuple(np.lexsort((rng.random(5), np.array([1, 0, 1, 0, 0]))).tolist())
 
     dist = enumerate_outcomes(keys)
     assert len(dist) == 12 and sum(dist.values()) == 1
 
-    def choose() -> tuple[int, ...]:
-        rng = np.random.default_rng(0)
+    def choose(seed: EnumeratingRNG) -> tuple[int, ...]:
+        rng = generator(seed)
         return tuple(rng.choice(4, size=2, replace=False).tolist())
 
     assert enumerate_outcomes(choose) == {
@@ -219,6 +224,20 @@ def test_enumerating_rng_is_exact() -> None:
     }
     with pytest.raises(AttributeError):
         EnumeratingRNG().random()
+
+
+def test_enumeration_replaces_nothing_process_wide() -> None:
+    # STYLE.md: the auditor passes its generator in; numpy's factory is never swapped, so a
+    # draw from np.random.default_rng inside a run is ordinary randomness, not enumerated
+    factory = np.random.default_rng
+    seen: list[bool] = []
+
+    def run(seed: EnumeratingRNG) -> int:
+        seen.append(np.random.default_rng is factory)
+        return int(seed.integers(2))
+
+    assert enumerate_outcomes(run) == {0: F(1, 2), 1: F(1, 2)}
+    assert seen == [True, True] and np.random.default_rng is factory
 
 
 def test_naive_worlds_are_arrangements_within_groups() -> None:
@@ -295,3 +314,107 @@ def test_mask_plus_larger_tables_never_violate() -> None:
     assert len(audited) >= 400, reasons
     bad = [t for t in audited if t.audit is not None and t.audit.violates]
     assert not bad, bad[0].audit.describe() if bad[0].audit else ""
+
+
+# -- a known seed undoes the randomness (paper 000 section 7; DESIGN.md section 5) -----------------
+def lowest_row_pickup(base: str) -> object:
+    """The deterministic counterpart of ``base`` + stratified pick-up: the same groups cut by
+    Anatomy taking the lowest row of each bucket instead of a random one (spec 3.6 X3)."""
+    from kerckhoffs.algorithms.pickup import pickup
+
+    def run(table: Table, models: list, *, seed: object = None) -> Release:
+        coarse = get(base).run(table, models).partition
+        return Release(table, pickup(table, coarse, 2, None, pick="lowest-row"))
+
+    return run
+
+
+PLUS_PLUS = [("mondrian++", "mondrian+"), ("hilb++strict", "hilb+strict")]
+
+
+@pytest.mark.parametrize(("name", "base"), PLUS_PLUS, ids=[p[0] for p in PLUS_PLUS])
+def test_known_seed_undoes_stratified_pickup_on_four_rows(name: str, base: str) -> None:
+    # SA A, A, C, B: the look-ahead keeps one group of 4 rows, pick-up cuts it into {1, 4} and
+    # {2, 3}. The adversary who knows seed 0 re-runs the pick-up on each of the 4 candidate
+    # tables: only the true one reproduces the cut (a point mass on every row): a violation, as
+    # for the deterministic lowest-row pick-up (which publishes the same groups and pins rows 1
+    # and 4). With the seed secret, every candidate reproduces it with probability 1/2.
+    table = random_table(np.random.default_rng(11), 4, n_sa=3)
+    assert table.to_frame()["s"].tolist() == ["A", "A", "C", "B"]
+    known = random_worlds(name, table, L2, known_seed=0)
+    groups = {frozenset(g.tolist()) for g in known.release.partition.groups()}
+    assert groups == {frozenset({0, 3}), frozenset({1, 2})}
+    assert known.naive_count == 4 and known.weights == [1, 0, 0, 0]
+    assert [post(table, p) for p in known.naive] == [
+        {"A": F(1, 2), "B": F(1, 2)},
+        {"A": F(1, 2), "C": F(1, 2)},
+        {"A": F(1, 2), "C": F(1, 2)},
+        {"A": F(1, 2), "B": F(1, 2)},
+    ]
+    assert [post(table, p) for p in known.smart] == [{"A": 1}, {"A": 1}, {"C": 1}, {"B": 1}]
+    assert known.violates and known.differing == [0, 1, 2, 3] and known.smart_max == 1
+    assert known.notes == ["seed 0 known to the adversary: random choices replayed"]
+    secret = random_worlds(name, table, L2, seed=0)  # the same release, randomness enumerated
+    assert release_key(secret.release) == release_key(known.release)
+    assert secret.weights == [F(1, 2)] * 4 and secret.smart == secret.naive
+    assert not secret.violates
+    deterministic = random_worlds(lowest_row_pickup(base), table, L2)
+    assert release_key(deterministic.release) == release_key(known.release)
+    assert deterministic.violates and deterministic.smart_count == 2
+    assert deterministic.differing == [0, 3]  # rows 1 and 4 pinned (A and B)
+
+
+@pytest.mark.parametrize("name", [p[0] for p in PLUS_PLUS])
+def test_known_seed_undoes_stratified_pickup_on_six_rows(name: str) -> None:
+    # SA B, B, C, C, A, A in three pick-up groups: 8 candidate tables, 1 reproduces the
+    # release with seed 0 known (every row pinned), all 8 with probability 1/8 when secret
+    table = random_table(np.random.default_rng(1), 6, n_sa=3)
+    assert table.to_frame()["s"].tolist() == ["B", "B", "C", "C", "A", "A"]
+    known = random_worlds(name, table, L2, known_seed=0)
+    assert known.naive_count == 8 and known.smart_count == 1
+    assert [post(table, p) for p in known.smart] == [
+        {"B": 1},
+        {"B": 1},
+        {"C": 1},
+        {"C": 1},
+        {"A": 1},
+        {"A": 1},
+    ]
+    assert known.differing == [0, 1, 2, 3, 4, 5] and not known.smart_l_diverse
+    secret = random_worlds(name, table, L2, seed=0)
+    assert secret.weights == [F(1, 8)] * 8 and secret.asap and secret.smart_l_diverse
+
+
+def test_fuzz_with_a_known_seed_finds_what_the_secret_seed_hides() -> None:
+    # the same 30 tables: 16 violate once the adversary knows seed 0, none while it is secret
+    for name in ("mondrian++", "hilb++strict"):
+        known = fuzz(name, L2, trials=30, rows=(4, 6), n_sa=(2, 3), seed=4, known_seed=0)
+        secret = fuzz(name, L2, trials=30, rows=(4, 6), n_sa=(2, 3), seed=4)
+        assert [t.seed for t in known] == [0] * 30 and [t.seed for t in secret] == list(range(30))
+        assert all(t.audit is not None for t in known + secret)
+        assert sum(t.audit.violates for t in known if t.audit) == 16, name
+        assert sum(t.audit.violates for t in secret if t.audit) == 0, name
+
+
+def test_known_seed_and_fuzz_arguments_are_checked() -> None:
+    table = line_table("AB")
+    with pytest.raises(ParameterError, match="known_seed -1"):
+        random_worlds("mondrian++", table, [LDiversity(1)], known_seed=-1)
+    with pytest.raises(ParameterError, match="trials 0"):
+        fuzz("mondrian", L2, trials=0)
+    with pytest.raises(ParameterError, match=r"rows 13: use 1\.\.12"):
+        fuzz("mondrian", L2, trials=1, rows=13)
+    with pytest.raises(ParameterError, match=r"sa_values 27: use 1\.\.26"):
+        fuzz("mondrian", L2, trials=1, n_sa=27)
+    with pytest.raises(ParameterError, match="seed -1"):
+        fuzz("mondrian", L2, trials=1, seed=-1)
+    with pytest.raises(ParameterError, match="rows 5 over sa_values 2 cannot be 3-eligible"):
+        fuzz("mondrian", [LDiversity(3)], trials=1, rows=5, n_sa=2)
+
+
+def test_large_random_table_is_repaired_to_l_eligibility() -> None:
+    # l = n_sa: a redraw would almost never be exactly balanced; the repair is
+    t = random_table(np.random.default_rng(0), 2000, n_sa=2, l=2, qi_size=64, redraw=False)
+    assert np.bincount(t.sa).tolist() == [1000, 1000]
+    t = random_table(np.random.default_rng(0), 2000, n_sa=4, l=3, qi_size=64, redraw=False)
+    assert t.n == 2000 and 3 * np.bincount(t.sa).max() <= 2000

@@ -1,16 +1,24 @@
 """The ``audit-algorithm`` command: is an anonymization algorithm itself safe against an
-adversary who knows it? Random-worlds audit on random small tables (paper 000, Definition 5).
+adversary who knows it? Every audit that applies, on random tables (paper 000, Definition 5
+and Theorem 5.3); the library decides (:mod:`kerckhoffs.attacks.algorithm_audit`), this
+module parses the arguments and prints the report.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.console import Console
-from rich.progress import Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
+from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
 from kerckhoffs.errors import InputError
 from kerckhoffs.models import parse_model
 
@@ -24,36 +32,51 @@ MODEL_HELP = (
 
 def audit_algorithm(
     name: Annotated[str, typer.Argument(help="Algorithm name (see `kerckhoffs algorithms`).")],
-    rows: Annotated[int, typer.Option(help="Rows of each random table (about 10 at most).")] = 8,
+    rows: Annotated[int, typer.Option(help="Rows of each random table (1..12).")] = 8,
     trials: Annotated[int, typer.Option(help="How many random tables to audit.")] = 200,
     seed: Annotated[int, typer.Option(help="Seed of the table generator.")] = 0,
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", "-m", help=MODEL_HELP + " Default: l=2 (k=3, m=2 for MASK)."),
+        typer.Option(
+            "--model",
+            "-m",
+            help=MODEL_HELP + " Default: l=2 (k=3, m=2 for MASK, k=3 for k-only algorithms).",
+        ),
     ] = None,
     sa_values: Annotated[
-        int, typer.Option("--sa-values", help="Distinct SA values the tables draw from.")
+        int, typer.Option("--sa-values", help="Distinct SA values the tables draw from (1..26).")
     ] = 4,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-O", help="Algorithm option KEY=VALUE; repeat for several."),
     ] = None,
+    known_seed: Annotated[
+        int | None,
+        typer.Option(
+            "--known-seed",
+            help="Audit an adversary who knows the algorithm's seed (random worlds re-runs "
+            "it with this seed instead of enumerating its random choices).",
+        ),
+    ] = None,
+    flow_rows: Annotated[
+        int,
+        typer.Option(
+            "--flow-rows",
+            help="Rows of the larger generated table the information-flow audit also "
+            "checks (0: none).",
+        ),
+    ] = DEFAULT_FLOW_ROWS,
 ) -> None:
-    """Random-worlds audit (paper 000, Definition 5) of an algorithm on random small tables:
-    how many releases change a row's SA posterior once the adversary knows the algorithm.
-    Exit code 1 when some table violates."""
-    from rich.progress import BarColumn, MofNCompleteColumn
-
-    from kerckhoffs.algorithms import get
-    from kerckhoffs.attacks.random_worlds import fuzz
+    """Audit an algorithm with every audit that applies, on random tables: random worlds
+    (paper 000, Definition 5: does knowing the algorithm change a row's SA posterior?) and
+    information flow (Theorem 5.3: does it read SA statistics the release does not show?).
+    One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
+    some audit finds a violation."""
+    from kerckhoffs.attacks.algorithm_audit import ArgumentError
+    from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
     from kerckhoffs.cli import _parse_options
 
-    info = get(name)
-    if model is None:
-        model = ["l=2"] if "LDiversity" in info.models else ["k=3", "m=2"]
-    models = [parse_model(m) for m in model]
-    if not 1 <= rows <= 12:
-        raise InputError(f"--rows {rows}: the auditor enumerates worlds; use 1..12 rows")
+    models = [parse_model(m) for m in model] if model else None
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -61,43 +84,27 @@ def audit_algorithm(
         TimeElapsedColumn(),
         console=out,
         transient=True,
+        disable=not out.is_terminal,  # no bar, and no blank line, in a pipe or a file
     ) as progress:
-        task = progress.add_task(f"auditing {info.name}", total=trials)
-        results = fuzz(
-            info.name,
-            models,
-            trials=trials,
-            rows=rows,
-            n_sa=sa_values,
-            seed=seed,
-            options=_parse_options(option or []),
-            progress=lambda i: progress.update(task, completed=i),
-        )
-    audited = [t for t in results if t.audit is not None]
-    bad = [t for t in audited if t.audit is not None and t.audit.violates]
-    not_asap = sum(1 for t in bad if t.audit is not None and not t.audit.asap)
-    not_div = sum(1 for t in bad if t.audit is not None and not t.audit.smart_l_diverse)
-    refused = sum(1 for t in results if t.skipped and t.skipped.startswith("refused"))
-    large = sum(1 for t in results if t.skipped and t.skipped.startswith("too large"))
-    params = ", ".join(m.parameter for m in models)
-    out.print(
-        f"{info.name} ({params}): {len(bad)} of {len(audited)} audited tables violate "
-        f"(ASAP fails on {not_asap}, l-diversity in the smart view on {not_div}); "
-        f"{refused} refused by the algorithm, {large} too large to enumerate"
-    )
-    if bad:
-        worst = min(bad, key=lambda t: (t.table.n, t.audit.naive_count if t.audit else 0))
-        assert worst.audit is not None
-        rel = worst.audit.release
-        frame = worst.table.to_frame()
-        frame.insert(0, "row", np.arange(1, worst.table.n + 1))
-        frame["group"] = rel.partition.group
-        if rel.perturbed.any():
-            frame["published"] = worst.table.decode_sa(np.asarray(rel.sa_published))
-        out.print(f"smallest violating table ({worst.table.n} rows):")
-        out.print(frame.to_string(index=False))
-        labels = [str(v) for v in worst.table.sa_column.labels.tolist()]
-        out.print(worst.audit.describe(labels))
+        task = progress.add_task(f"auditing {name}", total=trials if trials > 0 else None)
+        try:
+            report = run_audit(
+                name,
+                models,
+                rows=rows,
+                trials=trials,
+                sa_values=sa_values,
+                seed=seed,
+                known_seed=known_seed,
+                options=_parse_options(option or []),
+                flow_rows=flow_rows,
+                progress=lambda i: progress.update(task, completed=i),
+            )
+        except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
+            flag = "--" + exc.parameter.replace("_", "-")
+            raise InputError(f"{flag} {exc.value}: {exc.reason}") from None
+    out.print(report.describe(), soft_wrap=True, markup=False)
+    if report.violates:
         raise typer.Exit(1)
 
 

@@ -33,24 +33,39 @@ records (group cells, published SA), for ``support="frame"``.
 
 **Randomized algorithms: exact enumeration of the random choices** (spec 1.10 item 1,
 footnote 3 of the paper). Every algorithm of the project draws its randomness from
-``np.random.default_rng(seed)``; for each candidate the auditor temporarily replaces that
-factory with an :class:`EnumeratingRNG`, a stand-in for :class:`numpy.random.Generator` that
-decomposes every draw (``integers``, ``choice``, ``permutation``, ``shuffle``, ``random``)
-into elementary uniform choices among ``k`` outcomes and explores every branch depth-first,
-each leaf with its exact probability (the product of ``1/k``). Seeds are not enumerated: no
-finite set of seeds is provably exhaustive for numpy's generators. ``random(size)`` is
-enumerated as a uniformly random *ranking* of the ``size`` values (returned as distinct
-floats in ``(0, 1)``), exact for the way the project uses it (random sort keys and tie
-breaks); a scalar ``random()`` compared with a threshold cannot be enumerated and raises.
+``kerckhoffs.randomness.generator(seed)``, which passes through any object with a Generator's
+``integers`` and ``random`` methods. For each candidate the auditor passes an
+:class:`EnumeratingRNG` in as the algorithm's ``seed``: a stand-in for
+:class:`numpy.random.Generator` that decomposes every draw (``integers``, ``choice``,
+``permutation``, ``shuffle``, ``random``) into elementary uniform choices among ``k`` outcomes
+and explores every branch depth-first, each leaf with its exact probability (the product of
+``1/k``). Nothing process-wide is replaced to see the draws (STYLE.md). An algorithm that
+calls ``generator(seed)`` more than once gets the same enumerating object each time, so its
+draws are enumerated as independent: the distribution of a run with fresh OS randomness
+(``seed=None``), the only one that matters for publishing (DESIGN.md section 5). Seeds are
+not enumerated: no finite set of seeds is provably exhaustive for numpy's generators.
+``random(size)`` is enumerated as a uniformly random *ranking* of the ``size`` values
+(returned as distinct floats in ``(0, 1)``), exact for the way the project uses it (random
+sort keys and tie breaks); a scalar ``random()`` compared with a threshold cannot be
+enumerated and raises.
+
+**A known seed undoes the randomness** (paper 000 section 7; DESIGN.md section 5). With
+``known_seed`` the adversary knows the algorithm's seed: the observed release is the
+algorithm's output with that seed, and every candidate is re-run with it, a deterministic
+function again (weights 0 or 1, nothing enumerated). A randomized algorithm that is
+algorithm-safe because of its random choice (the ++ variants' stratified pick-up) then leaks
+like a deterministic one.
 
 Branch counts grow with ``n!`` for a permutation of ``n`` rows, so known random primitives
 are replaced during the audit by *distribution-identical* versions of minimal support:
 Anatomy's row choice (:func:`kerckhoffs.algorithms.anatomy.anatomy_groups` with
 ``pick="random"`` permutes all rows and then keeps only each SA bucket's internal order) is
 replaced by an independent uniform order inside each bucket, ``prod(b_i!)`` branches instead
-of ``n!``; the residue placement is the original code with the enumerating generator. Any
-other use of randomness is enumerated as is, within ``max_branches`` leaves per candidate
-(:class:`AuditTooLarge` beyond).
+of ``n!``; the residue placement is the original code with the enumerating generator. These
+two swaps are module attributes of :mod:`kerckhoffs.algorithms` replaced for the duration of
+:func:`enumerate_outcomes` only (the algorithms expose no hook to choose a minimal-support
+primitive). Any other use of randomness is enumerated as is, within ``max_branches`` leaves
+per candidate (:class:`AuditTooLarge` beyond).
 
 Speed: candidates share the table's encoded QIs (only ``sa`` changes), the release of each
 distinct candidate is computed once, and for deterministic algorithms no enumeration
@@ -79,6 +94,9 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release import Release, Scheme
 
 __all__ = [
+    "MAX_FUZZ_ROWS",
+    "MAX_SA_VALUES",
+    "ArgumentError",
     "AuditTooLarge",
     "EnumeratingRNG",
     "Knowledge",
@@ -87,6 +105,7 @@ __all__ = [
     "all_of",
     "at_least",
     "audit_worlds",
+    "check_seed",
     "diversity_bound",
     "enumerate_outcomes",
     "fuzz",
@@ -106,6 +125,18 @@ RunFn = Callable[..., Release]
 
 class AuditTooLarge(KerckhoffsError):
     """The table has too many candidate worlds or random branches to enumerate."""
+
+
+class ArgumentError(ParameterError):
+    """A bad argument of an audit, kept as data: ``parameter`` (its name in the function),
+    ``value`` and ``reason``, so that a front end can name the parameter as its users spell it
+    (the command line: ``--sa-values 0: ...``) without parsing the text."""
+
+    def __init__(self, parameter: str, value: object, reason: str) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{parameter} {value}: {reason}")
 
 
 # -- external knowledge helpers (spec 1.5) ---------------------------------------------------------
@@ -416,9 +447,8 @@ _ORIGINALS: dict[str, Callable[..., np.ndarray]] = {}
 
 
 @contextlib.contextmanager
-def _enumerating(holder: list[EnumeratingRNG]) -> Iterator[None]:
-    """Route ``np.random.default_rng`` to ``holder[0]`` and swap in the minimal-support
-    primitives (module docstring) for the duration."""
+def _minimal_primitives() -> Iterator[None]:
+    """Swap in the minimal-support primitives (module docstring) for the duration."""
     import sys
 
     from kerckhoffs.algorithms import anatomy as an
@@ -439,30 +469,29 @@ def _enumerating(holder: list[EnumeratingRNG]) -> Iterator[None]:
             if getattr(mod, attr, None) is original:
                 patched.append((mod, attr, original))
                 setattr(mod, attr, swaps[attr])
-    factory = np.random.default_rng
-    np.random.default_rng = lambda *a, **k: holder[0]  # type: ignore[assignment]
     try:
         yield
     finally:
-        np.random.default_rng = factory
         for mod, attr, value in patched:
             setattr(mod, attr, value)
 
 
 def enumerate_outcomes(
-    run: Callable[[], Hashable], *, max_branches: int = 200_000
+    run: Callable[[EnumeratingRNG], Hashable], *, max_branches: int = 200_000
 ) -> dict[Hashable, Fraction]:
-    """Every outcome of ``run()`` with its exact probability, enumerating all random choices
-    it makes through ``np.random.default_rng`` (see the module docstring)."""
-    holder = [EnumeratingRNG()]
+    """Every outcome of ``run(rng)`` with its exact probability, enumerating all random choices
+    it draws from ``rng`` (an :class:`EnumeratingRNG`; pass it on as an algorithm's ``seed``).
+
+    >>> enumerate_outcomes(lambda rng: int(rng.integers(2)) + int(rng.integers(2)))
+    {0: Fraction(1, 4), 1: Fraction(1, 2), 2: Fraction(1, 4)}
+    """
     out: dict[Hashable, Fraction] = {}
     script: list[int] | None = []
     branches = 0
-    with _enumerating(holder):
+    with _minimal_primitives():
         while script is not None:
             rng = EnumeratingRNG(script)
-            holder[0] = rng
-            key = run()
+            key = run(rng)
             out[key] = out.get(key, Fraction(0)) + rng.prob
             branches += 1
             if branches > max_branches:
@@ -744,7 +773,7 @@ def _key_or_refusal(
     fn: RunFn,
     table: Table,
     models: list[PrivacyModel],
-    seed: int | None,
+    seed: int | EnumeratingRNG | None,
     opts: dict[str, Any],
     compare: str,
 ) -> Hashable:
@@ -756,12 +785,22 @@ def _key_or_refusal(
         return ("refused", str(exc))
 
 
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as a seed an adversary or a table generator can use: a non-negative int
+    (numpy refuses negative seeds); anything else is an :class:`ArgumentError` naming
+    ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise ArgumentError(name, value, "a seed is a non-negative integer")
+    return int(value)
+
+
 def random_worlds(
     algorithm: str | RunFn,
     table: Table,
     models: list[PrivacyModel],
     *,
     seed: int | None = 0,
+    known_seed: int | None = None,
     options: dict[str, Any] | None = None,
     knowledge: Knowledge | None = None,
     support: str = "groups",
@@ -776,7 +815,19 @@ def random_worlds(
     ``release`` is the observed release (default: the algorithm's output on ``table`` with
     ``seed``). ``options`` are passed to every run. Randomized algorithms (registered with
     ``randomized=True``, or any function given directly) have their random choices
-    enumerated exactly; deterministic ones are run once per candidate.
+    enumerated exactly, the enumerating generator passed in as their ``seed``; deterministic
+    ones are run once per candidate.
+
+    ``known_seed``: the adversary knows the seed (DESIGN.md section 5 says why it must not).
+    The observed release (unless given) is then the output with ``known_seed`` (``seed`` is
+    not used) and every candidate is re-run with it: the algorithm is audited as the
+    deterministic function it becomes, and a randomized algorithm-safe algorithm (paper 000
+    section 7, the ++ variants) can then violate like its deterministic counterpart.
+
+    >>> from kerckhoffs.models import LDiversity
+    >>> table = random_table(np.random.default_rng(3), 6, n_sa=3)
+    >>> random_worlds("mondrian++", table, [LDiversity(2)], seed=0).violates
+    False
     """
     opts = dict(options or {})
     randomized = True
@@ -788,6 +839,9 @@ def random_worlds(
         randomized = info.randomized
     else:
         fn = algorithm
+    if known_seed is not None:
+        seed = check_seed(known_seed, "known_seed")
+        randomized = False  # the seed fixes every random choice: a deterministic function
     compare = compare or ("frame" if support == "frame" else "partition")
     if release is None:
         release = fn(table, models, seed=seed, **opts)
@@ -804,8 +858,8 @@ def random_worlds(
         cand = with_sa(table, world)
         if randomized:
 
-            def run(cand: Table = cand) -> Hashable:
-                return _key_or_refusal(fn, cand, models, seed, opts, compare)
+            def run(rng: EnumeratingRNG, cand: Table = cand) -> Hashable:
+                return _key_or_refusal(fn, cand, models, rng, opts, compare)
 
             dist = enumerate_outcomes(run, max_branches=max_branches)
             runs += 1
@@ -815,10 +869,26 @@ def random_worlds(
             wgt = Fraction(int(_key_or_refusal(fn, cand, models, seed, opts, compare) == target))
         cache[key] = wgt
         weights.append(wgt)
-    return audit_worlds(release, worlds, weights, l=diversity_bound(models), runs=runs)
+    res = audit_worlds(release, worlds, weights, l=diversity_bound(models), runs=runs)
+    if known_seed is not None:
+        res.notes.append(f"seed {known_seed} known to the adversary: random choices replayed")
+    return res
 
 
 # -- random small tables (the CLI's and the tests' fuzzing) ----------------------------------------
+MAX_SA_VALUES = 26
+"""SA values of a random table are the letters ``A..Z``."""
+
+MAX_FUZZ_ROWS = 12
+"""Largest table :func:`fuzz` audits: the worlds and random branches grow with ``rows!``."""
+
+
+def _l_eligible(rows: int, n_sa: int, l: int) -> bool:  # noqa: E741
+    """Some SA column of ``rows`` values over ``n_sa`` has no value more than ``rows / l``
+    times (the most frequent value occurs at least ``ceil(rows / n_sa)`` times)."""
+    return rows >= l * math.ceil(rows / n_sa)
+
+
 def random_table(
     rng: np.random.Generator,
     rows: int = 8,
@@ -826,28 +896,51 @@ def random_table(
     n_sa: int = 4,
     l: int = 2,  # noqa: E741
     qi_size: int = 8,
+    redraw: bool = True,
 ) -> Table:
-    """A random small table: two numeric QIs with values in ``0..qi_size-1`` and an SA over
-    ``n_sa`` values ``A, B, ...``, redrawn until it is l-eligible (``rows >= l * S_max``).
+    """A random table: two QIs with values in ``0..qi_size-1`` and an SA over ``n_sa`` values
+    ``A, B, ...``, l-eligible (``rows >= l * S_max``, so an l-diverse release exists).
 
-    Both QI columns declare the full domain ``0..qi_size-1`` (a flat hierarchy in code order),
-    so normalized ranges and Hilbert indices do not depend on which values were drawn.
+    The SA column is drawn uniformly; ``redraw`` (small tables, the default) draws it again
+    until it is l-eligible; otherwise (large tables, where a redraw may almost never succeed,
+    e.g. ``l == n_sa``) rows of over-represented values, chosen at random, are given the
+    rarest value until it is. Both QI columns declare the full domain ``0..qi_size-1`` (a flat
+    hierarchy in code order), so normalized ranges and Hilbert indices do not depend on which
+    values were drawn.
     """
     import pandas as pd
 
     from kerckhoffs.data.hierarchy import Hierarchy
     from kerckhoffs.data.schema import Schema
 
-    if rows < l * math.ceil(rows / n_sa):
+    if rows < 1:
+        raise ParameterError(f"rows {rows}: a table needs at least one row")
+    if not 1 <= n_sa <= MAX_SA_VALUES:
         raise ParameterError(
-            f"random_table: {rows} rows over {n_sa} SA values cannot be {l}-eligible "
-            f"(the most frequent value occurs at least {math.ceil(rows / n_sa)} times)"
+            f"sa_values {n_sa}: the SA values are the letters A..Z, so 1..{MAX_SA_VALUES}"
+        )
+    if qi_size < 1:
+        raise ParameterError(f"qi_size {qi_size}: a QI needs at least one value")
+    if not _l_eligible(rows, n_sa, l):
+        raise ParameterError(
+            f"rows {rows} over sa_values {n_sa} cannot be {l}-eligible (the most frequent "
+            f"value occurs at least {math.ceil(rows / n_sa)} times)"
         )
     letters = [chr(ord("A") + i) for i in range(n_sa)]
     while True:
         sa = rng.integers(0, n_sa, size=rows)
-        if rows >= l * int(np.bincount(sa).max()):
+        if rows >= l * int(np.bincount(sa).max()) or not redraw:
             break
+    if not redraw:
+        counts = np.bincount(sa, minlength=n_sa)
+        cap = rows // l
+        for v in np.flatnonzero(counts > cap).tolist():
+            excess = int(counts[v] - cap)
+            for r in rng.permutation(np.flatnonzero(sa == v))[:excess].tolist():
+                w = int(np.argmin(counts))
+                sa[r] = w
+                counts[w] += 1
+                counts[v] -= 1
     axis = Hierarchy.flat(range(qi_size), name=f"0..{qi_size - 1}", keep_order=True)
     df = pd.DataFrame(
         {
@@ -865,11 +958,23 @@ def random_table(
 
 @dataclass
 class Trial:
-    """One audited random table (:func:`fuzz`)."""
+    """One audited random table (:func:`fuzz`). ``skipped``: why it has no audit (None: it
+    has one); ``outcome``: ``"audited"``, ``"refused"`` (by the algorithm) or ``"too large"``
+    (to enumerate); ``seed``: the seed of the observed release (the trial's index, or the
+    adversary's known seed)."""
 
     table: Table
     audit: WorldsAudit | None
     skipped: str | None = None
+    seed: int = 0
+    outcome: str = "audited"
+
+
+def _check_range(name: str, value: int | tuple[int, int], lo: int, hi: int) -> None:
+    """``value`` (an int or an inclusive ``(low, high)`` range) lies within ``lo..hi``."""
+    low, high = (value, value) if isinstance(value, int) else value
+    if not lo <= low <= high <= hi:
+        raise ArgumentError(name, value, f"use {lo}..{hi}")
 
 
 def fuzz(
@@ -880,6 +985,7 @@ def fuzz(
     rows: int | tuple[int, int] = 8,
     n_sa: int | tuple[int, int] = (2, 4),
     seed: int = 0,
+    known_seed: int | None = None,
     options: dict[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     max_worlds: int = 20_000,
@@ -890,13 +996,26 @@ def fuzz(
     ``n_sa`` fixed or drawn from an inclusive range; when the drawn ``n_sa`` is too small for
     an l-eligible table of the drawn size, the fewest values that allow one), seeded. Tables
     too large to enumerate are kept as skipped trials (``Trial.skipped`` says why), never
-    silently dropped.
+    silently dropped. Trial ``i``'s release is drawn with seed ``i``, or with ``known_seed``,
+    which the adversary then knows (:func:`random_worlds`).
 
     ``workers > 1`` audits in that many processes; the tables are drawn here first, so the
     trials (and their order) do not depend on ``workers``.
     """
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ArgumentError("trials", trials, "use at least 1")
+    _check_range("rows", rows, 1, MAX_FUZZ_ROWS)
+    _check_range("sa_values", n_sa, 1, MAX_SA_VALUES)
+    seed = check_seed(seed)
+    if known_seed is not None:
+        known_seed = check_seed(known_seed, "known_seed")
     rng = np.random.default_rng(seed)
     l = int(diversity_bound(models) or 1)  # noqa: E741
+    if isinstance(rows, int) and isinstance(n_sa, int) and not _l_eligible(rows, n_sa, l):
+        raise ParameterError(
+            f"rows {rows} over sa_values {n_sa} cannot be {l}-eligible (the most frequent "
+            f"value occurs at least {math.ceil(rows / n_sa)} times)"
+        )
     tables: list[Table] = []
     for _ in range(trials):
         n = rows if isinstance(rows, int) else int(rng.integers(rows[0], rows[1] + 1))
@@ -904,7 +1023,7 @@ def fuzz(
         if n < l * math.ceil(n / a) and not isinstance(n_sa, int):
             a = next((b for b in range(a, n + 1) if n >= l * math.ceil(n / b)), n)
         tables.append(random_table(rng, n, n_sa=a, l=l))
-    job = _FuzzJob(algorithm, models, dict(options or {}), max_worlds, max_branches)
+    job = _FuzzJob(algorithm, models, dict(options or {}), max_worlds, max_branches, known_seed)
     if workers <= 1 or trials < 2:
         out = []
         for i, table in enumerate(tables):
@@ -934,21 +1053,24 @@ class _FuzzJob:
     options: dict[str, Any]
     max_worlds: int
     max_branches: int
+    known_seed: int | None = None
 
     def __call__(self, item: tuple[int, Table]) -> Trial:
         i, table = item
+        seed = i if self.known_seed is None else self.known_seed
         try:
             res = random_worlds(
                 self.algorithm,
                 table,
                 self.models,
-                seed=i,
+                seed=seed,
+                known_seed=self.known_seed,
                 options=self.options,
                 max_worlds=self.max_worlds,
                 max_branches=self.max_branches,
             )
-            return Trial(table, res)
+            return Trial(table, res, seed=seed)
         except AuditTooLarge as exc:
-            return Trial(table, None, f"too large: {exc}")
+            return Trial(table, None, f"too large: {exc}", seed, "too large")
         except ParameterError as exc:  # the algorithm refuses the table itself
-            return Trial(table, None, f"refused: {exc}")
+            return Trial(table, None, f"refused: {exc}", seed, "refused")
