@@ -336,7 +336,7 @@ FAULTS = [
     Fault("huge-value-cut", _huge_value, ("'nationality'", "data row 3", "200,000 chars")),
     Fault("na-is-a-value", _na_is_a_value, ("'nationality'", "'NA'", "data row 4")),
     Fault("unknown-algorithm-option", args(*ANON, "-o", "x", "-O", "frob=1"),
-          ("mondrian", "'frob'", "cuts", "median")),
+          ("--option frob=1", "mondrian", "'frob'", "cuts", "median")),
     Fault("option-without-value", args(*ANON, "-o", "x", "-O", "frob"), ("'frob'", "KEY=VALUE")),
     Fault("unknown-format", args(*ANON, "-o", "x", "--format", "xlsx"), ("'xlsx'",)),
     Fault("unknown-scheme", args(*ANON, "-o", "x", "--scheme", "dp"), ("'dp'",)),

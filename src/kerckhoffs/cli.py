@@ -31,7 +31,7 @@ from kerckhoffs.data.io import atomic_file
 from kerckhoffs.data.output import check_writable_file, output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, KerckhoffsError, PrivacyCheckFailed
+from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, PrivacyCheckFailed
 from kerckhoffs.models import ModelResult, PrivacyModel, parse_model
 from kerckhoffs.models.base import format_number
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
@@ -653,6 +653,8 @@ def run(args: Sequence[str]) -> int:
     """
     try:
         rv = app(args=list(args), prog_name="kerckhoffs", standalone_mode=False)
+    except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
+        return _fail(f"--{exc.parameter.replace('_', '-')} {exc.value}: {exc.reason}")
     except KerckhoffsError as exc:
         return _fail(str(exc))
     except typer.TyperException as exc:  # usage: a missing or unknown option, a bad value

@@ -19,7 +19,6 @@ from rich.progress import (
 )
 
 from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
-from kerckhoffs.errors import InputError
 from kerckhoffs.models import parse_model
 
 out = Console(highlight=False)
@@ -72,7 +71,6 @@ def audit_algorithm(
     information flow (Theorem 5.3: does it read SA statistics the release does not show?).
     One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
     some audit finds a violation."""
-    from kerckhoffs.attacks.algorithm_audit import ArgumentError
     from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
     from kerckhoffs.cli import _parse_options
 
@@ -87,22 +85,18 @@ def audit_algorithm(
         disable=not out.is_terminal,  # no bar, and no blank line, in a pipe or a file
     ) as progress:
         task = progress.add_task(f"auditing {name}", total=trials if trials > 0 else None)
-        try:
-            report = run_audit(
-                name,
-                models,
-                rows=rows,
-                trials=trials,
-                sa_values=sa_values,
-                seed=seed,
-                known_seed=known_seed,
-                options=_parse_options(option or []),
-                flow_rows=flow_rows,
-                progress=lambda i: progress.update(task, completed=i),
-            )
-        except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
-            flag = "--" + exc.parameter.replace("_", "-")
-            raise InputError(f"{flag} {exc.value}: {exc.reason}") from None
+        report = run_audit(
+            name,
+            models,
+            rows=rows,
+            trials=trials,
+            sa_values=sa_values,
+            seed=seed,
+            known_seed=known_seed,
+            options=_parse_options(option or []),
+            flow_rows=flow_rows,
+            progress=lambda i: progress.update(task, completed=i),
+        )
     out.print(report.describe(), soft_wrap=True, markup=False)
     if report.violates:
         raise typer.Exit(1)

@@ -27,5 +27,17 @@ class ParameterError(KerckhoffsError):
     """A parameter is impossible for the data (k above the table size, l above the SA domain)."""
 
 
+class ArgumentError(ParameterError):
+    """A bad argument, kept as data: ``parameter`` (its name in the function), ``value`` and
+    ``reason``, so a front end names the parameter as its users spell it (the command line
+    prints ``--sa-values 0: ...``) without parsing the text."""
+
+    def __init__(self, parameter: str, value: object, reason: str) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{parameter} {value}: {reason}")
+
+
 class PrivacyCheckFailed(KerckhoffsError):
     """A release failed the independent check of its privacy model and was not written."""

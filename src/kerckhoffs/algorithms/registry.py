@@ -10,12 +10,13 @@ the written files (:meth:`kerckhoffs.release.Release.write`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Release, Scheme
@@ -41,15 +42,36 @@ class AlgorithmInfo:
     randomized: bool = False
     options: dict[str, str] = field(default_factory=dict)
 
-    def check_options(self, options: dict[str, object]) -> None:
-        """Refuse option names the algorithm does not document (one line naming the ones it
-        accepts), before any work is done."""
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            known = ", ".join(sorted(self.options)) or "no options"
-            raise ParameterError(
-                f"{self.name}: unknown option {unknown[0]!r} (it accepts: {known})"
+    def check_options(self, options: dict[str, object], *, generated: bool = False) -> None:
+        """Refuse, before any work and in one line naming the accepted ones, an option the
+        algorithm does not take.
+
+        Accepted: the options the registry documents (:attr:`options`) that the function's
+        signature takes. With ``generated`` (the algorithm auditor's random tables), per-table
+        arrays such as ``hilbert_index`` are refused too: no fixed array fits tables drawn
+        later.
+        """
+        params = inspect.signature(self.run).parameters
+        var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+        def takes(name: str) -> bool:
+            p = params.get(name)
+            if p is None:
+                return var_kw
+            return not (generated and "ndarray" in str(p.annotation))
+
+        accepted = [o for o in self.options if takes(o)]
+        for key, value in options.items():
+            if key in accepted:
+                continue
+            known = f"it accepts: {', '.join(accepted)}" if accepted else "it accepts no options"
+            why = (
+                f"{self.name}'s option {key!r} is per table and cannot be given for generated "
+                "tables"
+                if key in self.options
+                else f"{self.name} has no option {key!r}"
             )
+            raise ArgumentError("option", f"{key}={value}", f"{why} ({known})")
 
 
 REGISTRY: dict[str, AlgorithmInfo] = {}

@@ -46,7 +46,6 @@ from kerckhoffs.attacks.information_flow import FlowAudit, audit
 from kerckhoffs.attacks.random_worlds import (
     MAX_FUZZ_ROWS,
     MAX_SA_VALUES,
-    ArgumentError,
     Trial,
     check_seed,
     diversity_bound,
@@ -54,7 +53,7 @@ from kerckhoffs.attacks.random_worlds import (
     random_table,
 )
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models import parse_model
 from kerckhoffs.models.base import PrivacyModel
 
@@ -62,11 +61,9 @@ __all__ = [
     "DEFAULT_FLOW_ROWS",
     "SA_PERTURBING",
     "AlgorithmAudit",
-    "ArgumentError",
     "FlowPart",
     "WorldsPart",
     "audit_algorithm",
-    "check_options",
     "default_models",
 ]
 
@@ -95,36 +92,6 @@ def default_models(info: AlgorithmInfo) -> list[PrivacyModel]:
     else:
         specs = ["k=3"]
     return [parse_model(s) for s in specs]
-
-
-def check_options(info: AlgorithmInfo, options: dict[str, Any]) -> None:
-    """Refuse, in one line naming the accepted ones, any option the algorithm does not take.
-
-    Accepted: the options the registry documents (:attr:`AlgorithmInfo.options`) that the
-    algorithm's signature takes, except per-table arrays (``hilbert_index``): the audited
-    tables are generated, so a fixed array cannot fit them. ``sa_log`` is the flow audit's
-    own and never an option.
-    """
-    params = inspect.signature(info.run).parameters
-    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-    def takes(name: str) -> bool:
-        p = params.get(name)
-        if p is None:
-            return var_kw
-        return "ndarray" not in str(p.annotation)
-
-    accepted = [o for o in info.options if takes(o)]
-    for key, value in options.items():
-        if key in accepted:
-            continue
-        known = f"it accepts: {', '.join(accepted)}" if accepted else "it accepts no options"
-        why = (
-            f"{info.name}'s option {key!r} is per table and cannot be given for generated tables"
-            if key in info.options
-            else f"{info.name} has no option {key!r}"
-        )
-        raise ArgumentError("option", f"{key}={value}", f"{why} ({known})")
 
 
 @dataclass
@@ -396,7 +363,8 @@ def audit_algorithm(
     over ``sa_values`` SA values (``A..Z``) are drawn from ``seed``; random worlds audits each
     (``known_seed``: as an adversary who knows the algorithm's seed), information flow audits
     each and one more generated table of ``flow_rows`` rows (0: none). ``options`` go to every
-    run (:func:`check_options`). ``progress(i)`` is called after each random-worlds trial.
+    run (:meth:`AlgorithmInfo.check_options`, with ``generated=True``). ``progress(i)`` is
+    called after each random-worlds trial.
     Every bad argument is an :class:`ArgumentError` (a one-line
     :class:`~kerckhoffs.errors.ParameterError` naming the parameter and its value), raised
     before any work; a run where the algorithm refused every table (nothing was audited) is a
@@ -409,7 +377,7 @@ def audit_algorithm(
     info = get(algorithm)
     models = list(models) if models is not None else default_models(info)
     opts = dict(options or {})
-    check_options(info, opts)
+    info.check_options(opts, generated=True)
     rows = _check_count(
         "rows", rows, 1, MAX_FUZZ_ROWS, " (random worlds enumerates every candidate table)"
     )

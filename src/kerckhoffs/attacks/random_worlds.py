@@ -89,14 +89,13 @@ import numpy as np
 
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import KerckhoffsError, ParameterError
+from kerckhoffs.errors import ArgumentError, KerckhoffsError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release import Release, Scheme
 
 __all__ = [
     "MAX_FUZZ_ROWS",
     "MAX_SA_VALUES",
-    "ArgumentError",
     "AuditTooLarge",
     "EnumeratingRNG",
     "Knowledge",
@@ -125,18 +124,6 @@ RunFn = Callable[..., Release]
 
 class AuditTooLarge(KerckhoffsError):
     """The table has too many candidate worlds or random branches to enumerate."""
-
-
-class ArgumentError(ParameterError):
-    """A bad argument of an audit, kept as data: ``parameter`` (its name in the function),
-    ``value`` and ``reason``, so that a front end can name the parameter as its users spell it
-    (the command line: ``--sa-values 0: ...``) without parsing the text."""
-
-    def __init__(self, parameter: str, value: object, reason: str) -> None:
-        self.parameter = parameter
-        self.value = value
-        self.reason = reason
-        super().__init__(f"{parameter} {value}: {reason}")
 
 
 # -- external knowledge helpers (spec 1.5) ---------------------------------------------------------
