@@ -2,7 +2,9 @@
 Figure 8 vector exactly and against the brute-force smart world, a literal O(m^2)
 transcription of Algorithm 7 as oracle (hypothesis), soundness of every inference and
 exactness of every reported posterior against random worlds, zero on the strict variants,
-releases read back from files, refusals, and real-data smoke runs."""
+ties in an unknown order, releases read back from files with a row-aligned population,
+refusals, and real-data smoke runs. (Generalized releases read from files with a population
+aligned by cells: test_hilb_attack_files.py.)"""
 
 from __future__ import annotations
 
@@ -147,6 +149,21 @@ def test_x1_hilb_plus_is_attacked_too() -> None:
     c = int(np.flatnonzero(table.sa_column.labels == "C")[0])
     assert all(audit.smart[r][c] == Fraction(2, 3) for r in (3, 4, 5))
     assert rows[1][0] in ("A", "B") and rows[1][1] == 0.5  # t2 is t1's value: A or B
+
+
+def test_unordered_ties_walk_past_a_class_of_groups() -> None:
+    # t1 and t2 share Q_T 0 and each starts a group ({t1,t3}, {t2,t4}), in an order the release
+    # does not give: nothing is said of t1..t4, but line 5 holds in either order (8 rows after
+    # them >= 2 * S_max 2), so the walk goes on and finds Figure 8's pattern on t5..t8
+    q = np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    release = hilb(line_table(list("AABCDDEFGHIJ")), [LDiversity(2)], hilbert_index=q)
+    assert groups_of(release) == {T(1, 3), T(2, 4), T(5, 7), T(6, 8), T(9, 10), T(11, 12)}
+    later = {4: ("D", 1.0, True), 5: ("D", 1.0, True), 6: ("E", 1.0, True), 7: ("F", 1.0, True)}
+    early = {0: ("A", 1.0, True), 1: ("A", 1.0, True), 2: ("B", 1.0, True), 3: ("C", 1.0, True)}
+    assert by_row(hilb_order_attack(release, hilbert_index=q)) == early | later
+    assert by_row(hilb_order_attack(release, hilbert_index=q, ties="unordered")) == later
+    a7 = algorithm7(release, hilbert_index=q, ties="unordered")
+    assert a7.deterministic == 5 and a7.vulnerable_groups.tolist() == [2]
 
 
 # -- random small releases -------------------------------------------------------------------------

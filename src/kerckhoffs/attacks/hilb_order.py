@@ -79,15 +79,54 @@ attacked as Hilb.
 **Ties and the QI codes.** ``ties="row"`` orders tied ``Q_T`` (identical QI vectors) by row id,
 which is exactly Hilb's order when the release's rows are in the anonymizer's input order
 (in-process releases). Read back from files, the row order is the file's, so
-``ties="unordered"`` draws only conclusions that hold for any order of tied rows: a group is
-attacked only if it is the only remaining group holding the lowest remaining ``Q_T``, a row is
-skipped only if its ``Q_T`` is strictly below the group's largest, and the members "before" it
-are those with ``Q_T`` at most its own. ``Q_T`` is recomputed from the QI codes with the grid
-order the release records (``bits``), so the codes must be the anonymizer's (same schema); a
-release made with a given ``hilbert_index`` needs it again. A release that contradicts the
-inference (a skipped row sharing no value with the group, a deterministic group with repeated
-values) raises :class:`~kerckhoffs.errors.InputError`: its ``Q_T`` order is not the one it was
-made with.
+``ties="unordered"`` draws only conclusions that hold for any order of tied rows. Groups whose
+lowest ``Q_T`` ties form a *class*: Hilb emits a class's groups one after the other (after the
+first, the lowest remaining row still has that ``Q_T``, and only the class's groups hold it) in
+an order the release does not give. So line 5 is checked for the worst order (the rows of the
+later classes against ``l`` times ``S_max`` of this class and the later ones), and the walk
+stops at the first class failing it; a row is skipped by a group only if its own group is in a
+later class and its ``Q_T`` is strictly below the group's largest; and the members "before" it
+are those with ``Q_T`` at most its own. (The earlier rule, attacking a group only if no other
+group shared its lowest ``Q_T``, stopped the walk at the first tie: five groups into Adult at
+``l = 3``, where ``Q_T`` ties are common; by classes, the walk on the true alignment passes the
+same 7,791 groups as ``ties="row"``, with 1,669 tuples disclosed against 1,720.) ``Q_T`` is
+recomputed from the QI codes with the grid order the release records (``bits``), so the codes
+must be the anonymizer's (same schema); a release made with a given ``hilbert_index`` needs it
+again. A release that contradicts the inference (a skipped row sharing no value with the
+group, a deterministic group with repeated values) raises
+:class:`~kerckhoffs.errors.InputError`: its ``Q_T`` order is not the one it was made with.
+
+**A population aligned by cells.** A generalized release read from files holds cells, not
+QIs; :func:`kerckhoffs.attacks.hilb_align.align` lays the population (the individuals' exact
+QIs) on its rows and says what the published sizes and cells determine (its docstring). Where
+they do not, the attack only concludes what holds for *every* alignment they allow:
+
+- a group's first ``Q_T`` is known to lie in ``[low, high]`` (the lowest ``Q_T`` it may hold;
+  the lowest it certainly holds, or the lowest of its open members when they are the highest
+  its bounds allow); classes and the worst-order line 5 read these bounds. A group ``f`` that
+  may be emitted before a group of first ``Q_T`` ``q`` has its first in ``[low_f, min(high_f,
+  q)]``: the rows of the groups certainly after that (``low > min(high_f, q)``) must be ``l``
+  times ``S_max`` of the groups not certainly before it (``high >= low_f``). Groups below the
+  first ``q`` at which some group may fail are deterministic (:func:`_line5_cut`);
+- only a group whose members are all known (*resolved*) can be ``G1``: its range is exact;
+- a row is skipped when every group it may be in is certainly after ``G1`` (it remains) and its
+  ``Q_T`` is below ``G1``'s largest; then ``G1`` is vulnerable (line 7), whatever its group;
+- an inference (posterior, union rule) names a skipped row only when its group is certain
+  (a fixed count put it there);
+- claims on release rows become claims on individuals only for settled types (each individual's
+  group is one of those its fixed counts name) whose every row carries a claim on the same
+  value, with the smallest such posterior: it holds whichever of its type's rows an individual
+  is. Individuals of unsettled types, and those in no cell, are counted in
+  ``AttackResult.not_located`` (not attacked).
+
+Every such conclusion holds on the true alignment (the tests check every inference, every
+vulnerable group and every pinned value against the truth on random releases, with the
+population in another order than the anonymizer's input). It can be far less than the true
+alignment gives: on Adult at ``l = 3`` (15,074 groups of three whose cells overlap widely;
+45,214 of 45,222 individuals have several candidate groups) the published data fix the groups
+of 139 of them and nothing is disclosed soundly, where the true alignment discloses 1,669; at
+``l = 2``, 23,974 of 44,211 are fixed and 23 individuals are disclosed (859 with the true
+alignment). The demo hospital data (600 rows, ``l = 3``): 40 disclosed of 336.
 """
 
 from __future__ import annotations
@@ -100,6 +139,7 @@ import numpy as np
 
 from kerckhoffs.algorithms.hilb import table_hilbert_index
 from kerckhoffs.algorithms.hilbert_curve import hilbert_bits, hilbert_order
+from kerckhoffs.attacks.hilb_align import Alignment, align
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
@@ -241,7 +281,8 @@ def _hilbert_keys(
         elif release.scheme == Scheme.GENERALIZATION and _qi_constant_in_groups(release):
             raise ParameterError(
                 f"{ATTACK}: the release holds only generalized cells; pass the population's "
-                "exact QIs (row-aligned with the release)"
+                "exact QIs (row-aligned with the release), or align the population with the "
+                "cells (alignment=kerckhoffs.attacks.hilb_align.align(...))"
             )
         need = hilbert_bits([c.size for c in source.qi_columns])
         if bits is None:
@@ -307,6 +348,7 @@ def algorithm7(
     bits: int | None = None,
     ties: str = "row",
     input_order: np.ndarray | None = None,
+    alignment: Alignment | None = None,
 ) -> Algorithm7:
     """Algorithm 7 of paper 000 (spec ``asap.md`` 2.12) on ``release``: deterministic and
     vulnerable groups, the union-rule compromised tuples and the skip inferences.
@@ -316,13 +358,57 @@ def algorithm7(
     generalized release read from files) or the release table's, with the release's recorded
     ``bits``; or given as ``hilbert_index``. ``ties`` as in the module docstring; with
     ``ties="row"``, ``input_order`` (each row's index in the anonymizer's input table) breaks
-    ties of ``Q_T`` instead of the release's row order.
+    ties of ``Q_T`` instead of the release's row order. ``alignment``: a population aligned
+    by cells (:func:`~kerckhoffs.attacks.hilb_align.align`; needs ``ties="unordered"``), whose
+    undetermined part the walk treats as the module docstring says; its inferences then name
+    release rows whose group is certain (``alignment.settled``).
     """
     _check_ties(ties)
     l = _l_of(release, l)  # noqa: E741
+    if alignment is not None:
+        population = _aligned_population(release, alignment, population, hilbert_index, input_order)
     pos, qrank = _hilbert_keys(release, population, hilbert_index, bits, input_order)
     bucket, _, _ = _buckets(release)
-    return _algorithm7(pos, qrank, release.partition.group, bucket, l, ties)
+    group = release.partition.group.astype(np.int64)
+    unc = None if alignment is None else _uncertain(alignment, group, qrank)
+    return _algorithm7(pos, qrank, group, bucket, l, ties, unc)
+
+
+def _aligned_population(
+    release: Release,
+    alignment: Alignment,
+    population: Table | None,
+    hilbert_index: np.ndarray | None,
+    input_order: np.ndarray | None,
+) -> Table:
+    """The alignment's table, after checking it is the only source of QIs and row order."""
+    if population is not None or hilbert_index is not None or input_order is not None:
+        raise ParameterError(
+            f"{ATTACK}: an alignment replaces population, hilbert_index and input_order"
+        )
+    if alignment.table.n != release.table.n:
+        raise ParameterError(
+            f"{ATTACK}: the alignment has {alignment.table.n} rows, the release {release.table.n}"
+        )
+    return alignment.table
+
+
+@dataclass(frozen=True, eq=False)
+class _Uncertain:
+    """What an alignment leaves open (:mod:`kerckhoffs.attacks.hilb_align`), for
+    :func:`_algorithm7` with ``ties="unordered"``; keys are dense ranks of ``Q_T``.
+
+    ``group_key`` and ``group_sure``: the lowest and the highest ``Q_T`` each group's first
+    member can have (the lowest ``Q_T`` it may hold, the lowest it certainly holds);
+    ``group_resolved``: its members' ``Q_T`` are all known; ``row_key``: per row, the lowest
+    ``group_key`` of the groups it can be in; ``row_settled``: per row, its group is certain.
+    """
+
+    group_key: np.ndarray
+    group_sure: np.ndarray
+    group_resolved: np.ndarray
+    row_key: np.ndarray
+    row_settled: np.ndarray
 
 
 def _algorithm7(
@@ -332,6 +418,7 @@ def _algorithm7(
     bucket: np.ndarray,
     l: int,  # noqa: E741
     ties: str,
+    unc: _Uncertain | None = None,
 ) -> Algorithm7:
     n = int(group.shape[0])
     group = group.astype(np.int64)
@@ -341,6 +428,11 @@ def _algorithm7(
         return Algorithm7(
             l, ties, empty, 0, np.zeros(0, bool), np.zeros(0, bool), empty, empty, empty, pos
         )
+    unordered = ties == "unordered"
+    if unc is not None and not unordered:
+        raise ParameterError(
+            f"{ATTACK}: a population aligned by cells has no row order; use ties=unordered"
+        )
     order = np.empty(n, dtype=np.int64)  # row at each position
     order[pos] = np.arange(n, dtype=np.int64)
     sizes = np.bincount(group, minlength=n_groups)
@@ -348,45 +440,59 @@ def _algorithm7(
     np.minimum.at(first, group, pos)
     last = np.zeros(n_groups, dtype=np.int64)
     np.maximum.at(last, group, pos)
-    attack_order = np.argsort(first, kind="stable")  # line 2: by lowest (Q_T, row id)
+    if unc is None:
+        attack_order = np.argsort(first, kind="stable")  # line 2: by lowest (Q_T, row id)
+    else:  # by the lowest Q_T its first member can have (exact for the groups walked)
+        attack_order = np.lexsort((first, unc.group_key))
     rank = np.empty(n_groups, dtype=np.int64)
     rank[attack_order] = np.arange(n_groups)
     j_by_pos = rank[group[order]]
     sz = sizes[attack_order]
 
     # line 5: S_max of the rows of the groups at or after each rank (published buckets)
-    n_b = int(bucket.max()) + 1
-    ks = np.sort(bucket * n_groups + rank[group])  # (bucket, rank) of every row, sorted
-    bucket_end = np.cumsum(np.bincount(bucket, minlength=n_b))
-    run = np.r_[True, ks[1:] != ks[:-1]]
-    first_of_run = np.flatnonzero(run)[np.cumsum(run) - 1]
-    left = bucket_end[ks // n_groups] - first_of_run  # rows of the bucket at ranks >= this
-    gmax = np.zeros(n_groups, dtype=np.int64)
-    np.maximum.at(gmax, ks % n_groups, left)
-    smax_from = np.maximum.accumulate(gmax[::-1])[::-1]
+    smax_from = _smax_suffix(bucket, rank[group], n_groups)
     remaining = n - (np.cumsum(sz) - sz)
-    ok = remaining - sz >= l * smax_from
     qrank_by_pos = qrank[order]
-    unordered = ties == "unordered"
-    if unordered:  # the group holding the lowest remaining Q_T must be the only one
-        low_q = qrank_by_pos[first[attack_order]]
-        ok[:-1] &= low_q[1:] > low_q[:-1]
-    stop = int(np.argmin(ok)) if not ok.all() else n_groups
+    if unordered:  # classes of groups sharing their lowest Q_T, in an unknown order
+        if unc is None:
+            low_q = qrank_by_pos[first[attack_order]]
+            row_key_by_pos = low_q[j_by_pos]
+        else:
+            low_q = unc.group_key[attack_order]
+            row_key_by_pos = unc.row_key[order]
+        if unc is None:
+            new_class = np.r_[True, low_q[1:] != low_q[:-1]]
+            starts = np.flatnonzero(new_class)
+            cls_end = np.r_[starts[1:], n_groups][np.cumsum(new_class) - 1]
+            cls_start = starts[np.cumsum(new_class) - 1]
+            # line 5 whatever the order inside the class: fewest rows left, largest S_max
+            ok = np.r_[remaining, 0][cls_end] >= l * smax_from[cls_start]
+            stop = int(np.argmin(ok)) if not ok.all() else n_groups
+        else:  # deterministic: below the first Q_T from which some group may fail line 5
+            cut = _line5_cut(unc.group_key, unc.group_sure, group, bucket, l)
+            stop = int(np.searchsorted(low_q, cut, side="left"))
+    else:
+        ok = remaining - sz >= l * smax_from
+        stop = int(np.argmin(ok)) if not ok.all() else n_groups
 
-    # skips: the row at position p (rank j) is skipped by rank i < min(j, stop) iff p < end_i
+    # skips: the row at position p is skipped by rank i < stop iff i < limit(p) and p < end_i
+    # (limit: the ranks certainly emitted before p's group, whose first rows all precede p)
     start = first[attack_order[:stop]] + 1
     end = last[attack_order[:stop]]
-    if unordered:  # strictly below the group's largest Q_T
+    if unordered:  # strictly below the group's largest Q_T; only an earlier class skips
         tie_start = np.flatnonzero(np.r_[True, qrank_by_pos[1:] != qrank_by_pos[:-1]])
         end = tie_start[qrank_by_pos[end]]
-    limit = np.minimum(j_by_pos, stop)
+        limit = np.minimum(np.searchsorted(low_q, row_key_by_pos, side="left"), stop)
+    else:
+        limit = np.minimum(j_by_pos, stop)
+    if unc is not None:  # a group whose members are not all known infers nothing (it may
+        # still be deterministic, which is all the walk past it needs)
+        end = np.where(unc.group_resolved[attack_order[:stop]], end, -1)
     reach = np.maximum.accumulate(end) if stop else np.zeros(0, dtype=np.int64)
     skip_lo = np.searchsorted(reach, np.arange(n), side="right")  # the first rank skipping p
     skipped = np.flatnonzero(skip_lo < limit)
-    first_skipper = skip_lo[skipped]
-    last_skipper = _RangeMax(end).last_above(first_skipper, limit[skipped], skipped)
     # line 6: the first skipped row of each deterministic group (G~ is non-empty iff it exists)
-    first_skip = _RangeMax(j_by_pos).first_above(start, end, np.arange(stop))
+    first_skip = _RangeMax(limit).first_above(start, end, np.arange(stop))
     has_skip = first_skip < end
     vul_rank = np.zeros(n_groups, dtype=bool)
     vul_rank[:stop] = has_skip & (sz[:stop] + 1 < 2 * l)  # line 7
@@ -398,12 +504,21 @@ def _algorithm7(
     by_vul = np.zeros(n, dtype=bool)
     has_lim = limit > 0
     by_vul[has_lim] = vreach[limit[has_lim] - 1] > p_all[has_lim]
+    if unc is not None:  # a skipped row of an uncertain group names no group
+        settled_by_pos = unc.row_settled[order]
+        by_vul &= settled_by_pos
+        skipped = skipped[settled_by_pos[skipped]]
+        first_skip = _RangeMax(np.where(settled_by_pos, limit, -1)).first_above(
+            start, end, np.arange(stop)
+        )
     hit = vulnerable.copy()
     hit[group[order[by_vul]]] = True
 
     # the inferences used for posteriors: each skipped row with its first and its last
-    # skipper, and each deterministic group with its first skipped row
-    det = np.flatnonzero(has_skip)
+    # skipper, and each deterministic group with its first skipped row (rows of certain groups)
+    first_skipper = skip_lo[skipped]
+    last_skipper = _RangeMax(end).last_above(first_skipper, limit[skipped], skipped)
+    det = np.flatnonzero(first_skip < end)
     pair = np.sort(
         np.concatenate(
             [first_skipper * n + skipped, last_skipper * n + skipped, det * n + first_skip[det]]
@@ -437,6 +552,57 @@ def _algorithm7(
         k.astype(np.int64),
         pos,
     )
+
+
+def _line5_cut(
+    low: np.ndarray,
+    high: np.ndarray,
+    group: np.ndarray,
+    bucket: np.ndarray,
+    l: int,  # noqa: E741
+) -> int:
+    """The lowest ``Q_T`` key ``q`` such that a group emitted before a group of first key ``q``
+    may have failed line 5, when group ``f``'s first key is only known to lie in ``[low[f],
+    high[f]]``: groups of first key below the cut are deterministic.
+
+    If ``f`` was emitted before a group of key ``q``, its first key ``x`` lies in ``[low[f],
+    min(high[f], q)]``; the tuples remaining after it include the groups certainly after it
+    (``low > x``, at least those with ``low > min(high[f], q)``) and lie in the groups not
+    certainly before it (``high >= low[f]``), so line 5 holds at ``f`` when the rows of the
+    first set are at least ``l`` times ``S_max`` of the second. The rows side shrinks as ``q``
+    grows: ``f`` passes up to a largest ``q`` (``thr``), and may fail from ``max(low[f], thr +
+    1)`` on, if ``high[f] > thr``; the cut is the least of these."""
+    n_groups = low.shape[0]
+    sizes = np.bincount(group, minlength=n_groups)
+    by_low = np.argsort(low, kind="stable")
+    low_sorted = low[by_low]
+    rows_from = np.cumsum(sizes[by_low][::-1])[::-1]  # rows of groups by_low[k:], decreasing
+    by_high = np.argsort(high, kind="stable")
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[by_high] = np.arange(n_groups)
+    smax_from = np.r_[_smax_suffix(bucket, rank[group], n_groups), 0]
+    need = l * smax_from[np.searchsorted(high[by_high], low, side="left")]
+    # the last k with rows_from[k] >= need; f passes while {low > x} covers by_low[k:]
+    k = np.searchsorted(-rows_from, -need, side="right") - 1
+    top = np.iinfo(np.int64).max
+    thr = np.where(k >= 0, low_sorted[np.maximum(k, 0)] - 1, -1)
+    may_fail = high > thr
+    start = np.where(may_fail, np.maximum(low, thr + 1), top)
+    return int(start.min()) if n_groups else top
+
+
+def _smax_suffix(bucket: np.ndarray, rank: np.ndarray, n_ranks: int) -> np.ndarray:
+    """Per rank ``r``: the largest count of one bucket among the rows of ranks ``>= r`` (one
+    sort of (bucket, rank); a bucket's count at or after a rank, maximized from the end)."""
+    n_b = int(bucket.max()) + 1
+    ks = np.sort(bucket * n_ranks + rank)
+    bucket_end = np.cumsum(np.bincount(bucket, minlength=n_b))
+    run = np.r_[True, ks[1:] != ks[:-1]]
+    first_of_run = np.flatnonzero(run)[np.cumsum(run) - 1]
+    left = bucket_end[ks // n_ranks] - first_of_run  # rows of the bucket at ranks >= this
+    gmax = np.zeros(n_ranks, dtype=np.int64)
+    np.maximum.at(gmax, ks % n_ranks, left)
+    return np.maximum.accumulate(gmax[::-1])[::-1]
 
 
 class _RangeMax:
@@ -852,33 +1018,49 @@ def hilb_order_attack(
     ties: str = "row",
     input_order: np.ndarray | None = None,
     algorithm: str | None = None,
+    alignment: Alignment | None = None,
 ) -> AttackResult:
     """Paper 000's attack on Hilb (Algorithm 7, spec ``asap.md`` 2.12) with per-tuple
     posteriors (module docstring).
 
     ``algorithm`` is the algorithm the adversary assumes made the release (default: its
-    provenance; anything outside the Hilb family is attacked as Hilb). Other parameters as in
-    :func:`algorithm7`. Returns one tuple per row the attack says something about: ``row``,
-    ``sa_value`` (the most likely bounded value it infers), ``posterior``, ``breached``
-    (posterior above ``1/l``), ``group``, ``union`` (compromised by Algorithm 7's union rule)
-    and ``via`` (the deterministic group whose inference gives the posterior, -1 for none).
-    ``details``: groups, deterministic and vulnerable groups, the union-rule count and share,
-    inferences, pinned tuples.
+    provenance; anything outside the Hilb family is attacked as Hilb). ``alignment``
+    (:func:`kerckhoffs.attacks.hilb_align.align`) is the population laid on a generalized
+    release read from files; it needs ``ties="unordered"`` and replaces ``population``,
+    ``hilbert_index`` and ``input_order`` (module docstring, "A population aligned by cells").
+    Other parameters as in :func:`algorithm7`. Returns one tuple per row the attack says
+    something about: ``row``, ``sa_value`` (the most likely bounded value it infers),
+    ``posterior``, ``breached`` (posterior above ``1/l``), ``group``, ``union`` (compromised by
+    Algorithm 7's union rule) and ``via`` (the deterministic group whose inference gives the
+    posterior, -1 for none); with an alignment, rows are the population's rows, ``n_rows`` its
+    size and ``not_located`` its individuals in no cell or in an undetermined group.
+    ``details``: groups, deterministic and vulnerable groups, the union-rule count and share
+    (of the release's tuples), inferences, pinned tuples, and the alignment's figures.
     """
     _check_ties(ties)
     alg = algorithm if algorithm is not None else release.provenance.algorithm
     l = _l_of(release, l)  # noqa: E741
     n = release.table.n
     base = {"l": l, "model": alg, "ties": ties, "groups": release.partition.n_groups}
+    if alignment is not None:
+        population = _aligned_population(release, alignment, population, hilbert_index, input_order)
+        if ties != "unordered":
+            raise ParameterError(
+                f"{ATTACK}: a population aligned by cells has no row order; use ties=unordered"
+            )
+        base |= {f"alignment_{k}": v for k, v in alignment.counts.items()}
     if alg in STRICT_ALGORITHMS:
         empty = np.empty(0, dtype=np.int64)
         tuples = tuple_table(empty, [], np.empty(0), np.empty(0, bool), group=empty)
         details = base | {"compromised_union": 0, "reason": STRICT_REASON.format(alg=alg)}
-        return AttackResult(ATTACK, tuples, n, 1 / l, details)
+        if alignment is None:
+            return AttackResult(ATTACK, tuples, n, 1 / l, details)
+        return AttackResult(ATTACK, tuples, alignment.n_population, 1 / l, details)
     pos, qrank = _hilbert_keys(release, population, hilbert_index, bits, input_order)
     bucket, bounded, labels = _buckets(release)
     group = release.partition.group.astype(np.int64)
-    a7 = _algorithm7(pos, qrank, group, bucket, l, ties)
+    unc = None if alignment is None else _uncertain(alignment, group, qrank)
+    a7 = _algorithm7(pos, qrank, group, bucket, l, ties, unc)
     post = _pair_posteriors(a7, group, bucket, bounded)
 
     # each group's own published share of its most frequent bounded value (no inference)
@@ -898,16 +1080,26 @@ def hilb_order_attack(
     rows = np.flatnonzero(a7.union | (post.via >= 0))
     if bounded.any():  # nothing bounded to say: name the (first) bounded value, posterior 0
         value = np.where(posterior > 0, value, int(np.flatnonzero(bounded)[0]))
+    n_rows, not_located = n, 0
+    out_group, union = group[rows], a7.union[rows]
+    if alignment is not None:  # from release rows to the individuals certainly behind them
+        rows, value, posterior, via, out_group, union = _by_person(
+            alignment, group, rows, value, posterior, via, a7.union
+        )
+        n_rows = alignment.n_population
+        not_located = int(alignment.not_located.size + alignment.unresolved.size)
+    else:
+        value, posterior, via = value[rows], posterior[rows], via[rows]
     label_arr = np.asarray(labels, dtype=object)
-    breached = posterior[rows] * l > 1 + 1e-9
+    breached = posterior * l > 1 + 1e-9
     tuples = tuple_table(
         rows,
-        label_arr[value[rows]] if rows.size else [],
-        posterior[rows],
+        label_arr[value] if rows.size else [],
+        posterior,
         breached,
-        group=group[rows],
-        union=a7.union[rows],
-        via=via[rows],
+        group=out_group,
+        union=union,
+        via=via,
     )
     details = base | {
         "deterministic_groups": a7.deterministic,
@@ -915,9 +1107,96 @@ def hilb_order_attack(
         "compromised_union": a7.compromised,
         "compromised_union_share": a7.compromised / n if n else 0.0,
         "inferences": int(a7.pair_row.shape[0]),
-        "pinned": int((posterior[rows] >= 1 - 1e-12).sum()),
+        "pinned": int((posterior >= 1 - 1e-12).sum()),
     }
-    return AttackResult(ATTACK, tuples, n, 1 / l, details)
+    return AttackResult(ATTACK, tuples, n_rows, 1 / l, details, not_located=not_located)
+
+
+def _uncertain(alignment: Alignment, group: np.ndarray, qrank: np.ndarray) -> _Uncertain:
+    """The bounds :func:`_algorithm7` needs from an alignment: each group's lowest possible
+    first ``Q_T`` (its settled rows and the types it may hold), whether that is certain (a
+    settled row, or a type it holds for sure, has it), whether all its members are known, and
+    each row's lowest possible group key."""
+    n_groups = int(group.max()) + 1 if group.size else 0
+    n_types = int(alignment.type_settled.shape[0])
+    top = np.iinfo(np.int64).max
+    q_type = np.zeros(n_types, dtype=np.int64)
+    q_type[alignment.row_type] = qrank  # one Q_T per type (identical QI vectors)
+    settled = alignment.settled
+    o_type, o_group = alignment.open_type, alignment.open_group
+    low = np.full(n_groups, top, dtype=np.int64)  # lowest Q_T a member can have
+    np.minimum.at(low, group[settled], qrank[settled])
+    sure = low.copy()  # an upper bound on its first Q_T: a member it certainly has, ...
+    np.minimum.at(low, o_group, q_type[o_type])
+    forced = alignment.open_lo > 0
+    np.minimum.at(sure, o_group[forced], q_type[o_type[forced]])
+    # ... or the lowest of its open members when they are the highest its open counts allow
+    need = np.bincount(group, minlength=n_groups) - np.bincount(group[settled], minlength=n_groups)
+    q_open = q_type[o_type]
+    srt = np.lexsort((-q_open, o_group))
+    g_s, hi_s = o_group[srt], alignment.open_hi[srt]
+    cum = np.cumsum(hi_s)
+    cum -= np.r_[0, cum][np.searchsorted(g_s, g_s, side="left")]  # within each group
+    hit = np.flatnonzero(cum >= need[g_s])
+    if hit.size:
+        g_hit, at = np.unique(g_s[hit], return_index=True)
+        sure[g_hit] = np.minimum(sure[g_hit], q_open[srt][hit[at]])
+    resolved = np.bincount(o_group, minlength=n_groups) == 0
+    type_low = np.full(n_types, top, dtype=np.int64)
+    np.minimum.at(type_low, o_type, low[o_group])
+    row_key = np.where(settled, low[group], type_low[alignment.row_type])
+    return _Uncertain(low, sure, resolved, row_key, settled)
+
+
+def _by_person(
+    alignment: Alignment,
+    group: np.ndarray,
+    rows: np.ndarray,
+    value: np.ndarray,
+    posterior: np.ndarray,
+    via: np.ndarray,
+    union: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Claims on release rows as claims on individuals. Individuals of one type are
+    interchangeable and a settled type's individuals sit in its rows in an order the release
+    does not give, so an individual is reported only when its type is settled and every row of
+    the type carries a claim on the same value; it gets the smallest posterior among them
+    (true whichever row it is), the group when the type lies in one group (else -1), ``union``
+    when every row of the type is in the union, and the ``via`` of a row with that posterior.
+    Returns (population rows, value, posterior, via, group, union)."""
+    rt = alignment.row_type
+    n_types = int(alignment.type_settled.shape[0])
+    t = rt[rows]
+    top = np.iinfo(np.int64).max
+    per_type = np.bincount(rt, minlength=n_types)
+    claims = np.bincount(t, minlength=n_types)
+    v_lo = np.full(n_types, top, dtype=np.int64)
+    v_hi = np.full(n_types, -1, dtype=np.int64)
+    np.minimum.at(v_lo, t, value[rows])
+    np.maximum.at(v_hi, t, value[rows])
+    p_lo = np.full(n_types, np.inf)
+    np.minimum.at(p_lo, t, posterior[rows])
+    g_lo = np.full(n_types, top, dtype=np.int64)
+    g_hi = np.full(n_types, -1, dtype=np.int64)
+    np.minimum.at(g_lo, rt, group)
+    np.maximum.at(g_hi, rt, group)
+    in_union = np.bincount(rt, weights=union, minlength=n_types) == per_type
+    at_min = posterior[rows] == p_lo[t]
+    via_t = np.full(n_types, -1, dtype=np.int64)
+    via_t[t[at_min]] = via[rows][at_min]
+    good = alignment.type_settled & (claims == per_type) & (v_lo == v_hi)
+    pt = alignment.person_type
+    persons = np.flatnonzero(pt >= 0)
+    persons = persons[good[pt[persons]]]
+    tp = pt[persons]
+    return (
+        persons,
+        v_lo[tp],
+        p_lo[tp],
+        via_t[tp],
+        np.where(g_lo[tp] == g_hi[tp], g_lo[tp], -1),
+        in_union[tp],
+    )
 
 
 # -- registry adapter ------------------------------------------------------------------------------
@@ -933,12 +1212,14 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
         return None  # it applies, and reports that nothing is inferred
     if release.provenance.parameters.get("hilbert_index") == "given":
         return "the release was made with a given Hilbert index, which the files do not hold"
-    if (
-        release.scheme == Scheme.GENERALIZATION
-        and knowledge.population is None
-        and _qi_constant_in_groups(release)
-    ):
-        return "needs the exact QIs of the release's rows (a population in the knowledge)"
+    if release.scheme == Scheme.GENERALIZATION and _qi_constant_in_groups(release):
+        if knowledge.population is None:
+            return "needs the exact QIs of the release's rows (a population in the knowledge)"
+        if knowledge.schema is None:
+            return (
+                "needs the schema (--schema) to read the published cells and encode the "
+                "population's QIs as the anonymizer did"
+            )
     return None
 
 
@@ -955,6 +1236,13 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
     anonymizer's input table), ``l``, ``bits``, ``hilbert_index``, ``algorithm`` and ``ties``:
     ``row`` when ``input_order`` is given, else ``unordered`` (a release read back from files
     is in the files' row order, not the anonymizer's; module docstring).
+
+    A generalized release read from files (its rows hold cells, not QIs) given no
+    ``population`` option is aligned with ``knowledge.population`` through its cells and
+    ``knowledge.load_schema()`` (:func:`~kerckhoffs.attacks.hilb_align.align`; cells are taken
+    as tightest when the provenance is a Hilb-family algorithm, which publishes them so), and
+    attacked with ``ties="unordered"``: what ``kerckhoffs audit --release R --knowledge POP.csv
+    --schema SCHEMA`` runs.
     """
     if not releases:
         raise ParameterError(f"{ATTACK}: no release to attack")
@@ -966,8 +1254,22 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
     if population is not None and not isinstance(population, Table):
         raise ParameterError(f"{ATTACK}: population must be an encoded Table")
     input_order = options.get("input_order")
+    release = releases[0]
+    alg = options.get("algorithm") or release.provenance.algorithm
+    alignment = None
+    if (
+        population is None
+        and input_order is None
+        and options.get("hilbert_index") is None
+        and knowledge.population is not None
+        and alg not in STRICT_ALGORITHMS
+        and release.scheme == Scheme.GENERALIZATION
+        and _qi_constant_in_groups(release)
+    ):
+        tight = release.provenance.algorithm in HILB_FAMILY
+        alignment = align(release, knowledge.population, knowledge.load_schema(), tight=tight)
     return hilb_order_attack(
-        releases[0],
+        release,
         l=options.get("l"),
         population=population,
         hilbert_index=options.get("hilbert_index"),
@@ -975,4 +1277,5 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
         ties=options.get("ties", "row" if input_order is not None else "unordered"),
         input_order=input_order,
         algorithm=options.get("algorithm"),
+        alignment=alignment,
     )
