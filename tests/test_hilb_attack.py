@@ -377,8 +377,10 @@ def test_generalized_release_from_files_with_the_population(tmp_path: Path) -> N
         hilb_order_attack(back)
     info = get_attack("hilb-order")
     assert "exact QIs" in info.applies([back], Knowledge())
-    # the files hold the rows sorted by group and published SA: link them back
-    order = np.lexsort((release.sa_published, release.partition.group))
+    # the files hold the rows sorted by published group id and SA: link them back
+    order = np.lexsort(
+        (release.sa_published, release.published_numbering()[release.partition.group])
+    )
     population = Table.encode(df.iloc[order].reset_index(drop=True), hospital_schema())
     linked = hilb_order_attack(back, population=population, input_order=order)
     assert linked.compromised == direct.compromised

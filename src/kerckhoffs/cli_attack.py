@@ -217,8 +217,10 @@ def audit(
         raise typer.Exit(1)
     ran = ", ".join(r.attack for r in results)
     partial = "".join(";" + r.verdict().split(";", 1)[1] for r in results if r.not_located)
+    scope = " for the targets the attacks could place" if partial else ""
     out.print(
-        f"SAFE: no row disclosed by the {len(results)} attack(s) that apply ({ran}){partial}",
+        f"SAFE{scope}: no row disclosed by the {len(results)} attack(s) that apply ({ran})"
+        + partial,
         soft_wrap=True,
     )
 

@@ -288,15 +288,59 @@ class Release:
         )
 
     # -- materialization ---------------------------------------------------------------------
+    def published_numbering(self) -> np.ndarray:
+        """The id each group is published under: groups ranked by what the files show of them.
+
+        The partition numbers groups by the first appearance of a row in the anonymizer's
+        input, so publishing those ids would tell an adversary who knows the input order
+        (a hospital's admission order, a file sorted by name) which group holds its first
+        rows. Published ids are instead ranks of the groups' published content: generalized
+        cells (as text), then size and the published SA multiset; for bucketization the
+        smallest member QI vector, size, the SA multiset and the multiset of member QI vectors.
+        Groups that tie show the same content, so their order reveals nothing.
+        """
+        part = self.partition
+        n_groups = part.n_groups
+        if n_groups == 0:
+            return np.zeros(0, dtype=np.int32)
+        order, starts = part.order(), part.starts()
+        sa_hash = np.add.reduceat(_mix(self.sa_published[order].astype(np.uint64)), starts)
+        keys: list[np.ndarray] = []
+        if self.scheme == Scheme.GENERALIZATION:
+            cells = self.generalized_cells()
+            keys += [pd.factorize(cells[c].astype(str), sort=True)[0] for c in cells.columns]
+            keys += [part.sizes, sa_hash]
+        else:
+            qi = self.table.qi
+            by_qi = np.lexsort((*(qi[:, j] for j in range(qi.shape[1] - 1, -1, -1)), part.group))
+            first = by_qi[starts]
+            row = np.zeros(qi.shape[0], dtype=np.uint64)
+            for j in range(qi.shape[1]):
+                row = _mix(row ^ (qi[:, j].astype(np.uint64) + np.uint64(j << 40)))
+            members = np.add.reduceat(row[order], starts)
+            keys += [qi[first, j] for j in range(qi.shape[1])]
+            keys += [part.sizes, sa_hash, members]
+        rank = np.lexsort(keys[::-1])  # the first key is the primary one
+        published = np.empty(n_groups, dtype=np.int32)
+        published[rank] = np.arange(n_groups, dtype=np.int32)
+        return published
+
+    def published_group(self) -> np.ndarray:
+        """Each row's group id as the files publish it (:meth:`published_numbering`)."""
+        return self.published_numbering()[self.partition.group]
+
     def frames(self, include_other: bool = False) -> dict[str, pd.DataFrame]:
-        """The published tables: ``{"release": ...}`` or ``{"qit": ..., "st": ...}``."""
+        """The published tables: ``{"release": ...}`` or ``{"qit": ..., "st": ...}``, with
+        groups under their published ids (:meth:`published_numbering`)."""
         t = self.table
-        group = self.partition.group
+        numbering = self.published_numbering()
+        own = self.partition.group  # the ids that index cells and histograms
+        group = numbering[own]
         sa_labels = t.sa_column.decode(self.sa_published)
         if self.scheme == Scheme.GENERALIZATION:
             order = np.lexsort((self.sa_published, group))
             cells = self.generalized_cells()
-            df = cells.iloc[group[order]].reset_index(drop=True)
+            df = cells.iloc[own[order]].reset_index(drop=True)
             df.insert(0, GROUP, group[order])
             df[t.sa_name] = sa_labels[order]
             if include_other and t.other is not None:
@@ -309,7 +353,8 @@ class Release:
             qit[col.name] = col.decode(t.qi[order, j])
         if include_other and t.other is not None:
             qit = pd.concat([qit, t.other.iloc[order].reset_index(drop=True)], axis=1)
-        counts = self.histogram().counts
+        counts = np.empty_like(self.histogram().counts)
+        counts[numbering] = self.histogram().counts
         g_idx, s_idx = np.nonzero(counts)
         st = pd.DataFrame(
             {
@@ -583,6 +628,14 @@ def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
     prov = meta.get("provenance", {})
     if not isinstance(prov, dict) or not isinstance(prov.get("parameters", {}), dict):
         raise bad("provenance", "an object with an algorithm and parameters")
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit mixing function (splitmix64's finalizer), elementwise on uint64 (wraps)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
 
 
 def _json_num(x: float) -> float | str:

@@ -121,7 +121,8 @@ class AttackResult:
                     f"max posterior {top:.3g} is above the bound {self.bound:.3g} but not for "
                     "a single value; see sa_value"
                 )
-            return f"SAFE: no row disclosed by {self.attack} ({extra})"
+            scope = " for the targets it could place" if self.not_located else ""
+            return f"SAFE{scope}: no row disclosed by {self.attack} ({extra})"
         return f"UNSAFE: {self.compromised:,} of {self.n_rows:,} rows disclosed by {self.attack}"
 
     def write(self, out: str | Path, overwrite: bool = False) -> Path:
