@@ -443,3 +443,23 @@ def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys
         main()
     assert exc.value.code == 0
     assert "published table" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["algorithms"], ["audit", "--list"], ["demo", "--rows", "300"]])
+def test_tables_wrap_at_80_columns_instead_of_cutting_words(args: list[str]) -> None:
+    """Without a terminal rich assumes 80 columns: cells fold between words, no word is cut
+    with an ellipsis ("algorit…", "NOT algorithm-sa…") and no line is longer than 80."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
+    done = subprocess.run(
+        [sys.executable, "-m", "kerckhoffs.cli", *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    if args == ["algorithms"]:
+        assert "(NOT algorithm-safe)" in " ".join(done.stdout.replace("│", " ").split())
