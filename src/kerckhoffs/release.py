@@ -288,8 +288,9 @@ class Release:
         )
 
     # -- materialization ---------------------------------------------------------------------
-    def published_numbering(self) -> np.ndarray:
-        """The id each group is published under: groups ranked by what the files show of them.
+    def published_numbering(self, cells: pd.DataFrame | None = None) -> np.ndarray:
+        """The id each group is published under: groups ranked by what the files show of them
+        (``cells``: the generalized cells, when the caller has them already).
 
         The partition numbers groups by the first appearance of a row in the anonymizer's
         input, so publishing those ids would tell an adversary who knows the input order
@@ -307,7 +308,7 @@ class Release:
         sa_hash = np.add.reduceat(_mix(self.sa_published[order].astype(np.uint64)), starts)
         keys: list[np.ndarray] = []
         if self.scheme == Scheme.GENERALIZATION:
-            cells = self.generalized_cells()
+            cells = self.generalized_cells() if cells is None else cells
             keys += [pd.factorize(cells[c].astype(str), sort=True)[0] for c in cells.columns]
             keys += [part.sizes, sa_hash]
         else:
@@ -333,13 +334,14 @@ class Release:
         """The published tables: ``{"release": ...}`` or ``{"qit": ..., "st": ...}``, with
         groups under their published ids (:meth:`published_numbering`)."""
         t = self.table
-        numbering = self.published_numbering()
+        cells = self.generalized_cells() if self.scheme == Scheme.GENERALIZATION else None
+        numbering = self.published_numbering(cells)
         own = self.partition.group  # the ids that index cells and histograms
         group = numbering[own]
         sa_labels = t.sa_column.decode(self.sa_published)
         if self.scheme == Scheme.GENERALIZATION:
             order = np.lexsort((self.sa_published, group))
-            cells = self.generalized_cells()
+            assert cells is not None
             df = cells.iloc[own[order]].reset_index(drop=True)
             df.insert(0, GROUP, group[order])
             df[t.sa_name] = sa_labels[order]
@@ -555,12 +557,13 @@ class Release:
         _check_meta(meta, meta_path)
         names = ["release"] if meta["scheme"] == Scheme.GENERALIZATION else ["qit", "st"]
         order = ("parquet", "csv") if verify else ("csv", "parquet")
+        text = [q["name"] for q in meta["quasi"]]
         frames = {}
         for name in names:
             for ext in order:
                 f = path / f"{name}.{ext}"
-                if f.is_file():
-                    frames[name] = read_table(f)
+                if f.is_file():  # generalized cells are text ("[20-29]" beside "25")
+                    frames[name] = read_table(f, text_columns=text if name == "release" else ())
                     break
             else:
                 raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
