@@ -133,7 +133,6 @@ class OutputClaim:
     lock_path: Path | None = None
     lock_fd: int | None = None
     written: bool = False
-    depth: int = 0
 
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
@@ -150,7 +149,12 @@ class OutputClaim:
                 old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old.", dir=tmp.parent))
                 os.rmdir(old)
                 os.replace(self.target, old)
-            os.replace(tmp, self.target)
+            try:
+                os.replace(tmp, self.target)
+            except BaseException:
+                if old is not None:  # put the previous output back where it was
+                    os.replace(old, self.target)
+                raise
             self.written = True
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
@@ -260,11 +264,7 @@ def output_directory(
     resolved = _resolve(target)
     held = _HELD.get(resolved)
     if held is not None:  # this process claimed it already (CLI, then Release.write)
-        held.depth += 1
-        try:
-            yield held
-        finally:
-            held.depth -= 1
+        yield held
         return
     for p in [*(Path(x) for x in protect if x is not None), Path.cwd()]:
         if _inside(_resolve(p), resolved):
