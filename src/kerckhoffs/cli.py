@@ -451,7 +451,7 @@ def _demo_release(
         if keep
         else "(in a temporary folder, removed at the end; --out DIR keeps them)"
     )
-    out.print(f"release files: {files} {where}", soft_wrap=True)
+    out.print(f"release files: {files} {where}")
 
 
 def _demo_anonymizers(table: Table, seed: int) -> None:
