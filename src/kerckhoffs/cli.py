@@ -25,7 +25,7 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kerckhoffs import __version__
-from kerckhoffs.cli_output import err, fit_words, one_line, out
+from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.io import atomic_file
 from kerckhoffs.data.output import check_writable_file, output_directory
@@ -81,10 +81,6 @@ def _root(
 
 
 # -- check -------------------------------------------------------------------------------------
-MODEL_HELP = (
-    "Privacy model to check; repeat for several. k=5, l=3 (frequency l-diversity), "
-    "distinct-l=3, entropy-l=2.5, recursive-cl=C,L, t=0.2, alpha-k=0.5,5, m=3."
-)
 
 
 @app.command()

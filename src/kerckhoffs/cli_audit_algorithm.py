@@ -9,24 +9,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
+from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
 from kerckhoffs.models import parse_model
-
-out = Console(highlight=False)
-
-MODEL_HELP = (
-    "Privacy model to check; repeat for several. k=5, l=3 (frequency l-diversity), "
-    "distinct-l=3, entropy-l=2.5, recursive-cl=C,L, t=0.2, alpha-k=0.5,5, m=3."
-)
 
 
 def audit_algorithm(
@@ -75,15 +61,7 @@ def audit_algorithm(
     from kerckhoffs.cli import _parse_options
 
     models = [parse_model(m) for m in model] if model else None
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=out,
-        transient=True,
-        disable=not out.is_terminal,  # no bar, and no blank line, in a pipe or a file
-    ) as progress:
+    with progress_bar(transient=True) as progress:
         task = progress.add_task(f"auditing {name}", total=trials if trials > 0 else None)
         report = run_audit(
             name,

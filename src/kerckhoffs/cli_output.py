@@ -11,10 +11,16 @@ from __future__ import annotations
 import re
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+
+MODEL_HELP = (
+    "Privacy model to check; repeat for several. k=5, l=3 (frequency l-diversity), "
+    "distinct-l=3, entropy-l=2.5, recursive-cl=C,L, t=0.2, alpha-k=0.5,5, m=3."
+)
 
 MAX_QUOTED = 80
 """A value quoted in an error line is cut to this many characters (a 200 KB cell stays a
@@ -22,6 +28,20 @@ readable line)."""
 MAX_LINE = 600
 
 _QUOTED = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]{""" + str(MAX_QUOTED + 1) + r""",})(?P=q)""")
+
+
+def progress_bar(*, transient: bool = False) -> Progress:
+    """A bar with done/total and the elapsed time, on stdout; off in a pipe or a file (no bar
+    and no blank line there)."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=transient,
+        disable=not out.is_terminal,
+    )
 
 
 def table(*columns: str, wrap_first: bool = False) -> Table:
@@ -79,4 +99,4 @@ def one_line(message: str) -> str:
     return text
 
 
-__all__ = ["err", "fit_words", "one_line", "out", "table"]
+__all__ = ["MODEL_HELP", "err", "fit_words", "one_line", "out", "progress_bar", "table"]

@@ -17,15 +17,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from kerckhoffs.cli_output import fit_words, out, table
+from kerckhoffs.cli_output import fit_words, out, progress_bar, table
 from kerckhoffs.errors import InputError
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -103,13 +96,7 @@ def reproduce(
     _writable_folder(out_dir)
     t0 = time.perf_counter()
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=out,
-    ) as progress:
+    with progress_bar() as progress:
         overall = progress.add_task("all points", total=total)
         done_before = 0
         for exp in chosen:
