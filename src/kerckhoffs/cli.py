@@ -34,6 +34,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, PrivacyCheckFailed
 from kerckhoffs.models import ModelResult, PrivacyModel, parse_model
 from kerckhoffs.models.base import format_number
+from kerckhoffs.randomness import check_seed
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 app = typer.Typer(
@@ -235,8 +236,8 @@ def anonymize(
     models = [parse_model(m) for m in model]
     options = _parse_options(option or [])
     info.check_options(options)
-    if seed is not None and seed < 0:
-        raise InputError(f"--seed {seed}: a seed is a non-negative integer")
+    if seed is not None:
+        check_seed(seed)
     wanted = None
     if scheme is not None:
         allowed = [s.value for s in info.schemes]

@@ -19,6 +19,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from kerckhoffs.errors import ArgumentError
+
 Seed: TypeAlias = int | np.random.Generator | None
 """A seed as every algorithm takes it: None (fresh OS randomness), an int, or a Generator."""
 
@@ -47,4 +49,13 @@ def generator(seed: Seed | Any) -> np.random.Generator:
     raise TypeError(f"seed must be None, an int or a numpy Generator, not {type(seed).__name__}")
 
 
-__all__ = ["Seed", "generator"]
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as a seed an adversary or a table generator can use: a non-negative int
+    (numpy refuses negative seeds); anything else is an :class:`ArgumentError` naming
+    ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise ArgumentError(name, value, "a seed is a non-negative integer")
+    return int(value)
+
+
+__all__ = ["Seed", "check_seed", "generator"]

@@ -47,7 +47,6 @@ from kerckhoffs.attacks.random_worlds import (
     MAX_FUZZ_ROWS,
     MAX_SA_VALUES,
     Trial,
-    check_seed,
     diversity_bound,
     fuzz,
     random_table,
@@ -56,6 +55,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models import parse_model
 from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.randomness import check_seed
 
 __all__ = [
     "DEFAULT_FLOW_ROWS",

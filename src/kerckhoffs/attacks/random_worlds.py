@@ -91,6 +91,7 @@ from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, KerckhoffsError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.randomness import check_seed
 from kerckhoffs.release import Release, Scheme
 
 __all__ = [
@@ -770,15 +771,6 @@ def _key_or_refusal(
         return release_key(fn(table, models, seed=seed, **opts), compare)
     except ParameterError as exc:
         return ("refused", str(exc))
-
-
-def check_seed(value: object, name: str = "seed") -> int:
-    """``value`` as a seed an adversary or a table generator can use: a non-negative int
-    (numpy refuses negative seeds); anything else is an :class:`ArgumentError` naming
-    ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ArgumentError(name, value, "a seed is a non-negative integer")
-    return int(value)
 
 
 def random_worlds(
