@@ -1,24 +1,51 @@
 """kerckhoffs: privacy-preserving data publishing that stays private when the adversary
 knows the algorithm (Kerckhoffs's principle applied to microdata anonymization).
 
-The flow (DESIGN.md section 2): describe a table with a :class:`Schema`, encode it once into
+One call per task (:mod:`kerckhoffs.api`)::
+
+    import kerckhoffs as kh
+    release = kh.anonymize(df, quasi=["age", "zip", "sex"], sensitive="disease",
+                           algorithm="mondrian", models=["k=5", "l=3"])
+    release.to_pandas()                  # input order, input index
+    kh.check(df, quasi=[...], sensitive="disease", models=["k=5"])
+    kh.measure(df, quasi=[...], sensitive="disease")
+    kh.audit(release, knowledge=population)
+
+Underneath (DESIGN.md section 2): describe a table with a :class:`Schema`, encode it once into
 a :class:`Table`, cut it into groups (a :class:`Partition`), publish a :class:`Release`,
 check it against privacy models, attack it, write it.
 """
 
+__version__ = "0.1.0"
+
+from kerckhoffs.api import (
+    AuditReport,
+    CheckReport,
+    KnownSeedWarning,
+    Measures,
+    anonymize,
+    attack,
+    audit,
+    check,
+    measure,
+    read_release,
+)
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, MissingPolicy, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
-from kerckhoffs.release import Partition, Provenance, Release, Scheme
-
-__version__ = "0.1.0"
+from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
 
 __all__ = [
+    "AuditReport",
+    "Bucketized",
+    "CheckReport",
     "Column",
     "Hierarchy",
     "KerckhoffsError",
     "Kind",
+    "KnownSeedWarning",
+    "Measures",
     "MissingPolicy",
     "Partition",
     "PrivacyCheckFailed",
@@ -30,4 +57,10 @@ __all__ = [
     "SensitiveMode",
     "Table",
     "__version__",
+    "anonymize",
+    "attack",
+    "audit",
+    "check",
+    "measure",
+    "read_release",
 ]

@@ -9,7 +9,6 @@ gate a pipeline.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import numpy as np
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from kerckhoffs import __version__
+from kerckhoffs import __version__, api
 from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.io import atomic_file
@@ -138,10 +137,7 @@ def check(
             out.print(f"note: {note}")
         release = Release(table, Partition.by_qi(table), provenance=Provenance("none"))
         what = f"{data} as it stands (each distinct QI combination is a group)"
-    hist = release.histogram()
-    for m in models:
-        m.validate(hist, repr(release.table.sa_name))
-    results = release.check(models)
+    results = api.check(release, models=models).results
     out.print(
         f"{what}: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
         f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
@@ -238,12 +234,9 @@ def anonymize(
     info.check_options(options)
     if seed is not None:
         check_seed(seed)
-    wanted = None
-    if scheme is not None:
-        allowed = [s.value for s in info.schemes]
-        if scheme not in allowed:
-            raise InputError(f"{info.name} publishes by {', '.join(allowed)}, not {scheme!r}")
-        wanted = Scheme(scheme)
+    if scheme is not None and scheme not in [s.value for s in info.schemes]:
+        allowed = ", ".join(s.value for s in info.schemes)
+        raise InputError(f"{info.name} publishes by {allowed}, not {scheme!r}")
     bad_fmt = sorted(set(fmt or ()) - {"csv", "parquet"})
     if bad_fmt:
         raise InputError(f"--format {bad_fmt[0]!r}: choose csv and/or parquet")
@@ -261,11 +254,6 @@ def anonymize(
                 + (", ".join(names) if names else "no column (the data has none of role other)")
                 + " unchanged, row by row: no model protects these columns"
             )
-        hist = Release(table, Partition.single(table.n)).histogram()
-        for m in models:
-            m.validate(hist, repr(table.sa_name))
-        if wanted is not None and "scheme" in info.options:
-            options.setdefault("scheme", wanted.value)
         if seed is not None:
             if info.randomized:
                 err.print(
@@ -280,18 +268,14 @@ def anonymize(
                 )
         with _working(f"running {info.name} on {table.n:,} rows"):
             t0 = time.perf_counter()
-            release = info.run(table, models, seed=seed, **options)
-            elapsed = time.perf_counter() - t0
-        if wanted is not None and release.scheme != wanted:
-            release.scheme = wanted
-            prov = release.provenance
-            release.provenance = dataclasses.replace(
-                prov, parameters={**prov.parameters, "scheme": wanted.value}
+            # the independent check runs once, in write(), on the files about to be written
+            release = api.anonymize_table(
+                table, algorithm, models, seed=seed, scheme=scheme, options=options, verify=False
             )
+            elapsed = time.perf_counter() - t0
         with _working(f"checking and writing {out_dir}"):
             results = release.write(
                 out_dir,
-                models,
                 formats=tuple(fmt or ("csv", "parquet")),
                 include_other=include_other,
                 overwrite=overwrite,
@@ -653,7 +637,7 @@ def run(args: Sequence[str]) -> int:
     except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
         return _fail(f"--{exc.parameter.replace('_', '-')} {exc.value}: {exc.reason}")
     except KerckhoffsError as exc:
-        return _fail(str(exc))
+        return _fail(exc.cli_message)
     except typer.TyperException as exc:  # usage: a missing or unknown option, a bad value
         message = exc.format_message()
         if not message:  # no arguments at all: the help was shown

@@ -191,7 +191,7 @@ def audit(
         try:
             result = info.run([rel], know)
         except KerckhoffsError as exc:  # one attack failing must not hide the others
-            why = str(exc).removeprefix(f"{info.name}: ")
+            why = exc.cli_message.removeprefix(f"{info.name}: ")
             failed.append((info.name, why))
             out.print(f"[yellow]{info.name}: could not run: {why}[/]")
             continue

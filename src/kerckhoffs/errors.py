@@ -8,7 +8,22 @@ from __future__ import annotations
 
 
 class KerckhoffsError(Exception):
-    """Base class: a problem the user can fix (bad file, schema, value or parameter)."""
+    """Base class: a problem the user can fix (bad file, schema, value or parameter).
+
+    The message speaks the library's language (``overwrite=True``, ``verify=False``). Where
+    the fix is spelled differently on the command line (``--overwrite``, ``--no-verify``),
+    ``cli`` holds the same line as the command line says it; the CLI prints
+    :attr:`cli_message`.
+    """
+
+    def __init__(self, *args: object, cli: str | None = None) -> None:
+        super().__init__(*args)
+        self.cli = cli
+
+    @property
+    def cli_message(self) -> str:
+        """The line the command line prints: :attr:`cli` when given, else the message."""
+        return self.cli if self.cli is not None else str(self)
 
 
 class InputError(KerckhoffsError):
@@ -41,3 +56,25 @@ class ArgumentError(ParameterError):
 
 class PrivacyCheckFailed(KerckhoffsError):
     """A release failed the independent check of its privacy model and was not written."""
+
+
+_LIBRARY_SPELLING: tuple[tuple[str, str], ...] = (
+    ("add --overwrite to replace it", "pass overwrite=True to replace it"),
+    ("choose another --out", "choose another output"),
+    ("(--no-verify reads it as it is)", "(verify=False reads it as it is)"),
+    ("(--no-verify)", "(verify=False)"),
+    ("needs --schema", "needs a schema"),
+    ("use --sep ", "pass sep="),
+    ("--out ", "output "),
+)
+"""How a command-line hint reads in the library: flag -> keyword argument."""
+
+
+def input_error(cli_message: str) -> InputError:
+    """An :class:`InputError` whose message names the fix as a command-line flag in ``cli``
+    and as the library's keyword argument otherwise (``--overwrite`` -> ``overwrite=True``),
+    so a Python user is never told about flags they cannot pass."""
+    library = cli_message
+    for flag, keyword in _LIBRARY_SPELLING:
+        library = library.replace(flag, keyword)
+    return InputError(library, cli=cli_message)

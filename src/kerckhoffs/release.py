@@ -21,10 +21,11 @@ only if every requested privacy model holds on what was read back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, PrivacyCheckFailed
+from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 
@@ -220,6 +221,16 @@ class Release:
     what an adversary reading the release sees, for audits such as ``seed-replay``."""
     notes: list[str] = field(default_factory=list, repr=False, compare=False)
     """What the reader of a published release should know (e.g. files not verified)."""
+    models: tuple[PrivacyModel, ...] = field(default=(), compare=False)
+    """The privacy models the release was made for: :meth:`check`, :meth:`verify` and
+    :meth:`write` use them when given none (:func:`kerckhoffs.anonymize` sets them)."""
+
+    def __repr__(self) -> str:
+        models = ", ".join(m.parameter for m in self.models) or "none recorded"
+        return (
+            f"Release({self.provenance.algorithm}, {self.scheme.value}, {self.table.n:,} rows, "
+            f"{self.partition.n_groups:,} groups; models: {models})"
+        )
 
     def __post_init__(self) -> None:
         self.scheme = Scheme(self.scheme)
@@ -256,10 +267,38 @@ class Release:
             )
         return self._hist
 
-    def check(self, models: list[PrivacyModel]) -> list[ModelResult]:
-        """Evaluate ``models`` on this release's groups."""
+    def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """Evaluate ``models`` (default: the models the release was made for) on its groups."""
         hist = self.histogram()
-        return [m.evaluate(hist) for m in models]
+        return [m.evaluate(hist) for m in self._models(models)]
+
+    def _models(self, models: Sequence[PrivacyModel] | None) -> list[PrivacyModel]:
+        chosen = list(self.models if models is None else models)
+        if not chosen:
+            raise ParameterError(
+                "no privacy model to check: this release records none; pass models, e.g. "
+                "[KAnonymity(5)]"
+            )
+        return chosen
+
+    def verify(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """The independent check :meth:`write` makes: materialize the files' tables, read them
+        back as another tool's release would be read (:meth:`from_frames`) and evaluate the
+        models there, not on the algorithm's own arrays. Raises
+        :class:`~kerckhoffs.errors.PrivacyCheckFailed` when one fails (fail closed)."""
+        return self._verified(self._models(models), self.frames(), self.metadata())
+
+    @staticmethod
+    def _verified(
+        models: list[PrivacyModel], frames: dict[str, pd.DataFrame], meta: dict[str, Any]
+    ) -> list[ModelResult]:
+        results = Release.from_frames(frames, meta).check(models)
+        failed = [r for r in results if not r.satisfied]
+        if failed:
+            raise PrivacyCheckFailed(
+                "release not written: " + "; ".join(r.summary() for r in failed)
+            )
+        return results
 
     def group_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Smallest and largest code of each QI in each group: two int32 [groups, d]."""
@@ -367,6 +406,61 @@ class Release:
         )
         return {"qit": qit, "st": st}
 
+    def to_pandas(self, order: str = "input") -> pd.DataFrame | Bucketized:
+        """The release as pandas objects, for analysis in Python.
+
+        Generalization: one DataFrame with the ``group`` column (the published ids), each QI's
+        published cell and the SA as published. A numeric QI whose cell is the group's
+        tightest interval (every algorithm but full-domain generalization, which publishes
+        hierarchy levels) becomes a pandas ``Interval`` column (closed on both sides: ``[20-29]``
+        is ``[20, 29]``); other cells are ``category`` columns of the published text.
+        ``order="input"``: one row per input row, in input order, with the input DataFrame's
+        index (rows the schema's missing-value policy dropped are absent); ``order="group"``:
+        the rows as the files list them (by group), with a fresh index.
+
+        Bucketization: a :class:`Bucketized` pair ``(qit, st)``: the QI table (exact QIs and
+        ``group``; input order and index with ``order="input"``) and the SA table (``group``,
+        SA value, ``count``), whose pairing with rows the release does not publish.
+        """
+        if order not in {"input", "group"}:
+            raise ParameterError(f"order must be 'input' or 'group', got {order!r}")
+        t = self.table
+        group = self.published_group()
+        index = t.index if t.index is not None else pd.RangeIndex(t.n)
+        if self.scheme == Scheme.BUCKETIZATION:
+            frames = self.frames()
+            if order == "group":
+                return Bucketized(frames["qit"], frames["st"])
+            qit = pd.DataFrame({GROUP: group}, index=index)
+            for j, col in enumerate(t.qi_columns):
+                qit[col.name] = col.decode(t.qi[:, j])
+            return Bucketized(qit, frames["st"])
+        own = self.partition.group
+        cells = self.generalized_cells()
+        tight = self.cells is None
+        lo, hi = self.group_bounds() if tight else (None, None)
+        df = pd.DataFrame({GROUP: group}, index=index)
+        for j, col in enumerate(t.qi_columns):
+            numeric = col.kind == Kind.NUMERIC and np.issubdtype(
+                np.asarray(col.values).dtype, np.number
+            )
+            if tight and numeric:
+                assert lo is not None and hi is not None
+                values = np.asarray(col.values)
+                df[col.name] = pd.arrays.IntervalArray.from_arrays(
+                    values[lo[own, j]], values[hi[own, j]], closed="both"
+                )
+            else:
+                labels = np.asarray(cells[col.name].astype(str))
+                df[col.name] = pd.Categorical.from_codes(
+                    *_codes_and_categories(labels, own)
+                )
+        df[t.sa_name] = t.sa_column.decode(self.sa_published)
+        if order == "group":
+            rows = np.lexsort((self.sa_published, group))
+            df = df.iloc[rows].reset_index(drop=True)
+        return df
+
     def metadata(self, checks: list[ModelResult] | None = None) -> dict[str, Any]:
         """The JSON provenance written beside the tables (no timestamps: same input, same bytes).
 
@@ -400,13 +494,14 @@ class Release:
     def write(
         self,
         out_dir: str | Path,
-        models: list[PrivacyModel],
+        models: Sequence[PrivacyModel] | None = None,
         *,
         formats: tuple[str, ...] = ("csv", "parquet"),
         include_other: bool = False,
         overwrite: bool = False,
     ) -> list[ModelResult]:
-        """Write the release to ``out_dir`` if every model holds on the materialized files.
+        """Write the release to ``out_dir`` if every model (default: the models it was made
+        for) holds on the materialized files.
 
         The check is independent of the algorithm: the frames about to be written are read
         back by :meth:`from_frames` and the models evaluated on that. If any fails, nothing is
@@ -416,20 +511,14 @@ class Release:
         replaced only with ``overwrite`` and only if it is a kerckhoffs release holding nothing
         else (:mod:`kerckhoffs.data.output`).
         """
-        if not models:
+        chosen = list(self.models if models is None else models)
+        if not chosen:
             raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
         bad = sorted(set(formats) - {"csv", "parquet"})
         if bad:
             raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
         frames = self.frames(include_other=include_other)
-        meta = self.metadata()
-        readback = Release.from_frames(frames, meta)
-        results = readback.check(models)
-        failed = [r for r in results if not r.satisfied]
-        if failed:
-            raise PrivacyCheckFailed(
-                "release not written: " + "; ".join(r.summary() for r in failed)
-            )
+        results = self._verified(chosen, frames, self.metadata())
         meta = self.metadata(results)
         names = [f"{name}.{fmt}" for name in frames for fmt in formats]
         with (
@@ -527,7 +616,7 @@ class Release:
     def _from_directory(cls, path: Path, schema: Schema | None, verify: bool) -> Release:
         meta_path = path / META
         if not meta_path.is_file():
-            raise InputError(
+            raise input_error(
                 f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
                 "another tool's table, pass the table file itself with --schema)"
             )
@@ -596,9 +685,24 @@ class Release:
         if path.is_dir():
             return cls._from_directory(path, schema, verify)
         if schema is None:
-            raise InputError(f"{path}: reading a table made by another tool needs --schema")
+            raise input_error(f"{path}: reading a table made by another tool needs --schema")
         df, meta = read_external(path, schema, sep)
         return cls.from_frames({"release": df}, meta, schema)
+
+
+class Bucketized(NamedTuple):
+    """A bucketized release as pandas: the QI table and the SA table (Anatomy, Xiao & Tao
+    2006): ``qit`` has each row's exact QIs and group, ``st`` each group's SA values and
+    counts; which row holds which SA value is not published."""
+
+    qit: pd.DataFrame
+    st: pd.DataFrame
+
+
+def _codes_and_categories(labels: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per-row category codes of the groups' cell ``labels`` (sorted categories)."""
+    codes, uniques = pd.factorize(labels, sort=True)
+    return codes[own], [str(u) for u in uniques]
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:

@@ -457,6 +457,7 @@ def take_rows(table: Table, rows: np.ndarray) -> Table:
         sa=table.sa[rows],
         provider=None if table.provider is None else table.provider[rows],
         row_ids=None if table.row_ids is None else table.row_ids[rows],
+        index=None if table.index is None else table.index[rows],
         other=None if table.other is None else table.other.iloc[rows].reset_index(drop=True),
         notes=list(table.notes),
     )
@@ -535,8 +536,12 @@ def overlapping_releases(
 
 
 # -- the registered attack ------------------------------------------------------------------------
-def _sa_name_on_disk(path: Path) -> str | None:
+def _sa_name_on_disk(path: Path | Release) -> str | None:
+    """The SA a release publishes: read off its metadata when it is a directory."""
     import json
+
+    if isinstance(path, Release):
+        return path.table.sa_name
 
     meta = Path(path) / "release.json"
     try:

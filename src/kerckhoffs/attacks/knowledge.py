@@ -94,8 +94,12 @@ class Knowledge:
     population: pd.DataFrame | None = None
     not_having: list[NotHaving] = field(default_factory=list)
     rules: list[DistributionRule] = field(default_factory=list)
-    releases: list[Path] = field(default_factory=list)
-    schema: Path | None = None
+    releases: list[Path | Release] = field(default_factory=list)
+    """Other releases of overlapping populations: directories (read when an attack needs
+    them) or releases already in memory."""
+    schema: Path | Schema | None = None
+    """The schema whose hierarchies say what published cells cover: a TOML path or a
+    :class:`~kerckhoffs.data.schema.Schema`."""
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -169,13 +173,19 @@ class Knowledge:
         """The schema named by :attr:`schema` (None when there is none)."""
         from kerckhoffs.data.schema import Schema
 
-        return None if self.schema is None else Schema.from_toml(self.schema)
+        if self.schema is None or isinstance(self.schema, Schema):
+            return self.schema
+        return Schema.from_toml(self.schema)
 
     def load_releases(self, schema: Schema | None = None) -> list[Release]:
-        """The releases of :attr:`releases`, read with :meth:`Release.from_published`."""
+        """The releases of :attr:`releases`, those given as paths read with
+        :meth:`Release.from_published`."""
         from kerckhoffs.release import Release
 
-        return [Release.from_published(p, schema) for p in self.releases]
+        return [
+            p if isinstance(p, Release) else Release.from_published(p, schema)
+            for p in self.releases
+        ]
 
     def not_having_mask(
         self, values: Sequence[str], ids: Sequence[Any] | np.ndarray | None = None

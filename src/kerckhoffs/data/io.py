@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, input_error
 
 DELIMITERS = (",", ";", "\t", "|")
 
@@ -66,7 +66,7 @@ def read_table(
     if used not in header:
         others = [d for d in DELIMITERS if d != used and d in header]
         if others:
-            raise InputError(
+            raise input_error(
                 f"{path}: the header has no {used!r} delimiter but contains {others[0]!r}; "
                 f"use --sep {others[0]!r}"
             )

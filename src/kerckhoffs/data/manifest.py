@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, input_error
 
 ALGO = "sha256"
 PLACEHOLDER = ALGO + ":" + "0" * 64
@@ -71,7 +71,7 @@ def verify_self(raw: bytes, meta: dict[str, Any], path: Path) -> None:
         raise InputError(f"{path}: the integrity record does not match the file; refusing it")
     blank = raw.replace(digest.encode(), PLACEHOLDER.encode(), 1)
     if f"{ALGO}:{hashlib.sha256(blank).hexdigest()}" != digest:
-        raise InputError(
+        raise input_error(
             f"{path}: changed after it was written (its SHA-256 does not match the one it "
             "records); refusing it (--no-verify reads the release as it is)"
         )
@@ -89,7 +89,7 @@ def verify_files(folder: Path, meta: dict[str, Any], meta_path: Path) -> None:
         if not f.is_file():
             raise InputError(f"{f}: listed in {meta_path.name} but missing; refusing the release")
         if file_digest(f) != digest:
-            raise InputError(
+            raise input_error(
                 f"{f}: changed after it was written (its SHA-256 differs from the one in "
                 f"{meta_path.name}); refusing the release (--no-verify reads it as it is)"
             )

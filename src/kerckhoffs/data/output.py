@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
 
@@ -167,11 +167,11 @@ def _check_replaceable(target: Path, kind: str, overwrite: bool) -> None:
     if not target.exists() and not target.is_symlink():
         return
     if target.is_symlink():
-        raise InputError(f"--out {target} is a symbolic link; refusing to replace it")
+        raise input_error(f"--out {target} is a symbolic link; refusing to replace it")
     if target.is_dir() and not any(target.iterdir()):
         return
     if not overwrite:
-        raise InputError(f"--out {target} already exists (add --overwrite to replace it)")
+        raise input_error(f"--out {target} already exists (add --overwrite to replace it)")
     reason = _describe_refusal(target, kind)
     if reason is not None:
         raise InputError(reason)
@@ -184,7 +184,7 @@ def _lock(claim: OutputClaim) -> None:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
         except OSError as exc:
-            raise InputError(
+            raise input_error(
                 f"--out {claim.target}: cannot write in {claim.target.parent} ({exc.strerror})"
             ) from None
         try:
@@ -192,11 +192,11 @@ def _lock(claim: OutputClaim) -> None:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise InputError(
+                raise input_error(
                     f"--out {claim.target} is being written by another kerckhoffs process; "
                     "wait for it to finish or choose another --out"
                 ) from None
-            raise InputError(f"--out {claim.target}: cannot lock ({exc.strerror})") from None
+            raise input_error(f"--out {claim.target}: cannot lock ({exc.strerror})") from None
         # the previous holder may have removed the file between our open and our lock
         try:
             same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
@@ -230,7 +230,7 @@ def _make_parents(claim: OutputClaim) -> None:
         missing.append(d)
         d = d.parent
     if d.exists() and not d.is_dir():
-        raise InputError(f"--out {claim.target}: {d} is not a directory")
+        raise input_error(f"--out {claim.target}: {d} is not a directory")
     for m in reversed(missing):
         try:
             m.mkdir()
@@ -238,7 +238,7 @@ def _make_parents(claim: OutputClaim) -> None:
             continue
         except OSError as exc:
             _release_claim(claim)
-            raise InputError(f"--out {claim.target}: cannot create {m} ({exc.strerror})") from None
+            raise input_error(f"--out {claim.target}: cannot create {m} ({exc.strerror})") from None
         claim.created_dirs.append(m)
 
 
@@ -269,7 +269,7 @@ def output_directory(
     for p in [*(Path(x) for x in protect if x is not None), Path.cwd()]:
         if _inside(_resolve(p), resolved):
             what = "the current directory" if p == Path.cwd() else f"the input {p}"
-            raise InputError(
+            raise input_error(
                 f"--out {target} contains {what}; refusing to write there (choose a new folder)"
             )
     if target.exists() or target.is_symlink():
@@ -302,22 +302,22 @@ def check_writable_file(
     """
     target = Path(target)
     if target.is_dir():
-        raise InputError(f"--out {target} is a directory; give a file name")
+        raise input_error(f"--out {target} is a directory; give a file name")
     if target.exists() and not overwrite:
-        raise InputError(f"--out {target} already exists (add --overwrite to replace it)")
+        raise input_error(f"--out {target} already exists (add --overwrite to replace it)")
     resolved = _resolve(target)
     for p in protect:
         if p is not None and resolved == _resolve(Path(p)):
-            raise InputError(f"--out {target} is an input ({p}); refusing to replace it")
+            raise input_error(f"--out {target} is an input ({p}); refusing to replace it")
     d = target.parent
     while not d.exists() and not d.is_symlink():
         d = d.parent
     if not d.is_dir():
-        raise InputError(f"--out {target}: {d} is not a directory")
+        raise input_error(f"--out {target}: {d} is not a directory")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=d)
     except OSError as exc:
-        raise InputError(f"--out {target}: cannot write in {d} ({exc.strerror})") from None
+        raise input_error(f"--out {target}: cannot write in {d} ({exc.strerror})") from None
     os.close(fd)
     os.unlink(name)
 

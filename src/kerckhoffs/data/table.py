@@ -102,6 +102,9 @@ class Table:
     row_ids: np.ndarray | None = None
     other: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
+    index: pd.Index | None = field(default=None, repr=False)
+    """The input DataFrame's index labels of the kept rows (``row_ids`` are their positions),
+    so results can be laid back on the user's rows (:meth:`kerckhoffs.release.Release.to_pandas`)."""
 
     # -- shape -----------------------------------------------------------------------------
     @property
@@ -291,6 +294,7 @@ class Table:
             row_ids=row_ids,
             other=other,
             notes=notes,
+            index=df.index[row_ids],
         )
 
 

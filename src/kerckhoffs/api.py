@@ -1,0 +1,631 @@
+"""The Python entry points: anonymize, check, measure, attack and audit in one call each.
+
+>>> import kerckhoffs as kh
+>>> from kerckhoffs.datasets import generate_hospital
+>>> df = generate_hospital(600, seed=0)
+>>> release = kh.anonymize(df, quasi=["age", "sex", "zip"], sensitive="disease",
+...                        algorithm="mondrian", models=["k=5", "l=3"])
+>>> release.to_pandas().index.equals(df.index)        # input order, input index
+True
+>>> kh.check(df, quasi=["age", "sex", "zip"], sensitive="disease", models=["k=2"]).satisfied
+False
+
+These functions hold the pipeline the command line runs (the CLI is a thin layer over them):
+the whole-table validation of :meth:`Table.encode <kerckhoffs.data.table.Table.encode>`, the
+refusal of models no release of the table can meet, the algorithm's options checked before
+any work, the publishing scheme, and the fail-closed check: :func:`anonymize` returns a release
+only after the models were checked again on its materialized tables, read back the way another
+tool's release is read (:meth:`Release.verify <kerckhoffs.release.Release.verify>`), and
+:meth:`Release.write <kerckhoffs.release.Release.write>` checks once more before writing.
+
+Randomness follows scikit-learn's ``random_state`` convention with one difference of meaning:
+``seed=None`` (the default) draws fresh secret randomness from the operating system, and an
+int or a ``numpy.random.Generator`` is for tests and experiments only, since an adversary who
+knows the seed re-runs the algorithm and undoes its random choices (DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.attacks.knowledge import Knowledge
+from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.data.hierarchy import Hierarchy
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
+from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
+from kerckhoffs.models import (
+    AlphaKAnonymity,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    LDiversity,
+    MConfidentiality,
+    ModelResult,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+    parse_model,
+)
+from kerckhoffs.models.base import format_number
+from kerckhoffs.models.parse import SYNTAX
+from kerckhoffs.randomness import Seed, check_seed
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
+__all__ = [
+    "AuditReport",
+    "CheckReport",
+    "KnownSeedWarning",
+    "Measures",
+    "anonymize",
+    "anonymize_table",
+    "as_models",
+    "attack",
+    "audit",
+    "check",
+    "measure",
+    "read_release",
+]
+
+ModelLike = str | PrivacyModel
+"""A privacy model as an object (``KAnonymity(5)``) or as the command line writes it
+(``"k=5"``, ``"l=3"``, ``"alpha-k=0.5,5"``: :func:`kerckhoffs.models.parse_model`)."""
+DataLike = pd.DataFrame | str | Path
+HierarchyLike = str | Path | Hierarchy | Mapping[str, Any]
+
+
+class KnownSeedWarning(UserWarning):
+    """A randomized algorithm ran with a given seed: anyone who learns it can undo the random
+    choices, so the release is only as safe as the seed is secret."""
+
+
+# -- arguments ------------------------------------------------------------------------------
+def as_models(models: ModelLike | Iterable[ModelLike]) -> list[PrivacyModel]:
+    """Model objects from objects or command-line texts; at least one is required."""
+    if isinstance(models, str | PrivacyModel):
+        models = [models]
+    out: list[PrivacyModel] = []
+    for m in models:
+        if isinstance(m, PrivacyModel):
+            out.append(m)
+        elif isinstance(m, str):
+            out.append(parse_model(m))
+        else:
+            raise ParameterError(
+                f"a model is a PrivacyModel or a text such as 'k=5', got {type(m).__name__}"
+            )
+    if not out:
+        raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+    return out
+
+
+def _schema(
+    quasi: Sequence[str] | None,
+    sensitive: str | None,
+    schema: Schema | str | Path | None,
+    hierarchies: Mapping[str, HierarchyLike] | None,
+) -> Schema:
+    """The schema given, or one built from ``quasi``, ``sensitive`` and ``hierarchies``."""
+    if schema is not None:
+        if quasi is not None or sensitive is not None or hierarchies is not None:
+            raise ParameterError(
+                "give either schema or quasi/sensitive/hierarchies, not both (the schema "
+                "already says which columns are quasi-identifiers and which is sensitive)"
+            )
+        return schema if isinstance(schema, Schema) else Schema.from_toml(schema)
+    if quasi is None or sensitive is None:
+        raise ParameterError(
+            "say which columns are quasi-identifiers and which is sensitive: "
+            "quasi=[...], sensitive='...' (or schema=Schema...)"
+        )
+    if isinstance(quasi, str):
+        quasi = [quasi]
+    hier = dict(hierarchies or {})
+    unknown = sorted(set(hier) - set(quasi))
+    if unknown:
+        raise ParameterError(f"hierarchies names {unknown[0]!r}, which is not in quasi")
+    cols: dict[str, dict[str, Any]] = {}
+    for name in quasi:
+        h = hier.get(name)
+        if h is None:
+            cols[name] = {}
+        elif isinstance(h, Mapping):  # column options: {"widths": [5, 10]}, {"kind": ...}
+            cols[name] = dict(h)
+        else:
+            cols[name] = {"hierarchy": h}
+    return Schema.build(cols, sensitive)
+
+
+def _table(data: DataLike | Table, schema: Schema) -> Table:
+    if isinstance(data, Table):
+        return data
+    if isinstance(data, pd.DataFrame):
+        return Table.encode(data, schema)
+    if isinstance(data, str | Path):
+        return Table.from_csv(data, schema)
+    raise ParameterError(
+        f"data must be a pandas DataFrame, a CSV/Parquet path or a Table, got {type(data).__name__}"
+    )
+
+
+# -- anonymize -------------------------------------------------------------------------------
+def anonymize(
+    data: DataLike,
+    quasi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    algorithm: str,
+    models: ModelLike | Iterable[ModelLike],
+    schema: Schema | str | Path | None = None,
+    hierarchies: Mapping[str, HierarchyLike] | None = None,
+    seed: Seed = None,
+    scheme: Scheme | str | None = None,
+    **options: Any,
+) -> Release:
+    """Anonymize ``data`` with ``algorithm`` so that every model holds; return the release.
+
+    ``data``: a DataFrame (or a CSV/Parquet path). Columns are named by ``quasi`` and
+    ``sensitive`` (kinds inferred; ``hierarchies`` maps a QI to an ARX-format hierarchy file,
+    a :class:`~kerckhoffs.data.hierarchy.Hierarchy` or column options such as
+    ``{"widths": [5, 10, 20]}``), or by a ``schema``. ``algorithm``: a registered name
+    (``kerckhoffs algorithms`` lists them, e.g. ``"mondrian"``, ``"mondrian++"``, ``"anatomy"``,
+    ``"hilb++strict"``). ``models``: ``["k=5", "l=3"]`` or model objects. ``seed``: ``None``
+    draws fresh secret randomness; a given seed warns (:class:`KnownSeedWarning`).
+    ``scheme``: ``"generalization"`` or ``"bucketization"`` where the algorithm offers both.
+    Other keywords are the algorithm's options (an unknown one is refused, naming those it
+    accepts).
+
+    The release remembers its models (``release.check()``, ``release.write(dir)``) and was
+    checked independently before it is returned (:meth:`Release.verify`): a
+    :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised rather than a release that does
+    not hold.
+
+    >>> import kerckhoffs as kh
+    >>> from kerckhoffs.datasets import generate_hospital
+    >>> r = kh.anonymize(generate_hospital(600, seed=0), quasi=["age", "zip"],
+    ...                  sensitive="disease", algorithm="mondrian", models=["k=5", "l=3"])
+    >>> [x.satisfied for x in r.check()]
+    [True, True]
+    """
+    sch = _schema(quasi, sensitive, schema, hierarchies)
+    chosen = as_models(models)
+    from kerckhoffs.algorithms import get
+
+    info = get(algorithm)
+    info.check_options(options)
+    if seed is not None and info.randomized:
+        warnings.warn(
+            f"seed makes {info.name}'s random choices reproducible; anyone who learns it can "
+            "re-run the algorithm and undo them: use it for tests and experiments only, and "
+            "keep it secret (it is never written into the release)",
+            KnownSeedWarning,
+            stacklevel=2,
+        )
+    table = _table(data, sch)
+    return anonymize_table(table, algorithm, chosen, seed=seed, scheme=scheme, options=options)
+
+
+def anonymize_table(
+    table: Table,
+    algorithm: str,
+    models: Sequence[PrivacyModel],
+    *,
+    seed: Seed = None,
+    scheme: Scheme | str | None = None,
+    options: Mapping[str, Any] | None = None,
+    verify: bool = True,
+) -> Release:
+    """The anonymization pipeline on an encoded table (what :func:`anonymize` and the
+    ``anonymize`` command share): options and seed checked before any work, models no release
+    of the table can meet refused (k above the table size, l above the SA domain), the
+    algorithm run, the scheme applied, and (``verify``) the independent check."""
+    from kerckhoffs.algorithms import get
+
+    info = get(algorithm)
+    opts = dict(options or {})
+    info.check_options(opts)
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        check_seed(seed)
+    wanted = None
+    if scheme is not None:
+        allowed = [s.value for s in info.schemes]
+        if str(scheme) not in allowed:
+            raise ParameterError(f"{info.name} publishes by {', '.join(allowed)}, not {scheme!r}")
+        wanted = Scheme(scheme)
+    if not models:
+        raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+    hist = Release(table, Partition.single(table.n)).histogram()
+    for m in models:
+        m.validate(hist, repr(table.sa_name))
+    if wanted is not None and "scheme" in info.options:
+        opts.setdefault("scheme", wanted.value)
+    release = info.run(table, list(models), seed=seed, **opts)
+    if wanted is not None and release.scheme != wanted:
+        release.scheme = wanted
+        prov = release.provenance
+        release.provenance = dataclasses.replace(
+            prov, parameters={**prov.parameters, "scheme": wanted.value}
+        )
+    release.models = tuple(models)
+    if verify:
+        release.verify()
+    return release
+
+
+def read_release(
+    path: str | Path, schema: Schema | str | Path | None = None, *, verify: bool = True
+) -> Release:
+    """A published release read back: a kerckhoffs release directory (its files verified
+    against the SHA-256 digests of ``release.json`` unless ``verify=False``) or another tool's
+    table (needs the ``schema``, whose hierarchies say what each cell covers)."""
+    sch = None if schema is None else _schema(None, None, schema, None)
+    return Release.from_published(path, sch, verify=verify)
+
+
+# -- check and measure -----------------------------------------------------------------------
+def _release_of(
+    data: DataLike | Release | Table,
+    quasi: Sequence[str] | None,
+    sensitive: str | None,
+    schema: Schema | str | Path | None,
+    hierarchies: Mapping[str, HierarchyLike] | None,
+) -> Release:
+    """What :func:`check` and :func:`measure` evaluate: a release as it is, a release
+    directory read back, or a table as it stands (each distinct QI vector one group)."""
+    if isinstance(data, Release):
+        return data
+    if isinstance(data, str | Path) and Path(data).is_dir():
+        return read_release(data, schema)
+    table = _table(data, _schema(quasi, sensitive, schema, hierarchies))
+    return Release(table, Partition.by_qi(table), provenance=Provenance("none"))
+
+
+def _key(model: PrivacyModel, taken: set[str]) -> str:
+    key = SYNTAX.get(type(model).__name__, model.name)
+    if key in taken:
+        key = f"{key} ({model.parameter})"
+    taken.add(key)
+    return key
+
+
+@dataclass(eq=False)
+class CheckReport:
+    """The outcome of :func:`check`: one :class:`~kerckhoffs.models.ModelResult` per model.
+
+    ``satisfied``: every model holds in every group. ``achieved``: each model's release-wide
+    value (the worst group's), keyed by the model's short name (``"k"``, ``"l"``,
+    ``"entropy-l"``, ...). ``groups``: one row per group (its published id) with its size and
+    each model's measure and verdict (``"<name> ok"``), worst groups easy to sort out.
+    """
+
+    release: Release = field(repr=False)
+    results: list[ModelResult]
+    keys: list[str]
+
+    @property
+    def satisfied(self) -> bool:
+        """Whether every model holds."""
+        return all(r.satisfied for r in self.results)
+
+    @property
+    def achieved(self) -> dict[str, float]:
+        """Each model's achieved value (the worst group's)."""
+        return {k: r.achieved for k, r in zip(self.keys, self.results, strict=True)}
+
+    @property
+    def groups(self) -> pd.DataFrame:
+        """Per-group measures and verdicts, indexed by the published group id."""
+        numbering = self.release.published_numbering()
+        df = pd.DataFrame({"size": self.release.partition.sizes})
+        for k, r in zip(self.keys, self.results, strict=True):
+            df[k] = r.group_values
+            df[f"{k} ok"] = r.group_ok
+        df.index = pd.Index(numbering, name="group")
+        return df.sort_index()
+
+    def __repr__(self) -> str:
+        rel = self.release
+        head = (
+            f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} "
+            f"({rel.table.n:,} rows, {rel.partition.n_groups:,} groups)"
+        )
+        return "\n".join([head, *(f"  {r.summary()}" for r in self.results)])
+
+
+def check(
+    data: DataLike | Release,
+    quasi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    models: ModelLike | Iterable[ModelLike] | None = None,
+    schema: Schema | str | Path | None = None,
+    hierarchies: Mapping[str, HierarchyLike] | None = None,
+) -> CheckReport:
+    """Check privacy models on a table as it stands, a :class:`Release`, or a release
+    directory (read back and verified); ``models`` defaults to a release's own models.
+
+    A table as it stands is published unchanged: the rows with the same QI values form a
+    group (what ``kerckhoffs check data.csv`` does).
+
+    >>> import kerckhoffs as kh
+    >>> from kerckhoffs.datasets import generate_hospital
+    >>> report = kh.check(generate_hospital(600, seed=0), quasi=["age", "zip"],
+    ...                   sensitive="disease", models=["k=2", "l=2"])
+    >>> report.satisfied, sorted(report.achieved)
+    (False, ['k', 'l'])
+    """
+    release = _release_of(data, quasi, sensitive, schema, hierarchies)
+    chosen = release._models(None if models is None else as_models(models))
+    hist = release.histogram()
+    for m in chosen:
+        m.validate(hist, repr(release.table.sa_name))
+    results = release.check(chosen)
+    taken: set[str] = set()
+    return CheckReport(release, results, [_key(m, taken) for m in chosen])
+
+
+@dataclass(frozen=True)
+class Measures:
+    """What a table or release achieves, with no threshold (what pycanon's functions return).
+
+    ``k``: the smallest group. ``l``: frequency l-diversity, ``min |G| / S_max(G)`` (the
+    papers' definition). ``distinct_l``: the fewest distinct SA values in a group.
+    ``entropy_l``: ``exp`` of the smallest group SA entropy. ``recursive_c`` for
+    ``recursive_l``: the smallest c with ``r_1 < c (r_l + ... + r_q)`` in every group (``l`` is
+    ``distinct_l``, as pycanon reports it; ``inf`` below 2). ``t``: the largest EMD between a
+    group's SA distribution and the table's. ``alpha``: the largest share of sensitive values in
+    a group ((alpha, k)-anonymity's alpha; its k is ``k``). ``m``: the largest m of per-group
+    m-confidentiality.
+    """
+
+    rows: int
+    groups: int
+    k: int
+    l: float  # noqa: E741
+    distinct_l: int
+    entropy_l: float
+    recursive_c: float
+    recursive_l: int
+    t: float
+    alpha: float
+    m: int
+
+    def to_dict(self) -> dict[str, float]:
+        """The measures as a plain dict."""
+        return dataclasses.asdict(self)
+
+    def __repr__(self) -> str:
+        parts = [f"{k}={format_number(float(v))}" for k, v in self.to_dict().items()]
+        return f"Measures({', '.join(parts)})"
+
+
+def measure(
+    data: DataLike | Release,
+    quasi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    schema: Schema | str | Path | None = None,
+    hierarchies: Mapping[str, HierarchyLike] | None = None,
+) -> Measures:
+    """The achieved k, l (frequency, distinct, entropy, recursive), t, alpha and m of a table
+    as it stands, a release, or a release directory: :class:`Measures`.
+
+    >>> import kerckhoffs as kh
+    >>> from kerckhoffs.datasets import generate_hospital
+    >>> kh.measure(generate_hospital(600, seed=0), ["age", "zip"], "disease").k
+    1
+    """
+    release = _release_of(data, quasi, sensitive, schema, hierarchies)
+    hist = release.histogram()
+
+    def achieved(model: PrivacyModel) -> float:
+        return float(model.evaluate(hist).achieved)
+
+    distinct = int(achieved(DistinctLDiversity(1)))
+    rec_l = max(distinct, 2)
+    return Measures(
+        rows=release.table.n,
+        groups=release.partition.n_groups,
+        k=int(achieved(KAnonymity(1))),
+        l=achieved(LDiversity(1)),
+        distinct_l=distinct,
+        entropy_l=achieved(EntropyLDiversity(1)),
+        recursive_c=achieved(RecursiveCLDiversity(1, rec_l)),
+        recursive_l=rec_l,
+        t=achieved(TCloseness(1.0)),
+        alpha=achieved(AlphaKAnonymity(1.0, 1)),
+        m=int(achieved(MConfidentiality(1))),
+    )
+
+
+# -- attack and audit ------------------------------------------------------------------------
+KnowledgeLike = Knowledge | pd.DataFrame | str | Path | None
+
+
+def _knowledge(
+    knowledge: KnowledgeLike,
+    schema: Schema | str | Path | None,
+    others: Iterable[Release | str | Path],
+) -> Knowledge:
+    if knowledge is None:
+        know = Knowledge()
+    elif isinstance(knowledge, Knowledge):
+        know = knowledge
+    elif isinstance(knowledge, pd.DataFrame):
+        know = Knowledge(population=knowledge.reset_index(drop=True))
+    elif isinstance(knowledge, str | Path):
+        know = Knowledge.from_path(knowledge)
+    else:
+        raise ParameterError(
+            "knowledge is a Knowledge, a DataFrame of the population's QIs or a path (TOML or "
+            f"CSV), got {type(knowledge).__name__}"
+        )
+    if schema is not None:
+        know = dataclasses.replace(know, schema=schema)
+    extra = list(others)
+    if extra:
+        know = dataclasses.replace(know, releases=[*know.releases, *extra])
+    return know
+
+
+def _attacked(release: Release | str | Path, know: Knowledge) -> Release:
+    if isinstance(release, Release):
+        return release
+    if not Path(release).exists():
+        raise InputError(f"release not found: {release}")
+    return Release.from_published(release, know.load_schema())
+
+
+def attack(
+    release: Release | str | Path,
+    name: str,
+    *,
+    knowledge: KnowledgeLike = None,
+    schema: Schema | str | Path | None = None,
+    others: Iterable[Release | str | Path] = (),
+    **options: Any,
+) -> AttackResult:
+    """Run the attack ``name`` (``kerckhoffs audit --list``: ``minimality``, ``hilb-order``,
+    ``negative-association``, ``intersection``, ``seed-replay``) on a release and return what
+    the adversary learns, tuple by tuple (:class:`~kerckhoffs.attacks.result.AttackResult`:
+    ``.verdict()``, ``.safe``, ``.to_pandas()``).
+
+    ``knowledge``: the adversary's knowledge: a DataFrame of the population's QIs, a path
+    (a CSV of them, or a TOML knowledge file) or a
+    :class:`~kerckhoffs.attacks.knowledge.Knowledge`. ``others``: other releases of
+    overlapping populations (for the intersection attack). ``schema``: needed for a release
+    read from files whose cells must be looked up in hierarchies. An attack that does not apply
+    raises :class:`~kerckhoffs.errors.ParameterError` saying why.
+    """
+    from kerckhoffs.attacks.registry import get_attack
+
+    info = get_attack(name)
+    know = _knowledge(knowledge, schema, others)
+    rel = _attacked(release, know)
+    reason = info.applies([rel], know)
+    if reason is not None:
+        raise ParameterError(f"attack {name} does not apply: {reason}")
+    return info.run([rel], know, **options)
+
+
+@dataclass(eq=False)
+class AuditReport:
+    """The outcome of :func:`audit`: every attack that applied, with its result.
+
+    ``results``: the attacks that ran. ``skipped``: (attack, why it does not apply).
+    ``failed``: (attack, why it could not run). ``safe``: no attack found a row disclosed
+    (a release no attack applies to is not called safe: ``verdict`` says NO VERDICT).
+    """
+
+    results: list[AttackResult]
+    skipped: list[tuple[str, str]]
+    failed: list[tuple[str, str]]
+
+    @property
+    def safe(self) -> bool:
+        """Some attack ran and none found the release unsafe."""
+        return bool(self.results) and all(r.safe for r in self.results)
+
+    @property
+    def verdict(self) -> str:
+        """One line a non-expert can read (what ``kerckhoffs audit`` ends with)."""
+        if not self.results:
+            return (
+                f"NO VERDICT: none of the {len(self.skipped)} attacks applies "
+                "(give knowledge to enable more)"
+            )
+        unsafe = [r for r in self.results if not r.safe]
+        if unsafe:
+            worst = max(unsafe, key=lambda r: (r.compromised, r.finding is not None))
+            also = [r.attack for r in unsafe if r is not worst]
+            tail = f"; also UNSAFE by {', '.join(also)}" if also else ""
+            return worst.verdict() + tail
+        ran = ", ".join(r.attack for r in self.results)
+        partial = "".join(";" + r.verdict().split(";", 1)[1] for r in self.results if r.not_located)
+        scope = " for the targets the attacks could place" if partial else ""
+        return (
+            f"SAFE{scope}: no row disclosed by the {len(self.results)} attack(s) that apply "
+            f"({ran})" + partial
+        )
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per attack considered: its verdict and headline figures."""
+        rows: list[dict[str, Any]] = [
+            {
+                "attack": r.attack,
+                "ran": True,
+                "safe": r.safe,
+                "compromised": r.compromised,
+                "rows": r.n_rows,
+                "not_located": r.not_located,
+                "max_posterior": r.max_posterior,
+                "verdict": r.verdict(),
+            }
+            for r in self.results
+        ]
+        rows += [
+            {"attack": a, "ran": False, "verdict": f"could not run: {why}"}
+            for a, why in self.failed
+        ]
+        rows += [
+            {"attack": a, "ran": False, "verdict": f"not run: {why}"} for a, why in self.skipped
+        ]
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        return f"AuditReport: {self.verdict}"
+
+
+def audit(
+    release: Release | str | Path,
+    *,
+    knowledge: KnowledgeLike = None,
+    schema: Schema | str | Path | None = None,
+    others: Iterable[Release | str | Path] = (),
+    on_result: Callable[[str, AttackResult | None, str | None], None] | None = None,
+) -> AuditReport:
+    """Run every attack that applies to a release (judged from its algorithm, scheme and the
+    knowledge given) and return an :class:`AuditReport` (``.safe``, ``.verdict``,
+    ``.to_pandas()``). Arguments as :func:`attack`; ``on_result(attack, result, error)`` is
+    called as each attack finishes (the command line prints from it). One attack failing does
+    not hide the others; if every attack that applies fails, the first failure is raised.
+    """
+    from kerckhoffs.attacks.registry import applicable
+
+    know = _knowledge(knowledge, schema, others)
+    rel = _attacked(release, know)
+    results: list[AttackResult] = []
+    skipped: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
+    first: tuple[str, KerckhoffsError] | None = None
+    for info, reason in applicable([rel], know):
+        if reason is not None:
+            skipped.append((info.name, reason))
+            continue
+        try:
+            result = info.run([rel], know)
+        except KerckhoffsError as exc:  # one attack failing must not hide the others
+            first = first or (info.name, exc)
+            why = str(exc).removeprefix(f"{info.name}: ")
+            failed.append((info.name, why))
+            if on_result is not None:
+                on_result(info.name, None, exc.cli_message.removeprefix(f"{info.name}: "))
+            continue
+        results.append(result)
+        if on_result is not None:
+            on_result(info.name, result, None)
+    if not results and first is not None:
+        name, exc = first
+        raise KerckhoffsError(
+            f"{name}: {str(exc).removeprefix(f'{name}: ')}",
+            cli=f"{name}: {exc.cli_message.removeprefix(f'{name}: ')}",
+        )
+    return AuditReport(results, skipped, failed)
