@@ -16,13 +16,14 @@ from typing import Annotated
 
 import typer
 
+from kerckhoffs import api
 from kerckhoffs.attacks.knowledge import Knowledge
-from kerckhoffs.attacks.registry import AttackInfo, applicable, get_attack
+from kerckhoffs.attacks.registry import AttackInfo, get_attack
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.cli_output import err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Schema
-from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
+from kerckhoffs.errors import InputError
 from kerckhoffs.release import Release
 
 ReleaseOpt = Annotated[
@@ -136,11 +137,8 @@ def attack(
     protect = [release, knowledge, schema, *(other or [])]
     with output_directory(out_dir, kind="attack", overwrite=overwrite, protect=protect):
         rel, know = _load(release, knowledge, other, schema, verify=not no_verify)
-        reason = info.applies([rel], know)
-        if reason is not None:
-            raise ParameterError(f"attack {name} does not apply: {reason}")
         out.print(_describe(rel, know))
-        result = info.run([rel], know, **options)
+        result = api.attack(rel, name, knowledge=know, **options)
         result.write(out_dir, overwrite=overwrite)
     _print_result(info, result)
     out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")
@@ -181,48 +179,19 @@ def audit(
         raise InputError("give the release to audit with --release DIR (or --list)")
     rel, know = _load(release, knowledge, other, schema, verify=not no_verify)
     out.print(_describe(rel, know))
-    results: list[AttackResult] = []
-    skipped: list[tuple[str, str]] = []
-    failed: list[tuple[str, str]] = []
-    for info, reason in applicable([rel], know):
-        if reason is not None:
-            skipped.append((info.name, reason))
-            continue
-        try:
-            result = info.run([rel], know)
-        except KerckhoffsError as exc:  # one attack failing must not hide the others
-            why = exc.cli_message.removeprefix(f"{info.name}: ")
-            failed.append((info.name, why))
-            out.print(f"[yellow]{info.name}: could not run: {why}[/]")
-            continue
-        results.append(result)
-        _print_result(info, result)
-    for name, reason in skipped:
+
+    def report(name: str, result: AttackResult | None, error: str | None) -> None:
+        if result is not None:
+            _print_result(get_attack(name), result)
+        else:
+            out.print(f"[yellow]{name}: could not run: {error}[/]")
+
+    outcome = api.audit(rel, knowledge=know, on_result=report)
+    for name, reason in outcome.skipped:
         out.print(f"[dim]{name}: not run: {reason}[/]")
-    if not results and failed:
-        raise KerckhoffsError(f"{failed[0][0]}: {failed[0][1]}")
-    if not results:
-        out.print(
-            f"NO VERDICT: none of the {len(skipped)} attacks applies "
-            "(give knowledge to enable more)",
-            soft_wrap=True,
-        )
-        return
-    unsafe = [r for r in results if not r.safe]
-    if unsafe:
-        worst = max(unsafe, key=lambda r: (r.compromised, r.finding is not None))
-        also = [r.attack for r in unsafe if r is not worst]
-        tail = f"; also UNSAFE by {', '.join(also)}" if also else ""
-        out.print(worst.verdict() + tail, soft_wrap=True)
+    out.print(outcome.verdict, soft_wrap=True)
+    if outcome.results and not outcome.safe:
         raise typer.Exit(1)
-    ran = ", ".join(r.attack for r in results)
-    partial = "".join(";" + r.verdict().split(";", 1)[1] for r in results if r.not_located)
-    scope = " for the targets the attacks could place" if partial else ""
-    out.print(
-        f"SAFE{scope}: no row disclosed by the {len(results)} attack(s) that apply ({ran})"
-        + partial,
-        soft_wrap=True,
-    )
 
 
 def _print_result(info: AttackInfo, result: AttackResult) -> None:

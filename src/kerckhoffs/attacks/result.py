@@ -125,6 +125,14 @@ class AttackResult:
             return f"SAFE{scope}: no row disclosed by {self.attack} ({extra})"
         return f"UNSAFE: {self.compromised:,} of {self.n_rows:,} rows disclosed by {self.attack}"
 
+    def to_pandas(self) -> pd.DataFrame:
+        """What the adversary learns, one row per tuple considered (a copy of :attr:`tuples`:
+        ``row``, ``sa_value``, ``posterior``, ``breached`` and the attack's own columns)."""
+        return self.tuples.copy()
+
+    def __repr__(self) -> str:
+        return f"AttackResult({self.attack}: {self.verdict()})"
+
     def write(self, out: str | Path, overwrite: bool = False) -> Path:
         """Write ``tuples.csv`` and ``summary.json`` into directory ``out`` (atomically: on
         failure nothing is left behind; an existing ``out`` needs ``overwrite``)."""
