@@ -104,7 +104,8 @@ class Table:
     notes: list[str] = field(default_factory=list)
     index: pd.Index | None = field(default=None, repr=False)
     """The input DataFrame's index labels of the kept rows (``row_ids`` are their positions),
-    so results can be laid back on the user's rows (:meth:`kerckhoffs.release.Release.to_pandas`)."""
+    so results can be laid back on the user's rows
+    (:meth:`kerckhoffs.release.Release.to_pandas`)."""
 
     # -- shape -----------------------------------------------------------------------------
     @property
