@@ -64,6 +64,7 @@ _LIBRARY_SPELLING: tuple[tuple[str, str], ...] = (
     ("(--no-verify reads it as it is)", "(verify=False reads it as it is)"),
     ("(--no-verify)", "(verify=False)"),
     ("needs --schema", "needs a schema"),
+    ("itself with --schema)", "itself with its schema)"),
     ("use --sep ", "pass sep="),
     ("--out ", "output "),
 )

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerckhoffs.errors import InputError, input_error
+from kerckhoffs.errors import input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
 
@@ -174,7 +174,7 @@ def _check_replaceable(target: Path, kind: str, overwrite: bool) -> None:
         raise input_error(f"--out {target} already exists (add --overwrite to replace it)")
     reason = _describe_refusal(target, kind)
     if reason is not None:
-        raise InputError(reason)
+        raise input_error(reason)
 
 
 def _lock(claim: OutputClaim) -> None:

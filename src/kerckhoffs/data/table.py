@@ -186,7 +186,8 @@ class Table:
         if schema.count is not None:  # its lines are groups, not people: refuse, never guess
             raise SchemaError(
                 f"column {schema.count.name!r} has role count (each line stands for several "
-                "individuals); that reads another tool's release (check --published, audit); "
+                "individuals): that is another tool's release, to be read as a release (kerckhoffs "
+                "check --published or audit; kh.read_release in Python); "
                 "to anonymize, give one row per individual"
             )
         names = [str(c) for c in df.columns]
