@@ -634,7 +634,10 @@ class Release:
             )
         notes = []
         if not verify:
-            notes.append(f"{path}: files not verified against release.json (verification turned off): reading them as they are")
+            notes.append(
+                f"{path}: files not verified against release.json (verification turned off): "
+                "reading them as they are"
+            )
         elif version >= 2 or manifest.sealed(meta):
             manifest.verify_self(raw, meta, meta_path)
             manifest.verify_files(path, meta, meta_path)
