@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -75,11 +75,11 @@ __all__ = [
     "read_release",
 ]
 
-ModelLike = str | PrivacyModel
+ModelLike: TypeAlias = str | PrivacyModel
 """A privacy model as an object (``KAnonymity(5)``) or as the command line writes it
 (``"k=5"``, ``"l=3"``, ``"alpha-k=0.5,5"``: :func:`kerckhoffs.models.parse_model`)."""
-DataLike = pd.DataFrame | str | Path
-HierarchyLike = str | Path | Hierarchy | Mapping[str, Any]
+DataLike: TypeAlias = pd.DataFrame | str | Path
+HierarchyLike: TypeAlias = str | Path | Hierarchy | Mapping[str, Any]
 
 
 class KnownSeedWarning(UserWarning):
@@ -447,7 +447,7 @@ def measure(
 
 
 # -- attack and audit ------------------------------------------------------------------------
-KnowledgeLike = Knowledge | pd.DataFrame | str | Path | None
+KnowledgeLike: TypeAlias = Knowledge | pd.DataFrame | str | Path | None
 
 
 def _knowledge(
@@ -469,8 +469,9 @@ def _knowledge(
             f"CSV), got {type(knowledge).__name__}"
         )
     if schema is not None:
-        know = dataclasses.replace(know, schema=schema)
-    extra = list(others)
+        sch = schema if isinstance(schema, Schema) else Path(schema)
+        know = dataclasses.replace(know, schema=sch)
+    extra = [r if isinstance(r, Release) else Path(r) for r in others]
     if extra:
         know = dataclasses.replace(know, releases=[*know.releases, *extra])
     return know
@@ -491,7 +492,7 @@ def attack(
     knowledge: KnowledgeLike = None,
     schema: Schema | str | Path | None = None,
     others: Iterable[Release | str | Path] = (),
-    **options: Any,
+    options: Mapping[str, Any] | None = None,
 ) -> AttackResult:
     """Run the attack ``name`` (``kerckhoffs audit --list``: ``minimality``, ``hilb-order``,
     ``negative-association``, ``intersection``, ``seed-replay``) on a release and return what
@@ -502,8 +503,9 @@ def attack(
     (a CSV of them, or a TOML knowledge file) or a
     :class:`~kerckhoffs.attacks.knowledge.Knowledge`. ``others``: other releases of
     overlapping populations (for the intersection attack). ``schema``: needed for a release
-    read from files whose cells must be looked up in hierarchies. An attack that does not apply
-    raises :class:`~kerckhoffs.errors.ParameterError` saying why.
+    read from files whose cells must be looked up in hierarchies. ``options``: the attack's
+    own options (e.g. ``{"confidence": 0.9}`` for the intersection attack). An attack that
+    does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why.
     """
     from kerckhoffs.attacks.registry import get_attack
 
@@ -513,7 +515,7 @@ def attack(
     reason = info.applies([rel], know)
     if reason is not None:
         raise ParameterError(f"attack {name} does not apply: {reason}")
-    return info.run([rel], know, **options)
+    return info.run([rel], know, **dict(options or {}))
 
 
 @dataclass(eq=False)
@@ -623,9 +625,9 @@ def audit(
         if on_result is not None:
             on_result(info.name, result, None)
     if not results and first is not None:
-        name, exc = first
+        name, error = first
         raise KerckhoffsError(
-            f"{name}: {str(exc).removeprefix(f'{name}: ')}",
-            cli=f"{name}: {exc.cli_message.removeprefix(f'{name}: ')}",
+            f"{name}: {str(error).removeprefix(f'{name}: ')}",
+            cli=f"{name}: {error.cli_message.removeprefix(f'{name}: ')}",
         )
     return AuditReport(results, skipped, failed)

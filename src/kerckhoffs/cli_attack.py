@@ -22,7 +22,6 @@ from kerckhoffs.attacks.registry import AttackInfo, get_attack
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.cli_output import err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
-from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError
 from kerckhoffs.release import Release
 
@@ -78,15 +77,18 @@ def _load(
     for p in other or []:
         if not p.exists():
             raise InputError(f"release not found: {p}")
-    know = dataclasses.replace(know, releases=[*know.releases, *(other or [])])
-    sch = Schema.from_toml(know.schema) if know.schema is not None else None
+    sch = know.load_schema()
     rel = Release.from_published(release, sch, verify=verify)
-    for note in rel.notes:
-        err.print(f"note: {note}", soft_wrap=True)
-    for p in know.releases:  # read now, so a damaged one is refused before any attack runs
-        for note in Release.from_published(p, sch, verify=verify).notes:
+    # the other releases are read now (and once), so a damaged one is refused before any
+    # attack runs, and --no-verify holds for them too
+    others: list[Path | Release] = [
+        r if isinstance(r, Release) else Release.from_published(r, sch, verify=verify)
+        for r in [*know.releases, *(other or [])]
+    ]
+    for r in [rel, *others]:
+        for note in r.notes if isinstance(r, Release) else []:
             err.print(f"note: {note}", soft_wrap=True)
-    return rel, know
+    return rel, dataclasses.replace(know, releases=others)
 
 
 def _describe(release: Release, know: Knowledge) -> str:
@@ -138,7 +140,7 @@ def attack(
     with output_directory(out_dir, kind="attack", overwrite=overwrite, protect=protect):
         rel, know = _load(release, knowledge, other, schema, verify=not no_verify)
         out.print(_describe(rel, know))
-        result = api.attack(rel, name, knowledge=know, **options)
+        result = api.attack(rel, name, knowledge=know, options=options)
         result.write(out_dir, overwrite=overwrite)
     _print_result(info, result)
     out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")

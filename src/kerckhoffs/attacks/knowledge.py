@@ -397,10 +397,10 @@ def _rule(item: dict[str, Any], i: int, source: str) -> DistributionRule:
     return DistributionRule(out, format_value(item["value"]), float(share))
 
 
-def _releases(raw: Any, base: Path, source: str) -> list[Path]:
+def _releases(raw: Any, base: Path, source: str) -> list[Path | Release]:
     if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
         raise InputError(f'{source}: releases must be a list of paths such as ["h2/"]')
-    out = []
+    out: list[Path | Release] = []
     for i, rel in enumerate(raw):
         p = base / rel
         if not p.exists():
