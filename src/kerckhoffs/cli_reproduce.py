@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import TaskID
 
 from kerckhoffs.cli_output import fit_words, out, progress_bar, table
 from kerckhoffs.errors import InputError
@@ -103,7 +104,7 @@ def reproduce(
             task = progress.add_task(exp.name, total=len(exp.grid) * len(exp.seeds))
             base = done_before
 
-            def step(done: int, _total: int, task: int = task, base: int = base) -> None:
+            def step(done: int, _total: int, task: TaskID = task, base: int = base) -> None:
                 progress.update(task, completed=done)
                 progress.update(overall, completed=base + done)
 

@@ -212,7 +212,7 @@ class Release:
     table: Table
     partition: Partition
     scheme: Scheme = Scheme.GENERALIZATION
-    sa_published: np.ndarray | None = None
+    sa_published: np.ndarray = None  # type: ignore[assignment]  # None: the table's own SA
     provenance: Provenance = field(default_factory=lambda: Provenance("manual"))
     cells: pd.DataFrame | None = field(default=None, repr=False)
     _hist: GroupHistogram | None = field(default=None, repr=False)
@@ -248,7 +248,7 @@ class Release:
     @property
     def perturbed(self) -> np.ndarray:
         """Rows whose published SA differs from the original."""
-        return self.sa_published != self.table.sa
+        return np.asarray(self.sa_published != self.table.sa, dtype=bool)
 
     # -- statistics --------------------------------------------------------------------------
     def histogram(self) -> GroupHistogram:

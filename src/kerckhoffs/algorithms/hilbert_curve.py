@@ -28,6 +28,8 @@ lexicographically, so any number of QIs and any domain size works.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["hilbert_bits", "hilbert_index", "hilbert_order", "hilbert_transpose"]
@@ -65,7 +67,8 @@ def hilbert_transpose(codes: np.ndarray, bits: int) -> list[np.ndarray]:
         raise ValueError(f"a code does not fit in {bits} bits")
     dtype = np.uint16 if bits <= 16 else np.uint32 if bits <= 32 else np.uint64
     # Skilling's axis i is QI column d - 1 - i (the convention of the module docstring)
-    x = [np.ascontiguousarray(codes[:, d - 1 - i]).astype(dtype) for i in range(d)]
+    # (typed Any: the unsigned width is chosen at run time, which numpy's stubs cannot follow)
+    x: list[Any] = [np.ascontiguousarray(codes[:, d - 1 - i]).astype(dtype) for i in range(d)]
     # inverse undo: for Q = 2^(p-1) .. 2, where bit Q of axis i is set invert the low bits of
     # axis 0, elsewhere exchange the low bits of axes 0 and i (branch-free: masks, no where)
     for level in range(bits - 1, 0, -1):

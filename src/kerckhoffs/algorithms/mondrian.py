@@ -368,7 +368,8 @@ def mondrian_groups(
     lower = median == "lower"
     strict = cuts == "strict"
     n, d = table.n, table.d
-    idx = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    # (typed Any: the index width is chosen at run time, which numpy's stubs cannot follow)
+    idx: Any = np.int32 if n < np.iinfo(np.int32).max else np.int64
     qi = table.qi
     sa = table.sa
     widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)

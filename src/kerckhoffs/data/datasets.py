@@ -196,8 +196,8 @@ def _disease_probabilities() -> np.ndarray:
     table = np.empty((a.size, 2, len(names)))
     for j, name in enumerate(names):
         table[:, 0, j], table[:, 1, j] = weights[name]
-    table = table.reshape(a.size * 2, len(names))
-    return table / table.sum(axis=1, keepdims=True)
+    flat = table.reshape(a.size * 2, len(names))
+    return flat / flat.sum(axis=1, keepdims=True)
 
 
 def _check_int(value: object, name: str, minimum: int) -> int:
@@ -366,7 +366,7 @@ def _existing_file(path: PathLike, default_name: str | None = None) -> Path:
 def _read_csv(path: Path, **kwargs: object) -> pd.DataFrame:
     """``pandas.read_csv`` with the C parser, turning every read failure into an InputError."""
     try:
-        return pd.read_csv(path, engine="c", **kwargs)  # type: ignore[call-overload]
+        return pd.read_csv(path, engine="c", **kwargs)
     except (OSError, ValueError, EOFError, pd.errors.ParserError) as exc:
         raise InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
 

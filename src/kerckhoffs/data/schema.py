@@ -353,5 +353,5 @@ def _enum(enum_type: type[StrEnum], value: Any, what: str) -> Any:
     try:
         return enum_type(value)
     except ValueError:
-        allowed = ", ".join(m.value for m in enum_type)  # type: ignore[attr-defined]
+        allowed = ", ".join(m.value for m in enum_type)
         raise SchemaError(f"{what} {value!r} is not one of: {allowed}") from None
