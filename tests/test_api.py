@@ -380,3 +380,29 @@ def test_attack_and_audit_mirror_the_cli(tmp_path, monkeypatch, capsys) -> None:
         kh.attack(release, "minimality")
     strict = kh.anonymize(df, schema=schema, algorithm="hilb++strict", models=["l=3"])
     assert kh.audit(strict).safe
+
+
+def test_hierarchies_and_dropped_rows_keep_the_input_index() -> None:
+    df = generate_hospital(400, seed=2)[["age", "sex", "disease"]].copy()
+    df.index = pd.Index(range(1000, 1400), name="id")
+    df.loc[[1003, 1010], "sex"] = None  # dropped by the schema's policy: absent from the output
+    sex = kh.Hierarchy([["F", "*"], ["M", "*"]])
+    schema = kh.Schema.build(
+        {"age": {"kind": "numeric", "widths": [5, 10, 20]}, "sex": {"hierarchy": sex}},
+        "disease",
+        missing="drop",
+    )
+    release = kh.anonymize(df, schema=schema, algorithm="lattice", models=["k=10"])
+    got = release.to_pandas()
+    assert list(got.index) == [i for i in df.index if i not in (1003, 1010)]
+    # full-domain generalization publishes hierarchy levels, shown as the published text
+    assert got["age"].dtype == "category" and got["sex"].dtype == "category"
+    assert set(got["sex"].astype(str)) <= {"F", "M", "*"}
+    assert got.groupby("group").size().min() >= 10
+    with_h = kh.anonymize(df.dropna(), quasi=["age", "sex"], sensitive="disease",
+                          hierarchies={"sex": sex, "age": {"widths": [10, 20]}},
+                          algorithm="mondrian", models=["k=10"])  # fmt: skip
+    assert isinstance(with_h.to_pandas()["age"].dtype, pd.IntervalDtype)
+    with pytest.raises(ParameterError, match="'zip', which is not in quasi"):
+        kh.anonymize(df, quasi=["age"], sensitive="disease", hierarchies={"zip": "z.csv"},
+                     algorithm="mondrian", models=["k=2"])  # fmt: skip
