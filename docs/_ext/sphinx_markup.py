@@ -26,7 +26,7 @@ import re
 from html import escape
 from typing import Any
 
-from griffe import Extension, GriffeLoader, Module, Object
+from griffe import Alias, Extension, GriffeLoader, Module, Object
 
 ROLE = re.compile(r":(?:py:)?(?:class|meth|func|mod|attr|data|exc|obj|const):`([^`]+)`")
 EXPLICIT = re.compile(r"^(?P<title>.+?)\s*<(?P<target>[^<>]+)>$")
@@ -46,7 +46,7 @@ class SphinxMarkup(Extension):
             seen.add(obj.path)
             if obj.docstring is not None:
                 obj.docstring.value = markdown(obj.docstring.value, obj, loader)
-            stack.extend(m for m in obj.members.values() if not m.is_alias)
+            stack.extend(m for m in obj.members.values() if not isinstance(m, Alias))
 
 
 def markdown(text: str, obj: Object, loader: GriffeLoader) -> str:
