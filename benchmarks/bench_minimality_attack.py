@@ -57,10 +57,7 @@ def reference_credibility(release: Release, method: str = "dp") -> np.ndarray:
     requirement, _ = mn.requirement_of(release)  # type: ignore[misc]
     table, part = release.table, release.partition
     sizes = part.sizes.astype(np.int64)
-    if release.cells is not None:
-        lo, hi = mn._cells_boxes(release.cells, table.qi_columns)
-    else:
-        lo, hi = mn._tight_boxes(release)
+    lo, hi = mn._tight_boxes(release)
     st = mn._structure(table.qi, sizes, lo, hi)
     ((_, mask),) = mn.credibility_sets(table, np.asarray(release.sa_published))
     s_group = np.bincount(part.group, weights=mask[release.sa_published], minlength=part.n_groups)

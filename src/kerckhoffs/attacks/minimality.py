@@ -73,7 +73,6 @@ each published cell covers; the individuals are then the population's rows.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -87,6 +86,7 @@ from kerckhoffs.attacks.minimality_batch import expected_batch
 from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.data.cells import code_cover, group_code_cover
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import InputError, ParameterError
@@ -205,100 +205,24 @@ def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
 
 
 # -- boxes: what each published EC covers ---------------------------------------------------------
-def _node_ranges(col: EncodedColumn, level: np.ndarray, leaf: np.ndarray) -> tuple:
-    """Code range of the hierarchy node at ``level`` above each ``leaf`` (categorical codes are
-    leaf indices in depth-first order, so a node is a contiguous range)."""
-    h = col.hierarchy
-    assert h is not None
-    lo = np.empty(leaf.shape, dtype=np.int64)
-    hi = np.empty(leaf.shape, dtype=np.int64)
-    for lv in np.unique(level).tolist():
-        sel = level == lv
-        nodes = h.node_ids[lv]
-        node = nodes[leaf[sel]]
-        lo[sel] = np.searchsorted(nodes, node, side="left")
-        hi[sel] = np.searchsorted(nodes, node, side="right") - 1
-    return lo, hi
-
-
 def _tight_boxes(release: Release) -> tuple[np.ndarray, np.ndarray]:
-    """Code boxes of the groups' tightest cells (what :meth:`Release.generalized_cells`
-    publishes when the algorithm leaves the cells to it)."""
+    """Code boxes of the groups' published cells: the release's own cells when it carries
+    them, else the cells :meth:`Release.generalized_cells` writes (read by
+    :func:`kerckhoffs.data.cells.group_code_cover`, as the utility metrics read them)."""
     lo, hi = release.group_bounds()
-    lo = lo.astype(np.int64)
-    hi = hi.astype(np.int64)
-    for j, col in enumerate(release.table.qi_columns):
-        if col.kind == Kind.CATEGORICAL and col.hierarchy is not None:
-            llo, lhi = col.leaves(lo[:, j]), col.leaves(hi[:, j])
-            level = col.hierarchy.lca_level(llo, lhi)
-            lo[:, j], hi[:, j] = _node_ranges(col, level, llo)
-    return lo, hi
-
-
-_INTERVAL = re.compile(r"^\[(-?[^\]]+?)-(-?[^\]]+)\]$")
-
-
-def _label_ranges(col: EncodedColumn) -> dict[str, tuple[int, int]]:
-    """Every label a cell of ``col`` can carry -> its code range: hierarchy nodes at every
-    level and the values themselves."""
-    out: dict[str, tuple[int, int]] = {}
-    codes = np.arange(col.size)
-    h = col.hierarchy
-    if h is not None:
-        leaves = col.leaves(codes)
-        for lv in range(h.height, -1, -1):
-            nodes = h.node_ids[lv][leaves]
-            n_nodes = int(h.node_ids[lv].max()) + 1
-            lo = np.full(n_nodes, col.size, dtype=np.int64)
-            hi = np.full(n_nodes, -1, dtype=np.int64)
-            np.minimum.at(lo, nodes, codes)
-            np.maximum.at(hi, nodes, codes)
-            labels = h.node_labels(lv).tolist()
-            for node in np.flatnonzero(hi >= 0).tolist():
-                out[str(labels[node])] = (int(lo[node]), int(hi[node]))
-    for c, lab in enumerate(col.labels.tolist()):
-        out.setdefault(str(lab), (c, c))
-    return out
-
-
-def _cell_ranges(col: EncodedColumn, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Code ranges of published cell labels (hierarchy node, value, or ``[lo-hi]`` interval of a
-    numeric column); an unknown label is an :class:`InputError` naming it."""
-    known = _label_ranges(col)
-    lo = np.empty(len(cells), dtype=np.int64)
-    hi = np.empty(len(cells), dtype=np.int64)
-    uniq, inv = np.unique(np.asarray(cells, dtype=str), return_inverse=True)
-    ulo = np.empty(len(uniq), dtype=np.int64)
-    uhi = np.empty(len(uniq), dtype=np.int64)
-    values = np.asarray(col.values)
-    for i, lab in enumerate(uniq.tolist()):
-        if lab in known:
-            ulo[i], uhi[i] = known[lab]
-            continue
-        m = _INTERVAL.match(lab)
-        if m is not None and col.kind == Kind.NUMERIC:
-            try:
-                a, b = float(m.group(1)), float(m.group(2))
-            except ValueError:
-                a = b = math.nan
-            if a == a and b == b:
-                ulo[i] = np.searchsorted(values, a, side="left")
-                uhi[i] = np.searchsorted(values, b, side="right") - 1
-                continue
-        raise InputError(f"column {col.name!r}: published cell {lab!r} is not a value or node")
-    lo[:] = ulo[np.asarray(inv).reshape(-1)]
-    hi[:] = uhi[np.asarray(inv).reshape(-1)]
-    return lo, hi
+    return group_code_cover(release.table.qi_columns, lo, hi, release.cells)
 
 
 def _cells_boxes(cells: pd.DataFrame, columns: Sequence[EncodedColumn]) -> tuple:
+    """Code boxes of published cells (one row per group) on ``columns``' codes: each cell
+    must cover one code range (:meth:`kerckhoffs.data.cells.CodeCover.box`)."""
     g = len(cells)
     lo = np.empty((g, len(columns)), dtype=np.int64)
     hi = np.empty((g, len(columns)), dtype=np.int64)
     for j, col in enumerate(columns):
         if col.name not in cells.columns:
             raise InputError(f"the published cells have no column {col.name!r}")
-        lo[:, j], hi[:, j] = _cell_ranges(col, cells[col.name].to_numpy())
+        lo[:, j], hi[:, j] = code_cover(cells[col.name].to_numpy(), col).box()
     return lo, hi
 
 
@@ -662,10 +586,7 @@ def minimality_attack(
         st = _structure(quasi, sizes, None, None, (row_cls, part.group))
     elif own_rows:
         quasi = table.qi
-        if release.cells is not None:
-            lo, hi = _cells_boxes(release.cells, table.qi_columns)
-        else:
-            lo, hi = _tight_boxes(release)
+        lo, hi = _tight_boxes(release)
         st = _structure(quasi, sizes, lo, hi)
     else:
         if schema is None:

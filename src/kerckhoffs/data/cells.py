@@ -122,9 +122,7 @@ class CodeCover:
         first = self.indptr[:-1]
         return self.lo[first][self.index], self.hi[first][self.index]
 
-    def around(
-        self, lo: np.ndarray, hi: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def around(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For input value ``i`` whose group holds codes ``lo[i]..hi[i]``: the run of its cell
         that contains them (a label shared by several nodes names the one holding the group).
         Returns the runs' bounds and a mask of the values whose cell has such a run (the
@@ -267,6 +265,68 @@ def code_cover(values: Sequence[object] | np.ndarray | pd.Series, col: EncodedCo
     cat = np.concatenate(los) if los else np.zeros(0, dtype=np.int64)
     cah = np.concatenate(his) if his else np.zeros(0, dtype=np.int64)
     return CodeCover(col.name, cover.cells, cover.index, indptr, cat, cah)
+
+
+def published_cover(
+    col: EncodedColumn, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The codes covered by the cell :meth:`EncodedColumn.generalize` publishes for groups
+    whose codes span ``lo..hi``, computed without writing the cell: numeric ``[lo-hi]``
+    covers ``lo..hi``; a categorical lowest common hierarchy node covers every code under it
+    (present in the data or not). Vectorized over groups (int64 arrays)."""
+    if col.kind == Kind.NUMERIC or col.hierarchy is None:
+        return np.asarray(lo, dtype=np.int64).copy(), np.asarray(hi, dtype=np.int64).copy()
+    return node_cover(col, lo, hi)
+
+
+def node_cover(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The codes under the lowest common hierarchy node of codes ``lo`` and ``hi`` of a
+    column with a hierarchy (its codes map to leaves in non-decreasing order, so a node is a
+    contiguous code range). Vectorized over pairs (int64 arrays)."""
+    lo = np.asarray(lo, dtype=np.int64).copy()
+    hi = np.asarray(hi, dtype=np.int64).copy()
+    h = col.hierarchy
+    assert h is not None
+    level = h.lca_level(col.leaves(lo), col.leaves(hi))
+    for j in np.unique(level).tolist():
+        if j == 0:
+            continue
+        at = level == j
+        node_of_code = h.node_ids[j][col.leaves(np.arange(col.size))]  # non-decreasing
+        node = node_of_code[lo[at]]
+        lo[at] = np.searchsorted(node_of_code, node, side="left")
+        hi[at] = np.searchsorted(node_of_code, node, side="right") - 1
+    return lo, hi
+
+
+def group_code_cover(
+    columns: Sequence[EncodedColumn],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    cells: pd.DataFrame | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The code range each group's published cell covers on each QI: int64 ``[groups, d]``.
+
+    ``lo``/``hi``: each group's smallest and largest code per QI. Without ``cells`` (the
+    release publishes :meth:`EncodedColumn.generalize`'s cells), :func:`published_cover`.
+    With ``cells`` (an algorithm that chose its cells, such as full-domain generalization
+    publishing a lattice level's node, wider than the rows it holds), each cell is read by
+    :func:`code_cover`, and of its runs the one holding the group's codes is taken (a label
+    several nodes share names the one holding the group); a column missing from ``cells``,
+    or a cell none of whose runs holds the group, falls back to :func:`published_cover`.
+    """
+    out_lo = np.empty(lo.shape, dtype=np.int64)
+    out_hi = np.empty(hi.shape, dtype=np.int64)
+    for j, col in enumerate(columns):  # a loop over columns
+        a, b = published_cover(col, lo[:, j], hi[:, j])
+        if cells is not None and col.name in cells.columns:
+            c_lo, c_hi, found = code_cover(cells[col.name].to_numpy(), col).around(
+                lo[:, j], hi[:, j]
+            )
+            a = np.where(found, c_lo, a)
+            b = np.where(found, c_hi, b)
+        out_lo[:, j], out_hi[:, j] = a, b
+    return out_lo, out_hi
 
 
 def numeric_cell(text: str, hierarchy: Hierarchy | None = None) -> tuple[float, float] | None:
@@ -419,8 +479,7 @@ def _unreadable(column: str, h: Hierarchy) -> Callable[[str, str], InputError]:
     def error(cell: str, member: str) -> InputError:
         part = "" if member == cell else f" (member {member!r})"
         return InputError(
-            f"column {column!r}: published cell {cell!r}{part} is not a node of hierarchy "
-            f"{h.name}"
+            f"column {column!r}: published cell {cell!r}{part} is not a node of hierarchy {h.name}"
         )
 
     return error
@@ -536,10 +595,13 @@ __all__ = [
     "CodeCover",
     "Runs",
     "code_cover",
+    "group_code_cover",
     "label_ranges",
     "merge_runs",
+    "node_cover",
     "numeric_cell",
     "numeric_runs",
+    "published_cover",
     "read_cells",
     "set_members",
 ]

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerckhoffs.metrics.group_metrics import _check_weights, _lca_cover, group_cover
+from kerckhoffs.data.cells import node_cover
+from kerckhoffs.metrics.group_metrics import check_weights, group_cover
 from kerckhoffs.release import Release, Scheme
 
 
@@ -59,7 +60,7 @@ def qid_information_loss(
     costs of :func:`group_information_loss`; ``weights`` one per QI summing to 1 (default
     ``1/|QID|`` each, the paper's). 0 = nothing generalized, 1 = every cell at the root."""
     table = release.table
-    w = _check_weights(weights, table.d)
+    w = check_weights(weights, table.d)
     if table.n == 0 or table.d == 0:
         return 0.0
     sizes = release.partition.sizes.astype(np.float64)
@@ -81,7 +82,7 @@ def row_sa_distortion(release: Release) -> np.ndarray:
     a = np.minimum(orig[changed], pub[changed])
     b = np.maximum(orig[changed], pub[changed])
     if col.hierarchy is not None:
-        lo, hi = _lca_cover(col, a, b)
+        lo, hi = node_cover(col, a, b)
     else:
         lo, hi = a, b
     out[changed] = (hi - lo) / (base - 1)
