@@ -80,6 +80,7 @@ class CellCover:
     runs: tuple[Runs, ...]
     index: np.ndarray
     unmatched: tuple[str, ...] = ()
+    nodes: tuple[Runs | None, ...] = ()
 
     def hull(self) -> tuple[np.ndarray, np.ndarray]:
         """Smallest and largest covered point of each distinct cell (float; ``inf, -inf`` for
@@ -97,13 +98,19 @@ class CellCover:
 class CodeCover:
     """What each published cell of one column covers on an encoded column's codes.
 
-    Distinct cell ``c`` covers the codes of the closed runs ``lo[indptr[c]:indptr[c+1]]`` ..
-    ``hi[...]`` (sorted, disjoint, adjacent runs joined); ``index[i]`` is the distinct cell of
-    input value ``i``."""
+    Distinct cell ``c`` covers the codes ``box_lo[c]..box_hi[c]`` when ``one_range[c]`` (the
+    union of what it covers is one code range; else the union has gaps, or is empty).
+    Its *alternatives* are the code ranges ``lo[indptr[c]:indptr[c+1]]`` ..
+    ``hi[...]``: the nodes a label several hierarchy nodes share may name, else the maximal
+    runs of its cover. ``index[i]`` is the distinct cell of input value ``i``."""
 
     column: str
     cells: tuple[str, ...]
     index: np.ndarray
+    box_lo: np.ndarray
+    box_hi: np.ndarray
+    one_range: np.ndarray
+    empty: np.ndarray
     indptr: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -111,57 +118,38 @@ class CodeCover:
     def box(self) -> tuple[np.ndarray, np.ndarray]:
         """The code range ``[lo, hi]`` of every input value's cell (int64 arrays); a cell that
         covers no code, or covers codes that are not one range, is an InputError."""
-        n_runs = np.diff(self.indptr)
-        bad = np.flatnonzero(n_runs != 1)
+        bad = np.flatnonzero(~self.one_range)
         if bad.size:
             c = int(bad[0])
-            what = "no value of the column" if n_runs[c] == 0 else "values that are not one range"
+            what = "no value of the column" if self.empty[c] else "values that are not one range"
             raise InputError(
                 f"column {self.column!r}: published cell {self.cells[c]!r} covers {what}"
             )
-        first = self.indptr[:-1]
-        return self.lo[first][self.index], self.hi[first][self.index]
+        return self.box_lo[self.index], self.box_hi[self.index]
 
     def around(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For input value ``i`` whose group holds codes ``lo[i]..hi[i]``: the run of its cell
-        that contains them (a label shared by several nodes names the one holding the group).
-        Returns the runs' bounds and a mask of the values whose cell has such a run (the
-        others keep ``lo``, ``hi``)."""
+        """For input value ``i`` whose group holds codes ``lo[i]..hi[i]``: the narrowest
+        alternative of its cell that contains them (a label several nodes share names the one
+        holding the group). Returns its bounds and a mask of the values whose cell has such an
+        alternative (the others keep ``lo``, ``hi``). Vectorized over (value, alternative)."""
         lo = np.asarray(lo, dtype=np.int64)
         hi = np.asarray(hi, dtype=np.int64)
         start = self.indptr[:-1][self.index]
-        stop = self.indptr[1:][self.index]
-        # the run holding lo: the last run of the cell starting at or before lo (runs of
-        # different cells interleave in self.lo, so the search stays in each cell's slice)
-        k = _search_within(self.lo, start, stop, lo)
-        ok = (k >= start) & (k < stop)
-        kk = np.where(ok, k, 0)
-        if self.lo.size:
-            ok &= (self.lo[kk] <= lo) & (hi <= self.hi[kk])
-        else:
-            ok[:] = False
-        out_lo = np.where(ok, self.lo[kk] if self.lo.size else lo, lo)
-        out_hi = np.where(ok, self.hi[kk] if self.hi.size else hi, hi)
-        return out_lo, out_hi, ok
-
-
-def _search_within(
-    sorted_runs: np.ndarray, start: np.ndarray, stop: np.ndarray, x: np.ndarray
-) -> np.ndarray:
-    """Per query ``i``: the last position ``p`` in ``[start[i], stop[i])`` with
-    ``sorted_runs[p] <= x[i]`` (``start[i] - 1`` when none); each slice is sorted. Vectorized
-    binary search over all queries at once."""
-    lo = start.astype(np.int64).copy()
-    hi = stop.astype(np.int64).copy()  # answer in [lo - 1, hi - 1]
-    while True:
-        active = lo < hi
-        if not active.any():
-            return lo - 1
-        mid = (lo + hi) // 2
-        midv = sorted_runs[np.minimum(mid, max(sorted_runs.size - 1, 0))]
-        go_right = active & (midv <= x)
-        lo = np.where(go_right, mid + 1, lo)
-        hi = np.where(active & ~go_right, mid, hi)
+        count = np.diff(self.indptr)[self.index]
+        who = np.repeat(np.arange(lo.size), count)
+        alt = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+        ok = (self.lo[alt] <= lo[who]) & (hi[who] <= self.hi[alt])
+        who, alt = who[ok], alt[ok]
+        # per value, the narrowest alternative: sort by (value, width), keep the first
+        order = np.lexsort((self.hi[alt] - self.lo[alt], who))
+        who, alt = who[order], alt[order]
+        first = np.r_[True, who[1:] != who[:-1]] if who.size else np.zeros(0, dtype=bool)
+        who, alt = who[first], alt[first]
+        found = np.zeros(lo.size, dtype=bool)
+        found[who] = True
+        out_lo, out_hi = lo.copy(), hi.copy()
+        out_lo[who], out_hi[who] = self.lo[alt], self.hi[alt]
+        return out_lo, out_hi, found
 
 
 # -- entry points ---------------------------------------------------------------------------------
@@ -211,8 +199,13 @@ def read_cells(
         runs_h, unmatched = _read_categorical(
             list(texts), _hierarchy_reader(hierarchy), _unreadable(column, hierarchy)
         )
+        labels = label_ranges(hierarchy)
+        nodes = tuple(
+            [(float(a), float(b)) for a, b in labels[t]] if len(labels.get(t, ())) > 1 else None
+            for t in texts
+        )
         return CellCover(
-            column, Kind.CATEGORICAL, "leaf", texts, tuple(runs_h), index, tuple(unmatched)
+            column, Kind.CATEGORICAL, "leaf", texts, tuple(runs_h), index, tuple(unmatched), nodes
         )
     vocab = np.asarray([] if vocabulary is None else vocabulary, dtype=object).astype(str)
     runs_v, unmatched = _read_categorical(list(texts), _vocabulary_reader(vocab), None)
@@ -237,34 +230,48 @@ def code_cover(values: Sequence[object] | np.ndarray | pd.Series, col: EncodedCo
     cover = read_cells(
         values, column=col.name, kind=kind, hierarchy=col.hierarchy, vocabulary=vocabulary
     )
-    indptr = np.zeros(len(cover.cells) + 1, dtype=np.int64)
-    los: list[np.ndarray] = []
-    his: list[np.ndarray] = []
     if kind == Kind.NUMERIC:
         axis = np.asarray(col.values, dtype=np.float64)
-        gap = 0
     elif col.hierarchy is None:  # vocabulary positions are the codes
         axis = np.arange(col.size, dtype=np.float64)
-        gap = 1
     else:  # codes -> leaves is non-decreasing: a leaf run is a code run
         axis = np.asarray(col.leaves(np.arange(col.size)), dtype=np.float64)
-        gap = 1
+    n = len(cover.cells)
+    box = np.zeros((2, n), dtype=np.int64)
+    one_range = np.zeros(n, dtype=bool)
+    empty = np.zeros(n, dtype=bool)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    alts: list[tuple[np.ndarray, np.ndarray]] = []
     for c, runs in enumerate(cover.runs):  # a loop over distinct cells
-        a = np.array([r[0] for r in runs], dtype=np.float64)
-        b = np.array([r[1] for r in runs], dtype=np.float64)
-        lo = np.searchsorted(axis, a, side="left")
-        hi = np.searchsorted(axis, b, side="right") - 1
-        keep = lo <= hi
-        lo, hi = lo[keep], hi[keep]
-        if lo.size > 1:  # join runs no code separates
-            new = np.r_[True, lo[1:] > hi[:-1] + gap]
-            lo, hi = lo[new], np.maximum.reduceat(hi, np.flatnonzero(new))
+        lo, hi = _code_runs(axis, runs)
+        one_range[c], empty[c] = lo.size == 1, lo.size == 0
+        if lo.size:
+            box[:, c] = lo[0], hi[-1]
+        nodes = cover.nodes[c] if cover.nodes else None
+        if nodes is not None:
+            lo, hi = _code_runs(axis, nodes, join=False)
         indptr[c + 1] = indptr[c] + lo.size
-        los.append(lo.astype(np.int64))
-        his.append(hi.astype(np.int64))
-    cat = np.concatenate(los) if los else np.zeros(0, dtype=np.int64)
-    cah = np.concatenate(his) if his else np.zeros(0, dtype=np.int64)
-    return CodeCover(col.name, cover.cells, cover.index, indptr, cat, cah)
+        alts.append((lo, hi))
+    alt_lo = np.concatenate([a for a, _ in alts]) if alts else np.zeros(0, dtype=np.int64)
+    alt_hi = np.concatenate([b for _, b in alts]) if alts else np.zeros(0, dtype=np.int64)
+    return CodeCover(
+        col.name, cover.cells, cover.index, box[0], box[1], one_range, empty, indptr, alt_lo, alt_hi
+    )
+
+
+def _code_runs(axis: np.ndarray, runs: Runs, join: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The code ranges whose axis values fall in each run (``axis`` non-decreasing per code);
+    empty ones dropped; with ``join``, ranges no code separates are joined."""
+    a = np.array([r[0] for r in runs], dtype=np.float64)
+    b = np.array([r[1] for r in runs], dtype=np.float64)
+    lo = np.searchsorted(axis, a, side="left").astype(np.int64)
+    hi = np.searchsorted(axis, b, side="right").astype(np.int64) - 1
+    keep = lo <= hi
+    lo, hi = lo[keep], hi[keep]
+    if join and lo.size > 1:  # runs are sorted and disjoint: join adjacent codes
+        new = np.r_[True, lo[1:] > hi[:-1] + 1]
+        lo, hi = lo[new], np.maximum.reduceat(hi, np.flatnonzero(new))
+    return lo, hi
 
 
 def published_cover(
