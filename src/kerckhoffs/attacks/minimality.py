@@ -73,7 +73,6 @@ each published cell covers; the individuals are then the population's rows.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +80,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.algorithms.registry import lookup, names_where
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.minimality_batch import expected_batch
 from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
@@ -90,25 +90,28 @@ from kerckhoffs.data.cells import code_cover, group_code_cover
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.models import (
+    AlphaKAnonymity,
+    KAnonymity,
+    LDiversity,
+    MConfidentiality,
+    PrivacyModel,
+)
+from kerckhoffs.models.base import model_classes
 from kerckhoffs.release import Partition, Release, Scheme
 
 __all__ = [
-    "MINIMAL_ALGORITHMS",
-    "SA_BLIND_ALGORITHMS",
     "Requirement",
     "credibility_sets",
     "minimality_attack",
     "near_minimality_attack",
+    "recorded_models",
     "requirement_of",
 ]
 
 NAME = "minimality"
 EPS = 1e-9
 NEVER = np.iinfo(np.int32).max
-MINIMAL_ALGORITHMS = ("local-recoding", "lattice")
-"""Provenances whose generalization follows the minimality principle (the attack applies)."""
-SA_BLIND_ALGORITHMS = ("mask", "mask+", "mask++")
-"""Provenances that group on the QIs only (k-anonymity): nothing can be excluded."""
 
 
 @dataclass(frozen=True)
@@ -154,54 +157,69 @@ def _l_of_alpha(alpha: float) -> float | None:
     return float(round(inv)) if abs(inv - round(inv)) < 1e-9 else inv
 
 
-_PARAM = re.compile(r"(\w+)\s*=\s*([-+0-9.eE]+)")
+def recorded_models(parameters: dict[str, Any]) -> list[PrivacyModel]:
+    """The privacy models a provenance records: ``parameters["models"]``, a list of
+    :meth:`PrivacyModel.to_dict` records; or, in releases written before models were recorded
+    as data (release.json format_version 2), one ``{model name: display string}`` entry per
+    model (read by :meth:`PrivacyModel.from_legacy`)."""
+    recorded = parameters.get("models")
+    if isinstance(recorded, list):
+        return [PrivacyModel.from_dict(m) for m in recorded]
+    names = set(model_classes())
+    return [
+        PrivacyModel.from_legacy(name, text)
+        for name, text in parameters.items()
+        if name in names and isinstance(text, str)
+    ]
 
 
 def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
     """The requirement the release's algorithm enforced and the ``m`` it promises, from its
-    provenance, or a one-line reason why the attack does not apply (module docstring)."""
+    provenance and the algorithm's registry entry (:class:`AlgorithmInfo` ``minimal`` and
+    ``sa_blind``), or a one-line reason why the attack does not apply (module docstring)."""
     prov = release.provenance
     alg, params = prov.algorithm, prov.parameters or {}
-    if alg == "local-recoding":
+    info = lookup(alg)
+    if info is not None and info.sa_blind:
+        m = params.get("m")
+        return Requirement(None, int(params.get("k", 1))), float(m) if m is not None else None
+    if info is None or not info.minimal:
+        minimal = ", ".join(names_where(lambda a: a.minimal))
+        blind = ", ".join(names_where(lambda a: a.sa_blind))
+        return (
+            f"{alg!r} is not a minimal-generalization algorithm (the attack assumes the "
+            f"anonymizer generalizes only where its requirement forces it: {minimal}; {blind} "
+            "are attacked as SA-blind)"
+        )
+    models = recorded_models(params)
+    if not models:  # local recoding records its parameters as numbers
         k = int(params.get("k", 1))
         l = _l_of_alpha(float(params.get("alpha", 1.0)))  # noqa: E741
         return Requirement(l, k), l
-    if alg in SA_BLIND_ALGORITHMS:
-        m = params.get("m")
-        return Requirement(None, int(params.get("k", 1))), float(m) if m is not None else None
-    if alg == "lattice":
-        l_vals: list[float] = []
-        k = 1
-        m_promise: float | None = None
-        for name, text in params.items():
-            if not isinstance(text, str) or "=" not in text:
-                continue
-            vals = {a: float(b) for a, b in _PARAM.findall(text)}
-            if name == "l-diversity":
-                l_vals.append(vals["l"])
-            elif name == "k-anonymity":
-                k = max(k, int(vals["k"]))
-            elif name == "(alpha,k)-anonymity":
-                la = _l_of_alpha(vals["alpha"])
-                if la is not None:
-                    l_vals.append(la)
-                k = max(k, int(vals["k"]))
-            elif name.startswith("m-confidentiality"):
-                l_vals.append(vals["m"])
-                m_promise = vals["m"]
-            else:
-                return (
-                    f"lattice release enforcing {name} ({text}): the minimality attack's "
-                    "engine needs frequency l-diversity, (alpha,k)-anonymity, m or k "
-                    "(use kerckhoffs.attacks.possible_worlds for other models)"
-                )
-        l = max(l_vals) if l_vals else None  # noqa: E741
-        return Requirement(l, k), m_promise if m_promise is not None else l
-    return (
-        f"{alg!r} is not a minimal-generalization algorithm (the attack assumes the anonymizer "
-        f"generalizes only where its requirement forces it: {', '.join(MINIMAL_ALGORITHMS)}; "
-        f"{', '.join(SA_BLIND_ALGORITHMS)} are attacked as SA-blind)"
-    )
+    l_vals: list[float] = []
+    k = 1
+    m_promise: float | None = None
+    for model in models:
+        if isinstance(model, LDiversity):
+            l_vals.append(model.l)
+        elif isinstance(model, KAnonymity):
+            k = max(k, model.k)
+        elif isinstance(model, AlphaKAnonymity):
+            la = _l_of_alpha(model.alpha)
+            if la is not None:
+                l_vals.append(la)
+            k = max(k, model.k)
+        elif isinstance(model, MConfidentiality):
+            l_vals.append(float(model.m))
+            m_promise = float(model.m)
+        else:
+            return (
+                f"{alg} release enforcing {model.name} ({model.parameter}): the minimality "
+                "attack's engine needs frequency l-diversity, (alpha,k)-anonymity, m or k "
+                "(use kerckhoffs.attacks.possible_worlds for other models)"
+            )
+    l = max(l_vals) if l_vals else None  # noqa: E741
+    return Requirement(l, k), m_promise if m_promise is not None else l
 
 
 # -- boxes: what each published EC covers ---------------------------------------------------------

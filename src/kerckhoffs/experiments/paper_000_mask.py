@@ -77,7 +77,7 @@ from kerckhoffs.attacks.knowledge import DistributionRule
 from kerckhoffs.attacks.negative_association import negative_association_attack
 from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
 from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics.query_error import Workload, query_error
@@ -228,9 +228,8 @@ def mask_release(
     try:
         models = [KAnonymity(k), MConfidentiality(m)]
         return mask(table, models, seed=seed, partition=partition, **MASK_OPTIONS), False
-    except ParameterError as exc:
-        if "cannot be published" not in str(exc):
-            raise
+    except CannotPublish:
+        pass
     return _mask_all_lookalikes(table, partition, k, m, seed), True
 
 
