@@ -95,9 +95,7 @@ from kerckhoffs.models import (
     KAnonymity,
     LDiversity,
     MConfidentiality,
-    PrivacyModel,
 )
-from kerckhoffs.models.base import model_classes
 from kerckhoffs.release import Partition, Release, Scheme
 
 __all__ = [
@@ -105,7 +103,6 @@ __all__ = [
     "credibility_sets",
     "minimality_attack",
     "near_minimality_attack",
-    "recorded_models",
     "requirement_of",
 ]
 
@@ -157,22 +154,6 @@ def _l_of_alpha(alpha: float) -> float | None:
     return float(round(inv)) if abs(inv - round(inv)) < 1e-9 else inv
 
 
-def recorded_models(parameters: dict[str, Any]) -> list[PrivacyModel]:
-    """The privacy models a provenance records: ``parameters["models"]``, a list of
-    :meth:`PrivacyModel.to_dict` records; or, in releases written before models were recorded
-    as data (release.json format_version 2), one ``{model name: display string}`` entry per
-    model (read by :meth:`PrivacyModel.from_legacy`)."""
-    recorded = parameters.get("models")
-    if isinstance(recorded, list):
-        return [PrivacyModel.from_dict(m) for m in recorded]
-    names = set(model_classes())
-    return [
-        PrivacyModel.from_legacy(name, text)
-        for name, text in parameters.items()
-        if name in names and isinstance(text, str)
-    ]
-
-
 def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
     """The requirement the release's algorithm enforced and the ``m`` it promises, from its
     provenance and the algorithm's registry entry (:class:`AlgorithmInfo` ``minimal`` and
@@ -191,7 +172,7 @@ def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
             f"anonymizer generalizes only where its requirement forces it: {minimal}; {blind} "
             "are attacked as SA-blind)"
         )
-    models = recorded_models(params)
+    models = prov.models()
     if not models:  # local recoding records its parameters as numbers
         k = int(params.get("k", 1))
         l = _l_of_alpha(float(params.get("alpha", 1.0)))  # noqa: E741
