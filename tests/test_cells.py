@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.attacks.locate import locate
-from kerckhoffs.attacks.minimality import Requirement, _cells_boxes, _tight_boxes, minimality_attack
+from kerckhoffs.attacks.minimality import Requirement, minimality_attack
+from kerckhoffs.attacks.minimality_structure import cells_boxes, published_boxes
 from kerckhoffs.data.cells import (
     code_cover,
     group_code_cover,
@@ -92,11 +93,11 @@ def read_back(tmp: Path, style: str) -> Release:
 def test_one_cover_for_locate_minimality_and_metrics(tmp_path: Path, style: str) -> None:
     lo, hi = (np.array(x) for x in COVERS[style])
     rel = in_process(style)
-    for got in (group_cover(rel), _tight_boxes(rel)):  # metrics, minimality (own rows)
+    for got in (group_cover(rel), published_boxes(rel)):  # metrics, minimality (own rows)
         assert got[0].tolist() == lo.tolist() and got[1].tolist() == hi.tolist()
     back = read_back(tmp_path, style)
     pop = Table.encode(ORIGINAL, SCHEMA)
-    got = _cells_boxes(back.generalized_cells(), pop.qi_columns)  # minimality via a population
+    got = cells_boxes(back.generalized_cells(), pop.qi_columns)  # minimality via a population
     assert got[0].tolist() == lo.tolist() and got[1].tolist() == hi.tolist()
     for release in (rel, back):  # locate: each individual of the table is in its own group
         loc = locate(release, ORIGINAL, SCHEMA)
