@@ -20,7 +20,8 @@ for each individual the group(s) of the release whose published cells cover them
 LCA node published by two halves of one categorical Mondrian cut, a QI vector occurring in
 two Anatomy buckets), :class:`Location` keeps them all: ``group`` is :data:`AMBIGUOUS` and
 ``candidates_of(i)`` lists them; the intersection attack then takes the union of their SA
-value sets (spec [AMB-20]: the adversary keeps every value still possible). When no group
+value sets (spec ``composition.md`` AMB-20: paper 004 Definition 6 does not say what several
+matching classes give; the adversary keeps every value still possible). When no group
 covers an individual, ``group`` is :data:`NOT_FOUND` (the attack then learns nothing from
 that release, spec 3.3).
 

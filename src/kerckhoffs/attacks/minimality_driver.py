@@ -16,19 +16,20 @@ is the whole-table driver of spec ``minimality.md`` 3.3:
    n_C - n_{C,u}`` tuples sit in generalized ECs.
 2. **Cover.** A generalized EC ``P`` covers the classes with ``n_{C,g} > 0`` inside its box.
    When a class is covered by several ECs, how its tuples split between them is unknown to
-   the adversary (AMB-9) unless the counts force it: an EC with one undecided class holds the
-   rest of its tuples from it, a class with one undecided EC puts the rest of its tuples there
-   (repeated until nothing changes). Each EC whose split is known is attacked on its own: its
-   specialization returns each class's part to the class's ungeneralized tuples, and that
-   merged EC must have violated (Definition 3 per EC); with a single covering EC this is the
-   spec's whole class. The ECs linked by a split that stays unknown are *ambiguous*: each
-   connected group of them gets the no-exclusion credibility of the group pooled (resolution
-   (a) of AMB-9, flagged ``ambiguous_split``). Matching cardinality (Definition 9) is checked
-   throughout: the ECs must hold exactly the covered classes' generalized tuples, else
+   the adversary (spec AMB-9: paper 001 section 4.2.2 gives no method) unless the counts force it:
+   an EC with one undecided class holds the rest of its tuples from it, a class with one undecided
+   EC puts the rest of its tuples there (repeated until nothing changes). Each EC whose split is
+   known is attacked on its own: its specialization returns each class's part to the class's
+   ungeneralized tuples, and that merged EC must have violated (Definition 3 per EC); with a single
+   covering EC this is the spec's whole class. The ECs linked by a split that stays unknown are
+   *ambiguous*: each connected group of them gets the no-exclusion credibility of the group pooled
+   (resolution (a) of spec AMB-9, flagged ``ambiguous_split``). Matching cardinality (Definition 9)
+   is checked throughout: the ECs must hold exactly the covered classes' generalized tuples, else
    :class:`~kerckhoffs.errors.InputError`.
 3. **Credibility** (spec 3.1-3.2). Per sensitive set ``s`` and generalized EC, class ``C``
    (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
-   ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class", AMB-8;
+   ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class"; spec AMB-8:
+   paper 001 section 4.2.2's thresholds on the generalized part alone contradict its own examples;
    ``local_mode="paper_literal"`` uses ``floor(g / l)``), or always when it has fewer than
    ``k`` tuples. The engine (:func:`~kerckhoffs.attacks.minimality_batch.expected_batch`)
    gives ``E[Y_C | some class of the EC violates]`` and ``cred(C, s) = (sum over its ECs of
@@ -37,10 +38,10 @@ is the whole-table driver of spec ``minimality.md`` 3.3:
    serves both recodings.
 4. **Report.** Every individual gets the credibility of its class for the set it is most
    credibly linked to; ``breached`` when it exceeds ``1/m``. The paper's figures (section 7.1,
-   AMB-16) are in ``details``: *problematic tuples* = sensitive tuples (their true value is in
-   ``s``) whose class has ``cred(C, s) > 1/m``, their proportion among all sensitive tuples and
-   their average credibility (the truth is the table's SA: the original for a release made in
-   this process).
+   spec AMB-16: the paper does not say which tuples it counts) are in ``details``: *problematic
+   tuples* = sensitive tuples (their true value is in ``s``) whose class has ``cred(C, s) > 1/m``,
+   their proportion among all sensitive tuples and their average credibility (the truth is the
+   table's SA: the original for a release made in this process).
 
 **Near-minimality** (Definition 4, spec 3.4): the requirement's ``l`` is the one the algorithm
 *enforces* (e.g. 3) and ``m`` the one it *promises* (e.g. 2):
@@ -50,7 +51,8 @@ is the whole-table driver of spec ``minimality.md`` 3.3:
 requirement comes from the release's provenance (:func:`requirement_of`): ``local-recoding``
 (``alpha``, ``k``: the minimal local recoding paper 001 attacks) and ``lattice`` (frequency
 l-diversity, (alpha, k)-anonymity, m-confidentiality or k-anonymity: full-domain
-generalization, read per EC as the paper does, AMB-11) generalize where the requirement forces
+generalization, read per EC as the paper does; spec AMB-11: section 4.1 ignores that raising a level
+for one EC changes others) generalize where the requirement forces
 them to. MASK, MASK+ and MASK++ group on the QIs only (k-anonymity): their requirement does not
 look at the SA, nothing can be excluded, and the credibility is the published frequency, at
 most ``1/m`` (paper 001 Theorem 4, case 1). Mondrian is not in the list: it stops when no

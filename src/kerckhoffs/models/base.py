@@ -167,7 +167,8 @@ def distinct_values(hist: GroupHistogram) -> int:
 
 def require_within_domain(value: float, hist: GroupHistogram, sa_name: str, label: str) -> None:
     """Refuse a diversity parameter above the number of distinct SA values: no grouping of
-    the table can then satisfy it (issue 2, "l larger than the SA domain")."""
+    the table can then satisfy it, so it is refused before any work rather than failing the
+    final check)."""
     distinct = distinct_values(hist)
     require(
         value <= distinct,
