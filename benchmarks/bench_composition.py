@@ -41,12 +41,9 @@ import pandas as pd
 from _timing import RESULTS, SHARED_DATA, median_seconds, save
 from kerckhoffs import Release, Schema, Table
 from kerckhoffs.attacks.composition import intersect, intersection_attack, overlapping_releases
-from kerckhoffs.attacks.locate import (
-    _label_ranges,
-    _numeric_cell,
-    _schema_hierarchy,
-    locate_all,
-)
+from kerckhoffs.attacks.locate import _schema_hierarchy, locate_all
+from kerckhoffs.data.cells import label_ranges as _label_ranges
+from kerckhoffs.data.cells import numeric_cell as _numeric_cell
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.models import KAnonymity
 

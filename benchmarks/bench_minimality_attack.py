@@ -41,6 +41,7 @@ from kerckhoffs.algorithms.lattice import lattice
 from kerckhoffs.algorithms.local_recoding import local_recoding
 from kerckhoffs.algorithms.mask import mask_plus
 from kerckhoffs.attacks import minimality as mn
+from kerckhoffs.attacks import minimality_structure as mn_structure
 from kerckhoffs.attacks.minimality_dp import expected_closed_form, expected_dp
 from kerckhoffs.models import KAnonymity, LDiversity, MConfidentiality
 from kerckhoffs.release import Release
@@ -57,11 +58,8 @@ def reference_credibility(release: Release, method: str = "dp") -> np.ndarray:
     requirement, _ = mn.requirement_of(release)  # type: ignore[misc]
     table, part = release.table, release.partition
     sizes = part.sizes.astype(np.int64)
-    if release.cells is not None:
-        lo, hi = mn._cells_boxes(release.cells, table.qi_columns)
-    else:
-        lo, hi = mn._tight_boxes(release)
-    st = mn._structure(table.qi, sizes, lo, hi)
+    lo, hi = mn_structure.published_boxes(release)
+    st = mn_structure.structure(table.qi, sizes, lo, hi)
     ((_, mask),) = mn.credibility_sets(table, np.asarray(release.sa_published))
     s_group = np.bincount(part.group, weights=mask[release.sa_published], minlength=part.n_groups)
     s_group = s_group.astype(np.int64)

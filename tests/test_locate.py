@@ -20,12 +20,12 @@ from kerckhoffs.attacks.locate import (
     AMBIGUOUS,
     NOT_FOUND,
     Location,
-    _numeric_cell,
-    _numeric_runs,
-    _set_members,
     locate,
     locate_rows,
 )
+from kerckhoffs.data.cells import numeric_cell as _numeric_cell
+from kerckhoffs.data.cells import numeric_runs as _numeric_runs
+from kerckhoffs.data.cells import set_members as _set_members
 from kerckhoffs.datasets import generate_hospital
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity

@@ -19,7 +19,7 @@ from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mask import mask, mask_perturb, mask_plan
 from kerckhoffs.algorithms.mondrian import mondrian
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, MConfidentiality
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -214,7 +214,7 @@ def test_cannot_publish_when_too_few_groups_satisfy() -> None:
     table = table_xxi()
     t2 = dataclasses.replace(table, sa=np.array([0, 0, 0, 0, 1, 1], dtype=np.int32))
     assert t2.decode_sa().tolist()[:4] == ["HIV"] * 4
-    with pytest.raises(ParameterError, match="cannot be published"):
+    with pytest.raises(CannotPublish, match="cannot be published"):
         mask(t2, [KAnonymity(2), MConfidentiality(2)], seed=0)
 
 
@@ -228,7 +228,7 @@ def test_no_violation_returns_the_k_anonymous_table() -> None:
 
 def test_single_violating_group_is_refused() -> None:
     # one group (5 AIDS of 8 > floor(8/2)) and no satisfying group to copy: u = 1 > 0
-    with pytest.raises(ParameterError, match="cannot be published"):
+    with pytest.raises(CannotPublish, match="cannot be published"):
         mask(table_2(), [KAnonymity(8), MConfidentiality(2)], seed=3)
 
 

@@ -42,6 +42,12 @@ class ParameterError(KerckhoffsError):
     """A parameter is impossible for the data (k above the table size, l above the SA domain)."""
 
 
+class CannotPublish(ParameterError):
+    """The algorithm refuses to publish this table with these parameters, by its own rule
+    (MASK, paper 001 Algorithm 1 step 2a: fewer groups satisfy m-confidentiality than it needs
+    to copy frequencies from), as opposed to a parameter that is impossible in itself."""
+
+
 class ArgumentError(ParameterError):
     """A bad argument, kept as data: ``parameter`` (its name in the function), ``value`` and
     ``reason``, so a front end names the parameter as its users spell it (the command line

@@ -37,7 +37,7 @@ from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
-from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.models.base import ModelResult, PrivacyModel, model_classes
 from kerckhoffs.models.histogram import GroupHistogram
 
 GROUP = "group"
@@ -195,6 +195,23 @@ class Provenance:
         seeds = sorted(k for k in self.parameters if k.lower() in SEED_KEYS)
         if seeds:
             raise ValueError(f"provenance must not carry a seed (parameter {seeds[0]!r})")
+
+    def models(self) -> list[PrivacyModel]:
+        """The privacy models the algorithm recorded as data: ``parameters["models"]``, a
+        list of :meth:`PrivacyModel.to_dict` records (a one-line ParameterError if one is
+        malformed). Releases written before models were recorded as data (release.json
+        format_version 2) held one ``{model name: display string}`` parameter per model, e.g.
+        ``"k-anonymity": "k=5"``; those are read by :meth:`PrivacyModel.from_legacy`. Empty
+        when the algorithm recorded no models (most record their own numeric parameters)."""
+        recorded = self.parameters.get("models")
+        if isinstance(recorded, list):
+            return [PrivacyModel.from_dict(m) for m in recorded]
+        known = model_classes()
+        return [
+            PrivacyModel.from_legacy(name, text)
+            for name, text in self.parameters.items()
+            if name in known and isinstance(text, str)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for the JSON metadata."""

@@ -353,6 +353,7 @@ HILBERT_OPTIONS = {
 
 @register(
     "hilb",
+    frontier=True,
     summary="Hilb: greedy l-diverse groups along a Hilbert curve (Ghinita et al. 2007)",
     models=("LDiversity",),
     schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
@@ -509,6 +510,9 @@ LITERAL_NOT_SAFE = (
 
 @register(
     "hilb+",
+    family="hilb",
+    base="hilb",
+    frontier=True,
     summary="Hilb+: Hilb with global look-ahead, literal paper 000 Alg. 2 (NOT algorithm-safe)",
     models=("LDiversity",),
     options=dict(HILBERT_OPTIONS),
@@ -559,6 +563,8 @@ def hilb_plus(
 
 @register(
     "hilb+strict",
+    family="hilb",
+    base="hilb",
     summary="Hilb+ strict: l*S_max(rest)-row chunks of the Hilbert order (algorithm-safe)",
     models=("LDiversity",),
     options=dict(HILBERT_OPTIONS),
@@ -636,6 +642,9 @@ PLUS_PLUS_OPTIONS = {
 
 @register(
     "hilb++",
+    family="hilb",
+    base="hilb+",
+    frontier=True,
     summary="Hilb++: literal Hilb+ then stratified pick-up (paper 000; NOT algorithm-safe)",
     models=("LDiversity",),
     schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),
@@ -670,6 +679,8 @@ def hilb_plus_plus(
 
 @register(
     "hilb++strict",
+    family="hilb",
+    base="hilb+strict",
     summary="Hilb++ strict: Hilb+ strict then stratified pick-up (algorithm-safe)",
     models=("LDiversity",),
     schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATION),

@@ -967,6 +967,7 @@ def release_at(
 
 @register(
     "lattice",
+    minimal=True,
     summary="full-domain generalization over the hierarchy lattice (Samarati, Incognito): "
     "the minimal satisfying node of least information loss",
     models=tuple(m.__name__ for m in MONOTONE_MODELS),
@@ -999,7 +1000,7 @@ def lattice(
     found = search_lattice(table, models, suppression=suppression, metric=metric, strategy=strategy)
     lat = found.lattice
     res = found.chosen_result
-    params: dict[str, Any] = {m.name: m.parameter for m in models}
+    params: dict[str, Any] = {"models": [m.to_dict() for m in models]}
     params.update(
         levels=dict(zip(lat.names, found.chosen, strict=True)),
         metric=metric,

@@ -299,6 +299,7 @@ def _borrow(
 
 @register(
     "local-recoding",
+    minimal=True,
     summary="minimal top-down local recoding with borrowing for (alpha,k)-anonymity / "
     "l-diversity (the anonymizer paper 001 attacks; MASK's reference)",
     models=("AlphaKAnonymity", "LDiversity", "KAnonymity"),

@@ -68,7 +68,7 @@ from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
@@ -169,7 +169,7 @@ def mask_plan(
                 if len(sets) == 1 and not all_values
                 else (f"value {table.sa_column.labels[int(np.flatnonzero(sets[s])[0])]!r}")
             )
-            raise ParameterError(
+            raise CannotPublish(
                 f"mask: {vs.size} group(s) violate m={m} for {what} and MASK needs (m-1)*|V| = "
                 f"{u} groups satisfying m, but only {good.size} do (paper 001 Algorithm 1, "
                 "step 2a): the table cannot be published with these k and m"
@@ -384,6 +384,7 @@ def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan:
 
 @register(
     "mask",
+    sa_blind=True,
     summary="MASK (paper 001 Alg. 1): k-anonymize on the QIs, then distort the sensitive "
     "values of m-confidentiality-violating groups to frequencies of genuine groups",
     models=("KAnonymity", "MConfidentiality"),
@@ -789,6 +790,9 @@ def _check_m(release: Release, mm: MConfidentiality, name: str) -> None:
 
 @register(
     "mask+",
+    family="mask",
+    base="mask",
+    sa_blind=True,
     summary="MASK+ (paper 000 Alg. 3, local look-ahead): k-anonymize on the QIs, read each "
     "group's SA counts in ascending order only while the worst case stays m-confidential, and "
     "redraw the rest keeping every count read (algorithm-safe)",
@@ -865,6 +869,9 @@ def mask_plus(
 
 @register(
     "mask++",
+    family="mask",
+    base="mask+",
+    sa_blind=True,
     summary="MASK++ (paper 000 section 7): MASK+, then stratified pick-up (Anatomy with random "
     "row choice) inside every group of at least 2l rows of its published SA values",
     models=("KAnonymity", "MConfidentiality"),

@@ -709,6 +709,8 @@ def _plus_rule_from_models(
 
 @register(
     "mondrian+",
+    family="mondrian",
+    base="mondrian",
     summary="Mondrian+ (global look-ahead, algorithm-safe): cut G only when both halves "
     "have >= l * S_max(G) rows (paper 000, Alg. 1)",
     models=("LDiversity", "KAnonymity"),
@@ -759,6 +761,8 @@ def mondrian_plus(
 
 @register(
     "mondrian++",
+    family="mondrian",
+    base="mondrian+",
     summary="Mondrian++: Mondrian+ then stratified pick-up (Anatomy inside each group of "
     ">= 2l rows, random choice), algorithm-safe (paper 000, Alg. 5/6)",
     models=("LDiversity", "KAnonymity"),

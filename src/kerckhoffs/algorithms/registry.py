@@ -32,7 +32,21 @@ class Algorithm(Protocol):
 
 @dataclass(frozen=True)
 class AlgorithmInfo:
-    """A registered algorithm: its function, what it accepts, and how it publishes."""
+    """A registered algorithm: its function, what it accepts, how it publishes, and the
+    properties the attacks read (by Kerckhoffs's principle the adversary knows them):
+
+    - ``family``: the algorithm family (``"hilb"`` for Hilb and all its variants); ``base``:
+      the algorithm a ``+``/``++`` variant refines (``hilb++`` -> ``hilb+``), None for an
+      original;
+    - ``randomized``: draws secret randomness (DESIGN.md section 5);
+    - ``minimal``: generalizes a set of tuples only when publishing them less generalized
+      would violate its requirement (the minimality principle, paper 001 Definition 3: the
+      minimality attack applies);
+    - ``sa_blind``: forms its groups on the QIs only (k-anonymity; MASK), so the grouping
+      excludes no assignment of the sensitive values (paper 001 Theorem 4, case 1);
+    - ``frontier``: closes groups along the Hilbert order with a frontier that may skip rows
+      (the Hilb attack, paper 000 Algorithm 7, applies; spec ``asap.md`` 2.6).
+    """
 
     name: str
     run: Algorithm
@@ -41,6 +55,11 @@ class AlgorithmInfo:
     schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,)
     randomized: bool = False
     options: dict[str, str] = field(default_factory=dict)
+    family: str = ""
+    base: str | None = None
+    minimal: bool = False
+    sa_blind: bool = False
+    frontier: bool = False
 
     def check_options(self, options: dict[str, object], *, generated: bool = False) -> None:
         """Refuse, before any work and in one line naming the accepted ones, an option the
@@ -85,22 +104,55 @@ def register(
     schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,),
     randomized: bool = False,
     options: dict[str, str] | None = None,
+    family: str | None = None,
+    base: str | None = None,
+    minimal: bool = False,
+    sa_blind: bool = False,
+    frontier: bool = False,
 ) -> Callable[[Algorithm], Algorithm]:
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
 
     ``models`` names the model classes the algorithm can enforce (e.g. ``("KAnonymity",
-    "LDiversity")``); ``options`` documents extra keyword options for ``--help``.
+    "LDiversity")``); ``options`` documents extra keyword options for ``--help``; ``family``
+    (default: ``name``), ``base``, ``minimal``, ``sa_blind`` and ``frontier`` are the
+    properties of :class:`AlgorithmInfo`.
     """
 
     def deco(fn: Algorithm) -> Algorithm:
         if name in REGISTRY:
             raise ValueError(f"algorithm {name!r} registered twice")
         REGISTRY[name] = AlgorithmInfo(
-            name, fn, summary, models, schemes, randomized, dict(options or {})
+            name,
+            fn,
+            summary,
+            models,
+            schemes,
+            randomized,
+            dict(options or {}),
+            family or name,
+            base,
+            minimal,
+            sa_blind,
+            frontier,
         )
         return fn
 
     return deco
+
+
+def lookup(name: str) -> AlgorithmInfo | None:
+    """The registered algorithm called ``name``, or None (a release read back from another
+    tool's files names no registered algorithm)."""
+    from kerckhoffs import algorithms  # noqa: F401  (importing registers every algorithm)
+
+    return REGISTRY.get(name)
+
+
+def names_where(predicate: Callable[[AlgorithmInfo], bool]) -> tuple[str, ...]:
+    """The registered algorithms for which ``predicate`` holds, sorted by name."""
+    from kerckhoffs import algorithms  # noqa: F401
+
+    return tuple(sorted(n for n, info in REGISTRY.items() if predicate(info)))
 
 
 def get(name: str) -> AlgorithmInfo:

@@ -139,6 +139,7 @@ import numpy as np
 
 from kerckhoffs.algorithms.hilb import table_hilbert_index
 from kerckhoffs.algorithms.hilbert_curve import hilbert_bits, hilbert_order
+from kerckhoffs.algorithms.registry import REGISTRY
 from kerckhoffs.attacks.hilb_align import Alignment, align
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import register_attack
@@ -158,9 +159,13 @@ __all__ = [
 ]
 
 ATTACK = "hilb-order"
-FRONTIER_ALGORITHMS = ("hilb", "hilb+", "hilb++")
-STRICT_ALGORITHMS = ("hilb+strict", "hilb++strict")
-HILB_FAMILY = FRONTIER_ALGORITHMS + STRICT_ALGORITHMS
+HILB_FAMILY = tuple(sorted(n for n, a in REGISTRY.items() if a.family == "hilb"))
+"""The Hilb family, from the registry (importing :mod:`kerckhoffs.algorithms.hilb` above
+registers it)."""
+FRONTIER_ALGORITHMS = tuple(n for n in HILB_FAMILY if REGISTRY[n].frontier)
+"""Hilb variants whose frontier may skip rows of the Hilbert order: Algorithm 7 applies."""
+STRICT_ALGORITHMS = tuple(n for n in HILB_FAMILY if not REGISTRY[n].frontier)
+"""Hilb variants that cut contiguous chunks of the order: nothing to infer (STRICT_REASON)."""
 TIES = ("row", "unordered")
 _BLOCK = 16  # values per block of the range-maximum table
 _DENSE = 20_000_000  # largest groups x buckets histogram kept dense

@@ -20,41 +20,25 @@ for each individual the group(s) of the release whose published cells cover them
 LCA node published by two halves of one categorical Mondrian cut, a QI vector occurring in
 two Anatomy buckets), :class:`Location` keeps them all: ``group`` is :data:`AMBIGUOUS` and
 ``candidates_of(i)`` lists them; the intersection attack then takes the union of their SA
-value sets (spec [AMB-20]: the adversary keeps every value still possible). When no group
+value sets (spec ``composition.md`` AMB-20: paper 004 Definition 6 does not say what several
+matching classes give; the adversary keeps every value still possible). When no group
 covers an individual, ``group`` is :data:`NOT_FOUND` (the attack then learns nothing from
 that release, spec 3.3).
 
-**Reading a cell.** Each QI column is read as numeric or categorical. The kind comes from the
-``schema`` when given, else from the in-process release's encoded column, else from the data:
-a column is numeric when every population value and every published cell reads as a number.
-
-- numeric cells: ``*`` (everything); a value (``37``); intervals ``[lo-hi]`` (what
-  :meth:`EncodedColumn.generalize` writes; negative and exponent numbers are fine, ``[-5--1]``),
-  half-open ``[lo-hi)`` (:meth:`Hierarchy.intervals` on non-integral data), ARX-style
-  ``[lo, hi[``, ``[lo, hi]`` and bare ``lo-hi`` (anonypyx); comparisons ``<30``, ``<=30``,
-  ``≤30``, ``>40``, ``>=40``, ``≥40``; digit masks ``3*`` = 30..39, ``130**`` = 13000..13099
-  (the paper's Table 1); a node label of the column's hierarchy, covering ``[smallest leaf,
-  largest leaf]`` under it; else a set of such cells (below), covering the union of its
-  members. Anything else is an :class:`~kerckhoffs.errors.InputError` naming the column and
-  cell. (A schema column without a kind but with a hierarchy is numeric when the population
-  column has a numeric dtype, as :meth:`Table.encode` infers it.)
-- categorical cells: ``*``; a node label of the hierarchy (all leaves under it; a label used
-  by several nodes covers the union of their leaves, since the published string cannot say
-  which node was meant); without a hierarchy, a plain value compared as text; else a set of
-  such cells (below); else a mask such as ``1305*`` (each ``*`` one character, matched against
-  leaf labels, or population values when there is no hierarchy). With a hierarchy, any other
-  cell or set member is an InputError. A cell that matches no population value is no error
-  (its people may simply be absent from the population) but is reported in
-  :attr:`Location.notes`, since it usually means the hierarchy was not given.
-- **set-valued cells** (both kinds): the distinct values of a group joined by commas, as
-  anonypyx and AnonyPy publish categorical cells (``Black,White``: the individual's value is
-  one of them), bracketed (``{Black, White}``, ``[Black|White]``), or a printed Python set
-  (``{'Black', 'White'}``); the separator is a comma if there is one, else ``|``, else
-  ``;``. A set covers a value when one of its members does: a member may be a value, a
-  hierarchy node covering it, a mask, ``*`` or (numeric columns) an interval. A cell is read
-  whole before it is split, so a hierarchy label or population value holding a comma stays
-  one label; the comma form of an interval needs both brackets (``[20, 30[``), so a bare
-  ``20,30`` is the set of two values.
+**Reading a cell.** Cells are read by :mod:`kerckhoffs.data.cells` (the one reader every
+attack and metric shares: values, intervals in kerckhoffs', ARX's and anonypyx's forms,
+comparisons, digit masks such as ``130**`` from the paper's Table 1, hierarchy nodes, masks and
+set-valued cells such as ``Black,White``). Each QI column is read as numeric or categorical.
+The kind comes from the ``schema`` when given, else from the in-process release's encoded
+column, else from the data: a column is numeric when every population value and every
+published cell reads as a number (a schema column without a kind but with a hierarchy is
+numeric when the population column has a numeric dtype, as :meth:`Table.encode` infers it).
+Individuals' coordinates are their values (numeric), their hierarchy leaf indices, or, for a
+categorical column without a hierarchy, the rank of their value among the population's
+distinct values. An unreadable cell is an :class:`~kerckhoffs.errors.InputError` naming the
+column and cell. A categorical cell that matches no population value is no error (its
+people may simply be absent from the population) but is reported in
+:attr:`Location.notes`, since it usually means the hierarchy was not given.
 
 **Speed.** Every column becomes a number line: the value (numeric), the hierarchy leaf index,
 or the rank of the value among the population's distinct values; each distinct cell becomes
@@ -71,17 +55,15 @@ individuals or groups (loops run over columns, distinct cells and chunks of indi
 
 from __future__ import annotations
 
-import math
-import re
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.hierarchy import ROOT, Hierarchy, format_value
+from kerckhoffs.data.cells import Runs, read_cells
+from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import Column, Kind, Schema
 from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.errors import HierarchyError, InputError, ParameterError
@@ -323,10 +305,6 @@ def _locate_exact(release: Release, columns: list[_PopColumn]) -> Location:
 
 
 # -- generalized releases: cells cover values -----------------------------------------------------
-Runs = list[tuple[float, float]]
-"""A cell's coverage on one column: disjoint closed ranges ``[lo, hi]`` of coordinates."""
-
-
 class _Cover:
     """One QI column as intervals on a number line: each individual's coordinate (the value
     for numeric columns, the hierarchy leaf index or the rank of the value for categorical
@@ -422,10 +400,8 @@ def _locate_cells(release: Release, columns: list[_PopColumn], schema: Schema | 
     covers: list[_Cover] = []
     notes: list[str] = []
     for col, pc in zip(release.table.qi_columns, columns, strict=True):
-        cell_ids, distinct = pd.factorize(cells[col.name], sort=False)
-        texts = [str(c).strip() for c in np.asarray(distinct, dtype=object)]
         kind, hierarchy = _meaning(col, schema)
-        cover, note = _column_cover(pc, kind, hierarchy, texts, cell_ids.astype(np.int64))
+        cover, note = _column_cover(pc, kind, hierarchy, cells[col.name])
         if note:
             notes.append(note)
         covers.append(cover)
@@ -547,57 +523,30 @@ def _column_cover(
     pc: _PopColumn,
     kind: Kind | None,
     hierarchy: Hierarchy | None,
-    cells: list[str],
-    cell_of_group: np.ndarray,
+    cells: np.ndarray,
 ) -> tuple[_Cover, str | None]:
-    """The cover of one column and a note on cells it could not match (see the module
-    docstring for the reading rules)."""
+    """The cover of one column and a note on cells it could not match. The cells are read by
+    :func:`kerckhoffs.data.cells.read_cells`; the population's coordinates on the same axis
+    are its values (numeric), hierarchy leaf indices, or ranks among its distinct values."""
     name = pc.name
     if kind is None and hierarchy is not None:  # as Table.encode infers a kind: by dtype
         s = pc.series
         numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
         kind = Kind.NUMERIC if numeric else Kind.CATEGORICAL
-    if kind is None:
-        x = pc.numbers(strict=False)
-        if x is not None:
-            read: list[Runs] = []
-            for c in cells:  # numeric when every cell reads as a number (stop at the first not)
-                r = _numeric_runs(c, None)
-                if r is None:
-                    break
-                read.append(r)
-            else:
-                return _Cover(x, pc.codes, read, cell_of_group), None
+    if kind is None:  # numeric when every value and every cell reads as a number
         kind = Kind.CATEGORICAL
+        if pc.numbers(strict=False) is not None:
+            probe = read_cells(cells, column=name, kind=None)
+            if probe.kind == Kind.NUMERIC:
+                x = pc.numbers(strict=False)
+                assert x is not None
+                return _Cover(x, pc.codes, list(probe.runs), probe.index), None
     if kind == Kind.NUMERIC:
+        cover = read_cells(cells, column=name, kind=Kind.NUMERIC, hierarchy=hierarchy)
         x = pc.numbers()
         assert x is not None
-        runs: list[Runs] = []
-        for c in cells:
-            r = _numeric_runs(c, hierarchy)
-            if r is None:
-                where = f" nor a node of hierarchy {hierarchy.name}" if hierarchy else ""
-                raise InputError(
-                    f"column {name!r}: published cell {c!r} is not a number, an interval "
-                    f"such as [20-29], a set such as {{20, 25}}, '*'{where}"
-                )
-            runs.append(r)
-        return _Cover(x, pc.codes, runs, cell_of_group), None
-    return _categorical_cover(pc, hierarchy, cells, cell_of_group)
-
-
-def _categorical_cover(
-    pc: _PopColumn, hierarchy: Hierarchy | None, cells: list[str], cell_of_group: np.ndarray
-) -> tuple[_Cover, str | None]:
-    """Categorical coordinates: hierarchy leaf indices (a node covers its leaf range), or,
-    without a hierarchy, the rank of the value among the population's distinct values.
-
-    A cell is read whole first (``*``, a node label or a value, so a label holding a comma
-    stays one label), then as a set of members (:func:`_set_members`: the union of what each
-    member covers), then as a mask."""
-    name = pc.name
+        return _Cover(x, pc.codes, list(cover.runs), cover.index), None
     texts = pc.texts()
-    full: Runs = [(-math.inf, math.inf)]
     if hierarchy is not None:
         leaf_of_unique = pc.leaves(hierarchy)
         bad = np.flatnonzero(leaf_of_unique < 0)
@@ -606,275 +555,23 @@ def _categorical_cover(
                 f"population: column {name!r}: value {texts[bad[0]]!r} "
                 f"(row {pc.first_row(int(bad[0]))}) is not a leaf of hierarchy {hierarchy.name}"
             )
-        ranges = _label_ranges(hierarchy)
-        leaf_labels = pd.Series(np.asarray(hierarchy.leaves, dtype=object))
-
-        def in_hierarchy(text: str) -> Runs | None:
-            if text == ROOT:
-                return full
-            if text in ranges:
-                return _merge([(float(a), float(b)) for a, b in ranges[text]])
-            if "*" in text:
-                return _runs_of(leaf_labels.str.fullmatch(_mask_regex(text)).to_numpy())
-            return None
-
-        def unreadable(cell: str, member: str) -> InputError:
-            part = "" if member == cell else f" (member {member!r})"
-            return InputError(
-                f"column {name!r}: published cell {cell!r}{part} is not a node of hierarchy "
-                f"{hierarchy.name}"
-            )
-
-        runs, unmatched = _read_categorical(cells, in_hierarchy, unreadable)
+        cover = read_cells(cells, column=name, kind=Kind.CATEGORICAL, hierarchy=hierarchy)
         note = None
-        if unmatched:
-            note = f"column {name!r}: cell(s) matching no leaf, e.g. {unmatched[0]!r}"
-        return _Cover(leaf_of_unique.astype(float), pc.codes, runs, cell_of_group), note
+        if cover.unmatched:
+            note = f"column {name!r}: cell(s) matching no leaf, e.g. {cover.unmatched[0]!r}"
+        x = leaf_of_unique.astype(float)
+        return _Cover(x, pc.codes, list(cover.runs), cover.index), note
     # no hierarchy: rank of the value among the population's distinct values
     vocab, rank = np.unique(texts.astype(str), return_inverse=True)
-    as_series = pd.Series(vocab.astype(object))
-    rank_of = {str(v): k for k, v in enumerate(vocab.tolist())}
-
-    def in_population(text: str) -> Runs | None:
-        if text == ROOT:
-            return full
-        k = rank_of.get(text)
-        if k is not None:
-            return [(float(k), float(k))]
-        if "*" in text:
-            return _runs_of(as_series.str.fullmatch(_mask_regex(text)).to_numpy())
-        return []  # a value no individual of the population holds
-
-    runs, unmatched = _read_categorical(cells, in_population, None)
+    cover = read_cells(cells, column=name, kind=Kind.CATEGORICAL, vocabulary=vocab)
     note = None
-    if unmatched:
+    if cover.unmatched:
         note = (
-            f"column {name!r}: {len(unmatched)} published cell(s) match no population value "
-            f"(e.g. {unmatched[0]!r}); if they are hierarchy nodes, pass the schema"
+            f"column {name!r}: {len(cover.unmatched)} published cell(s) match no population "
+            f"value (e.g. {cover.unmatched[0]!r}); if they are hierarchy nodes, pass the schema"
         )
-    return _Cover(rank.reshape(-1).astype(float), pc.codes, runs, cell_of_group), note
-
-
-def _read_categorical(
-    cells: list[str],
-    single: Callable[[str], Runs | None],
-    unreadable: Callable[[str, str], InputError] | None,
-) -> tuple[list[Runs], list[str]]:
-    """Each distinct cell's ranges and the cells covering nothing. ``single`` reads one label
-    (None: not a label it knows); a cell it cannot read whole is read as a set of members
-    (the union of theirs). A member or cell ``single`` cannot read raises
-    ``unreadable(cell, member)``; without ``unreadable`` it covers nothing."""
-    runs: list[Runs] = []
-    unmatched: list[str] = []
-    for text in cells:  # a loop over distinct published cells, not over rows
-        r = single(text)
-        members = None if r else _set_members(text)
-        if members is not None:
-            parts: Runs = []
-            for member in members:
-                m = single(member)
-                if m is None:
-                    if unreadable is not None:
-                        raise unreadable(text, member)
-                    m = []
-                parts.extend(m)
-            r = _merge(parts)
-        if r is None:
-            if unreadable is not None:
-                raise unreadable(text, text)
-            r = []
-        if not r:
-            unmatched.append(text)
-        runs.append(r)
-    return runs, unmatched
-
-
-_SET_BRACKETS = {"{": "}", "[": "]"}
-_SET_SEPARATORS = (",", "|", ";")
-_QUOTES = ("'", '"')
-
-
-def _set_members(text: str) -> list[str] | None:
-    """The members of a set-valued cell, or None when ``text`` is not written as a set.
-
-    anonypyx (and AnonyPy before it) publishes a categorical cell as its group's distinct
-    values joined by commas: ``Black,White`` means "one of Black, White". Other tools bracket
-    the set or print a Python set or list: ``{Black, White}``, ``{'Black', 'White'}``,
-    ``[Black|White]``. Members are split on a comma if the text holds one, else on ``|``, else
-    on ``;`` (one separator per cell) and stripped of spaces and matching quotes; empty members are
-    dropped (``{}`` is the empty set). A bracketed text is a set even with one member."""
-    s = text.strip()
-    bracketed = len(s) >= 2 and _SET_BRACKETS.get(s[0]) == s[-1]
-    inner = s[1:-1] if bracketed else s
-    sep = next((c for c in _SET_SEPARATORS if c in inner), None)
-    if sep is None and not bracketed:
-        return None
-    out = []
-    for part in inner.split(sep) if sep is not None else [inner]:
-        m = part.strip()
-        if len(m) >= 2 and m[0] == m[-1] and m[0] in _QUOTES:
-            m = m[1:-1].strip()
-        if m:
-            out.append(m)
-    return out
-
-
-def _runs_of(hit: np.ndarray) -> Runs:
-    """The maximal runs of True in ``hit``, as closed index ranges."""
-    edges = np.diff(np.r_[0, hit.astype(np.int8), 0])
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1) - 1
-    return [(float(a), float(b)) for a, b in zip(starts, ends, strict=True)]
-
-
-def _merge(ranges: Runs, gap: float = 1.0) -> Runs:
-    """Sorted, disjoint union of closed ranges, joining ranges less than ``gap`` apart: 1 for
-    integer leaf indices and ranks (adjacent ones joined), 0 for real numbers."""
-    out: Runs = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + gap:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
-_LABELS: weakref.WeakKeyDictionary[Hierarchy, dict[str, list[tuple[int, int]]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _label_ranges(h: Hierarchy) -> dict[str, list[tuple[int, int]]]:
-    """Every node label of ``h`` -> the leaf ranges of the nodes so named (cached)."""
-    if h in _LABELS:
-        return _LABELS[h]
-    out: dict[str, list[tuple[int, int]]] = {}
-    for level in range(1, h.height + 1):
-        ids = h.node_ids[level]
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        ends = np.r_[starts[1:] - 1, ids.size - 1]
-        for lab, a, b in zip(h.node_labels(level).tolist(), starts, ends, strict=True):
-            out.setdefault(str(lab), []).append((int(a), int(b)))
-    for i, leaf in enumerate(h.leaves.tolist()):
-        out.setdefault(str(leaf), []).append((i, i))
-    _LABELS[h] = out
-    return out
-
-
-def _mask_regex(text: str) -> str:
-    """``1305*`` -> a regex where each ``*`` is one character."""
-    return "".join("." if ch == "*" else re.escape(ch) for ch in text)
-
-
-# -- numbers --------------------------------------------------------------------------------------
-def _number(text: str) -> float | None:
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    return None if math.isnan(v) else v
-
-
-_DIGIT_MASK = re.compile(r"-?\d*\*+")
-_COMPARISONS = (("<=", False), ("≤", False), (">=", True), ("≥", True))
-_STRICT = (("<", False), (">", True))
-
-
-def _numeric_runs(text: str, hierarchy: Hierarchy | None) -> Runs | None:
-    """The closed ranges a numeric cell covers: one for a value, an interval, a comparison,
-    a digit mask or a node; their union for a set (``{20, 25}``, ``20,25,31``, anonypyx's
-    values of a column it treated as categorical, or ``{20-29, 40-49}``); None if unreadable."""
-    b = _numeric_cell(text, hierarchy)
-    if b is not None:
-        return [b]
-    members = _set_members(text)
-    if members is None:
-        return None
-    parts: Runs = []
-    for m in members:
-        b = _numeric_cell(m, hierarchy)
-        if b is None:
-            return None
-        parts.append(b)
-    return _merge(parts, gap=0.0)
-
-
-def _numeric_cell(text: str, hierarchy: Hierarchy | None) -> tuple[float, float] | None:
-    """``[lo, hi]`` (closed, as floats) covered by a numeric cell, or None if unreadable."""
-    s = text.strip()
-    if s == ROOT:
-        return (-math.inf, math.inf)
-    v = _number(s)
-    if v is not None:
-        return (v, v)
-    for op, above in _COMPARISONS:
-        if s.startswith(op) and (w := _number(s[len(op) :])) is not None:
-            return (w, math.inf) if above else (-math.inf, w)
-    for op, above in _STRICT:
-        if s.startswith(op) and (w := _number(s[len(op) :])) is not None:
-            return (
-                (math.nextafter(w, math.inf), math.inf)
-                if above
-                else (
-                    -math.inf,
-                    math.nextafter(w, -math.inf),
-                )
-            )
-    if _DIGIT_MASK.fullmatch(s) and any(ch.isdigit() for ch in s):
-        lo, hi = float(s.replace("*", "0")), float(s.replace("*", "9"))
-        return (min(lo, hi), max(lo, hi))
-    interval = _interval(s)
-    if interval is not None:
-        return interval
-    if hierarchy is not None:
-        span = _hierarchy_span(hierarchy, s)
-        if span is not None:
-            return span
-    return None
-
-
-def _interval(s: str) -> tuple[float, float] | None:
-    """``[a-b]``, ``[a-b)``, ``(a-b]``, ``[a, b[`` (ARX), ``[a, b]``, ``a-b``. The comma form
-    needs both brackets: a bare ``a,b`` is a set of two values (:func:`_set_members`)."""
-    lo_open = hi_open = bracketed = False
-    if len(s) >= 2 and s[0] in "[(" and s[-1] in "])[":
-        bracketed = True
-    if s and s[0] in "[(":
-        lo_open = s[0] == "("
-        s = s[1:]
-    if s and s[-1] in "])[":
-        hi_open = s[-1] != "]"
-        s = s[:-1]
-    a = b = None
-    if s.count(",") == 1 and bracketed:
-        left, right = s.split(",")
-        a, b = _number(left.strip()), _number(right.strip())
-    else:
-        for k in range(1, len(s) - 1):
-            if s[k] == "-":
-                a, b = _number(s[:k]), _number(s[k + 1 :])
-                if a is not None and b is not None:
-                    break
-    if a is None or b is None or a > b:
-        return None
-    if lo_open:
-        a = math.nextafter(a, math.inf)
-    if hi_open:
-        b = math.nextafter(b, -math.inf)
-    return (a, b)
-
-
-def _hierarchy_span(h: Hierarchy, label: str) -> tuple[float, float] | None:
-    """``[smallest leaf, largest leaf]`` under the node(s) labelled ``label``."""
-    ranges = _label_ranges(h).get(label)
-    if not ranges:
-        return None
-    leaves = np.array([_number(str(x)) for x in h.leaves.tolist()], dtype=object)
-    picked = np.concatenate([np.arange(a, b + 1) for a, b in ranges])
-    nums = [v for v in leaves[picked].tolist() if v is not None]
-    if not nums:
-        return None
-    return (min(nums), max(nums))
+    x = rank.reshape(-1).astype(float)
+    return _Cover(x, pc.codes, list(cover.runs), cover.index), note
 
 
 def _strictly_sorted(who: np.ndarray, groups: np.ndarray) -> bool:

@@ -8,7 +8,8 @@ so *at least one* class would violate the requirement if ``P`` were specialized 
 (Lemma 1). Class ``i`` violates when it receives more than ``tau_i`` sensitive tuples:
 
 - global recoding: ``g_i = n_i`` and ``tau_i = floor(n_i / l)`` (simplified l-diversity);
-- local recoding (spec 3.2, AMB-8 resolution "whole class"): ``g_i = n_{i,g}`` (the class's
+- local recoding (spec 3.2; spec AMB-8: paper 001 section 4.2.2's thresholds on the generalized
+  part alone contradict its own examples, resolved as "whole class"): ``g_i = n_{i,g}`` (the class's
   tuples inside ``P``) and ``tau_i = floor(n_i / l) - n_{i,u(s)}`` (the violation is judged on
   the whole original class, ungeneralized part included); ``"paper_literal"`` judges the
   generalized part alone, ``tau_i = floor(n_{i,g} / l)``, as the paper's text says;
@@ -21,10 +22,13 @@ an individual of class ``i`` is ``(E[Y_i | some class violates] + n_{i,u(s)}) / 
 ``E[Y_i | knowledge]`` (rational arithmetic, :class:`fractions.Fraction`), which must agree:
 
 - :func:`expected_dp`: Algorithm 2 of Appendix A as corrected in spec 3.1.1 -- ``floor``, not
-  the printed ``ceil``, in the ``u`` recursion (AMB-2); empty intervals ``m = u = [x = 0]``,
-  ``n = 0`` (AMB-3); sums over every ``x`` (AMB-5); the classes that can never violate
-  (``C'``) get the derived formula of AMB-14. Written for per-class thresholds, so it also
-  serves local recoding (spec 3.2 allows "Algorithm 2 generalized to per-class thresholds").
+  the printed ``ceil``, in the ``u`` recursion (spec AMB-2: Algorithm 2 line 20 prints
+  ``ceil(n_a / l)``); empty intervals ``m = u = [x = 0]``, ``n = 0`` (spec AMB-3: Appendix A
+  leaves them undefined); sums over every ``x`` (spec AMB-5: Appendix A's sum limits
+  disagree); the classes that can never violate (``C'``) get a derived formula (spec AMB-14:
+  section 4.1.2 only says their credibility is at most ``1/l``). Written for per-class thresholds,
+  so it also serves local recoding (spec 3.2 allows "Algorithm 2 generalized to per-class
+  thresholds").
 - :func:`expected_closed_form`: the inclusion-exclusion closed form of spec 3.1.2, with prefix
   and suffix products of truncated polynomials.
 - :func:`expected_brute_force`: enumeration of the sensitive tuple distribution table
@@ -132,8 +136,9 @@ def dp_tables(
     ``m[a, b][x]``: ways to place ``x`` sensitive tuples in classes ``a..b`` (no constraint);
     ``u[a, b][x]``: ways with every class within its threshold; ``n[a, b][x]``: ways with at
     least one class above it. Empty intervals (``a > b``) are ``m = u = [x = 0]``, ``n = 0``
-    (AMB-3). ``u_thresholds`` replaces the thresholds in the ``u`` recursion only (not in the
-    base cases): it exists to reproduce the paper's misprinted ``ceil(n_a / l)`` of line 20.
+    (spec AMB-3: Appendix A leaves them undefined). ``u_thresholds`` replaces the thresholds in the
+    ``u`` recursion only (not in the base cases): it exists to reproduce the paper's misprinted
+    ``ceil(n_a / l)`` of line 20.
     """
     g = list(slots)
     f = list(thresholds)
@@ -183,8 +188,9 @@ def expected_dp(
     The classes that may violate (``C``, ``tau_i + 1 <= min(g_i, n_s)``) are sorted by size
     (a convenience only) and run through the DP; the others (``C'``, ``N`` slots in all) share
     ``(n_s B - EX) / B`` in proportion to their slots, with ``EX = sum_x x n([1,p], x)
-    C(N, n_s - x)`` (AMB-14). ``u_thresholds`` (per class, in the order given) only serves the
-    regression test of the misprinted ceiling (AMB-2).
+    C(N, n_s - x)`` (spec AMB-14: paper 001 section 4.1.2 gives no formula for ``C'``).
+    ``u_thresholds`` (per class, in the order given) only serves the regression test of the
+    misprinted ceiling (spec AMB-2: Algorithm 2 line 20 prints ``ceil`` for ``floor``).
     """
     g, tau, n_s = _check(slots, thresholds, n_s)
     cset = sorted((i for i in range(len(g)) if _may_violate(g[i], tau[i], n_s)), key=lambda i: g[i])
@@ -201,7 +207,7 @@ def expected_dp(
     def comb_n(k: int) -> int:
         return math.comb(big_n, k) if 0 <= k <= big_n else 0
 
-    # Phase 2, paper lines 46-54 (sums over every x, AMB-5)
+    # Phase 2, paper lines 46-54 (sums over every x: spec AMB-5, Appendix A's limits disagree)
     big_b = sum(n[1, p][x] * comb_n(n_s - x) for x in range(n_s + 1))
     if big_b == 0:  # cannot happen when p >= 1 (a guard, spec 3.1.1)
         return _no_inference(g, n_s)
@@ -281,8 +287,9 @@ def expected_closed_form(slots: Sequence[int], thresholds: Sequence[int], n_s: i
 def distribution_table(
     slots: Sequence[int], thresholds: Sequence[int], n_s: int, *, minimality: bool = True
 ) -> list[tuple[tuple[int, ...], int]]:
-    """The sensitive tuple distribution table (Definition 10 with AMB-7's range ``0..min(g_i,
-    n_s)``): every vector ``(m_1..m_u)`` with ``sum m_i = n_s``, ``m_i <= g_i`` and (with
+    """The sensitive tuple distribution table (paper 001 Definition 10, with the range
+    ``0..min(g_i, n_s)`` of spec AMB-7: the definition prints ``1..n_s``, its examples use 0):
+    every vector ``(m_1..m_u)`` with ``sum m_i = n_s``, ``m_i <= g_i`` and (with
     ``minimality``) some ``m_i > tau_i``, and its number of cases ``prod C(g_i, m_i)``, in
     lexicographic order of the vectors."""
     g, tau, n_s = _check(slots, thresholds, n_s)
@@ -355,7 +362,8 @@ def credibility_local(
     n_{i,u(s)})``: class size in ``T^q``, its tuples generalized into the EC, and the
     sensitive tuples among its ungeneralized ones; ``n_s`` is the EC's sensitive count.
 
-    ``mode="whole_class"`` (default, AMB-8): ``tau_i = floor(n_i / l) - n_{i,u(s)}``;
+    ``mode="whole_class"`` (default; spec AMB-8: the paper's section 4.2.2 thresholds on the
+    generalized part alone contradict its own examples): ``tau_i = floor(n_i / l) - n_{i,u(s)}``;
     ``"paper_literal"``: ``tau_i = floor(n_{i,g} / l)``. Credibility ``(E[Y_i] +
     n_{i,u(s)}) / n_i``. Global recoding is the case ``n_{i,g} = n_i``, ``n_{i,u(s)} = 0``.
     """

@@ -17,7 +17,8 @@ Spec ``asap.md`` 4.1-4.3 (setup, data, parameters), 2.10 (MASK), 2.11 (MASK+), 2
 
 **Setting** (paper 000 section 8.2 "the same settings as [12]", spec 4.2): Adult, 45,222
 rows, the eight QIs of Table 6 in its order (age, workclass, marital-status, occupation, race,
-sex, native-country, salary; ``qi < 8`` keeps the first ``qi``, spec A20), SA ``education``
+sex, native-country, salary; ``qi < 8`` keeps the first ``qi``; spec A20: section 8
+does not say which ``qi`` attributes), SA ``education``
 with the sensitive set "below high school" (Preschool, 1st-4th, 5th-6th, 7th-8th: 1,566 rows)
 as ``examples/adult/schema.toml`` declares it, in ``set`` mode (m-confidentiality bounds their
 total, paper 001). The PhD-25 rule is about ``Doctorate``, a *non-sensitive* education value:
@@ -29,16 +30,17 @@ Doctorate, which young groups almost never hold (one of the 8,441 people aged <=
 - step 1 of all three: Mondrian k-anonymity (strict, on the QIs in use), one partition per
   ``(qi, k)`` shared by MASK, MASK+ and MASK++ (spec 4.3: the k-anonymizer is unspecified);
 - MASK: :func:`kerckhoffs.algorithms.mask.mask` (paper 001 Algorithm 1, the authors' MASK)
-  with ``replacement="uniform"`` and ``rounding="ceil"`` (spec 2.10 / A17: uniform over the
+  with ``replacement="uniform"`` and ``rounding="ceil"`` (spec 2.10; spec A17: paper 001 fixes
+  neither the replacement distribution nor the rounding; uniform over the
   non-sensitive values is what lets a Doctorate land in a young group; our default "nearest"
   would never inject one). When paper 001's MASK refuses to publish (fewer than
   ``(m-1)|V|`` groups satisfy m, which happens in Fig. 6b at 15-20% sensitive tuples), the
   look-alikes become every satisfying group, i.e. the distorted group copies the proportion of
   one satisfying group drawn uniformly at random: paper 000 section 2.2's own description of
   the step (spec 2.10); rows say so in ``mask_fallback_draws`` / ``mask_fallback``;
-- MASK+: :func:`~kerckhoffs.algorithms.mask.mask_plus` with ``fill_order="paper"`` (spec 2.11
-  A14: the paper's order, the default for reproduction; the algorithm-safe "random" order is
-  the toolkit's default);
+- MASK+: :func:`~kerckhoffs.algorithms.mask.mask_plus` with ``fill_order="paper"`` (spec 2.11;
+  spec A14: paper 000 section 7 leaves MASK+'s fill order open; the paper's order, the default for
+  reproduction; the algorithm-safe "random" order is the toolkit's default);
 - MASK++: MASK+ then stratified pick-up with ``l = m`` (spec 2.9), i.e. ``mask++`` with
   ``pickup_l = m`` on the k-anonymous partition. The toolkit's default ``l = max(k, m)`` keeps
   every group k-anonymous; the paper's pick-up cuts groups into ``m .. 2m-1`` rows, which is
@@ -77,7 +79,7 @@ from kerckhoffs.attacks.knowledge import DistributionRule
 from kerckhoffs.attacks.negative_association import negative_association_attack
 from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
 from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics.query_error import Workload, query_error
@@ -110,7 +112,8 @@ FILL_ORDER = "paper"
 
 PHD25_RULE = DistributionRule(where={"age": {"max": 25}}, value="Doctorate", share=0.10)
 """Paper 000 section 8.2.1: "fewer than 10% of people aged <= 25 hold a Ph.D." (a group is
-inside when the upper end of its published age interval is <= 25, spec A21)."""
+inside when the upper end of its published age interval is <= 25; spec A21: the paper does not
+define "the Age <= 25 group")."""
 
 DEFAULTS: Row = {"k": 50, "m": 3, "qi": 8, "qd": 3, "sel_pct": 5}
 """Paper 000 section 8.2.2 defaults (spec 4.3, bold)."""
@@ -126,8 +129,9 @@ PAPER_SECONDS = {"MASK": 65.7, "MASK++": 66.3, "MASK++ (bucketization)": 66.3}
 
 # -- data ------------------------------------------------------------------------------------------
 def first_qis(table: Table, qi: int) -> Table:
-    """``table`` restricted to its first ``qi`` quasi-identifiers (Table 6 order, spec A20);
-    the others become columns of role "other" in the schema. Rows and codes are unchanged."""
+    """``table`` restricted to its first ``qi`` quasi-identifiers (Table 6 order; spec A20:
+    paper 000 section 8 does not say which ``qi`` attributes); the others become columns of
+    role "other" in the schema. Rows and codes are unchanged."""
     if not 1 <= qi <= table.d:
         raise ParameterError(f"qi must be in 1..{table.d}, got {qi}")
     if qi == table.d:
@@ -228,9 +232,8 @@ def mask_release(
     try:
         models = [KAnonymity(k), MConfidentiality(m)]
         return mask(table, models, seed=seed, partition=partition, **MASK_OPTIONS), False
-    except ParameterError as exc:
-        if "cannot be published" not in str(exc):
-            raise
+    except CannotPublish:
+        pass
     return _mask_all_lookalikes(table, partition, k, m, seed), True
 
 
@@ -466,8 +469,10 @@ def _measure_table7(point: Row, ctx: Context) -> list[Row]:
 _SETTING = (
     "Adult (45,222 rows; SA education, sensitive = below high school, 1,566 rows, one set); "
     "k-anonymization = Mondrian (strict) on the QIs in use; MASK = paper 001 Algorithm 1 with "
-    "uniform replacement and ceil rounding (spec 2.10/A17); MASK+ fill_order='paper' (spec "
-    "2.11 A14); MASK++ = MASK+ then stratified pick-up with l = m (spec 2.9; groups of "
+    "uniform replacement and ceil rounding (spec 2.10 and A17: paper 001 fixes neither "
+    "distribution nor rounding); MASK+ fill_order='paper' (spec 2.11 and A14: paper 000 "
+    "leaves MASK+'s fill order open); MASK++ = MASK+ then stratified pick-up with l = m "
+    "(spec 2.9; groups of "
     "m..2m-1 rows, not k-anonymous)."
 )
 _ERR_LABEL = "average relative error (%)"
@@ -492,7 +497,7 @@ _GRID_NOTE = {
     "3 and 5).",
     "m": "m grid 2..10 is the spec's proposal (not stated in the paper).",
     "qi": "qi grid 3..8 (not stated; qd = 3 needs qi >= 3): the first qi QIs in Table 6 order "
-    "(spec A20); anonymization and queries both use only those.",
+    "(spec A20: the paper does not say which); anonymization and queries both use only those.",
     "qd": "qd grid 1..6 (not stated in the paper).",
     "sel_pct": "selectivity grid {1,3,5,7,10}% is the spec's proposal (not stated).",
 }
@@ -543,7 +548,8 @@ register_experiment(
         "(m in 2..5); given m, a larger k (5..8) does not necessarily compromise more. No "
         "numbers given. The attack never produced a false positive (precision 100%).",
         notes=f"{_SETTING} Rule: a group whose published age interval ends at <= 25 and whose "
-        "published education is more than 10% Doctorate is flagged (spec 2.13, A21); "
+        "published education is more than 10% Doctorate is flagged (spec 2.13 and A21: the "
+        "paper does not define 'the Age <= 25 group'); "
         "compromised = rows of flagged groups whose 'below high school' posterior exceeds 1/m "
         f"(the negative-association attack). Each point: the mean over {DRAWS_6A} MASK runs "
         "(seeds) on one Mondrian partition; precision = flagged groups MASK really perturbed / "

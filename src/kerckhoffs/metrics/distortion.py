@@ -6,7 +6,8 @@ attribute (spec ``minimality.md`` 2.9, Definitions 6-7, and 3.9).
 ground values under the published value ``v*`` (a ground value counts itself: spec AMB-25
 reads Definition 6's ``v' < v*`` as ``v' <= v*``) and ``base`` the number of ground values of
 the attribute; a row costs the weighted sum over the quasi-identifiers, ``weight(A) = 1/|QID|``
-as in the paper's experiments (weights summing to 1 keep the result in 0..1, AMB-26), and
+as in the paper's experiments (weights summing to 1 keep the result in 0..1; spec AMB-26: Definition
+7's remark on the range is garbled), and
 ``Dist`` is the average over the rows. Ground values are the encoded domain: every hierarchy
 leaf of a categorical QI (present in the data or not), every distinct value present of a
 numeric one; a numeric QI published as an interval (Mondrian-style local recoding) covers the
@@ -17,7 +18,8 @@ node its cells name and a suppressed row counts 1 on every attribute, which is t
 (:func:`kerckhoffs.algorithms.lattice.information_loss`). A bucketized release publishes the
 QIs exactly: 0 (spec 3.7, "two-table variant").
 
-**SA distortion** (spec 2.9 and AMB-27): the same cost on the sensitive attribute alone,
+**SA distortion** (spec 2.9; spec AMB-27: paper 001 section 7.2 does not say over what it
+averages): the same cost on the sensitive attribute alone,
 weight 1, with ``v*`` the nearest common ancestor of the original and the published SA value
 in the SA's taxonomy (its hierarchy; a flat one when the schema gives none, so any changed
 value costs 1 in a two-value domain), averaged over *all* rows (undistorted rows cost 0).
@@ -32,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerckhoffs.metrics.group_metrics import _check_weights, _lca_cover, group_cover
+from kerckhoffs.data.cells import node_cover
+from kerckhoffs.metrics.group_metrics import check_weights, group_cover
 from kerckhoffs.release import Release, Scheme
 
 
@@ -59,7 +62,7 @@ def qid_information_loss(
     costs of :func:`group_information_loss`; ``weights`` one per QI summing to 1 (default
     ``1/|QID|`` each, the paper's). 0 = nothing generalized, 1 = every cell at the root."""
     table = release.table
-    w = _check_weights(weights, table.d)
+    w = check_weights(weights, table.d)
     if table.n == 0 or table.d == 0:
         return 0.0
     sizes = release.partition.sizes.astype(np.float64)
@@ -81,7 +84,7 @@ def row_sa_distortion(release: Release) -> np.ndarray:
     a = np.minimum(orig[changed], pub[changed])
     b = np.maximum(orig[changed], pub[changed])
     if col.hierarchy is not None:
-        lo, hi = _lca_cover(col, a, b)
+        lo, hi = node_cover(col, a, b)
     else:
         lo, hi = a, b
     out[changed] = (hi - lo) / (base - 1)

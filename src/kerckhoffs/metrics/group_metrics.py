@@ -24,64 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerckhoffs.data.cells import group_code_cover
 from kerckhoffs.data.schema import Kind
-from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.errors import InputError, ParameterError
-from kerckhoffs.metrics.ncp import _numeric_penalty
+from kerckhoffs.metrics.ncp import numeric_penalty
 from kerckhoffs.release import Release, Scheme
-
-
-def _node_of_code(col: EncodedColumn, level: int) -> np.ndarray:
-    """Hierarchy node id at ``level`` of every code of ``col`` (non-decreasing in the code:
-    categorical codes are leaves in depth-first order; numeric hierarchies are validated to
-    group neighbouring values)."""
-    h = col.hierarchy
-    assert h is not None
-    return h.node_ids[level][col.leaves(np.arange(col.size))]
-
-
-def _node_range(node_of_code: np.ndarray, node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First and last code under each ``node`` (codes of a node are contiguous)."""
-    lo = np.searchsorted(node_of_code, node, side="left")
-    hi = np.searchsorted(node_of_code, node, side="right") - 1
-    return lo.astype(np.int32), hi.astype(np.int32)
-
-
-def _lca_cover(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes under the lowest common hierarchy node of codes ``lo`` and ``hi`` (categorical)."""
-    h = col.hierarchy
-    assert h is not None
-    level = h.lca_level(col.leaves(lo), col.leaves(hi))
-    out_lo, out_hi = lo.copy(), hi.copy()
-    for j in range(1, h.height + 1):
-        at = level == j
-        if at.any():
-            noc = _node_of_code(col, j)
-            out_lo[at], out_hi[at] = _node_range(noc, noc[lo[at]])
-    return out_lo, out_hi
-
-
-def _cells_cover(
-    col: EncodedColumn, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Code range of the hierarchy node each group publishes as its cell (full-domain
-    generalization publishes the node of a lattice level, wider than the rows it holds).
-
-    The node is the lowest ancestor of the group's smallest code whose label is the cell and
-    which also covers the group's largest code. Returns the ranges and a mask of the groups
-    whose cell matched a node (the others keep their tight bounds)."""
-    h = col.hierarchy
-    assert h is not None
-    out_lo, out_hi = lo.copy(), hi.copy()
-    found = np.zeros(lo.shape, dtype=bool)
-    for j in range(h.height + 1):
-        noc = _node_of_code(col, j)
-        labels = np.asarray(h.labels[j], dtype=object)[col.leaves(lo)]
-        hit = ~found & (labels == cells) & (noc[lo] == noc[hi])
-        if hit.any():
-            out_lo[hit], out_hi[hit] = _node_range(noc, noc[lo[hit]])
-            found |= hit
-    return out_lo, out_hi, found
 
 
 def group_cover(release: Release) -> tuple[np.ndarray, np.ndarray]:
@@ -98,27 +45,16 @@ def group_cover(release: Release) -> tuple[np.ndarray, np.ndarray]:
     The release must be built on the original table: a generalized release read back from its
     files has only the published cells, with no domain to measure them against.
     """
-    table = release.table
     lo, hi = release.group_bounds()
     if release.scheme != Scheme.GENERALIZATION:
         return lo, hi
-    lo = np.array(lo, dtype=np.int32, order="F")
-    hi = np.array(hi, dtype=np.int32, order="F")
-    cells = release.cells
-    for j, col in enumerate(table.qi_columns):
-        found = np.zeros(lo.shape[0], dtype=bool)
-        if cells is not None and col.hierarchy is not None and col.name in cells.columns:
-            values = cells[col.name].to_numpy(dtype=object).astype(str).astype(object)
-            c_lo, c_hi, found = _cells_cover(col, values, lo[:, j], hi[:, j])
-            lo[found, j], hi[found, j] = c_lo[found], c_hi[found]
-        if col.kind == Kind.CATEGORICAL:
-            rest = ~found
-            if rest.any():
-                lo[rest, j], hi[rest, j] = _lca_cover(col, lo[rest, j], hi[rest, j])
-    return lo, hi
+    c_lo, c_hi = group_code_cover(release.table.qi_columns, lo, hi, release.cells)
+    return c_lo.astype(np.int32), c_hi.astype(np.int32)
 
 
-def _check_weights(weights: np.ndarray | list[float] | None, d: int) -> np.ndarray:
+def check_weights(weights: np.ndarray | list[float] | None, d: int) -> np.ndarray:
+    """One non-negative weight per quasi-identifier, summing to 1 (default ``1/d`` each);
+    :class:`~kerckhoffs.errors.ParameterError` otherwise."""
     if weights is None:
         return np.full(d, 1.0 / d) if d else np.zeros(0)
     w = np.asarray(weights, dtype=np.float64)
@@ -142,7 +78,7 @@ def group_gcp(release: Release) -> np.ndarray:
     out = np.empty((n_groups, table.d), dtype=np.float64)
     for j, col in enumerate(table.qi_columns):
         if col.kind == Kind.NUMERIC:
-            out[:, j] = _numeric_penalty(col, lo[:, j], hi[:, j])
+            out[:, j] = numeric_penalty(col, lo[:, j], hi[:, j])
         else:
             size = col.size
             out[:, j] = (hi[:, j] - lo[:, j]) / (size - 1) if size > 1 else 0.0
@@ -158,7 +94,7 @@ def gcp(release: Release, weights: np.ndarray | list[float] | None = None) -> fl
     replace the ``1/d``. In 0..1; 0 for a bucketized release (exact QIs).
     """
     table = release.table
-    w = _check_weights(weights, table.d)
+    w = check_weights(weights, table.d)
     if table.n == 0 or table.d == 0:
         return 0.0
     sizes = release.partition.sizes.astype(np.float64)
@@ -221,6 +157,7 @@ def normalized_average_group_size(release: Release, k: int) -> float:
 
 __all__ = [
     "average_group_size",
+    "check_weights",
     "discernibility",
     "gcp",
     "group_cover",

@@ -16,7 +16,7 @@ domain. Computed from each group's smallest and largest code
 :meth:`~kerckhoffs.release.Release.generalized_cells` publishes by default) or, when the
 algorithm published cells of its own (full-domain generalization publishes every group at its
 lattice node's levels), from the whole node each cell names
-(:func:`kerckhoffs.metrics.group_metrics.group_cover`), vectorized over groups.
+(:func:`kerckhoffs.data.cells.group_code_cover`), vectorized over groups.
 
 A bucketized release (Anatomy) publishes the quasi-identifiers exactly: its NCP is 0. The
 release must be built on the original table (a release read back from published files has
@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerckhoffs.data.cells import group_code_cover
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.release import Release, Scheme
 
 
-def _numeric_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def numeric_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(value[hi] - value[lo]) / (domain max - domain min)`` per group (0 on a one-value
+    domain): the NCP of numeric cells covering codes ``lo..hi``."""
     values = np.asarray(col.values, dtype=np.float64)
     width = float(values[-1] - values[0]) if values.size else 0.0
     if width <= 0:
@@ -63,16 +66,13 @@ def group_ncp(release: Release) -> np.ndarray:
     n_groups = release.partition.n_groups
     if release.scheme != Scheme.GENERALIZATION:
         return np.zeros((n_groups, table.d), dtype=np.float64)
-    if release.cells is None:
-        lo, hi = release.group_bounds()
-    else:  # the algorithm chose its cells (full-domain): penalize the whole node published
-        from kerckhoffs.metrics.group_metrics import group_cover
-
-        lo, hi = group_cover(release)
+    lo, hi = release.group_bounds()
+    if release.cells is not None:  # the algorithm chose its cells (full-domain): penalize
+        lo, hi = group_code_cover(table.qi_columns, lo, hi, release.cells)  # the whole node
     out = np.empty((n_groups, table.d), dtype=np.float64)
     for j, col in enumerate(table.qi_columns):
         if col.kind == Kind.NUMERIC:
-            out[:, j] = _numeric_penalty(col, lo[:, j], hi[:, j])
+            out[:, j] = numeric_penalty(col, lo[:, j], hi[:, j])
         else:
             out[:, j] = _categorical_penalty(col, lo[:, j], hi[:, j])
     return out
@@ -91,4 +91,4 @@ def ncp(release: Release) -> float:
     return float(np.mean(list(by_qi.values()))) if by_qi else 0.0
 
 
-__all__ = ["group_ncp", "ncp", "ncp_by_qi"]
+__all__ = ["group_ncp", "ncp", "ncp_by_qi", "numeric_penalty"]

@@ -10,7 +10,8 @@ attribute, a random contiguous range of its code domain, so the expected selecti
 as the encoded table holds them); taxonomy attributes by the hierarchy's depth-first leaf
 order (every leaf, present or not), so a range is contiguous in the taxonomy, the spec's
 default (its "random subset" variant is not implemented). ``Act`` is the count on the original
-table; a query with ``Act = 0`` is discarded and redrawn (spec [AMBIGUITY], paper 001 AMB-24):
+table; a query with ``Act = 0`` is discarded and redrawn (spec ``minimality.md`` AMB-24: paper 001
+section 7.2's relative error is undefined when the true count is 0):
 queries are drawn in pools from one seeded stream and the first ``n`` with a nonzero answer
 are kept, which is rejection sampling of independent queries.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -57,9 +58,54 @@ class ModelResult:
 
 
 class PrivacyModel(ABC):
-    """A per-group privacy requirement checked from the SA histogram."""
+    """A per-group privacy requirement checked from the SA histogram.
+
+    ``fields`` names the constructor's arguments, which are also the model's attributes:
+    :meth:`to_dict` records them as data (``{"model": "k-anonymity", "k": 5}``, what a release's
+    provenance holds) and :meth:`from_dict` rebuilds the model, so nothing reads a model back
+    from its display string :attr:`parameter`."""
 
     name: str = "model"
+    fields: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as JSON-ready data: its :attr:`name` under ``"model"`` and its fields."""
+        return {"model": self.name} | {f: getattr(self, f) for f in self.fields}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> PrivacyModel:
+        """The model :meth:`to_dict` recorded; an unknown model or a wrong field is a one-line
+        :class:`~kerckhoffs.errors.ParameterError`."""
+        if not isinstance(data, dict) or "model" not in data:
+            raise ParameterError(f"a recorded model needs a 'model' name, got {data!r}")
+        name = data["model"]
+        cls = model_classes().get(name)
+        if cls is None:
+            raise ParameterError(f"unknown recorded model {name!r}")
+        args = {k: v for k, v in data.items() if k != "model"}
+        if set(args) != set(cls.fields):
+            raise ParameterError(
+                f"recorded model {name!r} needs {', '.join(cls.fields)}, got "
+                f"{', '.join(sorted(args)) or 'nothing'}"
+            )
+        return cls(**args)
+
+    @staticmethod
+    def from_legacy(name: str, text: str) -> PrivacyModel:
+        """A model recorded the old way (release.json format_version 2: lattice provenance
+        held ``{model name: display string}``, e.g. ``"(alpha,k)-anonymity": "alpha=0.5,
+        k=2"``): the ``field=number`` pairs of the string, read for compatibility only."""
+        values: dict[str, Any] = {}
+        for part in str(text).split(","):
+            key, sep, raw = part.partition("=")
+            try:
+                num = float(raw)
+            except ValueError:
+                raise ParameterError(f"recorded model {name!r}: cannot read {text!r}") from None
+            if not sep:
+                raise ParameterError(f"recorded model {name!r}: cannot read {text!r}")
+            values[key.strip()] = int(num) if num.is_integer() else num
+        return PrivacyModel.from_dict({"model": name, **values})
 
     @abstractmethod
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
@@ -78,6 +124,20 @@ class PrivacyModel(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.parameter})"
+
+
+def model_classes() -> dict[str, type[PrivacyModel]]:
+    """Every concrete model class by :attr:`PrivacyModel.name` (subclasses, recursively)."""
+    from kerckhoffs import models  # noqa: F401  (importing defines every model class)
+
+    out: dict[str, type[PrivacyModel]] = {}
+    todo = list(PrivacyModel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if not getattr(cls, "__abstractmethods__", None):
+            out.setdefault(cls.name, cls)
+    return out
 
 
 def format_number(x: float) -> str:
@@ -107,7 +167,8 @@ def distinct_values(hist: GroupHistogram) -> int:
 
 def require_within_domain(value: float, hist: GroupHistogram, sa_name: str, label: str) -> None:
     """Refuse a diversity parameter above the number of distinct SA values: no grouping of
-    the table can then satisfy it (issue 2, "l larger than the SA domain")."""
+    the table can then satisfy it, so it is refused before any work rather than failing the
+    final check)."""
     distinct = distinct_values(hist)
     require(
         value <= distinct,

@@ -19,6 +19,7 @@ class KAnonymity(PrivacyModel):
     """Every group has at least ``k`` rows; achieved value: the smallest group."""
 
     name = "k-anonymity"
+    fields = ("k",)
 
     def __init__(self, k: int) -> None:
         require(int(k) == k and k >= 1, f"k must be a positive integer, got {k}")
@@ -52,6 +53,7 @@ class AlphaKAnonymity(PrivacyModel):
     """
 
     name = "(alpha,k)-anonymity"
+    fields = ("alpha", "k")
 
     def __init__(self, alpha: float, k: int) -> None:
         require(0 < alpha <= 1, f"alpha must be in (0, 1], got {alpha}")

@@ -34,6 +34,7 @@ class LDiversity(PrivacyModel):
     """
 
     name = "l-diversity"
+    fields = ("l",)
 
     def __init__(self, l: float) -> None:  # noqa: E741
         require(l >= 1, f"l must be at least 1, got {l}")
@@ -58,6 +59,7 @@ class DistinctLDiversity(PrivacyModel):
     """Every group holds at least ``l`` distinct SA values."""
 
     name = "distinct l-diversity"
+    fields = ("l",)
 
     def __init__(self, l: int) -> None:  # noqa: E741
         require(int(l) == l and l >= 1, f"distinct l must be a positive integer, got {l}")
@@ -81,6 +83,7 @@ class EntropyLDiversity(PrivacyModel):
     """Every group's SA entropy is at least ``log(l)``; achieved value: ``exp(min entropy)``."""
 
     name = "entropy l-diversity"
+    fields = ("l",)
 
     def __init__(self, l: float) -> None:  # noqa: E741
         require(l >= 1, f"entropy l must be at least 1, got {l}")
@@ -115,6 +118,7 @@ class RecursiveCLDiversity(PrivacyModel):
     """
 
     name = "recursive (c,l)-diversity"
+    fields = ("c", "l")
 
     def __init__(self, c: float, l: int) -> None:  # noqa: E741
         require(c > 0, f"c must be positive, got {c}")

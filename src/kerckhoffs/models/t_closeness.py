@@ -26,6 +26,7 @@ class TCloseness(PrivacyModel):
     """
 
     name = "t-closeness"
+    fields = ("t",)
 
     def __init__(self, t: float) -> None:
         require(0 <= t <= 1, f"t must be in [0, 1], got {t}")
