@@ -265,7 +265,11 @@ def test_check_a_release_uses_its_models_and_reads_directories(tmp_path: Path) -
     release.write(tmp_path / "rel")  # no models: the ones it was made for
     back = kh.check(tmp_path / "rel", models=["k=4"])
     assert back.achieved["k"] == report.achieved["k"]
-    assert kh.read_release(tmp_path / "rel").partition.n_groups == release.partition.n_groups
+    back_release = kh.read_release(tmp_path / "rel")
+    assert back_release.partition.n_groups == release.partition.n_groups
+    # release.json records the models checked at write time: read back, they are remembered
+    assert [m.parameter for m in back_release.models] == ["k=4", "l=2"]
+    assert [r.satisfied for r in back_release.check()] == [True, True]
 
 
 def test_release_without_models_refuses_to_guess() -> None:

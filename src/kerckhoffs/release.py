@@ -478,8 +478,15 @@ class Release:
             df = df.iloc[rows].reset_index(drop=True)
         return df
 
-    def metadata(self, checks: list[ModelResult] | None = None) -> dict[str, Any]:
+    def metadata(
+        self,
+        checks: list[ModelResult] | None = None,
+        models: Sequence[PrivacyModel] | None = None,
+    ) -> dict[str, Any]:
         """The JSON provenance written beside the tables (no timestamps: same input, same bytes).
+
+        ``checks`` (with the ``models`` they checked, recorded as data) are the independent
+        checks that passed: a release read back remembers its models from them.
 
         It never says how many SA values an algorithm perturbed: that count is what MASK's
         safety argument (paper 001, Theorem 4) assumes the reader cannot know.
@@ -504,7 +511,8 @@ class Release:
                     "achieved": _json_num(r.achieved),
                     "satisfied": r.satisfied,
                 }
-                for r in (checks or [])
+                | ({"spec": models[i].to_dict()} if models is not None else {})
+                for i, r in enumerate(checks or [])
             ],
         }
 
@@ -536,7 +544,7 @@ class Release:
             raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
         frames = self.frames(include_other=include_other)
         results = self._verified(chosen, frames, self.metadata())
-        meta = self.metadata(results)
+        meta = self.metadata(results, chosen)
         names = [f"{name}.{fmt}" for name in frames for fmt in formats]
         with (
             output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
@@ -627,6 +635,7 @@ class Release:
         )
         release = cls(table, partition, scheme, table.sa, provenance)
         release.published_metadata = meta
+        release.models = _checked_models(meta)
         return release
 
     @classmethod
@@ -723,6 +732,18 @@ def _codes_and_categories(labels: np.ndarray, own: np.ndarray) -> tuple[np.ndarr
     """Per-row category codes of the groups' cell ``labels`` (sorted categories)."""
     codes, uniques = pd.factorize(labels, sort=True)
     return codes[own], [str(u) for u in uniques]
+
+
+def _checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
+    """The models a release was checked for at write time, as its metadata records them
+    (none for releases written before they were recorded as data, or by other tools)."""
+    checks = meta.get("checks")
+    if not isinstance(checks, list):
+        return ()
+    specs = [c.get("spec") for c in checks if isinstance(c, dict)]
+    if not specs or not all(isinstance(s, dict) for s in specs):
+        return ()
+    return tuple(PrivacyModel.from_dict(s) for s in specs)
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
