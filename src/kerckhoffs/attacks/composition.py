@@ -62,7 +62,7 @@ from kerckhoffs.attacks.knowledge import Knowledge, NotHaving, not_having_mask
 from kerckhoffs.attacks.locate import (
     NOT_FOUND,
     Location,
-    _ranges,
+    concat_ranges,
     locate_all,
     locate_rows,
 )
@@ -199,7 +199,7 @@ def _class_counts(loc: Location, full: np.ndarray, start: int, stop: int) -> np.
     nonempty = np.maximum(n_rep, 1)
     offs = np.concatenate([[0], np.cumsum(nonempty)[:-1]])
     slots = np.full(int(nonempty.sum()), full.shape[0] - 1, dtype=np.int64)
-    slots[_ranges(offs, n_rep)] = loc.candidates[_ranges(ptr[:-1][rep], n_rep)]
+    slots[concat_ranges(offs, n_rep)] = loc.candidates[concat_ranges(ptr[:-1][rep], n_rep)]
     who = np.repeat(np.arange(rep.size), nonempty)
     out = np.zeros((rep.size, full.shape[1]), dtype=np.int64)
     by_value = np.ascontiguousarray(full.T, dtype=np.float64)
@@ -227,8 +227,8 @@ def _distinct_sets(
     rep_of = first[codes]
     # verify element by element; a target differing from its representative is its own
     same = n == n[rep_of]
-    idx_t = _ranges(ptr[:-1][same], n[same])
-    idx_r = _ranges(ptr[:-1][rep_of[same]], n[same])
+    idx_t = concat_ranges(ptr[:-1][same], n[same])
+    idx_r = concat_ranges(ptr[:-1][rep_of[same]], n[same])
     differs = np.zeros(n.size, dtype=bool)
     bad = cands[idx_t] != cands[idx_r]
     differs[np.repeat(np.flatnonzero(same), n[same])[bad]] = True
