@@ -1,4 +1,4 @@
-"""Question: how fast is the intersection attack over 5 releases of 30,000 rows (issue 5's
+"""Question: how fast is the intersection attack over 5 releases of 30,000 rows (the project's
 target: under 2 s), and does it give the same answer as a straightforward per-target loop?
 
 Setting: Adult (``../shared/data/adult``, 45,222 rows, the 8 QIs of

@@ -1,4 +1,5 @@
-"""Question: how fast is our Mondrian on issue 3's targets, and against anonypyx's Mondrian?
+"""Question: how fast is our Mondrian against the project's targets (README table), and against
+anonypyx's Mondrian?
 
 Three settings, measured in one run:
 

@@ -52,7 +52,7 @@ TARGETS = {"Mondrian++": TARGET_S, "Mondrian++ (bucketization)": TARGET_S}
 # -- the Hilb family (spec asap.md 2.5, 2.6, 2.9): Hilb, literal Hilb+ (paper 000 Algorithm 2,
 # not algorithm-safe), Hilb+ strict (algorithm-safe), and pick-up on each (Hilb++ as the paper
 # defines it, from literal Hilb+; Hilb++ strict, from Hilb+ strict). Paper 000 Table 8: Hilb
-# 2.1 s, Hilb++ 0.6 s in C++ (both schemes); issue 4's target: Hilb++ under 1 s.
+# 2.1 s, Hilb++ 0.6 s in C++ (both schemes); the project's target: Hilb++ under 1 s.
 from kerckhoffs.algorithms.hilb import (  # noqa: E402
     hilb,
     hilb_plus,

@@ -1,6 +1,6 @@
 """Question: do our privacy-model checks give pycanon's values, and how much faster are they?
 
-Setting (issue 2): the Adult training split ``../shared/data/adult/adult.csv`` (30,162 rows),
+Setting: the Adult training split ``../shared/data/adult/adult.csv`` (30,162 rows),
 the 8 QIs of its hierarchy files, SA salary-class; every model pycanon also checks. A second
 setting with QIs sex and race gives non-degenerate values for the value comparison.
 

@@ -7,7 +7,7 @@ defaults of paper 000's Fig. 10):
 1. Census stand-in (``../shared/data/census``, 148,318 rows with occupation != 0, the 7 QIs
    of ``examples/census/schema.toml``, SA occupation), Mondrian l = 4
    (``registry.get("mondrian").run(table, [LDiversity(4)])``).
-2. The same table resampled with replacement (numpy seed 0) to 300,000 rows (issue 6's
+2. The same table resampled with replacement (numpy seed 0) to 300,000 rows (the project's
    target: 10,000 queries over a 300,000-row release in under 5 s), Mondrian l = 4; and on
    the same 300,000 rows Anatomy l = 4 (bucketization estimator) and Mondrian++ l = 4 (tens of
    thousands of small groups with wide cells, the dearest case for generalization).

@@ -51,7 +51,8 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 
 def baseline_write(rel: Release, out: Path, models: list) -> None:
-    """The write path before issue 10: groups numbered by first appearance in the input."""
+    """The write path before group ids were ranked by published content: numbered by first
+    appearance in the input."""
     t = rel.table
     group = rel.partition.group
     order = np.lexsort((rel.sa_published, group))

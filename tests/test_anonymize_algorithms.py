@@ -1,5 +1,5 @@
 """`kerckhoffs anonymize` with every registered algorithm on the demo data and on Adult, and
-one clear refusal of infeasible parameters each (issue 3, "Done when")."""
+one clear refusal of infeasible parameters each."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`kerckhoffs audit` and `kerckhoffs attack` on releases written to disk (issue 5 item 6 and
-its done-when: Hilb leaks, Hilb++ strict does not, overlapping Mondrian releases breach)."""
+"""`kerckhoffs audit` and `kerckhoffs attack` on releases written to disk: Hilb leaks, Hilb++
+strict does not, overlapping Mondrian releases breach."""
 
 from __future__ import annotations
 

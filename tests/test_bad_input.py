@@ -1,4 +1,5 @@
-"""Every bad input of issue 2, at the Python API and at the command line.
+"""Every bad input (missing file, wrong delimiter, unknown value, ...), at the Python API and at
+the command line.
 
 The project's rule: a bad input is one :class:`~kerckhoffs.errors.KerckhoffsError` whose
 message names the culprit (column, value, row, parameter); the CLI prints it as ONE line on

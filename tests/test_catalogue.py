@@ -1,4 +1,4 @@
-"""The catalogue of bad inputs and faults (issue 10): whatever goes wrong, the command line
+"""The catalogue of bad inputs and faults: whatever goes wrong, the command line
 ends with exit code 2 and exactly one ``error:`` line naming the file, column, value or row;
 no traceback; and no file or directory left behind, deleted or changed.
 

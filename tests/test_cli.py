@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 
 from cli_runner import run_cli
-from kerckhoffs import __version__, cli
+from kerckhoffs import __version__, cli, cli_demo, cli_output
 from kerckhoffs.cli import main
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
@@ -51,8 +51,11 @@ role = "sensitive"
 
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Render rich output 250 columns wide so table rows stay on one line."""
-    monkeypatch.setattr(cli, "out", Console(highlight=False, width=250))
+    """Render rich output 250 columns wide so table rows stay on one line (in every module that
+    prints to stdout: the commands and the shared printers of cli_output)."""
+    wide = Console(highlight=False, width=250)
+    for module in (cli, cli_demo, cli_output):
+        monkeypatch.setattr(module, "out", wide)
 
 
 def _table_row(out: str, model: str) -> list[str]:

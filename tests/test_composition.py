@@ -358,7 +358,8 @@ def test_oracle_properties(seed: int, n: int, n_rel: int, n_sa: int, share: floa
 @SETTINGS
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 30), n_rel=st.integers(1, 3))
 def test_ambiguous_locations_take_the_union(seed: int, n: int, n_rel: int) -> None:
-    """[AMB-20]: several candidate classes -> the union of their values; none -> the whole
+    """[AMB-20] (paper 004 Definition 6; composition.md section 8): several candidate classes ->
+    the union of their values; none -> the whole
     release. Random candidate sets (possibly empty) against the reference."""
     ov = random_overlap(seed, n, n_rel, max(1, n // 3), 4)
     rng = np.random.default_rng(seed)

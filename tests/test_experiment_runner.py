@@ -1,4 +1,4 @@
-"""The experiment harness (issue 6 item 2): one tiny experiment end to end, cached points,
+"""The experiment harness (kerckhoffs.experiments): one tiny experiment end to end, cached points,
 CSV and PNG written, the registry and the `reproduce` command."""
 
 from __future__ import annotations

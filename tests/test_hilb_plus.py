@@ -114,7 +114,7 @@ def test_running_example_hilb_plus_plus() -> None:
         assert {frozenset({5, 6}), frozenset({7, 8})}.isdisjoint(got)
 
 
-# -- the literal Hilb+ counterexample (spec 2.6, A9) -----------------------------------------------
+# -- the literal Hilb+ counterexample (spec 2.6; asap.md A9: its frontier reads tuple-level SA) ---
 COUNTER_SA = ["A", "A", "B", "C", "B", "C"]  # rows t1..t6 in Q_T order, l = 2
 COUNTER_XY = [(0, 0), (1, 0), (1, 1), (0, 1), (0, 2), (0, 3)]  # Hilbert indices 0, 1, 2, 3, 4, 5
 

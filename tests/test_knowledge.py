@@ -1,4 +1,4 @@
-"""External knowledge as data (issue 5 item 5): loading from TOML and CSV, one-line errors
+"""External knowledge as data: loading from TOML and CSV, one-line errors
 naming the key or row of every malformed item, and the not-having filter."""
 
 from __future__ import annotations

@@ -482,7 +482,7 @@ def test_adult_sample_k5() -> None:
 def test_strategies_agree_on_demo_data(patch: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 120-node lattice on 600 generated rows: every grouping path of the evaluator and
     every exact strategy find the brute-force minimal nodes."""
-    from kerckhoffs.algorithms import lattice as module
+    from kerckhoffs.algorithms.lattice import evaluate as module
     from kerckhoffs.datasets import generate_hospital, hospital_schema
 
     for name, value in patch.items():

@@ -2,7 +2,7 @@
 worked example of section 4 as an exact vector (Tables I-XXIV), the three exact engines and the
 vectorized one agreeing on random instances, the whole-table driver on our releases (global,
 local, near-minimality, read back from files), the possible-worlds engine on the other models,
-the attacks by mechanism, and the guarantees of issue 5: never above 1/m on MASK+ releases,
+the attacks by mechanism, and the project's guarantees: never above 1/m on MASK+ releases,
 above it on some minimal-generalization releases."""
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def test_table_vii_distribution_table_and_dp_internals() -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_floor_not_ceiling(method: str) -> None:
-    # spec 4.9 / AMB-2: every combination violates, so no exclusion: 13/23 for all
+    # spec 4.9 / AMB-2 (Alg. 2 line 20's loop bound is floor, not the printed ceiling): every
+    # combination violates, so no exclusion: 13/23 for all
     assert credibility_global([4, 6, 6, 7], 13, 3, method=method) == [F(13, 23)] * 4
 
 
@@ -176,7 +177,8 @@ def test_local_regression_vectors(classes, l, n_s, cred, method) -> None:  # typ
 
 
 def test_table_x_paper_literal_discrepancy() -> None:
-    # AMB-8: thresholds on the generalized parts alone give 1/2, not the paper's stated 3/5
+    # AMB-8 (paper 001 section 4.2.2, Table X): thresholds on the generalized parts alone give
+    # 1/2, not the paper's stated 3/5
     got = credibility_local([(5, 1, 2), (8, 1, 1)], 1, 2, mode="paper_literal")
     assert got[0] == F(1, 2)
     # global recoding is the case n_{i,u} = 0, where both modes agree
@@ -698,7 +700,7 @@ def test_table_xx_mechanism_on_zhangs_algorithm() -> None:
     assert close(creds(res), [F(1)] * 2 + [F(0)] * 6)
 
 
-# -- issue 5: never above 1/m on MASK+, above it on minimal generalization ------------------------
+# -- credibility never above 1/m on MASK+, above it on minimal generalization --------------------
 def random_table(rng: np.random.Generator, n: int, sensitive_subset: bool) -> Table:
     df = pd.DataFrame(
         {

@@ -351,7 +351,7 @@ def test_look_ahead_rule_matches_reference(
     median: str,
     cuts: str,
 ) -> None:
-    # the rule issue 4's Mondrian+ will use reads only the group's own SA statistics
+    # Mondrian+'s rule (paper 000 Algorithm 1) reads only the group's own SA statistics
     table = Table.encode(tab[0], tab[1])
     got = mondrian_groups(table, LookAheadCut(l), median=median, cuts=cuts)
     assert groups_of(got) == reference(table, None, l, median, cuts, look_ahead=True)

@@ -334,7 +334,7 @@ def test_independent_of_row_order(table: Table, l: float, rnd) -> None:  # type:
     assert Partition(back).same_as(a.partition)
 
 
-# -- the information-flow audit on Adult (issue 4: passes Mondrian+, fails Mondrian) --------------
+# -- the information-flow audit on Adult (paper 000 Theorem 5.3: passes Mondrian+, fails Mondrian) -
 @pytest.mark.skipif(not (DATA / "adult" / "adult.csv").is_file(), reason="no shared data")
 def test_information_flow_audit_on_adult() -> None:
     from kerckhoffs.datasets import load_adult

@@ -1,4 +1,4 @@
-"""Every command the README shows runs as printed, in order, in a fresh folder (issue 10 item 9).
+"""Every command the README shows runs as printed, in order, in a fresh folder.
 
 The folder holds a copy of ``examples/`` (what a clone has) and, beside it, ``shared`` pointing
 at the real ``../shared`` (the benchmark data the README reads by path). Each shell command of

@@ -1,4 +1,4 @@
-"""A written release is read back only as it was written (issue 10 item 2).
+"""A written release is read back only as it was written (digests verified on read).
 
 Property: for random tables and random algorithms, write a release, change one byte of any
 published file (``release.json`` included, by any non-zero XOR), read it back: always refused

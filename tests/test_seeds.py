@@ -1,4 +1,4 @@
-"""Randomness is secret (issue 10 item 0; DESIGN.md section 5): no published file carries a
+"""Randomness is secret (DESIGN.md section 5): no published file carries a
 seed, a run without ``--seed`` draws fresh randomness, and ``audit`` reports a release whose
 metadata reveals the seed of a randomized algorithm (the format kerckhoffs 0.1 wrote) as
 UNSAFE by ``seed-replay``."""

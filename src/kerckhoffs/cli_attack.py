@@ -20,6 +20,7 @@ from kerckhoffs import api
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import AttackInfo, get_attack
 from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
@@ -132,10 +133,8 @@ def attack(
     Writes tuples.csv (row, SA value, posterior, breached) and summary.json; exit code 1 when
     a row is disclosed.
     """
-    from kerckhoffs.cli import _parse_options
-
     info = get_attack(name)
-    options = _parse_options(option or [])
+    options = parse_options(option or [])
     protect = [release, knowledge, schema, *(other or [])]
     with output_directory(out_dir, kind="attack", overwrite=overwrite, protect=protect):
         rel, know = _load(release, knowledge, other, schema, verify=not no_verify)

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
+from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
 from kerckhoffs.models import parse_model
 
@@ -58,7 +59,6 @@ def audit_algorithm(
     One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
     some audit finds a violation."""
     from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
-    from kerckhoffs.cli import _parse_options
 
     models = [parse_model(m) for m in model] if model else None
     with progress_bar(transient=True) as progress:
@@ -71,7 +71,7 @@ def audit_algorithm(
             sa_values=sa_values,
             seed=seed,
             known_seed=known_seed,
-            options=_parse_options(option or []),
+            options=parse_options(option or []),
             flow_rows=flow_rows,
             progress=lambda i: progress.update(task, completed=i),
         )

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kerckhoffs.models.base import ModelResult, format_number
+
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
@@ -87,6 +89,20 @@ def fit_words(t: Table, width: int, longest: int = 16) -> Table:
     return t
 
 
+def print_results(results: list[ModelResult]) -> None:
+    """One table row per model: required, achieved, violating groups and the verdict."""
+    t = table("model", "required", "achieved", "violating groups", "verdict")
+    for r in results:
+        t.add_row(
+            r.model,
+            r.parameter,
+            format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
+            f"{r.violating:,} of {r.group_ok.size:,}",
+            "[green]ok[/]" if r.satisfied else "[red]violated[/]",
+        )
+    out.print(fit_words(t, out.width))
+
+
 def one_line(message: str) -> str:
     """``message`` as a single line: newlines folded, long quoted values and the line cut."""
     text = " ".join(str(message).split())
@@ -99,4 +115,13 @@ def one_line(message: str) -> str:
     return text
 
 
-__all__ = ["MODEL_HELP", "err", "fit_words", "one_line", "out", "progress_bar", "table"]
+__all__ = [
+    "MODEL_HELP",
+    "err",
+    "fit_words",
+    "one_line",
+    "out",
+    "print_results",
+    "progress_bar",
+    "table",
+]

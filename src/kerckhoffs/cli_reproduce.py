@@ -1,4 +1,4 @@
-"""The ``reproduce`` command: regenerate the papers' experiments (issue 6 item 2).
+"""The ``reproduce`` command: regenerate the papers' experiments (:mod:`kerckhoffs.experiments`).
 
 ``kerckhoffs reproduce --list`` names the experiments, ``kerckhoffs reproduce asap-fig10a``
 runs one, ``kerckhoffs reproduce --all`` runs every one with a progress bar. Finished points

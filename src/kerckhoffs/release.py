@@ -64,7 +64,14 @@ def _version() -> str:
 
 @dataclass(frozen=True, eq=False)
 class Partition:
-    """Group id per row; ids are ``0..n_groups-1`` in order of first appearance."""
+    """Group id per row; ids are ``0..n_groups-1`` and every id has at least one row.
+
+    Anything else is refused with a one-line ``ValueError`` naming the first id with no row
+    (or a negative id): a gap would be an empty group, which every per-group statistic would
+    count (``Partition([0, 0, 7, 7])`` would have six empty groups and k = 0).
+    :meth:`from_labels` takes arbitrary labels; :meth:`canonical` orders ids by first
+    appearance.
+    """
 
     group: np.ndarray
 
@@ -72,6 +79,25 @@ class Partition:
         g = np.asarray(self.group)
         if g.ndim != 1:
             raise ValueError("a partition is one group id per row")
+        n = g.shape[0]
+        if n:
+            if g.dtype.kind not in "iub":
+                raise ValueError(f"group ids must be integers, got dtype {g.dtype}")
+            lo, hi = int(g.min()), int(g.max())
+            if lo < 0:
+                raise ValueError(
+                    f"group id {lo} is negative: ids must be 0..n_groups-1 "
+                    "(Partition.from_labels relabels arbitrary labels)"
+                )
+            # n rows use at most n ids, so an id >= n leaves one of 0..n-1 unused: counting
+            # the ids below n finds it without a bincount as long as the largest id
+            used = np.bincount(g if hi < n else g[g < n], minlength=min(hi + 1, n))
+            missing = np.flatnonzero(used == 0)
+            if missing.size:
+                raise ValueError(
+                    f"group ids must be 0..n_groups-1 with every id used: id {missing[0]} has "
+                    f"no row (largest id {hi}; Partition.from_labels relabels arbitrary labels)"
+                )
         object.__setattr__(self, "group", g.astype(np.int32, copy=False))
 
     @classmethod

@@ -23,8 +23,8 @@ Spec ``asap.md`` 2.4, 2.5 (the algorithm), 3.4 and 3.5 (worked examples), sectio
 Every emitted group holds distinct SA values and every remainder stays l-eligible, so the
 output is l-diverse. Hilb is *not* algorithm-safe (spec 2.5, Theorem 5.3): the test reads
 ``S_max(G - G1)`` of a remainder that is never published, and the switch to the roll-back step
-reveals that every smaller ``G1`` failed. Hilb+ (issue 4, spec 2.6) replaces the test by the
-global look-ahead ``|G| - s >= l * S_max(G)``, computed on a union of published groups.
+reveals that every smaller ``G1`` failed. Hilb+ (paper 000 Algorithm 2, spec 2.6) replaces the
+test by the global look-ahead ``|G| - s >= l * S_max(G)``, computed on a union of published groups.
 
 The buckets are those of :func:`kerckhoffs.algorithms.anatomy.sa_buckets`: one per SA value
 (paper 000's setting), a schema's sensitive subset in ``set`` mode counting as one value.
@@ -123,8 +123,8 @@ def bucket_chains(at: np.ndarray) -> tuple[list[int], list[int], list[int]]:
     ``at[p]`` is the bucket of the row at Hilbert position ``p``. Returns, per position,
     ``left[p]`` (rows of its bucket at or after ``p``: the bucket's size while ``p`` is its
     head) and ``after[p]`` (the next position of its bucket, -1 for the last), and the
-    initial frontier (each bucket's first position, ascending). Hilb+ (issue 4) walks the same
-    chains; only its test differs.
+    initial frontier (each bucket's first position, ascending). Hilb+ (paper 000 Algorithm 2)
+    walks the same chains; only its test differs.
     """
     at = np.asarray(at, dtype=np.int64)
     n = at.shape[0]
@@ -411,7 +411,8 @@ def hilb_plus_groups(
     ``bucket``, ``order``, ``l`` as in :func:`hilb_groups`. While ``|G| - l >= l * S_max(G)``
     (global look-ahead), ``G1`` = the ``l`` frontier rows of lowest ``Q_T``; otherwise the
     whole remainder ``G`` is the last group (line 8, ``s = |G|``; line 10 then takes all of
-    ``G``, spec A8). Returns the group of every row (ids in emission order).
+    ``G``: the printed "``|G|`` tuples of F" is impossible, spec ``asap.md`` section 8, A8).
+    Returns the group of every row (ids in emission order).
 
     The frontier reads tuple-level SA: see :func:`hilb_plus` for why this is not
     algorithm-safe. With ``sa_log`` the frontier reads are logged (:class:`_Reads`), and the

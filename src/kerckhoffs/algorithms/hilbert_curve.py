@@ -9,7 +9,8 @@ the index is the transposed form's bits read most significant first, axis 0 befo
 Every step is a bit operation on whole columns (uint arrays over all rows), so the loops are
 over bits and axes, never over rows.
 
-**Convention** (the spec leaves orientation and scaling open, A10):
+**Convention** (paper 000 section 7 leaves the Hilbert mapping's orientation, scaling and ties
+open: spec ``asap.md`` section 8, A10; resolved as follows):
 
 - Raw integer codes, no rescaling: QI ``j`` takes values ``0 .. size_j - 1`` and the order is
   ``p = ceil(log2(max_j size_j))`` (at least 1), the smallest grid holding every code. Small

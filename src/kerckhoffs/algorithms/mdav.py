@@ -2,7 +2,8 @@
 
 One of paper 004's k-anonymizers. Maximum Distance to Average Vector, on the QIs encoded as
 numbers (numeric QIs by value, categorical ones by their hierarchy-ordered codes) and z-scored
-per column (spec AMB-13; a constant column stays 0), with Euclidean distance:
+per column (paper 004 leaves the encoding open: spec ``composition.md`` section 8, AMB-13; a
+constant column stays 0), with Euclidean distance:
 
 ```
 while |R| >= 3k:
@@ -45,8 +46,8 @@ from kerckhoffs.release import Partition, Provenance, Release
 def mdav_encode(table: Table) -> np.ndarray:
     """The QIs as z-scored float64 [n, d] (C order): what MDAV measures distances on.
 
-    Numeric QIs by their values, categorical ones by their hierarchy-ordered codes (spec
-    AMB-13); then every column is z-scored.
+    Numeric QIs by their values, categorical ones by their hierarchy-ordered codes (paper 004
+    leaves the encoding open, spec ``composition.md`` AMB-13); then every column is z-scored.
     """
     x = np.empty(table.qi.shape, dtype=np.float64)
     for j, col in enumerate(table.qi_columns):

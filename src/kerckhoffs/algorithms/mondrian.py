@@ -35,8 +35,8 @@ splits every order stably in O(n) (no re-sorting), and finished groups leave the
 Nothing loops over rows or groups in Python; the loops are over depths and dimensions.
 
 Original Mondrian for l-diversity is *not* algorithm-safe (spec 2.1, Theorem 5.1): a rejected
-cut consults ``S_max`` of halves that are never published. Mondrian+ (issue 4, spec 2.2) fixes
-that with one different cut rule, see :class:`CutRule`.
+cut consults ``S_max`` of halves that are never published. Mondrian+ (paper 000 Algorithm 1,
+spec 2.2) fixes that with one different cut rule, see :class:`CutRule`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ class CutRule:
     (also an audit of what a rule reads: statistics of halves that end up unpublished are what
     makes original Mondrian leak, spec 2.1) and implement :meth:`allowed`.
 
-    **Mondrian+ is one different rule** (issue 4; spec ``asap.md`` 2.2, global look-ahead),
+    **Mondrian+ is one different rule** (paper 000 Algorithm 1; spec ``asap.md`` 2.2, global
+    look-ahead),
     :class:`LookAheadCut`: a cut of ``G`` is allowed only when both halves have at least
     ``l * S_max(G)`` rows. It reads the SA of ``G`` only, which is always a union of published
     groups, so it never consults an unpublished statistic (equivalently, a k-anonymity cut
@@ -692,7 +693,7 @@ def mondrian(
     )
 
 
-# -- Mondrian+ and Mondrian++ (issue 4) -----------------------------------------------------------
+# -- Mondrian+ and Mondrian++ (paper 000 sections 6-7: the algorithm-safe variants) -------------
 def _plus_rule_from_models(
     table: Table, models: list[PrivacyModel], name: str
 ) -> tuple[CutRule, dict[str, Any]]:
@@ -736,7 +737,8 @@ def mondrian_plus(
     read is ``S_max`` of the groups being cut (and of the table, for l-eligibility), each a
     union of published groups, so the release is algorithm-safe (Theorem 5.3) and ``sa_log``
     (information-flow audit) finds no violation. The printed Algorithm 1 is not executable
-    (``G1, G2`` used before defined; spec A4); this is its canonical recursion, whose output
+    (``G1, G2`` used before defined, ``InputSet`` never updated: spec ``asap.md`` section 8,
+    A4); this is its canonical recursion (spec 2.2), whose output
     does not depend on the order groups are processed in.
 
     Requires :class:`~kerckhoffs.models.LDiversity`; a :class:`~kerckhoffs.models.KAnonymity`

@@ -16,12 +16,14 @@ Metrics (spec 2.8, 3.2; all over the targets ``P``):
 * the vulnerable population ``VP = {i : drop_i > 0}``, ``PVP_C`` the share with
   ``1 <= |S_i| <= floor(1/C + 1e-9)`` (integer threshold, so ``C = 1/3`` counts ``|S| = 3``);
 * averages per release (prior anonymity, partition size ``|e_ij|`` individual-weighted, drop
-  ``avg prior_j - avg posterior``) and the mean of per-person drops (both, spec [AMB-5]);
+  ``avg prior_j - avg posterior``) and the mean of per-person drops (both: the paper's
+  "average drop" may be either, spec ``composition.md`` section 8, [AMB-5]);
   presumed anonymity ``k_j`` (the release's ``k`` parameter, else its smallest group) and
   the presumed drop ``mean(min_j k_j - ÊA_i)``.
 
 Spec rules applied: an individual in several candidate classes of a release keeps the union
-of their value sets ([AMB-20]); one in none learns nothing from that release (the whole
+of their value sets (paper 004 Definition 6 speaks of a "set of tuples"; spec section 8,
+[AMB-20]); one in none learns nothing from that release (the whole
 release's value set, spec 3.3), and is counted in :attr:`AttackResult.not_located` (a target
 missing from some release was not attacked with every release, so the verdict says how many
 there are rather than passing a clean SAFE or UNSAFE on part of the targets); an empty
@@ -60,7 +62,7 @@ from kerckhoffs.attacks.knowledge import Knowledge, NotHaving, not_having_mask
 from kerckhoffs.attacks.locate import (
     NOT_FOUND,
     Location,
-    _ranges,
+    concat_ranges,
     locate_all,
     locate_rows,
 )
@@ -197,7 +199,7 @@ def _class_counts(loc: Location, full: np.ndarray, start: int, stop: int) -> np.
     nonempty = np.maximum(n_rep, 1)
     offs = np.concatenate([[0], np.cumsum(nonempty)[:-1]])
     slots = np.full(int(nonempty.sum()), full.shape[0] - 1, dtype=np.int64)
-    slots[_ranges(offs, n_rep)] = loc.candidates[_ranges(ptr[:-1][rep], n_rep)]
+    slots[concat_ranges(offs, n_rep)] = loc.candidates[concat_ranges(ptr[:-1][rep], n_rep)]
     who = np.repeat(np.arange(rep.size), nonempty)
     out = np.zeros((rep.size, full.shape[1]), dtype=np.int64)
     by_value = np.ascontiguousarray(full.T, dtype=np.float64)
@@ -225,8 +227,8 @@ def _distinct_sets(
     rep_of = first[codes]
     # verify element by element; a target differing from its representative is its own
     same = n == n[rep_of]
-    idx_t = _ranges(ptr[:-1][same], n[same])
-    idx_r = _ranges(ptr[:-1][rep_of[same]], n[same])
+    idx_t = concat_ranges(ptr[:-1][same], n[same])
+    idx_r = concat_ranges(ptr[:-1][rep_of[same]], n[same])
     differs = np.zeros(n.size, dtype=bool)
     bad = cands[idx_t] != cands[idx_r]
     differs[np.repeat(np.flatnonzero(same), n[same])[bad]] = True
@@ -419,7 +421,8 @@ def make_subsets(
 
     A permutation (``np.random.default_rng(seed)``) gives the overlap ``P`` (its first
     ``overlap`` rows) and disjoint chunks of the rest, one per subset: of ``size - overlap``
-    rows each when ``size`` is given, else an even split of the rest ([AMB-14]). Returns the
+    rows each when ``size`` is given, else an even split of the rest (the paper does not give
+    the subsets' sizes: spec ``composition.md`` section 8, [AMB-14]). Returns the
     subsets (sorted row indices) and ``P`` (sorted). Build the most releases once and take
     prefixes for the number-of-releases experiment: the releases are then nested.
     """

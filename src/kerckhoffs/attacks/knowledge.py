@@ -1,5 +1,5 @@
-"""External knowledge as data, not code (issue 5 item 5; spec ``asap.md`` 1.5, ``minimality.md``
-2.7, ``composition.md`` 2.7).
+"""External knowledge as data, not code: a TOML or CSV file the attack commands read (spec
+``asap.md`` 1.5, ``minimality.md`` 2.7, ``composition.md`` 2.7).
 
 What an adversary brings besides the release:
 

@@ -300,7 +300,7 @@ def _locate_exact(release: Release, columns: list[_PopColumn]) -> Location:
     hi = np.searchsorted(pairs[:, 0], pop_key, side="right")
     who = np.flatnonzero(known)
     counts = hi - lo
-    idx = _ranges(lo, counts)
+    idx = concat_ranges(lo, counts)
     return Location.from_pairs(m, np.repeat(who, counts), pairs[idx, 1])
 
 
@@ -416,7 +416,7 @@ def _locate_cells(release: Release, columns: list[_PopColumn], schema: Schema | 
     t_ptr = np.zeros(ut.shape[0] + 1, dtype=np.int64)
     np.cumsum(t_counts, out=t_ptr[1:])
     counts = t_counts[key]
-    idx = _ranges(t_ptr[:-1][key], counts)
+    idx = concat_ranges(t_ptr[:-1][key], counts)
     who = np.repeat(np.arange(m, dtype=np.int64), counts)
     return Location.from_pairs(m, who, g_idx[idx], notes)
 
@@ -582,7 +582,7 @@ def _strictly_sorted(who: np.ndarray, groups: np.ndarray) -> bool:
     return bool(np.all((dw > 0) | ((dw == 0) & (np.diff(groups) > 0))))
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(starts[i], starts[i] + counts[i])`` (vectorized)."""
     counts = np.asarray(counts, dtype=np.int64)
     total = int(counts.sum())

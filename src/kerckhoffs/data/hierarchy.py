@@ -7,7 +7,8 @@ encoded table uses these indices as codes (DESIGN.md section 2), which makes the
 common ancestor of a set of leaves the lowest common ancestor of its smallest and largest code
 (spec ``asap.md`` 2.0, "QI encoding").
 
-Validation (issue 2): rows of equal depth, unique leaves, one parent per node, a single root.
+Validation (a bad hierarchy file is refused with one line): rows of equal depth, unique leaves,
+one parent per node, a single root.
 Builders: :meth:`Hierarchy.intervals` for numeric columns (nested widths such as 5, 10, 20)
 and :meth:`Hierarchy.flat` (every leaf directly under ``*``).
 """

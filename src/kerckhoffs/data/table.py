@@ -75,7 +75,8 @@ class EncodedColumn:
         """Published cell of groups whose codes span ``[lo, hi]`` (vectorized over groups).
 
         Numeric columns publish ``[lo-hi]`` (the value itself when lo = hi); categorical ones
-        the lowest common hierarchy node (issue 2, item 5).
+        the lowest common hierarchy node (so a value missing from a generalized group's cell
+        cannot occur: the cell covers every row's value).
         """
         if self.kind == Kind.NUMERIC:
             lab = self.labels

@@ -1,4 +1,4 @@
-"""Reproduction of the papers' experiments (issue 6): declarative experiment specs
+"""Reproduction of every experiment of the five papers: declarative experiment specs
 (:class:`Experiment`), one runner that caches finished points and writes a CSV and a PNG per
 experiment, and the experiments themselves in ``paper_*.py`` modules (one per paper)."""
 

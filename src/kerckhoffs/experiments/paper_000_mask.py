@@ -54,6 +54,20 @@ look-ahead draws, so 7k isolates the two tools. Query workloads (spec 2.14, 10,0
 by every algorithm and both schemes (:func:`workload`); releases are built once per
 ``(algorithm, qi, k, m, seed)`` and published under both schemes (:func:`release`), so
 ``asap-fig7a`` and ``asap-fig7f`` share everything but the estimator.
+
+Codes cited here are entries of the spec's register of the paper's errors and ambiguities
+(``asap.md`` section 8):
+
+- A14 (paper 000 section 6, MASK+ perturbation): the paper's fill order ranks values by a
+  statistic the release does not show, and its worked example stops one step early;
+  resolved by the ``fill_order`` option ("paper" or the algorithm-safe "random").
+- A17 (paper 000 section 2.2, MASK): the replacement distribution and the rounding are not
+  stated; resolved as uniform over the non-sensitive values and ``ceil(p * |G|)``.
+- A20 (paper 000 section 8): the grids' unlisted values and which ``qi`` attributes a QID of
+  size ``qi`` holds; resolved as the spec's suggested grids and the first ``qi`` attributes
+  in Table 6 order.
+- A21 (paper 000 section 8.2.1, the PhD-25 rule): "a group aged <= 25" is read as a group
+  whose published age interval ends at 25 or below.
 """
 
 from __future__ import annotations

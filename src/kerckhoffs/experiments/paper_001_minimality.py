@@ -45,6 +45,20 @@ module's time budget (6 minutes); one seed (the paper averages 100 runs; MASK's 
 workload are seeded). Where our MASK refuses to publish (``k < m``,
 or step 2a: fewer than ``(m - 1) |V|`` satisfying groups, which on Adult happens at ``m = 10``
 for every ``k``) the point is recorded with no value and the reason in ``status``.
+
+Codes cited here are entries of the spec's register of the paper's errors and ambiguities
+(``minimality.md`` section 10):
+
+- AMB-8 (paper 001 section 4.2.2): thresholds on the generalized parts alone contradict the
+  paper's own examples; the attack thresholds on the whole class ("whole-class mode").
+- AMB-9 (section 4.2.2, last paragraph): a class split over several generalized ECs has no
+  method; such ECs get the no-exclusion credibility (a lower bound).
+- AMB-16 (section 7.1): "problematic tuples" are the sensitive tuples whose class has
+  credibility above ``1/m``, counted among all sensitive tuples.
+- AMB-21 (MASK step 1, section 7.2): the k-anonymizer of the experiments is only implied; the
+  local-recoding (alpha, k) algorithm with the alpha constraint off.
+- AMB-28 (section 7): which attributes form a QID of size ``d < 8``; the first ``d`` of
+  Table XXII.
 """
 
 from __future__ import annotations

@@ -38,6 +38,18 @@ individual's classes in the releases (:func:`~kerckhoffs.attacks.composition.int
   proposes 5; the 6-minute budget of this module decides), each seed a new draw of the
   subsets; the plots show the median over seeds.
 
+Codes in brackets are entries of the spec's register of the paper's ambiguities
+(``composition.md`` section 8, paper 004 sections 4-5):
+
+- [AMB-3]: the t-closeness distance is not specified; EMD, equal ground distance for a
+  categorical SA, ordered distance for a numeric one.
+- [AMB-5]: "average drop" may be per release or a mean of per-person drops; both are
+  reported, the figures plot the per-release one.
+- [AMB-14]: the subsets' sizes are not given; the records outside the overlap are split
+  evenly and disjointly between the subsets.
+- [AMB-17]: the entropy's unit is not given; bits (only the ordering of SAs matters).
+- [AMB-19]: the figures' parameter grids are missing; the defaults of spec 5.4.
+
 Caching: releases are cached per (dataset, SA, scheme, parameters, seed, subset) and attack
 metrics per scenario in the run's :class:`~kerckhoffs.experiments.base.Context`, so figures
 sharing a setting (Figs 1-4 and 6, Figs 5 and 6) compute it once.
