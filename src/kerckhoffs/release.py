@@ -767,9 +767,10 @@ def _checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     if not isinstance(checks, list):
         return ()
     specs = [c.get("spec") for c in checks if isinstance(c, dict)]
-    if not specs or not all(isinstance(s, dict) for s in specs):
+    records = [s for s in specs if isinstance(s, dict)]
+    if not records or len(records) != len(specs):
         return ()
-    return tuple(PrivacyModel.from_dict(s) for s in specs)
+    return tuple(PrivacyModel.from_dict(s) for s in records)
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
@@ -23,11 +23,30 @@ from kerckhoffs.release import Release, Scheme
 
 
 class Algorithm(Protocol):
-    """What an anonymization algorithm looks like to the registry."""
+    """What an anonymization algorithm looks like to the registry: the table and the models,
+    a keyword ``seed``, and any options of its own as keywords with defaults (a function with
+    more optional keywords matches; :func:`register` checks the shape when it registers)."""
 
     def __call__(
-        self, table: Table, models: list[PrivacyModel], *, seed: Seed = None, **options: Any
+        self, table: Table, models: list[PrivacyModel], *, seed: Seed = None
     ) -> Release: ...
+
+
+AlgorithmT = TypeVar("AlgorithmT", bound=Algorithm)
+
+
+def _check_shape(name: str, fn: Callable[..., Any]) -> None:
+    """Refuse to register a function that does not have the :class:`Algorithm` shape."""
+    params = list(inspect.signature(fn).parameters.values())
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keywords = {p.name: p for p in params if p.kind is p.KEYWORD_ONLY}
+    if positional[:2] != ["table", "models"] or len(positional) != 2:
+        raise TypeError(f"algorithm {name!r} must take (table, models, *, seed, ...)")
+    if "seed" not in keywords or keywords["seed"].default is not None:
+        raise TypeError(f"algorithm {name!r} must take a keyword seed defaulting to None")
+    required = [k for k, p in keywords.items() if p.default is p.empty]
+    if required:
+        raise TypeError(f"algorithm {name!r}: option {required[0]!r} needs a default")
 
 
 @dataclass(frozen=True)
@@ -49,7 +68,8 @@ class AlgorithmInfo:
     """
 
     name: str
-    run: Algorithm
+    run: Callable[..., Release]
+    """The function (an :class:`Algorithm`; typed loosely so callers can pass its options)."""
     summary: str
     models: tuple[str, ...]
     schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,)
@@ -109,7 +129,7 @@ def register(
     minimal: bool = False,
     sa_blind: bool = False,
     frontier: bool = False,
-) -> Callable[[Algorithm], Algorithm]:
+) -> Callable[[AlgorithmT], AlgorithmT]:
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
 
     ``models`` names the model classes the algorithm can enforce (e.g. ``("KAnonymity",
@@ -118,9 +138,10 @@ def register(
     properties of :class:`AlgorithmInfo`.
     """
 
-    def deco(fn: Algorithm) -> Algorithm:
+    def deco(fn: AlgorithmT) -> AlgorithmT:
         if name in REGISTRY:
             raise ValueError(f"algorithm {name!r} registered twice")
+        _check_shape(name, fn)
         REGISTRY[name] = AlgorithmInfo(
             name,
             fn,

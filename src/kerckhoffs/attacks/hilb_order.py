@@ -133,7 +133,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -538,6 +538,7 @@ def _algorithm7(
     mem_rank = j_by_pos[mem_key]
     srt = np.argsort(mem_rank, kind="stable")
     mem_rank, mem_key = mem_rank[srt], mem_key[srt]
+    side: Literal["left", "right"]
     if unordered:
         mem_key, u_key, side = qrank_by_pos[mem_key], qrank_by_pos[pair_p], "right"
     else:

@@ -425,7 +425,9 @@ def _original_mass(table: Table) -> _Mass:
     return _Mass(pts, pts, box, sa, w)
 
 
-def _expand_rows(nnz_ptr: np.ndarray, nnz_count: np.ndarray, owner: np.ndarray) -> np.ndarray:
+def _expand_rows(
+    nnz_ptr: np.ndarray, nnz_count: np.ndarray, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """For each item owned by group ``owner[i]``, the positions of that group's nonzero SA
     cells (CSR expansion without a Python loop); returns (item index, position)."""
     reps = nnz_count[owner]

@@ -7,7 +7,9 @@ axis; nothing iterates over rows or groups in Python.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +49,7 @@ class GroupHistogram:
             sensitive = np.ones(n_sa, dtype=bool)
         return cls(counts, np.asarray(sensitive, dtype=bool), SensitiveMode(mode), Kind(sa_kind))
 
-    def _memo(self, key: str, fn):  # type: ignore[no-untyped-def]
+    def _memo(self, key: str, fn: Callable[[], Any]) -> Any:
         if key not in self._cache:
             self._cache[key] = fn()
         return self._cache[key]

@@ -1,0 +1,32 @@
+"""The type checker and the linter are part of the suite: ``mypy`` (configured in
+pyproject.toml, over ``src``) and ``ruff check`` must report nothing, so a change that breaks
+a type (for instance an algorithm whose signature no longer matches the registry's
+``Algorithm`` protocol) fails the tests instead of waiting for someone to run the tools."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_mypy_is_clean(tmp_path: Path) -> None:
+    pytest.importorskip("mypy", reason="mypy is in the test extra: pip install '.[test]'")
+    done = _run("mypy", "--cache-dir", str(tmp_path / "mypy-cache"))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_is_clean() -> None:
+    pytest.importorskip("ruff", reason="ruff is in the test extra: pip install '.[test]'")
+    done = _run("ruff", "check", "src", "tests", "benchmarks")
+    assert done.returncode == 0, done.stdout + done.stderr
