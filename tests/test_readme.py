@@ -104,6 +104,41 @@ def test_the_python_example_runs(folder: Path) -> None:
     assert (folder / "out" / "release" / "release.json").is_file()
 
 
+DOCS = ROOT / "docs"
+
+
+def docs_python_blocks() -> list[tuple[str, str]]:
+    """Every Python block of the documentation pages: (page, code)."""
+    found = []
+    for page in [DOCS / "index.md", *sorted((DOCS / "guide").glob("*.md"))]:
+        text = page.read_text()
+        for m in re.finditer(r"```python\n(.*?)```", text, flags=re.S):
+            found.append((page.relative_to(ROOT).as_posix(), m.group(1)))
+    return found
+
+
+def test_the_docs_python_examples_run(folder: Path) -> None:
+    """The documentation's examples run as printed, after the README's commands made the
+    files they read (one interpreter; each block in fresh globals)."""
+    blocks = docs_python_blocks()
+    assert len(blocks) >= 6
+    runner = "\n".join(
+        [
+            "import sys",
+            f"blocks = {blocks!r}",
+            "for page, code in blocks:",
+            "    try:",
+            "        exec(compile(code, page, 'exec'), {'__name__': '__docs__'})",
+            "    except Exception as exc:",
+            "        sys.exit(f'{page}: {type(exc).__name__}: {exc}')",
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", runner], cwd=folder, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 @pytest.mark.slow
 def test_the_long_commands_run(folder: Path) -> None:
     for command in commands():
