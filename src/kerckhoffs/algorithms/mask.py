@@ -73,7 +73,7 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
-from kerckhoffs.randomness import Seed, generator
+from kerckhoffs.randomness import Seed, generator, order_within
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 REPLACEMENTS = ("nearest", "uniform")
@@ -133,11 +133,17 @@ def mask_plan(
     table: Table,
     partition: Partition,
     m: int,
-    rng: np.random.Generator,
+    seed: Seed = None,
     *,
     rounding: str = "half-down",
 ) -> MaskPlan:
-    """Steps 2-3 and the draws of step 4: which groups are distorted and to what counts."""
+    """Steps 2-3 and the draws of step 4: which groups are distorted and to what counts.
+
+    ``seed``: an int, a :class:`numpy.random.Generator` (a caller's stream: :func:`mask`
+    passes the one it then perturbs with), or None for fresh randomness from the operating
+    system. It draws the tie order of ``L`` and the proportions drawn from ``D``.
+    """
+    rng = generator(seed)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"mask: rounding must be one of {', '.join(ROUNDINGS)}")
     sets, all_values = sensitive_sets(table)
@@ -247,7 +253,7 @@ def mask_perturb(
     table: Table,
     partition: Partition,
     m: int,
-    rng: np.random.Generator,
+    seed: Seed = None,
     *,
     replacement: str = "nearest",
     rounding: str = "half-down",
@@ -256,10 +262,14 @@ def mask_perturb(
     """Steps 2-4 of MASK on a given (k-anonymous) partition: the published SA codes.
 
     Returns a new array; ``table.sa`` is not modified. Rows outside the groups of ``V`` keep
-    their value, and inside a distorted group only rows of a violating set change.
+    their value, and inside a distorted group only rows of a violating set change. ``seed``
+    (an int, a :class:`numpy.random.Generator`, or None for fresh OS randomness) draws the
+    plan when none is given (:func:`mask_plan`, from the same generator), the rows changed and
+    their new values.
     """
     if replacement not in REPLACEMENTS:
         raise ParameterError(f"mask: replacement must be one of {', '.join(REPLACEMENTS)}")
+    rng = generator(seed)
     if plan is None:
         plan = mask_plan(table, partition, m, rng, rounding=rounding)
     sa = table.sa
@@ -342,17 +352,18 @@ def _fill_free_slots(
     return slot_value[take].astype(table.sa.dtype)
 
 
-def _base_partition(table: Table, k: int, base: str, seed: Seed) -> Partition:
-    """Step 1: a k-anonymous partition made from the QIs only."""
+def _base_partition(table: Table, k: int, base: str, rng: np.random.Generator) -> Partition:
+    """Step 1: a k-anonymous partition made from the QIs only (drawing, if it draws, from the
+    caller's generator ``rng``)."""
     if base == "mondrian":
         from kerckhoffs.algorithms.mondrian import mondrian
 
-        return mondrian(table, [KAnonymity(k)], seed=seed).partition
+        return mondrian(table, [KAnonymity(k)], seed=rng).partition
     from kerckhoffs.algorithms.registry import get
 
     if base == "mask":
         raise ParameterError("mask: the base k-anonymizer cannot be mask itself")
-    return get(base).run(table, [KAnonymity(k)], seed=seed).partition
+    return get(base).run(table, [KAnonymity(k)], seed=rng).partition
 
 
 def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan: MaskPlan) -> None:
@@ -412,8 +423,12 @@ def mask(
     """MASK with ``k`` from :class:`KAnonymity` and ``m`` from :class:`MConfidentiality`.
 
     ``partition`` replaces step 1 with a given k-anonymous partition (it must ignore the SA for
-    MASK's guarantee to hold). Randomness (the tie order of ``L``, the draws from ``D``, the
-    rows changed and their new values) comes only from ``generator(seed)``.
+    MASK's guarantee to hold). ``seed``: an int (tests and experiments), a
+    :class:`numpy.random.Generator`, or None (default) for fresh randomness from the operating
+    system. Randomness (the base k-anonymizer's, if it draws; the tie order of ``L``, the draws
+    from ``D``, the rows changed and their new values) comes only from the one generator
+    ``generator(seed)``, built once and passed to every step: two generators built from one int
+    seed would draw the same numbers.
 
     ``sa_log`` (information-flow audit, spec ``asap.md`` 1.10 item 2) records what MASK reads:
     the sensitive count of every group (the violation test of step 2) and, when some group
@@ -443,8 +458,9 @@ def mask(
     whole = Release(table, Partition.single(table.n)).histogram()
     km.validate(whole, table.sa_name)
     mm.validate(whole, table.sa_name)
+    rng = generator(seed)  # one stream for step 1 (if it draws) and steps 2-4
     if partition is None:
-        partition = _base_partition(table, k, base, seed)
+        partition = _base_partition(table, k, base, rng)
         base_name = base
     else:
         if partition.n != table.n:
@@ -454,7 +470,6 @@ def mask(
         raise ParameterError(
             f"mask: the base partition has a group of {int(partition.sizes.min())} rows (< k={k})"
         )
-    rng = generator(seed)
     plan = mask_plan(table, partition, m, rng, rounding=rounding)
     if sa_log is not None:
         _log_mask_reads(sa_log, table, partition, plan)
@@ -573,7 +588,7 @@ def mask_plus_lookahead(
 def mask_plus_counts(
     look: LookAhead,
     sensitive: np.ndarray,
-    rng: np.random.Generator,
+    seed: Seed = None,
     fill_order: str = "random",
 ) -> np.ndarray:
     """The counts MASK+ publishes, per group and value (columns in value order, not sorted).
@@ -585,10 +600,13 @@ def mask_plus_counts(
     writes it out. ``fill_order="paper"`` pours in descending original count order (the paper's,
     needed for its figures and spec vectors X6/X7, but that order is unread information, A14);
     ``"random"`` (default) in a uniformly random order, so the published counts depend on
-    nothing but the read values and the seed.
+    nothing but the read values and the seed. ``seed``: an int, a
+    :class:`numpy.random.Generator` (MASK+ passes its one stream), or None for fresh OS
+    randomness; unused with ``fill_order="paper"``.
     """
     if fill_order not in FILL_ORDERS:
         raise ParameterError(f"mask+: fill_order must be one of {', '.join(FILL_ORDERS)}")
+    rng = generator(seed)
     f = look.sorted_counts
     d = f.shape[1]
     out_sorted = f.copy()
@@ -645,10 +663,21 @@ def _relabel(
     targets: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Tuple level (spec 2.11, A15): per (group, value) with ``target < count`` a uniformly
-    random subset of its rows is freed; the freed rows of a group fill its deficits in uniformly
-    random order. Values whose count is kept keep all their rows. A freed slot of the merged
-    sensitive set (``set`` mode) gets a uniformly random sensitive code."""
+    """Tuple level (spec ``asap.md`` 2.11; its ambiguity A15: the paper does not say which rows
+    change, random subsets chosen): per (group, value) with ``target < count`` a uniformly
+    random subset of its rows is freed, and the freed rows of a group are matched to its
+    deficits by a uniformly random bijection. Values whose count is kept keep all their rows. A
+    freed slot of the merged sensitive set (``set`` mode) gets a uniformly random sensitive code.
+
+    Draws (all from ``rng``): :func:`~kerckhoffs.randomness.order_within` over the (group,
+    value) cells, whose first ``count - target`` rows are freed (a uniform order's first ``j``
+    is a uniform ``j``-subset); the freed rows in cell order, and the deficits ("slots") in a
+    second ``order_within`` over the groups, paired in turn (a fixed order of the rows against
+    a uniform order of the slots is a uniform bijection, the distribution of shuffling both);
+    then the codes of merged-set slots. Exact uniformity, and an enumerating generator (the
+    random-worlds auditor's) sees ``prod(c!)`` cell orders and ``prod(s!)`` slot orders, nothing
+    over all rows. Which rows change is visible through MASK++'s pick-up, so it is drawn, not
+    fixed (only MASK+ alone publishes no more than each group's multiset)."""
     sa = table.sa
     out = sa.copy()
     d = counts.shape[1]
@@ -659,13 +688,11 @@ def _relabel(
     need = remove[group, val]
     rows = np.flatnonzero(need > 0)
     cell = group[rows].astype(np.int64) * d + val[rows]
-    order = np.lexsort((rng.random(rows.size), cell))
+    order = order_within(cell, rng)  # rows by cell (so by group), uniformly random in a cell
     moved = rows[order][rank_within(cell[order]) < need[rows][order]]
-    moved = moved[np.lexsort((rng.random(moved.size), group[moved]))]
     add = np.maximum(targets - counts, 0).ravel()
     slot_cell = np.repeat(np.arange(add.size), add)
-    slot_group = slot_cell // d
-    slot_cell = slot_cell[np.lexsort((rng.random(slot_cell.size), slot_group))]
+    slot_cell = slot_cell[order_within(slot_cell // d, rng)]  # by group, random in a group
     codes = first_code[slot_cell % d].astype(np.int64)
     sens_codes = np.flatnonzero(table.sensitive)
     is_set = np.bincount(value_of_code, minlength=d)[slot_cell % d] > 1
@@ -696,7 +723,6 @@ def _mask_plus_run(
     models: list[PrivacyModel],
     rng: np.random.Generator,
     *,
-    seed: Seed,
     name: str,
     base: str,
     partition: Partition | None,
@@ -715,11 +741,11 @@ def _mask_plus_run(
         if base == "mondrian":
             from kerckhoffs.algorithms.mondrian import mondrian
 
-            partition = mondrian(table, [KAnonymity(k)], seed=seed, sa_log=sa_log).partition
+            partition = mondrian(table, [KAnonymity(k)], seed=rng, sa_log=sa_log).partition
         elif base in ("mask", "mask+", "mask++"):
             raise ParameterError(f"{name}: the base k-anonymizer cannot be {base}")
         else:
-            partition = _base_partition(table, k, base, seed)
+            partition = _base_partition(table, k, base, rng)
         base_name = base
     else:
         if partition.n != table.n:
@@ -850,7 +876,6 @@ def mask_plus(
         table,
         models,
         rng,
-        seed=seed,
         name="mask+",
         base=base,
         partition=partition,
@@ -926,7 +951,6 @@ def mask_plus_plus(
         table,
         models,
         rng,
-        seed=seed,
         name="mask++",
         base=base,
         partition=partition,
