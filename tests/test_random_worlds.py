@@ -187,7 +187,7 @@ def test_table5_naive_versus_smart_world() -> None:
             ("Helen", "Tom"),
             ("Jack", "Tom"),
         ]
-    }  # 5 naive worlds (A3: not six)
+    }  # 5 naive worlds (asap.md A3: paper 000 section 4.1 says six, lists five)
     assert res.naive[5][aids] == F(3, 5)  # naive Pr[Tom has AIDS]
     smart = [w for w, wt in zip(res.worlds, res.weights, strict=True) if wt]
     assert len(smart) == 1 and set(np.flatnonzero(smart[0] == aids).tolist()) == {4, 5}
@@ -334,7 +334,8 @@ def test_naive_worlds_are_arrangements_within_groups() -> None:
 
 
 # -- fuzzing: the algorithm-safe variants never violate ------------------------------------------
-# issue 4: 0 violations over at least 400 random tables each. Two worker processes; the tables
+# the auditor's acceptance bar: 0 violations over at least 400 random tables each (spec asap.md
+# 1.10 item 3 ran its prototype on 400 instances). Two worker processes; the tables
 # are drawn in the parent, so the trials do not depend on the worker count.
 FUZZ = [
     ("mondrian+", L2, {}, 6, (2, 4)),

@@ -11,22 +11,25 @@ otherwise violate l-diversity, so an adversary who knows that can undo the gener
 2. **Violations and look-alikes.** ``V`` = the groups holding more than ``floor(|E| / m)``
    rows of a sensitive set (``|E(s)| / |E| > 1/m``). ``L`` = the ``u = (m - 1) |V|``
    satisfying groups with the highest proportion of that set (ties: larger groups first, then
-   seeded random, AMB-19). Fewer than ``u`` satisfying groups: the table cannot be published
+   at random; ``minimality.md`` AMB-19: paper 001 step 2(a) leaves ties among equal
+   proportions open). Fewer than ``u`` satisfying groups: the table cannot be published
    (:class:`~kerckhoffs.errors.ParameterError`). ``V`` empty: the k-anonymous table is the
-   release (checked first, AMB-20).
+   release (checked first; ``minimality.md`` AMB-20: paper 001 lists this exit after the
+   refusal of step 2(a)).
 3. **Distribution.** ``D`` = the empirical distribution of the proportions of ``L`` (each
    group weight ``1/u``).
 4. **Distortion.** For each ``E`` in ``V`` draw ``p_E`` from ``D``; keep
-   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows (AMB-17,
-   computed in exact integer arithmetic) and change the others, chosen uniformly at random
-   among the group's sensitive rows, to other values. Each distorted group then shows a
+   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows
+   (``minimality.md`` AMB-17: ``p_E |E|`` need not be an integer and paper 001 step 4 does not
+   say how to round; computed in exact integer arithmetic) and change the others, chosen uniformly
+   at random among the group's sensitive rows, to other values. Each distorted group then shows a
    frequency that ``m - 1`` genuine groups also show, so a given occurrence of that frequency
    is a distorted group with probability about ``1/m`` (paper 001 section 6.1.2).
 
 Only the release's ``sa_published`` changes (``Release.frames`` publishes it); the table's
 ``sa`` is never written over, and the QI partition is exactly the base partition.
 
-Sensitive sets (AMB-22):
+Sensitive sets (``minimality.md`` AMB-22: paper 001 defines MASK for one sensitive set only):
 
 - a named subset in ``set`` mode (the schema default; paper 001's setting, e.g. Adult's
   education below high school) is one set;
@@ -35,19 +38,22 @@ Sensitive sets (AMB-22):
 - no subset (every value sensitive, paper 000 Figure 4b): every value present is its own set.
 
 Replacement values. With a subset, distorted rows get a non-sensitive value. ``replacement =
-"nearest"`` (default, AMB-18) picks the non-sensitive value closest in the SA hierarchy (the
+"nearest"`` (default; ``minimality.md`` AMB-18: paper 001 step 4 says neither which rows
+change nor to which value) picks the non-sensitive value closest in the SA hierarchy (the
 lowest common ancestor with the smallest coverage, i.e. least Definition-7 distortion), ties
 broken by that value's frequency in the group (most frequent first, so the group's
 non-sensitive profile is kept) and then at random; ``"uniform"`` picks uniformly among the
-non-sensitive values of the table (paper 000's reading, ``asap.md`` A17, which is what its
-PhD-25 attack exploits). With every value sensitive no value is free: each value is capped at
-``floor(|E| / m)`` and the removed rows go to uniformly random free slots below the caps
-(``asap.md`` 2.10's proposal); should the drawn targets leave less room than the rows to move,
-the targets of that group's violating values are raised (in random order, never above the cap)
-until the rows fit, and a group whose values cannot all fit under the cap is refused.
+non-sensitive values of the table (paper 000's reading of MASK in section 2.2, ``asap.md`` A17:
+uniform replacement and ``ceil`` rounding; its PhD-25 attack exploits the uniform choice). With
+every value sensitive no value is free: each value is capped at ``floor(|E| / m)`` and the removed
+rows go to uniformly random free slots below the caps (``asap.md`` 2.10's proposal); should the
+drawn targets leave less room than the rows to move, the targets of that group's violating values
+are raised (in random order, never above the cap) until the rows fit, and a group whose values
+cannot all fit under the cap is refused.
 
-Rounding: ``rounding = "half-down"`` (default, ``minimality.md`` AMB-17) or ``"ceil"``
-(``asap.md`` A17: ``ceil(p |E|)``); both are capped at ``floor(|E| / m)``.
+Rounding: ``rounding = "half-down"`` (default, the nearest integer of ``minimality.md`` AMB-17
+above) or ``"ceil"`` (``ceil(p |E|)``, paper 000's reading, ``asap.md`` A17 above); both are capped
+at ``floor(|E| / m)``.
 
 MASK reads every group's original counts before deciding to distort it, which the release
 then no longer shows; that is its algorithm-based leak (paper 000 section 2.2, S*-independence).
@@ -161,7 +167,7 @@ def mask_plan(
     drawn = np.full((n_groups, n_sets), -1, dtype=np.int64)
     lookalikes: list[np.ndarray] = [np.empty(0, dtype=np.int64) for _ in range(n_sets)]
     in_v = violating.any(axis=1)
-    if not in_v.any():  # step 2(b) first (AMB-20): nothing to distort
+    if not in_v.any():  # step 2(b) first (paper 001 lists it after step 2(a)): nothing to distort
         return MaskPlan(sets, set_counts, violating, lookalikes, drawn, targets, all_values)
     good = np.flatnonzero(~in_v)
     for s in range(n_sets):
@@ -547,9 +553,11 @@ def mask_plus_lookahead(
     ``read`` and ``perturb`` (spec 6 item 7(e), the simulatability MASK+ rests on).
 
     - ``f_1`` is read iff ``floor(|G|/D) <= cap`` and the rest can still absorb the group:
-      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (spec A13; a test on
-      ``|G|`` and the schema only). Otherwise ``r = 0``.
-    - ``f_i`` (``i = 2 .. D-1``, inclusive: the off-by-one fix A12) is read iff
+      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (``asap.md`` A13: paper
+      000's perturbation is infeasible at ``r = 1``; a test on ``|G|`` and the schema only).
+      Otherwise ``r = 0``.
+    - ``f_i`` (``i = 2 .. D-1``, inclusive; ``asap.md`` A12: paper 000 Algorithm 3's loop
+      exits one test early, before ``i = D - 1``) is read iff
       ``B_i = (|G| - sum_{j<i} f_j - f_{i-1}) / (D - i) <= cap`` (Eq. 21), tested in integers
       as ``|G| - sum_{j<i} f_j - f_{i-1} <= cap * (D - i)``.
     - Every test passes: the group is m-confidential as it stands (``r = D``). Otherwise
@@ -598,7 +606,8 @@ def mask_plus_counts(
     poured in, value by value, up to each value's cap (``floor(|G|/m)`` if sensitive, ``|G|`` if
     not: non-sensitive values absorb the excess), paper 000 Algorithm 3 line 12 as spec 2.11
     writes it out. ``fill_order="paper"`` pours in descending original count order (the paper's,
-    needed for its figures and spec vectors X6/X7, but that order is unread information, A14);
+    needed for its figures and spec vectors X6/X7, but that order is unread information:
+    ``asap.md`` A14, the printed fill order reads the unread counts' ranking);
     ``"random"`` (default) in a uniformly random order, so the published counts depend on
     nothing but the read values and the seed. ``seed``: an int, a
     :class:`numpy.random.Generator` (MASK+ passes its one stream), or None for fresh OS
@@ -854,15 +863,18 @@ def mask_plus(
 
     Every decision depends only on counts that stay published, so anyone holding the release
     and the QIs can re-run it (Theorem 5.4, "simulatable"); ``sa_log`` records these reads.
-    Fixes of the printed algorithm (spec 8): the exit test includes ``i = |D_S| - 1`` (A12);
-    ``f_1`` is read only when the rest can absorb the group, else ``r = 0`` and the group gets
-    a data-independent distribution (A13); ``fill_order`` (A14); random rows (A15).
+    Fixes of the printed algorithm (the error register of ``asap.md`` section 8): the exit
+    test includes ``i = |D_S| - 1`` (A12: the printed loop stops one test early); ``f_1`` is
+    read only when the rest can absorb the group, else ``r = 0`` and the group gets a
+    data-independent distribution (A13: the printed perturbation is infeasible at ``r = 1``);
+    ``fill_order`` (A14: the printed fill order reads the unread counts' ranking); random rows
+    (A15: the paper does not say which rows are relabelled).
 
     Settings: every value sensitive (each value capped at ``floor(|G|/m)``; a group with
     ``|D_S| * floor(|G|/m) < |G|`` cannot be made m-confidential and raises
-    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (A16, spec 2.11's proposal,
-    a deviation from the paper which does not cover it): the look-ahead runs over the whole
-    domain with the uniform cap, a group is left alone when every unread value is
+    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (``asap.md`` A16: paper 000
+    does not cover one; spec 2.11's proposal, a deviation from the paper): the look-ahead runs over
+    the whole domain with the uniform cap, a group is left alone when every unread value is
     non-sensitive, and non-sensitive values take the excess (cap ``|G|``). In ``set`` mode the
     subset counts as one value (bounded in total, as m-confidentiality requires); a deficit of
     that set is filled with uniformly random sensitive codes. Randomness only from
