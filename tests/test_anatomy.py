@@ -104,7 +104,7 @@ def test_ties_follow_initial_size_not_sa_code() -> None:
     assert sorted(sched.residues().tolist()) == [1, 2]
     bucket = np.repeat(np.arange(5), [2, 1, 1, 2, 2])
     for seed in range(10):
-        group = anatomy_groups(bucket, 3, rng=np.random.default_rng(seed))
+        group = anatomy_groups(bucket, 3, seed=np.random.default_rng(seed))
         assert np.bincount(group).tolist() == [4, 4]
 
 
@@ -116,10 +116,10 @@ def test_residues_share_a_group_only_when_the_greedy_leaves_no_choice() -> None:
     assert [sorted(g) for g in sched.members()] == [[0, 1, 3, 4, 5]] * 3 + [[0, 1, 2, 3, 6]]
     assert sorted(sched.residues().tolist()) == [2, 4, 5, 6]
     bucket = np.repeat(np.arange(7), [4, 4, 2, 4, 4, 4, 2])
-    group = anatomy_groups(bucket, 5, rng=np.random.default_rng(0))
+    group = anatomy_groups(bucket, 5, seed=np.random.default_rng(0))
     assert sorted(np.bincount(group).tolist()) == [5, 6, 6, 7]
     # fewer groups than residues: 5 distinct values at l = 3 make one group of 5
-    assert np.bincount(anatomy_groups(np.arange(5), 3, rng=np.random.default_rng(0))).tolist() == [
+    assert np.bincount(anatomy_groups(np.arange(5), 3, seed=np.random.default_rng(0))).tolist() == [
         5
     ]
 

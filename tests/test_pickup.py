@@ -91,6 +91,17 @@ def test_sensitive_subset_set_mode() -> None:
     assert part.n_groups == 1
 
 
+def test_seed_none_draws_fresh_randomness_and_an_int_seed_replays() -> None:
+    # scikit-learn's random_state convention (DESIGN.md section 5): None is fresh OS randomness
+    # (one of the running example's two pairings each time), an int the same pairing each time
+    table = running()
+    a = {T(1, 2), T(3, 6), T(4, 8), T(5, 7)}
+    b = {T(1, 2), T(3, 6), T(4, 7), T(5, 8)}
+    fresh = {frozenset(groups_of(pickup(table, MONDRIAN_PLUS, 2))) for _ in range(40)}
+    assert fresh == {frozenset(a), frozenset(b)}  # both, with probability 1 - 2**-39
+    assert len({frozenset(groups_of(pickup(table, MONDRIAN_PLUS, 2, 5))) for _ in range(5)}) == 1
+
+
 def test_refusals() -> None:
     table = running()
     rng = np.random.default_rng(0)
@@ -100,8 +111,6 @@ def test_refusals() -> None:
         pickup(table, MONDRIAN_PLUS, 0, rng)
     with pytest.raises(ParameterError, match="pick must be"):
         pickup(table, MONDRIAN_PLUS, 2, rng, pick="first")
-    with pytest.raises(ValueError, match="needs an rng"):
-        pickup(table, MONDRIAN_PLUS, 2, None)
     with pytest.raises(ValueError, match="rows"):
         pickup(table, MONDRIAN_PLUS[:5], 2, rng)
 

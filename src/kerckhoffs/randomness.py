@@ -11,6 +11,16 @@ fresh on every run (numpy's ``default_rng(None)`` seeds its PCG64 from ``os.uran
 ``SeedSequence``). A seed (an int, or a ready :class:`numpy.random.Generator`, scikit-learn's
 ``random_state`` convention) is for tests and experiments; it is never written into a
 published file (see :mod:`kerckhoffs.release`).
+
+One generator per run: a randomized function builds ``generator(seed)`` once and passes the
+generator (not the seed) to every step it calls, since two generators built from one int seed
+draw the same stream, so the steps' choices would be correlated (identical, in fact).
+
+Draws that an auditor must enumerate (paper 000 Definition 4, spec ``asap.md`` 1.6 and 1.10
+item 1: the smart world weighs each candidate table by the exact probability that the algorithm
+publishes the release, found by enumerating every random choice) are written in the form with the
+fewest outcomes that has the intended distribution: :func:`order_within` is the one such
+primitive beyond numpy's own methods.
 """
 
 from __future__ import annotations
@@ -49,6 +59,39 @@ def generator(seed: Seed | Any) -> np.random.Generator:
     raise TypeError(f"seed must be None, an int or a numpy Generator, not {type(seed).__name__}")
 
 
+def order_within(classes: np.ndarray, seed: Seed | Any = None) -> np.ndarray:
+    """The positions ``0 .. n-1`` sorted by ``classes`` (ascending, an int array of length
+    ``n``), each class's positions in a uniformly random order, independently across classes.
+
+    Drawn as one uniform permutation of all positions, then a stable sort by class: a uniform
+    permutation restricted to any set of positions is a uniform order of that set, and its
+    restrictions to disjoint sets are independent (relabelling the positions inside one set is
+    a bijection of permutations that keeps the order inside every other set). So this is the
+    same distribution as an independent shuffle of every class, with exact uniformity (random
+    float sort keys would tie with a small probability, and a stable sort would then favour
+    lower positions). ``seed`` as everywhere (a Generator to share a stream).
+
+    A generator that implements ``order_within`` itself draws it there: the random-worlds
+    auditor's enumerating generator (:class:`kerckhoffs.attacks.enumerating_rng.EnumeratingRNG`)
+    enumerates the ``prod(b_i!)`` orders of classes of sizes ``b_i``, not the ``n!`` of the
+    permutation, with the same distribution.
+
+    >>> order = order_within(np.array([1, 0, 1, 0]), 3)
+    >>> sorted(order[:2].tolist()), sorted(order[2:].tolist())
+    ([1, 3], [0, 2])
+    """
+    rng = generator(seed)
+    classes = np.asarray(classes)
+    own = getattr(rng, "order_within", None)
+    if own is not None:
+        return np.asarray(own(classes), dtype=np.int64)
+    perm = rng.permutation(classes.shape[0])
+    key = classes[perm]
+    if key.size and key.min() >= 0 and key.max() < 2**15:
+        key = key.astype(np.int16)  # a stable sort of int16 is a radix sort
+    return perm[np.argsort(key, kind="stable")]
+
+
 def check_seed(value: object, name: str = "seed") -> int:
     """``value`` as a seed an adversary or a table generator can use: a non-negative int
     (numpy refuses negative seeds); anything else is an :class:`ArgumentError` naming
@@ -58,4 +101,4 @@ def check_seed(value: object, name: str = "seed") -> int:
     return int(value)
 
 
-__all__ = ["Seed", "check_seed", "generator"]
+__all__ = ["Seed", "check_seed", "generator", "order_within"]

@@ -20,7 +20,8 @@ bucket profiles). It is not always possible after the greedy creation: with buck
 and the residues of buckets 4 and 5 both fit only the last group (7 rows). And with fewer
 groups than residues (``n // l < n % l``) no algorithm can avoid a group above ``l + 1``.
 
-**Choices the spec leaves open** (``asap.md`` 2.7, A11):
+**Choices the spec leaves open** (``asap.md`` 2.7, ambiguity A11 of its section 8: Xiao & Tao
+take an "arbitrary" row from a bucket, and an arbitrary choice can leak):
 
 - *Which row leaves a bucket.* ``pick="random"`` (default): uniformly at random (seeded), the
   choice the ASAP analysis needs. ``pick="lowest-row"``: the lowest row id still in the bucket,
@@ -66,7 +67,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.l_diversity import LDiversity
-from kerckhoffs.randomness import Seed, generator
+from kerckhoffs.randomness import Seed, generator, order_within
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 __all__ = [
@@ -315,33 +316,44 @@ def anatomy_groups(
     bucket: np.ndarray,
     l: int,  # noqa: E741
     *,
-    rng: np.random.Generator | None = None,
+    seed: Seed = None,
     pick: str = "random",
 ) -> np.ndarray:
     """Anatomy on rows with the given bucket ids; the group id of every row.
 
-    Group ids are ``0..n_groups-1`` in creation order. ``pick`` is ``"random"`` (needs
-    ``rng``) or ``"lowest-row"`` (module docstring). Requires l-eligibility.
+    Group ids are ``0..n_groups-1`` in creation order. ``pick`` is ``"random"`` or
+    ``"lowest-row"`` (module docstring). Requires l-eligibility. ``seed`` (an int, a
+    :class:`numpy.random.Generator` to share a stream, or None for fresh OS randomness) drives
+    the random picks and residue placement; unused with ``pick="lowest-row"``.
+
+    **The row choice.** Group creation takes rows out of each bucket one at a time; with
+    ``pick="random"`` the row is uniform among those left in the bucket, independently of the
+    other buckets. That is the same as fixing, per bucket, a uniformly random order of its rows
+    in advance and taking them in that order, so the rows are matched to their bucket's picks
+    by :func:`kerckhoffs.randomness.order_within` over the buckets: ``prod(b_i!)`` equally likely
+    outcomes for buckets of sizes ``b_i`` (the random-worlds auditor enumerates exactly those;
+    spec ``asap.md`` 1.10 item 1). Only which rows of a bucket go to which of its groups
+    matters for the output, and Theorem 7.2 (paper 000) needs exactly this uniform choice.
+
+    >>> anatomy_groups(np.array([0, 0, 1, 1]), 2, pick="lowest-row").tolist()
+    [0, 1, 0, 1]
     """
     if pick not in PICKS:
         raise ParameterError(f"anatomy: pick must be one of {', '.join(PICKS)}, got {pick!r}")
-    if pick == "random" and rng is None:
-        raise ValueError("anatomy_groups: pick='random' needs an rng")
+    rng = generator(seed) if pick == "random" else None
     bucket = np.asarray(bucket, dtype=np.int64)
     n = bucket.shape[0]
     counts = np.bincount(bucket) if n else np.zeros(0, dtype=np.int64)
     sched = anatomy_schedule(counts, l)
-    steps = _place_residues(sched, rng if pick == "random" else None)
+    steps = _place_residues(sched, rng)
     # the rows of each bucket in pick order, buckets in rank order
     rank_of = np.zeros(counts.shape[0], dtype=np.int64)
     rank_of[sched.buckets] = np.arange(sched.buckets.shape[0])
     row_rank = rank_of[bucket]
-    small = np.int16 if sched.buckets.shape[0] < 2**15 else np.int64
-    if pick == "random":
-        assert rng is not None
-        perm = rng.permutation(n)
-        rows = perm[np.argsort(row_rank[perm].astype(small), kind="stable")]
+    if rng is not None:
+        rows = order_within(row_rank, rng)
     else:
+        small = np.int16 if sched.buckets.shape[0] < 2**15 else np.int64
         rows = np.argsort(row_rank.astype(small), kind="stable")
     group = np.empty(n, dtype=np.int32)
     group[rows] = steps
@@ -434,13 +446,14 @@ def anatomy(
     Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
     accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that
     is not l-eligible (``|T| < l * S_max(T)``), naming l and the most frequent SA value.
-    ``seed`` drives the random picks (same seed, same release).
+    ``seed`` (an int, a :class:`numpy.random.Generator`, or None for fresh randomness from the
+    operating system, the default and the only safe choice for publishing) drives the random
+    picks: same seed, same release. Unused with ``pick="lowest-row"``.
     """
     l, bucket = l_eligible_buckets(table, models, "anatomy")  # noqa: E741
     if pick not in PICKS:
         raise ParameterError(f"anatomy: pick must be one of {', '.join(PICKS)}, got {pick!r}")
-    rng = generator(seed) if pick == "random" else None
-    group = anatomy_groups(bucket, l, rng=rng, pick=pick)
+    group = anatomy_groups(bucket, l, seed=seed, pick=pick)
     return Release(
         table,
         Partition.from_labels(group),

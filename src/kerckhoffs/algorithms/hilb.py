@@ -671,7 +671,8 @@ def hilb_plus_plus(
     Algorithm 6). Pick-up keeps safety but cannot add it: built on the literal Hilb+, Hilb++ is
     **not** algorithm-safe (7 of 150 random instances violate ASAP in the spec's prototype;
     :func:`hilb_plus`). Use :func:`hilb_plus_plus_strict` (``hilb++strict``) for that.
-    Same seed, same release.
+    ``seed``: an int, a :class:`numpy.random.Generator`, or None (default: fresh OS
+    randomness); same seed, same release.
     """
     return _plus_plus(
         "hilb++", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=False
@@ -705,7 +706,9 @@ def hilb_plus_plus_strict(
     published groups and randomness, so the release is simulatable (0 of 150 random instances
     violate ASAP in the spec's prototype; the information-flow audit passes). Groups have
     ``l..2l-1`` rows with distinct SA values, except chunks under ``2l`` rows, which pass
-    unchanged. ``scheme`` as in :func:`hilb_plus_plus`. Same seed, same release.
+    unchanged. ``scheme`` as in :func:`hilb_plus_plus`. ``seed``: an int, a
+    :class:`numpy.random.Generator`, or None (default: fresh OS randomness); same seed, same
+    release.
     """
     return _plus_plus(
         "hilb++strict", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=True

@@ -11,22 +11,25 @@ otherwise violate l-diversity, so an adversary who knows that can undo the gener
 2. **Violations and look-alikes.** ``V`` = the groups holding more than ``floor(|E| / m)``
    rows of a sensitive set (``|E(s)| / |E| > 1/m``). ``L`` = the ``u = (m - 1) |V|``
    satisfying groups with the highest proportion of that set (ties: larger groups first, then
-   seeded random, AMB-19). Fewer than ``u`` satisfying groups: the table cannot be published
+   at random; ``minimality.md`` AMB-19: paper 001 step 2(a) leaves ties among equal
+   proportions open). Fewer than ``u`` satisfying groups: the table cannot be published
    (:class:`~kerckhoffs.errors.ParameterError`). ``V`` empty: the k-anonymous table is the
-   release (checked first, AMB-20).
+   release (checked first; ``minimality.md`` AMB-20: paper 001 lists this exit after the
+   refusal of step 2(a)).
 3. **Distribution.** ``D`` = the empirical distribution of the proportions of ``L`` (each
    group weight ``1/u``).
 4. **Distortion.** For each ``E`` in ``V`` draw ``p_E`` from ``D``; keep
-   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows (AMB-17,
-   computed in exact integer arithmetic) and change the others, chosen uniformly at random
-   among the group's sensitive rows, to other values. Each distorted group then shows a
+   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows
+   (``minimality.md`` AMB-17: ``p_E |E|`` need not be an integer and paper 001 step 4 does not
+   say how to round; computed in exact integer arithmetic) and change the others, chosen uniformly
+   at random among the group's sensitive rows, to other values. Each distorted group then shows a
    frequency that ``m - 1`` genuine groups also show, so a given occurrence of that frequency
    is a distorted group with probability about ``1/m`` (paper 001 section 6.1.2).
 
 Only the release's ``sa_published`` changes (``Release.frames`` publishes it); the table's
 ``sa`` is never written over, and the QI partition is exactly the base partition.
 
-Sensitive sets (AMB-22):
+Sensitive sets (``minimality.md`` AMB-22: paper 001 defines MASK for one sensitive set only):
 
 - a named subset in ``set`` mode (the schema default; paper 001's setting, e.g. Adult's
   education below high school) is one set;
@@ -35,19 +38,22 @@ Sensitive sets (AMB-22):
 - no subset (every value sensitive, paper 000 Figure 4b): every value present is its own set.
 
 Replacement values. With a subset, distorted rows get a non-sensitive value. ``replacement =
-"nearest"`` (default, AMB-18) picks the non-sensitive value closest in the SA hierarchy (the
+"nearest"`` (default; ``minimality.md`` AMB-18: paper 001 step 4 says neither which rows
+change nor to which value) picks the non-sensitive value closest in the SA hierarchy (the
 lowest common ancestor with the smallest coverage, i.e. least Definition-7 distortion), ties
 broken by that value's frequency in the group (most frequent first, so the group's
 non-sensitive profile is kept) and then at random; ``"uniform"`` picks uniformly among the
-non-sensitive values of the table (paper 000's reading, ``asap.md`` A17, which is what its
-PhD-25 attack exploits). With every value sensitive no value is free: each value is capped at
-``floor(|E| / m)`` and the removed rows go to uniformly random free slots below the caps
-(``asap.md`` 2.10's proposal); should the drawn targets leave less room than the rows to move,
-the targets of that group's violating values are raised (in random order, never above the cap)
-until the rows fit, and a group whose values cannot all fit under the cap is refused.
+non-sensitive values of the table (paper 000's reading of MASK in section 2.2, ``asap.md`` A17:
+uniform replacement and ``ceil`` rounding; its PhD-25 attack exploits the uniform choice). With
+every value sensitive no value is free: each value is capped at ``floor(|E| / m)`` and the removed
+rows go to uniformly random free slots below the caps (``asap.md`` 2.10's proposal); should the
+drawn targets leave less room than the rows to move, the targets of that group's violating values
+are raised (in random order, never above the cap) until the rows fit, and a group whose values
+cannot all fit under the cap is refused.
 
-Rounding: ``rounding = "half-down"`` (default, ``minimality.md`` AMB-17) or ``"ceil"``
-(``asap.md`` A17: ``ceil(p |E|)``); both are capped at ``floor(|E| / m)``.
+Rounding: ``rounding = "half-down"`` (default, the nearest integer of ``minimality.md`` AMB-17
+above) or ``"ceil"`` (``ceil(p |E|)``, paper 000's reading, ``asap.md`` A17 above); both are capped
+at ``floor(|E| / m)``.
 
 MASK reads every group's original counts before deciding to distort it, which the release
 then no longer shows; that is its algorithm-based leak (paper 000 section 2.2, S*-independence).
@@ -73,7 +79,7 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
-from kerckhoffs.randomness import Seed, generator
+from kerckhoffs.randomness import Seed, generator, order_within
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 REPLACEMENTS = ("nearest", "uniform")
@@ -133,11 +139,17 @@ def mask_plan(
     table: Table,
     partition: Partition,
     m: int,
-    rng: np.random.Generator,
+    seed: Seed = None,
     *,
     rounding: str = "half-down",
 ) -> MaskPlan:
-    """Steps 2-3 and the draws of step 4: which groups are distorted and to what counts."""
+    """Steps 2-3 and the draws of step 4: which groups are distorted and to what counts.
+
+    ``seed``: an int, a :class:`numpy.random.Generator` (a caller's stream: :func:`mask`
+    passes the one it then perturbs with), or None for fresh randomness from the operating
+    system. It draws the tie order of ``L`` and the proportions drawn from ``D``.
+    """
+    rng = generator(seed)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"mask: rounding must be one of {', '.join(ROUNDINGS)}")
     sets, all_values = sensitive_sets(table)
@@ -155,7 +167,7 @@ def mask_plan(
     drawn = np.full((n_groups, n_sets), -1, dtype=np.int64)
     lookalikes: list[np.ndarray] = [np.empty(0, dtype=np.int64) for _ in range(n_sets)]
     in_v = violating.any(axis=1)
-    if not in_v.any():  # step 2(b) first (AMB-20): nothing to distort
+    if not in_v.any():  # step 2(b) first (paper 001 lists it after step 2(a)): nothing to distort
         return MaskPlan(sets, set_counts, violating, lookalikes, drawn, targets, all_values)
     good = np.flatnonzero(~in_v)
     for s in range(n_sets):
@@ -247,7 +259,7 @@ def mask_perturb(
     table: Table,
     partition: Partition,
     m: int,
-    rng: np.random.Generator,
+    seed: Seed = None,
     *,
     replacement: str = "nearest",
     rounding: str = "half-down",
@@ -256,10 +268,14 @@ def mask_perturb(
     """Steps 2-4 of MASK on a given (k-anonymous) partition: the published SA codes.
 
     Returns a new array; ``table.sa`` is not modified. Rows outside the groups of ``V`` keep
-    their value, and inside a distorted group only rows of a violating set change.
+    their value, and inside a distorted group only rows of a violating set change. ``seed``
+    (an int, a :class:`numpy.random.Generator`, or None for fresh OS randomness) draws the
+    plan when none is given (:func:`mask_plan`, from the same generator), the rows changed and
+    their new values.
     """
     if replacement not in REPLACEMENTS:
         raise ParameterError(f"mask: replacement must be one of {', '.join(REPLACEMENTS)}")
+    rng = generator(seed)
     if plan is None:
         plan = mask_plan(table, partition, m, rng, rounding=rounding)
     sa = table.sa
@@ -342,17 +358,18 @@ def _fill_free_slots(
     return slot_value[take].astype(table.sa.dtype)
 
 
-def _base_partition(table: Table, k: int, base: str, seed: Seed) -> Partition:
-    """Step 1: a k-anonymous partition made from the QIs only."""
+def _base_partition(table: Table, k: int, base: str, rng: np.random.Generator) -> Partition:
+    """Step 1: a k-anonymous partition made from the QIs only (drawing, if it draws, from the
+    caller's generator ``rng``)."""
     if base == "mondrian":
         from kerckhoffs.algorithms.mondrian import mondrian
 
-        return mondrian(table, [KAnonymity(k)], seed=seed).partition
+        return mondrian(table, [KAnonymity(k)], seed=rng).partition
     from kerckhoffs.algorithms.registry import get
 
     if base == "mask":
         raise ParameterError("mask: the base k-anonymizer cannot be mask itself")
-    return get(base).run(table, [KAnonymity(k)], seed=seed).partition
+    return get(base).run(table, [KAnonymity(k)], seed=rng).partition
 
 
 def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan: MaskPlan) -> None:
@@ -413,8 +430,12 @@ def mask(
     """MASK with ``k`` from :class:`KAnonymity` and ``m`` from :class:`MConfidentiality`.
 
     ``partition`` replaces step 1 with a given k-anonymous partition (it must ignore the SA for
-    MASK's guarantee to hold). Randomness (the tie order of ``L``, the draws from ``D``, the
-    rows changed and their new values) comes only from ``generator(seed)``.
+    MASK's guarantee to hold). ``seed``: an int (tests and experiments), a
+    :class:`numpy.random.Generator`, or None (default) for fresh randomness from the operating
+    system. Randomness (the base k-anonymizer's, if it draws; the tie order of ``L``, the draws
+    from ``D``, the rows changed and their new values) comes only from the one generator
+    ``generator(seed)``, built once and passed to every step: two generators built from one int
+    seed would draw the same numbers.
 
     ``sa_log`` (information-flow audit, spec ``asap.md`` 1.10 item 2) records what MASK reads:
     the sensitive count of every group (the violation test of step 2) and, when some group
@@ -444,8 +465,9 @@ def mask(
     whole = Release(table, Partition.single(table.n)).histogram()
     km.validate(whole, table.sa_name)
     mm.validate(whole, table.sa_name)
+    rng = generator(seed)  # one stream for step 1 (if it draws) and steps 2-4
     if partition is None:
-        partition = _base_partition(table, k, base, seed)
+        partition = _base_partition(table, k, base, rng)
         base_name = base
     else:
         if partition.n != table.n:
@@ -455,7 +477,6 @@ def mask(
         raise ParameterError(
             f"mask: the base partition has a group of {int(partition.sizes.min())} rows (< k={k})"
         )
-    rng = generator(seed)
     plan = mask_plan(table, partition, m, rng, rounding=rounding)
     if sa_log is not None:
         _log_mask_reads(sa_log, table, partition, plan)
@@ -533,9 +554,11 @@ def mask_plus_lookahead(
     ``read`` and ``perturb`` (spec 6 item 7(e), the simulatability MASK+ rests on).
 
     - ``f_1`` is read iff ``floor(|G|/D) <= cap`` and the rest can still absorb the group:
-      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (spec A13; a test on
-      ``|G|`` and the schema only). Otherwise ``r = 0``.
-    - ``f_i`` (``i = 2 .. D-1``, inclusive: the off-by-one fix A12) is read iff
+      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (``asap.md`` A13: paper
+      000's perturbation is infeasible at ``r = 1``; a test on ``|G|`` and the schema only).
+      Otherwise ``r = 0``.
+    - ``f_i`` (``i = 2 .. D-1``, inclusive; ``asap.md`` A12: paper 000 Algorithm 3's loop
+      exits one test early, before ``i = D - 1``) is read iff
       ``B_i = (|G| - sum_{j<i} f_j - f_{i-1}) / (D - i) <= cap`` (Eq. 21), tested in integers
       as ``|G| - sum_{j<i} f_j - f_{i-1} <= cap * (D - i)``.
     - Every test passes: the group is m-confidential as it stands (``r = D``). Otherwise
@@ -574,7 +597,7 @@ def mask_plus_lookahead(
 def mask_plus_counts(
     look: LookAhead,
     sensitive: np.ndarray,
-    rng: np.random.Generator,
+    seed: Seed = None,
     fill_order: str = "random",
 ) -> np.ndarray:
     """The counts MASK+ publishes, per group and value (columns in value order, not sorted).
@@ -584,12 +607,16 @@ def mask_plus_counts(
     poured in, value by value, up to each value's cap (``floor(|G|/m)`` if sensitive, ``|G|`` if
     not: non-sensitive values absorb the excess), paper 000 Algorithm 3 line 12 as spec 2.11
     writes it out. ``fill_order="paper"`` pours in descending original count order (the paper's,
-    needed for its figures and spec vectors X6/X7, but that order is unread information, A14);
+    needed for its figures and spec vectors X6/X7, but that order is unread information:
+    ``asap.md`` A14, the printed fill order reads the unread counts' ranking);
     ``"random"`` (default) in a uniformly random order, so the published counts depend on
-    nothing but the read values and the seed.
+    nothing but the read values and the seed. ``seed``: an int, a
+    :class:`numpy.random.Generator` (MASK+ passes its one stream), or None for fresh OS
+    randomness; unused with ``fill_order="paper"``.
     """
     if fill_order not in FILL_ORDERS:
         raise ParameterError(f"mask+: fill_order must be one of {', '.join(FILL_ORDERS)}")
+    rng = generator(seed)
     f = look.sorted_counts
     d = f.shape[1]
     out_sorted = f.copy()
@@ -646,10 +673,21 @@ def _relabel(
     targets: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Tuple level (spec 2.11, A15): per (group, value) with ``target < count`` a uniformly
-    random subset of its rows is freed; the freed rows of a group fill its deficits in uniformly
-    random order. Values whose count is kept keep all their rows. A freed slot of the merged
-    sensitive set (``set`` mode) gets a uniformly random sensitive code."""
+    """Tuple level (spec ``asap.md`` 2.11; its ambiguity A15: the paper does not say which rows
+    change, random subsets chosen): per (group, value) with ``target < count`` a uniformly
+    random subset of its rows is freed, and the freed rows of a group are matched to its
+    deficits by a uniformly random bijection. Values whose count is kept keep all their rows. A
+    freed slot of the merged sensitive set (``set`` mode) gets a uniformly random sensitive code.
+
+    Draws (all from ``rng``): :func:`~kerckhoffs.randomness.order_within` over the (group,
+    value) cells, whose first ``count - target`` rows are freed (a uniform order's first ``j``
+    is a uniform ``j``-subset); the freed rows in cell order, and the deficits ("slots") in a
+    second ``order_within`` over the groups, paired in turn (a fixed order of the rows against
+    a uniform order of the slots is a uniform bijection, the distribution of shuffling both);
+    then the codes of merged-set slots. Exact uniformity, and an enumerating generator (the
+    random-worlds auditor's) sees ``prod(c!)`` cell orders and ``prod(s!)`` slot orders, nothing
+    over all rows. Which rows change is visible through MASK++'s pick-up, so it is drawn, not
+    fixed (only MASK+ alone publishes no more than each group's multiset)."""
     sa = table.sa
     out = sa.copy()
     d = counts.shape[1]
@@ -660,13 +698,11 @@ def _relabel(
     need = remove[group, val]
     rows = np.flatnonzero(need > 0)
     cell = group[rows].astype(np.int64) * d + val[rows]
-    order = np.lexsort((rng.random(rows.size), cell))
+    order = order_within(cell, rng)  # rows by cell (so by group), uniformly random in a cell
     moved = rows[order][rank_within(cell[order]) < need[rows][order]]
-    moved = moved[np.lexsort((rng.random(moved.size), group[moved]))]
     add = np.maximum(targets - counts, 0).ravel()
     slot_cell = np.repeat(np.arange(add.size), add)
-    slot_group = slot_cell // d
-    slot_cell = slot_cell[np.lexsort((rng.random(slot_cell.size), slot_group))]
+    slot_cell = slot_cell[order_within(slot_cell // d, rng)]  # by group, random in a group
     codes = first_code[slot_cell % d].astype(np.int64)
     sens_codes = np.flatnonzero(table.sensitive)
     is_set = np.bincount(value_of_code, minlength=d)[slot_cell % d] > 1
@@ -697,7 +733,6 @@ def _mask_plus_run(
     models: list[PrivacyModel],
     rng: np.random.Generator,
     *,
-    seed: Seed,
     name: str,
     base: str,
     partition: Partition | None,
@@ -716,11 +751,11 @@ def _mask_plus_run(
         if base == "mondrian":
             from kerckhoffs.algorithms.mondrian import mondrian
 
-            partition = mondrian(table, [KAnonymity(k)], seed=seed, sa_log=sa_log).partition
+            partition = mondrian(table, [KAnonymity(k)], seed=rng, sa_log=sa_log).partition
         elif base in ("mask", "mask+", "mask++"):
             raise ParameterError(f"{name}: the base k-anonymizer cannot be {base}")
         else:
-            partition = _base_partition(table, k, base, seed)
+            partition = _base_partition(table, k, base, rng)
         base_name = base
     else:
         if partition.n != table.n:
@@ -832,15 +867,18 @@ def mask_plus(
 
     Every decision depends only on counts that stay published, so anyone holding the release
     and the QIs can re-run it (Theorem 5.4, "simulatable"); ``sa_log`` records these reads.
-    Fixes of the printed algorithm (spec 8): the exit test includes ``i = |D_S| - 1`` (A12);
-    ``f_1`` is read only when the rest can absorb the group, else ``r = 0`` and the group gets
-    a data-independent distribution (A13); ``fill_order`` (A14); random rows (A15).
+    Fixes of the printed algorithm (the error register of ``asap.md`` section 8): the exit
+    test includes ``i = |D_S| - 1`` (A12: the printed loop stops one test early); ``f_1`` is
+    read only when the rest can absorb the group, else ``r = 0`` and the group gets a
+    data-independent distribution (A13: the printed perturbation is infeasible at ``r = 1``);
+    ``fill_order`` (A14: the printed fill order reads the unread counts' ranking); random rows
+    (A15: the paper does not say which rows are relabelled).
 
     Settings: every value sensitive (each value capped at ``floor(|G|/m)``; a group with
     ``|D_S| * floor(|G|/m) < |G|`` cannot be made m-confidential and raises
-    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (A16, spec 2.11's proposal,
-    a deviation from the paper which does not cover it): the look-ahead runs over the whole
-    domain with the uniform cap, a group is left alone when every unread value is
+    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (``asap.md`` A16: paper 000
+    does not cover one; spec 2.11's proposal, a deviation from the paper): the look-ahead runs over
+    the whole domain with the uniform cap, a group is left alone when every unread value is
     non-sensitive, and non-sensitive values take the excess (cap ``|G|``). In ``set`` mode the
     subset counts as one value (bounded in total, as m-confidentiality requires); a deficit of
     that set is filled with uniformly random sensitive codes. Randomness only from
@@ -854,7 +892,6 @@ def mask_plus(
         table,
         models,
         rng,
-        seed=seed,
         name="mask+",
         base=base,
         partition=partition,
@@ -933,7 +970,6 @@ def mask_plus_plus(
         table,
         models,
         rng,
-        seed=seed,
         name="mask++",
         base=base,
         partition=partition,

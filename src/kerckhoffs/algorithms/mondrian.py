@@ -797,7 +797,8 @@ def mondrian_plus_plus(
     its pick-up groups), so the release stays algorithm-safe (Theorem 7.2). Published by
     generalization (``scheme="generalization"``, each pick-up group with its own generalized
     QI) or bucketization (``scheme="bucketization"``, exact QIs + group ids and per-group SA
-    counts).
+    counts). ``seed``: an int (tests, experiments), a :class:`numpy.random.Generator`, or None
+    (default) for fresh randomness from the operating system (:mod:`kerckhoffs.randomness`).
     """
     scheme = parse_scheme(scheme, "mondrian++")
     rule, params = _plus_rule_from_models(table, models, "mondrian++")

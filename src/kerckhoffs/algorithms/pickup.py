@@ -41,6 +41,7 @@ from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition
 
 __all__ = ["bucket_of_sa", "pickup"]
@@ -60,7 +61,7 @@ def pickup(
     table: Table,
     partition: Partition | np.ndarray,
     l: int,  # noqa: E741
-    rng: np.random.Generator | None,
+    seed: Seed = None,
     *,
     sa: np.ndarray | None = None,
     pick: str = "random",
@@ -70,11 +71,15 @@ def pickup(
 
     ``partition`` is a :class:`~kerckhoffs.release.Partition` (or a group id per row) of
     ``table``, normally the l-diverse output of a simulatable algorithm. Each group with at
-    least ``2l`` rows and an l-eligible SA profile is cut by Anatomy (seeded ``rng``; uniformly
-    random row choice, or ``pick="lowest-row"``, which leaks and is for auditors only); the
-    others are kept. ``sa`` (default ``table.sa``) are the SA codes the groups are built from
-    (MASK++ passes its perturbed values). ``sa_log`` records the one SA statistic read: the
-    multiset of every input group. Returns the refined partition (canonical group ids).
+    least ``2l`` rows and an l-eligible SA profile is cut by Anatomy (uniformly random row
+    choice, or ``pick="lowest-row"``, which leaks and is for auditors only); the others are
+    kept. ``seed``: an int, a :class:`numpy.random.Generator` (a caller's stream, shared with
+    its earlier steps: MASK++ passes the generator its MASK+ step drew from), or None for fresh
+    randomness from the operating system; one generator is built from it and drives every
+    group's Anatomy in turn. Unused with ``pick="lowest-row"``. ``sa`` (default ``table.sa``)
+    are the SA codes the groups are built from (MASK++ passes its perturbed values).
+    ``sa_log`` records the one SA statistic read: the multiset of every input group. Returns
+    the refined partition (canonical group ids).
     """
     if isinstance(l, float) and not float(l).is_integer():
         raise ParameterError(f"pickup: l must be a whole number, got l={l}")
@@ -83,8 +88,6 @@ def pickup(
         raise ParameterError(f"pickup: l must be at least 1, got {l}")
     if pick not in PICKS:
         raise ParameterError(f"pickup: pick must be one of {', '.join(PICKS)}, got {pick!r}")
-    if pick == "random" and rng is None:
-        raise ValueError("pickup: pick='random' needs an rng")
     group = np.asarray(
         partition.group if isinstance(partition, Partition) else partition, dtype=np.int64
     )
@@ -110,12 +113,13 @@ def pickup(
     # new labels: (input group, subgroup); kept groups have subgroup 0
     sub = np.zeros(n, dtype=np.int64)
     if split.size:
+        rng = generator(seed) if pick == "random" else None
         order = np.argsort(group, kind="stable")
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         width = 1
         for g in split.tolist():
             rows = order[starts[g] : starts[g] + sizes[g]]
-            sub_g = anatomy_groups(bucket[rows], l, rng=rng, pick=pick)
+            sub_g = anatomy_groups(bucket[rows], l, seed=rng, pick=pick)
             sub[rows] = sub_g
             width = max(width, int(sub_g.max()) + 1)
     else:

@@ -2,17 +2,15 @@
 who knows the algorithm, small tables) and the information-flow audit (any size)."""
 
 from kerckhoffs.attacks.composition import intersection_attack, overlapping_releases
+from kerckhoffs.attacks.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
 from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
 from kerckhoffs.attacks.information_flow import FlowAudit, audit
 from kerckhoffs.attacks.minimality import Requirement, minimality_attack, near_minimality_attack
 from kerckhoffs.attacks.negative_association import negative_association_attack
 from kerckhoffs.attacks.random_worlds import (
-    AuditTooLarge,
-    EnumeratingRNG,
     WorldsAudit,
     at_least,
     audit_worlds,
-    enumerate_outcomes,
     naive_worlds,
     random_worlds,
     release_key,

@@ -17,7 +17,7 @@ release, and each is blind where the other looks:
   seed gives away (it checks what is read, not whether the random choice stays secret).
 
 :func:`audit_algorithm` runs both on the same random tables (``trials`` tables of ``rows``
-rows, drawn by :func:`~kerckhoffs.attacks.random_worlds.random_table` from ``seed``; trial
+rows, drawn by :func:`~kerckhoffs.attacks.random_tables.random_table` from ``seed``; trial
 ``i``'s release drawn with seed ``i``), so their verdicts compare table by table, and runs the
 information-flow audit once more on one larger generated table (``flow_rows`` rows, default
 2,000, the same generator with SA column repaired to l-eligibility). Why both: tiny tables are
@@ -43,14 +43,14 @@ import numpy as np
 
 from kerckhoffs.algorithms.registry import AlgorithmInfo, get
 from kerckhoffs.attacks.information_flow import FlowAudit, audit
-from kerckhoffs.attacks.random_worlds import (
+from kerckhoffs.attacks.random_tables import (
     MAX_FUZZ_ROWS,
     MAX_SA_VALUES,
     Trial,
-    diversity_bound,
     fuzz,
     random_table,
 )
+from kerckhoffs.attacks.random_worlds import diversity_bound
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models import parse_model
