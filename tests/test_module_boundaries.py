@@ -30,11 +30,7 @@ COMMAND_MODULES = (
     "kerckhoffs.cli_reproduce",
 )
 
-# removed on branch rng: private imports in files another engineer owns right now
-KNOWN_PRIVATE_IMPORTS = {
-    ("kerckhoffs.attacks.random_worlds", "kerckhoffs.algorithms.anatomy", "_place_residues"),
-    ("kerckhoffs.attacks.random_worlds", "kerckhoffs.algorithms.mask", "_relabel"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 
 # -- reading the sources ---------------------------------------------------------------------------

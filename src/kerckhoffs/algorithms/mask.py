@@ -387,7 +387,7 @@ def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan:
             summed=True,
             sa=table.sa,
         )
-    in_v = plan.violating.any(axis=1)
+    in_v = np.asarray(plan.violating.any(axis=1), dtype=bool)
     if in_v.any():
         good = ~in_v[partition.group]
         sa_log.record(
@@ -817,7 +817,9 @@ def _log_lookahead(
         )
 
 
-def _check_m(release: Release, mm: MConfidentiality, name: str) -> None:
+def _check_m(release: Release, mm: MConfidentiality | None, name: str) -> None:
+    if mm is None:  # mask+ and mask++ refuse to run without m (their plans need it)
+        raise AssertionError(f"{name} ran without an m-confidentiality model")
     result = mm.evaluate(release.histogram())
     if not result.satisfied:  # a bug, not bad input: the construction guarantees it
         raise AssertionError(f"{name} produced a group violating m={mm.m}: {result.summary()}")

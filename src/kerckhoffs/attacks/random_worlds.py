@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.attacks.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
-from kerckhoffs.data.schema import Kind
+from kerckhoffs.data.cells import group_code_cover
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
@@ -152,10 +152,10 @@ def release_key(release: Release, compare: str = "partition") -> Hashable:
     if release.cells is not None:
         cells_rows = [tuple(str(v) for v in r) for r in release.cells.itertuples(index=False)]
     parts = []
-    for g, rows in members.items():
-        multiset = tuple(sorted(sa[r] for r in rows))
+    for g, held in members.items():
+        multiset = tuple(sorted(sa[r] for r in held))
         extra = cells_rows[g] if cells_rows is not None else ()
-        parts.append((tuple(rows), multiset, extra))
+        parts.append((tuple(held), multiset, extra))
     return (str(release.scheme), frozenset(parts))
 
 
@@ -190,24 +190,14 @@ def _n_arrangements(values: list[int]) -> int:
 
 
 def _covers(release: Release) -> np.ndarray:
-    """``cover[g, r]``: the published cells of group ``g`` cover row ``r``'s QI."""
+    """``cover[g, r]``: the published cells of group ``g`` cover row ``r``'s QI (read by
+    :func:`kerckhoffs.data.cells.group_code_cover`, the reader every attack shares, so a
+    release's own cells, such as a lattice level's nodes, are honoured)."""
     table = release.table
-    lo, hi = release.group_bounds()
-    n_g = lo.shape[0]
-    ok = np.ones((n_g, table.n), dtype=bool)
-    for j, col in enumerate(table.qi_columns):
-        codes = table.qi[:, j].astype(np.int64)
-        if col.kind == Kind.NUMERIC or col.hierarchy is None:
-            ok &= (lo[:, j, None] <= codes[None, :]) & (codes[None, :] <= hi[:, j, None])
-            continue
-        h = col.hierarchy
-        llo, lhi = col.leaves(lo[:, j]), col.leaves(hi[:, j])
-        level = h.lca_level(llo, lhi)
-        leaves = col.leaves(codes)
-        for g in range(n_g):
-            nodes = h.node_ids[int(level[g])]
-            ok[g] &= nodes[leaves] == nodes[llo[g]]
-    return ok
+    lo, hi = group_code_cover(table.qi_columns, *release.group_bounds(), release.cells)
+    codes = table.qi.astype(np.int64)
+    inside = (lo[:, None, :] <= codes[None]) & (codes[None] <= hi[:, None, :])
+    return np.asarray(inside.all(axis=2), dtype=bool)
 
 
 def _has_matching(world: np.ndarray, slots: list[tuple[int, int]], cover: np.ndarray) -> bool:
