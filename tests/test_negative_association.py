@@ -18,11 +18,11 @@ from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.registry import get
 from kerckhoffs.attacks.knowledge import DistributionRule, Knowledge
 from kerckhoffs.attacks.negative_association import (
-    _cell_range,
     negative_association_attack,
     rule_flags,
 )
 from kerckhoffs.attacks.registry import get_attack
+from kerckhoffs.data.cells import numeric_cell
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, MConfidentiality
 from kerckhoffs.release import Provenance, Scheme
@@ -87,13 +87,16 @@ def test_unflagged_and_outside_groups() -> None:
 
 
 def test_cell_ranges() -> None:
-    assert _cell_range("[17-25]") == (17, 25)
-    assert _cell_range("[-5--1]") == (-5, -1)
-    assert _cell_range("[20, 30[") == (20, 30)
-    assert _cell_range("25") == (25, 25)
-    assert _cell_range("<=25") == (-np.inf, 25)
-    assert _cell_range("*") == (-np.inf, np.inf)
-    assert _cell_range("Japan") is None
+    """The rule's "inside" test reads cells with the shared reader (kerckhoffs.data.cells):
+    an ARX half-open interval ``[20, 30[`` excludes 30, so a rule "age <= 29.99" holds on it."""
+    assert numeric_cell("[17-25]") == (17, 25)
+    assert numeric_cell("[-5--1]") == (-5, -1)
+    lo, hi = numeric_cell("[20, 30[")  # type: ignore[misc]
+    assert lo == 20 and 29.999 < hi < 30
+    assert numeric_cell("25") == (25, 25)
+    assert numeric_cell("<=25") == (-np.inf, 25)
+    assert numeric_cell("*") == (-np.inf, np.inf)
+    assert numeric_cell("Japan") is None
 
 
 # -- random MASK releases with rules that hold ----------------------------------------------------

@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.algorithms.registry import parse_scheme, pick, refuse_others, register
+from kerckhoffs.algorithms.registry import lookup, parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
@@ -401,6 +401,7 @@ def _log_mask_reads(sa_log: SAReadLog, table: Table, partition: Partition, plan:
 
 @register(
     "mask",
+    perturbs_sa=True,
     sa_blind=True,
     summary="MASK (paper 001 Alg. 1): k-anonymize on the QIs, then distort the sensitive "
     "values of m-confidentiality-violating groups to frequencies of genuine groups",
@@ -752,7 +753,7 @@ def _mask_plus_run(
             from kerckhoffs.algorithms.mondrian import mondrian
 
             partition = mondrian(table, [KAnonymity(k)], seed=rng, sa_log=sa_log).partition
-        elif base in ("mask", "mask+", "mask++"):
+        elif (info := lookup(base)) is not None and info.perturbs_sa:
             raise ParameterError(f"{name}: the base k-anonymizer cannot be {base}")
         else:
             partition = _base_partition(table, k, base, rng)
@@ -827,6 +828,7 @@ def _check_m(release: Release, mm: MConfidentiality | None, name: str) -> None:
 
 @register(
     "mask+",
+    perturbs_sa=True,
     family="mask",
     base="mask",
     sa_blind=True,
@@ -908,6 +910,7 @@ def mask_plus(
 
 @register(
     "mask++",
+    perturbs_sa=True,
     family="mask",
     base="mask+",
     sa_blind=True,

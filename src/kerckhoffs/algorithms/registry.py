@@ -64,7 +64,9 @@ class AlgorithmInfo:
     - ``sa_blind``: forms its groups on the QIs only (k-anonymity; MASK), so the grouping
       excludes no assignment of the sensitive values (paper 001 Theorem 4, case 1);
     - ``frontier``: closes groups along the Hilbert order with a frontier that may skip rows
-      (the Hilb attack, paper 000 Algorithm 7, applies; spec ``asap.md`` 2.6).
+      (the Hilb attack, paper 000 Algorithm 7, applies; spec ``asap.md`` 2.6);
+    - ``perturbs_sa``: publishes SA values other than the original ones (paper 001's MASK and
+      paper 000's MASK+ and MASK++), which an audit built on published values cannot see.
     """
 
     name: str
@@ -80,6 +82,7 @@ class AlgorithmInfo:
     minimal: bool = False
     sa_blind: bool = False
     frontier: bool = False
+    perturbs_sa: bool = False
 
     def check_options(self, options: dict[str, object], *, generated: bool = False) -> None:
         """Refuse, before any work and in one line naming the accepted ones, an option the
@@ -129,13 +132,14 @@ def register(
     minimal: bool = False,
     sa_blind: bool = False,
     frontier: bool = False,
+    perturbs_sa: bool = False,
 ) -> Callable[[AlgorithmT], AlgorithmT]:
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
 
     ``models`` names the model classes the algorithm can enforce (e.g. ``("KAnonymity",
     "LDiversity")``); ``options`` documents extra keyword options for ``--help``; ``family``
-    (default: ``name``), ``base``, ``minimal``, ``sa_blind`` and ``frontier`` are the
-    properties of :class:`AlgorithmInfo`.
+    (default: ``name``), ``base``, ``minimal``, ``sa_blind``, ``frontier`` and
+    ``perturbs_sa`` are the properties of :class:`AlgorithmInfo`.
     """
 
     def deco(fn: AlgorithmT) -> AlgorithmT:
@@ -155,6 +159,7 @@ def register(
             minimal,
             sa_blind,
             frontier,
+            perturbs_sa,
         )
         return fn
 

@@ -59,7 +59,6 @@ from kerckhoffs.randomness import check_seed
 
 __all__ = [
     "DEFAULT_FLOW_ROWS",
-    "SA_PERTURBING",
     "AlgorithmAudit",
     "FlowPart",
     "WorldsPart",
@@ -73,10 +72,6 @@ DEFAULT_FLOW_ROWS = 2_000
 FLOW_QI_SIZE = 64
 """Values per QI of the larger table (4,096 cells: deep partitions, few exact duplicates)."""
 
-SA_PERTURBING = frozenset({"mask", "mask+", "mask++"})
-"""Registered algorithms that publish SA values other than the original ones (paper 001's
-MASK and paper 000's MASK+ and MASK++). The registry records no such property, so an audit
-also counts as perturbing any algorithm whose audited releases changed an SA value."""
 
 FLOW = "information flow"
 WORLDS = "random worlds"
@@ -414,7 +409,8 @@ def audit_algorithm(
         workers=workers,
     )
     flow = _flow_part(info, models, trial_list, opts, seed, known_seed, flow_rows, sa_values, l)
-    perturbs = info.name in SA_PERTURBING or any(
+    # the registry's property, or any algorithm whose audited releases changed an SA value
+    perturbs = info.perturbs_sa or any(
         t.audit is not None and t.audit.release.perturbed.any() for t in trial_list
     )
     perturbs = perturbs or any(a.release.perturbed.any() for a in flow.audited)

@@ -57,25 +57,25 @@ groups flagged); a flagged group that was not perturbed means the rule is false 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from kerckhoffs.algorithms.registry import lookup
 from kerckhoffs.attacks.knowledge import DistributionRule, Knowledge
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.data.cells import label_ranges, numeric_cell
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import Kind, SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.release import Release, Scheme
 
-__all__ = ["MASK_FAMILY", "negative_association_attack", "rule_flags"]
+__all__ = ["negative_association_attack", "rule_flags"]
 
 ATTACK = "negative-association"
-MASK_FAMILY = ("mask", "mask+", "mask++")
 SAFE_REASON = (
     "{alg} decides to perturb from counts it publishes (paper 000 Theorem 5.4, spec asap.md "
     "2.11): a perturbed group need not have violated m-confidentiality, so the flag adds "
@@ -84,45 +84,14 @@ SAFE_REASON = (
 
 
 # -- which groups a rule covers -------------------------------------------------------------------
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_INTERVAL = re.compile(rf"^\s*[\[(]?\s*({_NUM})\s*(?:-|,|;|\.\.)\s*({_NUM})\s*[\])\[]?\s*$")
-_COMPARE = re.compile(rf"^\s*(<=|>=|<|>|≤|≥)\s*({_NUM})\s*$")
-
-
-def _cell_range(text: str) -> tuple[float, float] | None:
-    """The numbers a published numeric cell covers, as a closed range (None: unreadable).
-
-    ``*``; a value; ``[lo-hi]`` (what kerckhoffs writes), ``[lo-hi)``, ``[lo, hi[``, ``lo-hi``;
-    ``<x``, ``<=x``, ``>x``, ``>=x``. Half-open ends are treated as closed (conservative for the
-    "inside" test only when the bound is not exactly at the rule's limit).
-    """
-    s = text.strip()
-    if s in ("*", ""):
-        return (-math.inf, math.inf)
-    try:
-        v = float(s)
-        return (v, v)
-    except ValueError:
-        pass
-    m = _INTERVAL.match(s)
-    if m:
-        lo, hi = float(m.group(1)), float(m.group(2))
-        return (lo, hi) if lo <= hi else None
-    m = _COMPARE.match(s)
-    if m:
-        op, v = m.group(1), float(m.group(2))
-        return (-math.inf, v) if op in ("<", "<=", "≤") else (v, math.inf)
-    return None
-
-
 def _leaves_under(h: Hierarchy, label: str) -> set[str] | None:
-    """The leaf labels under every node labelled ``label`` (None: no such node)."""
-    out: set[str] = set()
-    for level in range(h.height + 1):
-        hit = h.labels[level] == label
-        if hit.any():
-            out.update(str(x) for x in h.labels[0][hit])
-    return out or None
+    """The leaf labels under every node labelled ``label`` (None: no such node), read with
+    the shared cell reader's node table (:func:`kerckhoffs.data.cells.label_ranges`)."""
+    ranges = label_ranges(h).get(label)
+    if not ranges:
+        return None
+    leaves = h.leaves
+    return {str(leaves[i]) for a, b in ranges for i in range(int(a), int(b) + 1)}
 
 
 def _allowed_leaves(values: list[Any], h: Hierarchy | None) -> set[str]:
@@ -173,12 +142,9 @@ def _inside_groups(release: Release, rule: DistributionRule, index: int) -> np.n
 
 def _cell_inside(cell: str, h: Hierarchy | None, kind: Kind, cond: Any) -> bool:
     if isinstance(cond, dict):
-        span = _cell_range(cell)
-        if span is None and h is not None:  # a hierarchy node of a numeric column
-            leaves = _leaves_under(h, cell)
-            nums = [_cell_range(x) for x in leaves] if leaves else []
-            if nums and all(x is not None for x in nums):
-                span = (min(x[0] for x in nums), max(x[1] for x in nums))  # type: ignore[index]
+        # the shared reader: a value, an interval (ours, ARX's half-open ones), a comparison,
+        # a digit mask, '*', or a node of the column's hierarchy; unreadable: not inside
+        span = numeric_cell(cell, h)
         if span is None:
             return False
         return span[0] >= cond.get("min", -math.inf) and span[1] <= cond.get("max", math.inf)
@@ -285,7 +251,8 @@ def negative_association_attack(
     sets, set_labels = _sensitive_sets(release)
     set_counts = np.stack([hist[:, s].sum(axis=1) for s in sets], axis=1)  # [groups, sets]
     cap = sizes // m
-    safe = alg in ("mask+", "mask++")
+    info = lookup(alg)  # MASK+ and MASK++ refine MASK: their perturbation reads published counts
+    safe = info is not None and info.perturbs_sa and info.base is not None
 
     # rows moved out of S into each rule value w, at least: max over rules on w, summed over w
     codes, gained = _gains(release, rules, flags, hist, sizes)
@@ -385,7 +352,8 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     if len(releases) != 1:
         return "attacks one release at a time"
     alg = releases[0].provenance.algorithm
-    if alg not in MASK_FAMILY:
+    info = lookup(alg)
+    if info is None or not info.perturbs_sa:
         return f"the release was made by {alg}, not by MASK, MASK+ or MASK++"
     if not knowledge.rules:
         return 'needs a rule in the knowledge ("at most share X of people like this have v")'
