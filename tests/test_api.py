@@ -9,7 +9,6 @@ and read back) or from plain pandas group-bys written here, never from the funct
 from __future__ import annotations
 
 import re
-import sys
 import warnings
 from pathlib import Path
 
@@ -18,14 +17,13 @@ import pandas as pd
 import pytest
 
 import kerckhoffs as kh
-from kerckhoffs.cli import main
+from cli_runner import run_cli
 from kerckhoffs.datasets import generate_hospital
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models import KAnonymity
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 DEMO_QI = ["age", "sex", "zip", "nationality"]
 ADULT_QI = [
@@ -37,15 +35,6 @@ ADULT_QI = [
     "sex",
     "native-country",
 ]
-
-
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["kerckhoffs", *map(str, args)])
-    with pytest.raises(SystemExit) as excinfo:
-        main()
-    out, err = capsys.readouterr()
-    code = excinfo.value.code
-    return (0 if code is None else int(code)), ANSI.sub("", out), ANSI.sub("", err)
 
 
 def schema_toml(path: Path, df: pd.DataFrame, quasi: list[str], sensitive: str) -> Path:
