@@ -399,3 +399,13 @@ def test_hierarchies_and_dropped_rows_keep_the_input_index() -> None:
     with pytest.raises(ParameterError, match="'zip', which is not in quasi"):
         kh.anonymize(df, quasi=["age"], sensitive="disease", hierarchies={"zip": "z.csv"},
                      algorithm="mondrian", models=["k=2"])  # fmt: skip
+
+
+def test_the_docstring_examples_run() -> None:
+    """The runnable examples in kerckhoffs.api's docstrings (what the reference shows)."""
+    import doctest
+
+    import kerckhoffs.api
+
+    failed, tried = doctest.testmod(kerckhoffs.api, optionflags=doctest.ELLIPSIS)
+    assert tried >= 8 and failed == 0
