@@ -1,0 +1,181 @@
+"""The constraint C of m-privacy, read from our privacy-model objects (paper 003 section II.B).
+
+A constraint checks one record set given only its size and SA histogram, ``check(count,
+hist)``, so a coalition's remainder ``G \\ T_I`` is checked from counts alone. Each says
+whether it is EG-monotonic (paper Definition 2.3: adding records to a group never breaks it):
+k-anonymity, distinct l-diversity and any conjunction of them are (Observation 2.2); the
+pruning verifiers of section III rely on that and refuse the others. Frequency l-diversity
+(``|G| >= l * S_max(G)``, our ``l=``) and entropy l-diversity are not: two records ``a, b``
+are 2-diverse, ``a, a, b`` are not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import EPS, PrivacyModel
+from kerckhoffs.models.k_anonymity import KAnonymity
+from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """Base of the group-based constraints: ``check`` and the fitness ``ratio`` (>= 1 iff
+    the constraint holds, the per-component F_C of paper Definition 3.1)."""
+
+    eg_monotonic = True
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        """Whether a record set of ``count`` rows with SA histogram ``hist`` satisfies C."""
+        raise NotImplementedError
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        """Level of fulfilment F_C; ``>= 1`` exactly when :meth:`check` holds."""
+        raise NotImplementedError
+
+    def check_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        """:meth:`check` for many record sets at once (``hists`` is sets x values)."""
+        return np.array([self.check(int(n), h) for n, h in zip(counts, hists, strict=True)])
+
+    def ratio_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        """:meth:`ratio` for many record sets at once."""
+        return np.array([self.ratio(int(n), h) for n, h in zip(counts, hists, strict=True)])
+
+    @property
+    def parts(self) -> tuple[Constraint, ...]:
+        """The conjunction's components (a single constraint is its own only part)."""
+        return (self,)
+
+
+@dataclass(frozen=True)
+class KAnon(Constraint):
+    """k-anonymity: ``|S| >= k``. EG-monotonic."""
+
+    k: int
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        return count >= self.k
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        return count / self.k
+
+    def check_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        return counts >= self.k
+
+    def ratio_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        return counts / self.k
+
+
+@dataclass(frozen=True)
+class DistinctL(Constraint):
+    """Distinct l-diversity: at least ``l`` SA values occur. EG-monotonic."""
+
+    l: int  # noqa: E741
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        return int(np.count_nonzero(hist)) >= self.l
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        return int(np.count_nonzero(hist)) / self.l
+
+    def check_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        return np.count_nonzero(hists, axis=1) >= self.l
+
+    def ratio_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        return np.count_nonzero(hists, axis=1) / self.l
+
+
+@dataclass(frozen=True)
+class FrequencyL(Constraint):
+    """Frequency l-diversity ``|S| >= l * S_max(S)`` (paper 000 Definition 2, every SA value
+    sensitive). Not EG-monotonic; :mod:`kerckhoffs.mprivacy.exact` has its closed form."""
+
+    l: float  # noqa: E741
+    eg_monotonic = False
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        return count > 0 and count + EPS >= self.l * int(hist.max())
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        top = int(hist.max()) if count else 0
+        return math.inf if top == 0 else count / (self.l * top)
+
+
+@dataclass(frozen=True)
+class EntropyL(Constraint):
+    """Entropy l-diversity: SA entropy ``>= log l``. Not EG-monotonic (paper section II.C);
+    only the exhaustive verifier accepts it."""
+
+    l: float  # noqa: E741
+    eg_monotonic = False
+
+    def _entropy(self, hist: np.ndarray) -> float:
+        p = hist[hist > 0] / hist.sum()
+        return float(-(p * np.log(p)).sum())
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        return count > 0 and self._entropy(hist) + EPS >= math.log(self.l)
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        return math.exp(self._entropy(hist)) / self.l if count else 0.0
+
+
+@dataclass(frozen=True)
+class Conjunction(Constraint):
+    """``C_1 and ... and C_w``; EG-monotonic when every component is (Observation 2.2)."""
+
+    members: tuple[Constraint, ...]
+
+    @property
+    def eg_monotonic(self) -> bool:  # type: ignore[override]
+        return all(c.eg_monotonic for c in self.members)
+
+    @property
+    def parts(self) -> tuple[Constraint, ...]:
+        return self.members
+
+    def check(self, count: int, hist: np.ndarray) -> bool:
+        return all(c.check(count, hist) for c in self.members)
+
+    def ratio(self, count: int, hist: np.ndarray) -> float:
+        return min(c.ratio(count, hist) for c in self.members)
+
+    def check_batch(self, counts: np.ndarray, hists: np.ndarray) -> np.ndarray:
+        out = np.ones(len(counts), dtype=bool)
+        for c in self.members:
+            out &= c.check_batch(counts, hists)
+        return out
+
+
+def conjunction(parts: Sequence[Constraint]) -> Constraint:
+    """One constraint from ``parts`` (the part itself when there is one)."""
+    flat = tuple(p for c in parts for p in c.parts)
+    if not flat:
+        raise ParameterError("m-privacy needs a constraint, e.g. k=5 or distinct-l=3")
+    return flat[0] if len(flat) == 1 else Conjunction(flat)
+
+
+def constraint_from_models(models: Sequence[PrivacyModel]) -> Constraint:
+    """The constraint C of our model objects: ``KAnonymity``, ``DistinctLDiversity``,
+    ``LDiversity`` (frequency) and ``EntropyLDiversity``; any other model is refused."""
+    parts: list[Constraint] = []
+    for m in models:
+        if isinstance(m, KAnonymity):
+            parts.append(KAnon(m.k))
+        elif isinstance(m, DistinctLDiversity):
+            parts.append(DistinctL(m.l))
+        elif isinstance(m, LDiversity):
+            parts.append(FrequencyL(m.l))
+        elif isinstance(m, EntropyLDiversity):
+            parts.append(EntropyL(m.l))
+        else:
+            raise ParameterError(
+                f"m-privacy cannot use {m.name} ({m.parameter}) as its constraint; it takes "
+                "k, l, distinct-l and entropy-l"
+            )
+    return conjunction(parts)

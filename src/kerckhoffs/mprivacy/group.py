@@ -1,0 +1,95 @@
+"""One equivalence group's per-provider statistics and the counted breach oracle
+(paper 003 section III; spec mprivacy.md 3.0).
+
+Everything the verifiers ask is a function of counts: ``c[p]`` (records of provider ``p`` in
+the group) and ``h[p, v]`` (of them, with SA value ``v``). The oracle answers "does
+coalition I breach C?" (the paper's ``privacy_is_breached_by``) by checking C on
+``H - sum_{p in I} h[p]`` and counts its calls, the paper's cost measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.mprivacy.constraints import Constraint
+from kerckhoffs.mprivacy.fitness import fitness
+
+
+@dataclass(frozen=True, eq=False)
+class GroupStats:
+    """Counts of one group: ``providers`` (ids, ascending), ``h[i, v]`` for the i-th of them."""
+
+    providers: np.ndarray
+    h: np.ndarray
+    c: np.ndarray = field(init=False)
+    H: np.ndarray = field(init=False)
+    N: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.h.ndim != 2 or self.h.shape[0] == 0 or self.h.sum() == 0:
+            raise ParameterError("an m-privacy group needs at least one record")
+        object.__setattr__(self, "c", self.h.sum(axis=1))
+        object.__setattr__(self, "H", self.h.sum(axis=0))
+        object.__setattr__(self, "N", int(self.h.sum()))
+
+    @classmethod
+    def from_records(cls, provider: np.ndarray, sa: np.ndarray, n_sa: int) -> GroupStats:
+        """Stats of the records ``(provider[i], sa[i])`` of one group."""
+        provider = np.asarray(provider, dtype=np.int64)
+        sa = np.asarray(sa, dtype=np.int64)
+        ids, local = np.unique(provider, return_inverse=True)
+        h = np.bincount(local * n_sa + sa, minlength=ids.size * n_sa).reshape(ids.size, n_sa)
+        return cls(ids, h)
+
+    @property
+    def n_providers(self) -> int:
+        """``n_G``: providers contributing to the group."""
+        return int(self.providers.size)
+
+    def m_eff(self, m: int) -> int:
+        """``min(m, n_G - 1)``: a coalition owning every record has no victim (spec 2.6)."""
+        if m < 0:
+            raise ParameterError(f"m must be at least 0, got {m}")
+        return min(int(m), self.n_providers - 1)
+
+    def coalition(self, members: Iterable[int]) -> tuple[int, np.ndarray]:
+        """Records count and SA histogram contributed by the providers ``members``
+        (local indices): ``G ∩ T_I``."""
+        idx = list(members)
+        if not idx:
+            return 0, np.zeros_like(self.H)
+        hist = self.h[idx].sum(axis=0)
+        return int(hist.sum()), hist
+
+    def power(self, members: Iterable[int], constraint: Constraint, alpha: float) -> float:
+        """Attack power of a coalition: the fitness of the records it contributes (Eq. 1)."""
+        count, hist = self.coalition(members)
+        return fitness(constraint, count, hist, alpha)
+
+
+class Oracle:
+    """``breaches(I)``: whether removing coalition ``I`` (local provider indices) leaves a
+    remainder violating C; ``calls`` counts the checks."""
+
+    def __init__(self, stats: GroupStats, constraint: Constraint) -> None:
+        self.stats = stats
+        self.constraint = constraint
+        self.calls = 0
+        self.log: list[tuple[tuple[int, ...], bool]] = []
+
+    def breaches(self, members: Iterable[int]) -> bool:
+        idx = tuple(members)
+        self.calls += 1
+        s = self.stats
+        if idx:
+            rem = s.H - s.h[list(idx)].sum(axis=0)
+            count = s.N - int(s.c[list(idx)].sum())
+        else:
+            rem, count = s.H, s.N
+        out = not self.constraint.check(count, rem)
+        self.log.append((idx, out))
+        return out
