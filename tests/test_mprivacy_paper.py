@@ -70,15 +70,21 @@ EXPECTED_M = {
 }
 
 
-@pytest.mark.parametrize(("table", "k", "l", "expected"), [(*key, v) for key, v in EXPECTED_M.items()])
+@pytest.mark.parametrize(
+    ("table", "k", "l", "expected"), [(*key, v) for key, v in EXPECTED_M.items()]
+)
 @pytest.mark.parametrize("strategy", sorted(VERIFIERS))
 def test_table_one_m_achieved(table: str, k: int, l: int, expected: int, strategy: str) -> None:  # noqa: E741
     for m in range(4):
-        verdicts = [VERIFIERS[strategy](stats(names), m, kl(k, l)).private for names in TABLES[table]]
+        verdicts = [
+            VERIFIERS[strategy](stats(names), m, kl(k, l)).private for names in TABLES[table]
+        ]
         assert all(verdicts) == (m <= expected), (table, k, l, m)
 
 
-@pytest.mark.parametrize(("table", "k", "l", "expected"), [(*key, v) for key, v in EXPECTED_M.items()])
+@pytest.mark.parametrize(
+    ("table", "k", "l", "expected"), [(*key, v) for key, v in EXPECTED_M.items()]
+)
 def test_table_one_exact_vectorized(table: str, k: int, l: int, expected: int) -> None:  # noqa: E741
     g, p, s = rows(TABLES[table])
     n_groups = len(TABLES[table])
@@ -184,7 +190,11 @@ B, S = True, False
     [
         (direct, 3, [((P1,), S), ((P2,), S), ((P4,), B)]),
         (bottom_up, 3, [((), S), ((P4,), B)]),
-        (top_down, 3, [((P1, P2), B), ((P1, P4), B), ((P2, P4), B), ((P1,), S), ((P2,), S), ((P4,), B)]),
+        (
+            top_down,
+            3,
+            [((P1, P2), B), ((P1, P4), B), ((P2, P4), B), ((P1,), S), ((P2,), S), ((P4,), B)],
+        ),
         (binary, 3, [((P1, P2), B), ((P1,), S), ((P2,), S), ((P1, P4), B), ((P4,), B)]),
         (direct, 2, [((P1,), S), ((P2,), S), ((P4,), S)]),
         (bottom_up, 2, [((), S), ((P4,), S), ((P1,), S), ((P2,), S)]),
@@ -219,7 +229,12 @@ def test_worst_case_literal_counts() -> None:
     assert [f(st, 3, c).calls for f in (direct, bottom_up, top_down)] == [120, 176, 967]
     assert binary(st, 3, c).calls == 206
     st, c = worst_case(10, 5)
-    assert [f(st, 5, c).calls for f in (direct, bottom_up, top_down, binary)] == [252, 638, 637, 380]
+    assert [f(st, 5, c).calls for f in (direct, bottom_up, top_down, binary)] == [
+        252,
+        638,
+        637,
+        380,
+    ]
 
 
 @pytest.mark.parametrize(("n", "m"), [(6, 1), (6, 4), (9, 3)])

@@ -120,7 +120,9 @@ def partitions(draw, max_sa: int = 4):  # type: ignore[no-untyped-def]
 
 def per_group(part) -> list[GroupStats]:  # type: ignore[no-untyped-def]
     group, prov, sa, n_groups, _, n_sa = part
-    return [GroupStats.from_records(prov[group == i], sa[group == i], n_sa) for i in range(n_groups)]
+    return [
+        GroupStats.from_records(prov[group == i], sa[group == i], n_sa) for i in range(n_groups)
+    ]
 
 
 @FAST
@@ -145,10 +147,22 @@ def test_exact_vectorized_equals_brute_per_group(part, c: Constraint, m: int) ->
 
 @settings(max_examples=60, deadline=None)
 @given(partitions(max_sa=3), st.sampled_from([1.0, 1.5, 2.0, 3.0]), st.integers(0, 4))
-def test_exact_vectorized_frequency_l(part, l: float, m: int) -> None:  # type: ignore[no-untyped-def]
+def test_exact_vectorized_frequency_l(part, l: float, m: int) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     group, prov, sa, n_groups, n_prov, n_sa = part
     got = m_private_groups(group, prov, sa, n_groups, n_prov, n_sa, m, FrequencyL(l))
     small = [g for g in per_group(part) if g.N <= 12]
     expected = [exhaustive(g, m, FrequencyL(l)).private for g in small]
     keep = [g.N <= 12 for g in per_group(part)]
     assert got[np.array(keep, dtype=bool)].tolist() == expected
+
+
+def test_pruning_verifiers_refuse_non_monotone_constraints() -> None:
+    import pytest
+
+    from kerckhoffs.errors import ParameterError
+
+    g = GroupStats(np.arange(3), np.array([[1, 0], [1, 1], [0, 2]]))
+    for fn in (direct, bottom_up, top_down, binary, adaptive):
+        with pytest.raises(ParameterError, match="EG-monotonic"):
+            fn(g, 1, FrequencyL(2.0))
+    assert brute(g, 1, FrequencyL(2.0)).strategy == "exhaustive"

@@ -53,6 +53,7 @@ from kerckhoffs.models import (
     PrivacyModel,
     RecursiveCLDiversity,
     TCloseness,
+    combine_m_privacy,
     parse_model,
 )
 from kerckhoffs.models.base import format_number
@@ -104,7 +105,7 @@ def as_models(models: ModelLike | Iterable[ModelLike]) -> list[PrivacyModel]:
             )
     if not out:
         raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
-    return out
+    return combine_m_privacy(out)
 
 
 def _schema(
@@ -242,6 +243,7 @@ def anonymize_table(
         wanted = Scheme(scheme)
     if not models:
         raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+    models = combine_m_privacy(models)
     hist = Release(table, Partition.single(table.n)).histogram()
     for m in models:
         m.validate(hist, repr(table.sa_name))

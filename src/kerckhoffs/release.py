@@ -307,6 +307,8 @@ class Release:
                 t.sensitive,
                 mode,
                 t.sa_column.kind,
+                t.provider,
+                0 if t.provider_values is None else len(t.provider_values),
             )
         return self._hist
 

@@ -10,6 +10,7 @@ from kerckhoffs.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.models.m_privacy import MPrivacy, combine_m_privacy
 from kerckhoffs.models.parse import parse_model
 from kerckhoffs.models.t_closeness import TCloseness
 
@@ -21,9 +22,11 @@ __all__ = [
     "KAnonymity",
     "LDiversity",
     "MConfidentiality",
+    "MPrivacy",
     "ModelResult",
     "PrivacyModel",
     "RecursiveCLDiversity",
     "TCloseness",
+    "combine_m_privacy",
     "parse_model",
 ]

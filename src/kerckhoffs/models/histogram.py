@@ -17,6 +17,34 @@ from kerckhoffs.data.schema import Kind, SensitiveMode
 
 
 @dataclass(frozen=True, eq=False)
+class ProviderCounts:
+    """The provider axis of the histogram, sparse (paper 003's collaborative setting):
+    ``count[i]`` rows of group ``group[i]`` came from provider ``provider[i]`` with SA code
+    ``sa[i]``; only nonzero triples, sorted by (group, provider, SA)."""
+
+    group: np.ndarray
+    provider: np.ndarray
+    sa: np.ndarray
+    count: np.ndarray
+    n_providers: int
+
+    @classmethod
+    def from_codes(
+        cls, group: np.ndarray, provider: np.ndarray, sa: np.ndarray, n_sa: int, n_providers: int
+    ) -> ProviderCounts:
+        """Count the triples with one ``np.unique`` over a combined key."""
+        key = (group.astype(np.int64) * n_providers + provider) * n_sa + sa
+        uniq, count = np.unique(key, return_counts=True)
+        return cls(
+            uniq // (n_providers * n_sa),
+            uniq // n_sa % n_providers,
+            uniq % n_sa,
+            count,
+            int(n_providers),
+        )
+
+
+@dataclass(frozen=True, eq=False)
 class GroupHistogram:
     """Counts of each SA code in each group, plus what the models need to read them.
 
@@ -30,6 +58,7 @@ class GroupHistogram:
     mode: SensitiveMode = SensitiveMode.SET
     sa_kind: Kind = Kind.CATEGORICAL
     _cache: dict = field(default_factory=dict, repr=False)
+    providers: ProviderCounts | None = None
 
     @classmethod
     def from_codes(
@@ -41,13 +70,25 @@ class GroupHistogram:
         sensitive: np.ndarray | None = None,
         mode: SensitiveMode = SensitiveMode.SET,
         sa_kind: Kind = Kind.CATEGORICAL,
+        provider: np.ndarray | None = None,
+        n_providers: int = 0,
     ) -> GroupHistogram:
-        """Build the histogram of ``sa`` codes per ``group`` id with one bincount."""
+        """Build the histogram of ``sa`` codes per ``group`` id with one bincount; with
+        ``provider`` codes (``0..n_providers-1``), also the sparse provider axis."""
         key = group.astype(np.int64) * n_sa + sa
         counts = np.bincount(key, minlength=n_groups * n_sa).reshape(n_groups, n_sa)
         if sensitive is None:
             sensitive = np.ones(n_sa, dtype=bool)
-        return cls(counts, np.asarray(sensitive, dtype=bool), SensitiveMode(mode), Kind(sa_kind))
+        prov = None
+        if provider is not None:
+            prov = ProviderCounts.from_codes(group, provider, sa, n_sa, max(n_providers, 1))
+        return cls(
+            counts,
+            np.asarray(sensitive, dtype=bool),
+            SensitiveMode(mode),
+            Kind(sa_kind),
+            providers=prov,
+        )
 
     def _memo(self, key: str, fn: Callable[[], Any]) -> Any:
         if key not in self._cache:

@@ -14,6 +14,7 @@ from kerckhoffs.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from kerckhoffs.models.m_confidentiality import MConfidentiality
+from kerckhoffs.models.m_privacy import MPrivacy
 from kerckhoffs.models.t_closeness import TCloseness
 
 SYNTAX = {
@@ -25,6 +26,7 @@ SYNTAX = {
     "TCloseness": "t",
     "AlphaKAnonymity": "alpha-k",
     "MConfidentiality": "m",
+    "MPrivacy": "m-privacy",
 }
 """Each model class's name as written on the command line (``--model NAME=VALUE``)."""
 
@@ -33,7 +35,8 @@ def parse_model(spec: str) -> PrivacyModel:
     """Parse a model as written on the command line.
 
     ``k=5``, ``l=3`` (frequency), ``distinct-l=3``, ``entropy-l=2.5``, ``recursive-cl=C,L``,
-    ``t=0.2``, ``alpha-k=ALPHA,K``, ``m=3``.
+    ``t=0.2``, ``alpha-k=ALPHA,K``, ``m=3``, ``m-privacy=3`` (paper 003: with respect to the
+    other models given; :func:`kerckhoffs.models.combine_m_privacy` joins them).
     """
     name, sep, raw = spec.partition("=")
     name = name.strip().lower()
@@ -74,9 +77,11 @@ def parse_model(spec: str) -> PrivacyModel:
         return AlphaKAnonymity(a, _int(k, spec))
     if name == "m":
         return MConfidentiality(_int(one(), spec))
+    if name == "m-privacy":
+        return MPrivacy(_int(one(), spec))
     raise ParameterError(
         f"unknown model {name!r} in {spec!r} (known: k, l, distinct-l, entropy-l, "
-        "recursive-cl, t, alpha-k, m)"
+        "recursive-cl, t, alpha-k, m, m-privacy)"
     )
 
 

@@ -78,9 +78,7 @@ class _Lattice:
         counts = member @ s.c[self.order]
         score, raw = fitness_batch(self.constraint, counts, member @ h, self.alpha)
         sign = -1.0 if descending else 1.0
-        keys = [
-            (sign * score[j], sign * raw[j], members(mk)) for j, mk in enumerate(masks)
-        ]
+        keys = [(sign * score[j], sign * raw[j], members(mk)) for j, mk in enumerate(masks)]
         idx = sorted(range(len(masks)), key=keys.__getitem__)
         return [masks[j] for j in idx]
 
@@ -262,9 +260,7 @@ def adaptive(
         value = stats.N / stats.n_providers
         limit = RECORDS_THRESHOLD if threshold is None else threshold
     else:
-        raise ParameterError(
-            f"adaptive mode is 'fitness' or 'records_per_provider', got {mode!r}"
-        )
+        raise ParameterError(f"adaptive mode is 'fitness' or 'records_per_provider', got {mode!r}")
     use = binary if value < limit else top_down
     return use(stats, m, constraint, alpha)
 

@@ -1,0 +1,130 @@
+"""m-privacy (paper 003, Goryczka, Xiong, Fung, Definition 2.1): every group still satisfies
+the constraint C after any coalition of up to m data providers removes its own records.
+
+C is the other models of the same check (``--model k=30 --model distinct-l=4 --model
+m-privacy=3``): :func:`combine_m_privacy` hands them to the m-privacy model, which keeps them
+as data. Per group, ``m_eff = min(m, n_G - 1)`` (a coalition owning the whole group has no
+victim in it; spec mprivacy.md 2.6). The check reads the provider axis of the histogram
+(:class:`~kerckhoffs.models.histogram.ProviderCounts`) and runs the exact vectorized verifier
+of :mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import ModelResult, PrivacyModel, require
+from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.models.l_diversity import LDiversity
+
+
+class MPrivacy(PrivacyModel):
+    """m-privacy w.r.t. the conjunction of ``models`` (k-anonymity, distinct, frequency or
+    entropy l-diversity; the exact check takes k, l and distinct-l).
+
+    Group value: the largest m for which the group is m-private (-1 when C itself fails,
+    ``n - 1`` for ``n`` providers when no coalition breaks it); achieved value: the table's
+    smallest, "the m actually achieved". A requested m of ``n`` or more is read as ``n - 1``.
+    """
+
+    name = "m-privacy"
+    fields = ("m", "models")
+
+    def __init__(self, m: int, models: Iterable[PrivacyModel | dict[str, Any]] = ()) -> None:
+        require(int(m) == m and m >= 0, f"m-privacy m must be an integer >= 0, got {m}")
+        self.m = int(m)
+        parts = tuple(PrivacyModel.from_dict(x) if isinstance(x, dict) else x for x in models)
+        for x in parts:
+            require(
+                isinstance(x, PrivacyModel) and not isinstance(x, MPrivacy),
+                f"m-privacy's constraint is a list of privacy models, got {x!r}",
+            )
+        self.models = parts
+        if parts:
+            self.constraint()  # refuses models that cannot be a constraint, before any work
+
+    def constraint(self):  # type: ignore[no-untyped-def]
+        """The constraint C (:mod:`kerckhoffs.mprivacy.constraints`) of :attr:`models`."""
+        from kerckhoffs.mprivacy.constraints import constraint_from_models
+
+        if not self.models:
+            raise ParameterError(
+                f"m-privacy={self.m} needs a constraint: give other models too, e.g. k=5"
+            )
+        return constraint_from_models(self.models)
+
+    def with_models(self, models: Sequence[PrivacyModel]) -> MPrivacy:
+        """The same m with constraint ``models``."""
+        return MPrivacy(self.m, models)
+
+    @property
+    def parameter(self) -> str:
+        over = ", ".join(m.parameter for m in self.models)
+        return f"m={self.m}" + (f" w.r.t. {over}" if over else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.name, "m": self.m, "models": [x.to_dict() for x in self.models]}
+
+    def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        if hist.providers is None:
+            raise ParameterError(
+                "m-privacy needs to know which provider each row came from: give the table a "
+                "provider column (schema role 'provider')"
+            )
+        self.constraint()
+        if any(isinstance(x, LDiversity) for x in self.models) and not hist.all_sensitive:
+            raise ParameterError(
+                "m-privacy with frequency l-diversity needs every SA value sensitive (no "
+                "sensitive subset); use distinct-l"
+            )
+        for x in self.models:
+            x.validate(hist, sa_name)
+
+    def evaluate(self, hist: GroupHistogram) -> ModelResult:
+        from kerckhoffs.mprivacy.exact import achieved_triples
+
+        self.validate(hist)
+        pc = hist.providers
+        assert pc is not None
+        achieved = achieved_triples(
+            pc.group,
+            pc.provider,
+            pc.sa,
+            pc.count,
+            hist.n_groups,
+            pc.n_providers,
+            hist.counts.shape[1],
+            self.constraint(),
+        )
+        wanted = min(self.m, max(pc.n_providers - 1, 0))
+        detail = f"{pc.n_providers} provider(s)"
+        if wanted < self.m:
+            detail += f", m read as {wanted} (n - 1)"
+        return ModelResult(
+            self.name,
+            self.parameter,
+            float(achieved.min()) if achieved.size else float(wanted),
+            achieved.astype(float),
+            achieved >= wanted,
+            True,
+            detail,
+        )
+
+
+def combine_m_privacy(models: Sequence[PrivacyModel]) -> list[PrivacyModel]:
+    """Give every m-privacy model without a constraint the other models of the list as its
+    constraint C (``[k=30, l=4, m-privacy=3]``: m-privacy w.r.t. k=30 and l=4); the others
+    stay in the list and are checked on their own too. Any other list is returned as is."""
+    others = [x for x in models if not isinstance(x, MPrivacy)]
+    out: list[PrivacyModel] = []
+    for x in models:
+        if isinstance(x, MPrivacy) and not x.models:
+            if not others:
+                raise ParameterError(
+                    f"m-privacy={x.m} needs a constraint: give other models too, e.g. k=5"
+                )
+            x = x.with_models(others)
+        out.append(x)
+    return out
