@@ -12,12 +12,15 @@ of :mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never publish
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel, require
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.l_diversity import LDiversity
+
+if TYPE_CHECKING:
+    from kerckhoffs.mprivacy.constraints import Constraint
 
 
 class MPrivacy(PrivacyModel):
@@ -45,7 +48,7 @@ class MPrivacy(PrivacyModel):
         if parts:
             self.constraint()  # refuses models that cannot be a constraint, before any work
 
-    def constraint(self):  # type: ignore[no-untyped-def]
+    def constraint(self) -> Constraint:
         """The constraint C (:mod:`kerckhoffs.mprivacy.constraints`) of :attr:`models`."""
         from kerckhoffs.mprivacy.constraints import constraint_from_models
 
