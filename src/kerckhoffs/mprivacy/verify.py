@@ -8,7 +8,8 @@ and returns the verdict with its oracle-call count (the paper's cost measure):
 - :func:`direct`: the ``C(n_G, m_eff)`` m-coalitions in provider-id order (section III.B).
 - :func:`bottom_up`: layers ``0..m_eff``, strongest coalition first; stops at a breach.
 - :func:`top_down`: layers ``n_G - 1`` down to ``m_eff``, weakest first; a safe coalition
-  prunes its sub-coalitions (downward pruning).
+  prunes its sub-coalitions (downward pruning). Coalitions that contain no unresolved
+  m-coalition are skipped too (checking them could not resolve anything).
 - :func:`binary`: Algorithm 1 as corrected (spec 3.5: its lines 6-7 are inverted in the
   paper: a *safe* top coalition prunes its subsets and the search goes on; a breaching one
   starts the binary search between it and its strongest unresolved m-subset).
@@ -32,7 +33,7 @@ from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
 from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
-from kerckhoffs.mprivacy.lattice import Knowledge, is_subset, members, popcount
+from kerckhoffs.mprivacy.lattice import Knowledge, is_subset, layer_masks, members, popcount
 
 ALPHA_VERIFY = 0.3
 """Eq. 1's weight for ordering coalitions in verification (paper Table II)."""
@@ -66,25 +67,26 @@ class _Lattice:
         self.n = n
 
     def local(self, mask: int) -> list[int]:
-        return [self.order[i] for i in members(mask)]
+        return [self.order[i] for i in members(int(mask))]
 
-    def ranked(self, masks: list[int], descending: bool) -> list[int]:
-        """``masks`` by power (ascending, or descending), ties by the member ranks."""
-        if not masks:
+    def ranked(self, masks: np.ndarray, descending: bool) -> np.ndarray:
+        """``masks`` by power (ascending, or descending), ties by the member ranks
+        (lexicographic on the ascending rank lists, which is the bit-reversed mask
+        descending)."""
+        masks = np.asarray(masks, dtype=np.int64)
+        if masks.size <= 1:
             return masks
         s = self.stats
-        member = np.array([[(mk >> i) & 1 for i in range(self.n)] for mk in masks], dtype=np.int64)
-        h = s.h[self.order]
+        bits = np.arange(self.n, dtype=np.int64)
+        member = (masks[:, None] >> bits) & 1
         counts = member @ s.c[self.order]
-        score, raw = fitness_batch(self.constraint, counts, member @ h, self.alpha)
+        score, raw = fitness_batch(self.constraint, counts, member @ s.h[self.order], self.alpha)
+        reverse = member @ (np.int64(1) << (self.n - 1 - bits))
         sign = -1.0 if descending else 1.0
-        keys = [(sign * score[j], sign * raw[j], members(mk)) for j, mk in enumerate(masks)]
-        idx = sorted(range(len(masks)), key=keys.__getitem__)
-        return [masks[j] for j in idx]
+        return masks[np.lexsort((-reverse, sign * raw, sign * score))]
 
-    def layer(self, size: int, descending: bool) -> list[int]:
-        masks = [sum(1 << i for i in c) for c in itertools.combinations(range(self.n), size)]
-        return self.ranked(masks, descending)
+    def layer(self, size: int, descending: bool) -> np.ndarray:
+        return self.ranked(layer_masks(self.n, size), descending)
 
 
 def _require_monotone(constraint: Constraint, name: str) -> None:
@@ -146,7 +148,7 @@ def bottom_up(
     oracle = Oracle(stats, constraint)
     lat = _Lattice(stats, constraint, alpha)
     for size in range(stats.m_eff(m) + 1):
-        for mask in lat.layer(size, descending=True):
+        for mask in lat.layer(size, descending=True).tolist():
             if oracle.breaches(lat.local(mask)):
                 return VerifyResult(False, oracle.calls, "bottom-up")
     return VerifyResult(True, oracle.calls, "bottom-up")
@@ -165,15 +167,23 @@ def top_down(
     lat = _Lattice(stats, constraint, alpha)
     kb = Knowledge(lat.n, me)
     for size in range(lat.n - 1, me - 1, -1):
-        for mask in lat.layer(size, descending=False):
-            if kb.known_safe(mask) or (size == me and mask not in kb.unresolved):
+        masks = kb.unresolved if size == me else layer_masks(lat.n, size)
+        if kb.safe:  # drop the sub-coalitions of what earlier layers found safe
+            safe = np.array(kb.safe, dtype=np.int64)
+            masks = masks[~((masks[:, None] & ~safe[None, :]) == 0).any(axis=1)]
+        if size > me:  # only coalitions above some unresolved m-coalition can help
+            sub = kb.unresolved
+            masks = masks[((sub[None, :] & ~masks[:, None]) == 0).any(axis=1)]
+        before = len(kb.safe)
+        for mask in lat.ranked(masks, descending=False).tolist():
+            if any(is_subset(mask, t) for t in kb.safe[before:]):
                 continue
             if oracle.breaches(lat.local(mask)):
                 if size == me:
                     return VerifyResult(False, oracle.calls, "top-down")
             else:
                 kb.mark_safe(mask)
-                if not kb.unresolved:
+                if kb.done:
                     return VerifyResult(True, oracle.calls, "top-down")
     return VerifyResult(True, oracle.calls, "top-down")
 
@@ -211,14 +221,16 @@ def binary(
             cache[mask] = oracle.breaches(lat.local(mask))
         return cache[mask]
 
-    while kb.unresolved:
-        top = next(s for s in supers if any(is_subset(u, s) for u in kb.unresolved))
+    at = 0  # a top coalition with no unresolved m-subset never gets one back
+    while not kb.done:
+        while not kb.any_unresolved_in(supers[at]):
+            at += 1
+        top = supers[at]
         if not status(top):
             kb.mark_safe(top)
             continue
         kb.mark_breach(top)
-        subs = [u for u in kb.unresolved if is_subset(u, top)]
-        sub = lat.ranked(subs, descending=True)[0]
+        sub = int(lat.ranked(kb.unresolved_in(top), descending=True)[0])
         if status(sub):
             return VerifyResult(False, oracle.calls, "binary")
         lo, hi = sub, top
