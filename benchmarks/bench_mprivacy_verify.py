@@ -70,17 +70,36 @@ def main() -> None:
                 ),
                 args.repeat,
             )
-            rows.append(dict(size=size, seed=seed, method="exact", private=bool(ok[0]),  # type: ignore[index]
-                             calls=0, wall_s=wall, cpu_s=cpu))
+            rows.append(
+                dict(
+                    size=size,
+                    seed=seed,
+                    method="exact",
+                    private=bool(ok[0]),  # type: ignore[index]
+                    calls=0,
+                    wall_s=wall,
+                    cpu_s=cpu,
+                )
+            )
             stats = GroupStats.from_records(prov, sa, len(OCCUPATION))
             for fn in (direct, bottom_up, top_down, binary, adaptive):
                 wall, cpu, res = timed(lambda fn=fn, stats=stats: fn(stats, M, c), args.repeat)
                 assert res.private == ok[0]  # type: ignore[attr-defined,index]
-                rows.append(dict(size=size, seed=seed, method=fn.__name__.replace("_", "-"),
-                                 private=res.private, calls=res.calls,  # type: ignore[attr-defined]
-                                 wall_s=wall, cpu_s=cpu))
+                rows.append(
+                    dict(
+                        size=size,
+                        seed=seed,
+                        method=fn.__name__.replace("_", "-"),
+                        private=res.private,
+                        calls=res.calls,  # type: ignore[attr-defined]
+                        wall_s=wall,
+                        cpu_s=cpu,
+                    )
+                )
     df = pd.DataFrame(rows)
-    df["wall_per_call_us"] = np.where(df.calls > 0, df.wall_s / df.calls.clip(lower=1) * 1e6, np.nan)
+    df["wall_per_call_us"] = np.where(
+        df.calls > 0, df.wall_s / df.calls.clip(lower=1) * 1e6, np.nan
+    )
     df["cpu_per_call_us"] = np.where(df.calls > 0, df.cpu_s / df.calls.clip(lower=1) * 1e6, np.nan)
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / "mprivacy_verify_runs.csv", index=False)
