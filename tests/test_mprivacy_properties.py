@@ -99,8 +99,8 @@ def test_frequency_l_is_not_eg_monotonic() -> None:
     # {a, b} is 2-diverse, {a, a, b} is not: a coalition that keeps some records matters
     c = FrequencyL(2.0)
     assert c.check(2, np.array([1, 1])) and not c.check(3, np.array([2, 1]))
-    # provider 0 holds one a; provider 1 holds a, b, b, c: removing provider 0 leaves a
-    # 2-diverse {a, b, b, c}, but removing only... keeping provider 0's a gives {a, a, b, b, c}
+    # so a coalition may do more harm by keeping some of its records than by removing all:
+    # the closed form must agree with the exhaustive check of Definition 2.1
     g = GroupStats(np.arange(3), np.array([[1, 0, 0], [1, 2, 1], [0, 0, 1]]))
     assert exhaustive(g, 1, c).private == exact(g, 1, c).private
 
