@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_runner import run_cli
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.datasets import assign_providers, load_adult, with_providers
 from kerckhoffs.errors import InputError, ParameterError
