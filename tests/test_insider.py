@@ -299,3 +299,35 @@ def test_cli_attack_insider_exits_1_on_ta(
         tmp_path / "att2",
     )
     assert code == 2 and "error:" in err and "provider" in err
+
+
+def test_worst_single_provider_per_group_of_ta() -> None:
+    # per group the single provider whose removal hurts most (spec 4.2's breaching 1-coalitions):
+    # Ta1: P1 leaves Sara (posterior 1) rather than P3 leaving Alice, Emily; Ta2: P4 leaves Bob,
+    # John (2 < 3); Ta3: P2 leaves Cecilia (posterior 1) rather than P3 leaving Dorothy, Mark
+    rel = release_of(TA, 3, 2)
+    result = insider_attack(rel, Coalition(m=1), worst=True)
+    t = result.tuples
+    by_group = dict(zip(t["group"], t["coalition"], strict=False))
+    assert by_group == {0: "P1", 1: "P4", 2: "P2"}
+    assert sorted({NAMES[r] for r in t.loc[t["breached"], "row"]}) == [
+        "Bob",
+        "Cecilia",
+        "John",
+        "Sara",
+    ]
+    assert result.details["groups_capped"] == 0 and result.details["coalitions_tried"] == 7
+    # capped search: the provider with the most records in each group instead
+    capped = insider_attack(rel, Coalition(m=1), worst=True, max_coalitions=1)
+    assert capped.details["groups_capped"] == 3
+
+
+def test_cli_audit_runs_insider_when_a_coalition_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = write_ta(tmp_path)
+    code, stdout, _ = run_cli(
+        monkeypatch, capsys, "audit", "--release", out, "--knowledge", tmp_path / "coalition.toml"
+    )
+    assert code == 1
+    assert "insider" in stdout and "UNSAFE" in stdout
