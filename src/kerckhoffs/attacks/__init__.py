@@ -5,6 +5,7 @@ from kerckhoffs.attacks.composition import intersection_attack, overlapping_rele
 from kerckhoffs.attacks.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
 from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
 from kerckhoffs.attacks.information_flow import FlowAudit, audit
+from kerckhoffs.attacks.insider import insider_attack  # registers insider
 from kerckhoffs.attacks.minimality import Requirement, minimality_attack, near_minimality_attack
 from kerckhoffs.attacks.negative_association import negative_association_attack
 from kerckhoffs.attacks.random_worlds import (
@@ -30,6 +31,7 @@ __all__ = [
     "audit_worlds",
     "enumerate_outcomes",
     "hilb_order_attack",
+    "insider_attack",
     "intersection_attack",
     "minimality_attack",
     "naive_worlds",

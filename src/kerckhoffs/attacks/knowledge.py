@@ -13,6 +13,12 @@ What an adversary brings besides the release:
   :meth:`kerckhoffs.release.Release.write`), for composition attacks.
 * ``schema``: optionally, the schema (TOML path) whose hierarchies say what published
   categorical cells such as ``Europe`` cover (:mod:`kerckhoffs.attacks.locate`).
+* ``coalition``: the insiders of paper 003 (several data providers publish one table; a
+  coalition of them subtracts its own records from each published group): the coalition's
+  provider ids (usable when the attacked release is in-process and its table has providers),
+  or its own records (a file of their rows with the QI and SA columns, located in the
+  published groups), and/or ``m``, the coalition size for the worst-coalition search
+  (:mod:`kerckhoffs.attacks.insider`).
 
 Loading (:meth:`Knowledge.from_path`): a CSV / Parquet file is a population alone; a TOML file
 holds everything, paths relative to the TOML file::
@@ -33,6 +39,9 @@ holds everything, paths relative to the TOML file::
     value = "PhD"
     share = 0.1
     where = { age = { max = 25 }, sex = ["F"] }
+
+    [coalition]
+    providers = ["P1", "P3"]   # or: records = "our_rows.csv" (sep = ";" optional); m = 2
 
 Every malformed item gives one :class:`~kerckhoffs.errors.InputError` line naming the file and
 the key (``knowledge.toml: rule[2]: share must be a number in [0, 1], got 'ten'``).
@@ -87,6 +96,30 @@ class DistributionRule:
     share: float
 
 
+@dataclass(frozen=True, eq=False)
+class Coalition:
+    """Colluding data providers (paper 003 section II, the m-adversary): ``providers`` are
+    their ids as the table's provider column holds them (text), ``records`` their own rows
+    (QI and SA columns, original values), ``m`` the coalition size to search the worst
+    coalition of. At least one is given; ``providers`` and ``records`` exclude each other
+    (the same rows twice would be subtracted twice)."""
+
+    providers: tuple[str, ...] = ()
+    records: pd.DataFrame | None = None
+    m: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.providers and self.records is not None:
+            raise InputError("coalition: give providers or records, not both")
+        if not self.providers and self.records is None and self.m is None:
+            raise InputError("coalition: needs providers, records or m")
+        if self.m is not None and (
+            isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1
+        ):
+            raise InputError(f"coalition: m must be an integer >= 1, got {self.m!r}")
+        object.__setattr__(self, "providers", tuple(format_value(p) for p in self.providers))
+
+
 @dataclass
 class Knowledge:
     """Everything the adversary knows besides the attacked release."""
@@ -100,6 +133,8 @@ class Knowledge:
     schema: Path | Schema | None = None
     """The schema whose hierarchies say what published cells cover: a TOML path or a
     :class:`~kerckhoffs.data.schema.Schema`."""
+    coalition: Coalition | None = None
+    """The colluding providers of an insider attack (None: an outsider)."""
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -135,7 +170,7 @@ class Knowledge:
     ) -> Knowledge:
         """Build knowledge from the TOML structure; relative paths are under ``base_dir``."""
         base = base_dir or Path(".")
-        known = {"population", "not_having", "rule", "releases"}
+        known = {"population", "not_having", "rule", "releases", "coalition"}
         unknown = sorted(set(raw) - known)
         if unknown:
             raise InputError(
@@ -161,7 +196,8 @@ class Knowledge:
                 )
         if not_having and population is None:
             raise InputError(f"{source}: not_having statements need a [population] to refer to")
-        know = cls(population, not_having, rules, releases, schema_path)
+        coalition = _coalition(raw["coalition"], base, source) if "coalition" in raw else None
+        know = cls(population, not_having, rules, releases, schema_path, coalition)
         if not_having:
             try:  # every statement must name someone in the population (else it is a typo)
                 know.not_having_mask([s.value for s in not_having])
@@ -397,6 +433,43 @@ def _rule(item: dict[str, Any], i: int, source: str) -> DistributionRule:
     return DistributionRule(out, format_value(item["value"]), float(share))
 
 
+def _coalition(raw: Any, base: Path, source: str) -> Coalition:
+    where = f"{source}: coalition"
+    if not isinstance(raw, dict):
+        raise InputError(f"{where} must be a table ([coalition] providers = [...])")
+    allowed = {"providers", "records", "sep", "m"}
+    bad = sorted(set(raw) - allowed)
+    if bad:
+        raise InputError(f"{where}: unknown key {bad[0]!r} (allowed: {', '.join(sorted(allowed))})")
+    providers = raw.get("providers", [])
+    if not isinstance(providers, list) or not all(_scalar(p) for p in providers):
+        raise InputError(f'{where}: providers must be a list of ids such as ["P1", "P3"]')
+    if "providers" in raw and not providers:
+        raise InputError(f"{where}: providers is empty")
+    records = None
+    if "records" in raw:
+        rec = raw["records"]
+        if not isinstance(rec, str) or not rec:
+            raise InputError(f"{where}: records must be a file name (CSV or Parquet)")
+        sep = raw.get("sep")
+        if sep is not None and (not isinstance(sep, str) or not sep):
+            raise InputError(f"{where}: sep must be a non-empty string")
+        file = base / rec
+        if not file.is_file():
+            raise InputError(f"{where}: records file {rec!r} not found ({file})")
+        try:
+            records = read_population(file, sep=sep)
+        except KerckhoffsError as exc:
+            raise InputError(f"{where}: records: {exc}") from None
+    elif "sep" in raw:
+        raise InputError(f"{where}: sep needs records")
+    m = raw.get("m")
+    try:
+        return Coalition(tuple(providers), records, m)
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
+
+
 def _releases(raw: Any, base: Path, source: str) -> list[Path | Release]:
     if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
         raise InputError(f'{source}: releases must be a list of paths such as ["h2/"]')
@@ -415,6 +488,7 @@ def _one_line(exc: BaseException) -> str:
 
 __all__ = [
     "ID",
+    "Coalition",
     "DistributionRule",
     "Knowledge",
     "NotHaving",

@@ -24,17 +24,22 @@ import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.randomness import Seed, generator
 
 __all__ = [
     "ADULT_COLUMNS",
     "HOSPITAL_SENSITIVE_VALUES",
+    "PROVIDER_COLUMN",
+    "PROVIDER_SPLITS",
+    "assign_providers",
     "generate_hospital",
     "hospital_hierarchies",
     "hospital_schema",
     "load_adult",
     "load_adult_training",
     "load_census",
+    "with_providers",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -419,13 +424,23 @@ def _read_adult_file(path: Path) -> pd.DataFrame:
     return df
 
 
-def load_adult(directory: PathLike) -> pd.DataFrame:
+def load_adult(
+    directory: PathLike,
+    *,
+    providers: int | None = None,
+    provider_split: str = "uniform",
+    seed: Seed = None,
+) -> pd.DataFrame:
     """UCI Adult, ``adult.data`` + ``adult.test`` from ``directory``, without missing values.
 
     The dataset of papers 000, 001 and 003: 45,222 rows once every row holding a ``?`` is
     dropped. Columns are :data:`ADULT_COLUMNS`; numeric ones are int64, the others strings
     with surrounding whitespace stripped, and the test split's labels lose their trailing
     ``.`` so both splits share the ``salary`` values ``<=50K`` and ``>50K``.
+
+    ``providers`` (with ``provider_split`` and ``seed``) adds a ``provider`` column, each record
+    assigned to one of that many data providers by :func:`assign_providers` (paper 003's
+    collaborative setting); None (the default) adds nothing.
     """
     d = Path(directory)
     if not d.exists():
@@ -433,10 +448,18 @@ def load_adult(directory: PathLike) -> pd.DataFrame:
     if not d.is_dir():
         raise InputError(f"{d}: not a directory (expected the one holding adult.data)")
     parts = [_read_adult_file(_existing_file(d / name)) for name in ("adult.data", "adult.test")]
-    return pd.concat(parts, ignore_index=True)
+    df = pd.concat(parts, ignore_index=True)
+    return with_providers(df, providers, provider_split, seed)
 
 
-def load_census(path: PathLike, *, in_universe: bool = True) -> pd.DataFrame:
+def load_census(
+    path: PathLike,
+    *,
+    in_universe: bool = True,
+    providers: int | None = None,
+    provider_split: str = "uniform",
+    seed: Seed = None,
+) -> pd.DataFrame:
     """UCI Census-Income (KDD) extract ``census_income.csv.gz`` (the file, or its directory).
 
     Stands in for the IPUMS Census of paper 000. With ``in_universe`` (the paper-like setting)
@@ -445,6 +468,10 @@ def load_census(path: PathLike, *, in_universe: bool = True) -> pd.DataFrame:
     ``occupation`` (a detailed occupation code) are int64, other columns strings with
     whitespace stripped; ``?`` (in ``country``) and empty fields (in ``hispanic_origin``)
     become missing values.
+
+    ``providers`` (with ``provider_split`` and ``seed``) adds a ``provider`` column, each record
+    assigned to one of that many data providers by :func:`assign_providers` (paper 003's
+    collaborative setting); None (the default) adds nothing.
     """
     p = _existing_file(path, _CENSUS_FILE)
     df = _read_csv(p, keep_default_na=False, na_values=["?", ""])
@@ -453,23 +480,33 @@ def load_census(path: PathLike, *, in_universe: bool = True) -> pd.DataFrame:
     if in_universe:
         df = df.loc[df["occupation"].to_numpy() != 0].reset_index(drop=True)
     _clean_strings(df)
-    return df
+    return with_providers(df, providers, provider_split, seed)
 
 
-def load_adult_training(path: PathLike) -> pd.DataFrame:
+def load_adult_training(
+    path: PathLike,
+    *,
+    providers: int | None = None,
+    provider_split: str = "uniform",
+    seed: Seed = None,
+) -> pd.DataFrame:
     """The 30,162-row Adult training split ``adult.csv`` (the file, or its directory).
 
     The version paper 004 and most anonymization tools use: ``;``-separated with a header,
     nine columns (``sex``, ``age``, ``race``, ``marital-status``, ``education``,
     ``native-country``, ``workclass``, ``occupation``, ``salary-class``), no missing values.
     ``age`` is int64, the others strings with whitespace stripped.
+
+    ``providers`` (with ``provider_split`` and ``seed``) adds a ``provider`` column, each record
+    assigned to one of that many data providers by :func:`assign_providers` (paper 003's
+    collaborative setting); None (the default) adds nothing.
     """
     p = _existing_file(path, _ADULT_TRAINING_FILE)
     df = _read_csv(p, sep=";", keep_default_na=False, na_values=["?"], skipinitialspace=True)
     _check_columns(df, ("age",), p)
     _to_int(df, ("age",), p)
     _clean_strings(df)
-    return df
+    return with_providers(df, providers, provider_split, seed)
 
 
 def hospital_schema(*, sensitive_subset: bool = False) -> Schema:
@@ -498,3 +535,74 @@ def hospital_schema(*, sensitive_subset: bool = False) -> Schema:
         ),
         frozenset(HOSPITAL_SENSITIVE_VALUES) if sensitive_subset else None,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Data providers (paper 003: collaborative publishing from several providers)
+# --------------------------------------------------------------------------------------------
+
+PROVIDER_COLUMN = "provider"
+"""The column :func:`with_providers` adds (declare it with role ``provider`` in a schema)."""
+PROVIDER_SPLITS = ("uniform", "exponential")
+"""How :func:`assign_providers` sizes the providers."""
+
+
+def assign_providers(
+    data: pd.DataFrame | int, n: int, split: str = "uniform", seed: Seed = None
+) -> pd.Series:
+    """One provider label per record, for tables that have no provider column (Adult, Census).
+
+    Paper 003 (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data Publishing") section
+    V distributes the Adult records among ``n`` providers "uniformly or exponentially"; spec
+    ``mprivacy.md`` 3.10 fixes how (its resolution for the unstated parameters): provider
+    weights ``w_i ~ Exp(1)`` i.i.d. (``split="exponential"``) or all equal (``"uniform"``),
+    and each record goes to provider ``i`` with probability ``w_i / sum(w)``; no provider is
+    left empty. The repair is done up front: ``n`` distinct records drawn at random get one
+    provider each, the other records are drawn from the weights (so every provider holds at
+    least one record, and the sizes still follow the weights for tables much larger than
+    ``n``).
+
+    ``data`` is the table (its index is kept) or a number of records. Labels are ``P01`` ..
+    ``P10`` (zero-padded so they sort in provider order). ``seed`` is as everywhere (None:
+    fresh OS randomness, an int, or a Generator, via :func:`kerckhoffs.randomness.generator`);
+    a seed is fine here, unlike for an anonymizer's random choices, since the assignment
+    simulates where the data came from and protects nothing.
+
+    >>> s = assign_providers(12, 3, "exponential", seed=1)
+    >>> len(s), sorted(s.unique())
+    (12, ['P1', 'P2', 'P3'])
+    """
+    if isinstance(data, pd.DataFrame):
+        rows, index = len(data), data.index
+    else:
+        rows = _check_int(data, "records", 0)
+        index = pd.RangeIndex(rows)
+    n = _check_int(n, "providers", 1)
+    if split not in PROVIDER_SPLITS:
+        raise ParameterError(
+            f"provider split must be {' or '.join(PROVIDER_SPLITS)}, got {split!r}"
+        )
+    if rows < n:
+        raise ParameterError(f"{n} providers need at least {n} records, the table has {rows}")
+    rng = generator(seed)
+    weights = rng.exponential(1.0, n) if split == "exponential" else np.ones(n)
+    code = rng.choice(n, size=rows, p=weights / weights.sum())
+    first = rng.choice(rows, size=n, replace=False)  # one record per provider: none empty
+    code[first] = np.arange(n)
+    width = len(str(n))
+    labels = np.array([f"P{i + 1:0{width}d}" for i in range(n)], dtype=object)
+    return pd.Series(pd.array(labels[code], dtype="str"), index=index, name=PROVIDER_COLUMN)
+
+
+def with_providers(
+    df: pd.DataFrame, providers: int | None, split: str = "uniform", seed: Seed = None
+) -> pd.DataFrame:
+    """``df`` with a :data:`PROVIDER_COLUMN` from :func:`assign_providers` (``df`` itself
+    when ``providers`` is None); a table that already has the column is refused."""
+    if providers is None:
+        return df
+    if PROVIDER_COLUMN in df.columns:
+        raise InputError(f"the table already has a column {PROVIDER_COLUMN!r}")
+    out = df.copy()
+    out[PROVIDER_COLUMN] = assign_providers(df, providers, split, seed)
+    return out

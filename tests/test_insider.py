@@ -1,0 +1,333 @@
+"""The insider attack of paper 003 (spec mprivacy.md 1.4, 4.1-4.2): Table I's T_a* is broken
+by hospital P1 alone (Sara, Epilepsy, posterior 1); T_b* under (k=2, l=2) survives every single
+provider; the posteriors equal a plain-Python recomputation on random tables (hypothesis); the
+worst coalition equals a brute force; the coalition given as records (from files) and through
+the CLI."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cli_runner import run_cli
+from kerckhoffs import Partition, Release, Schema, Table
+from kerckhoffs.attacks.insider import insider_attack
+from kerckhoffs.attacks.knowledge import Coalition, Knowledge
+from kerckhoffs.attacks.registry import get_attack
+from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.models import DistinctLDiversity, KAnonymity, LDiversity
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "providers"
+NAMES = ["Alice", "Bob", "Emily", "Dorothy", "Mark", "John", "Sara", "Cecilia", "Olga", "Frank"]
+# group memberships of spec 4.1, by name (the paper's labels are illustrative; the groups count)
+TA = [["Alice", "Emily", "Sara"], ["Bob", "John", "Olga", "Frank"], ["Dorothy", "Mark", "Cecilia"]]
+TB = [["Alice", "Mark", "Sara"], ["Emily", "Dorothy", "Cecilia"], ["Bob", "Olga", "Frank", "John"]]
+
+
+def table_i() -> tuple[pd.DataFrame, Table]:
+    df = pd.read_csv(EXAMPLE / "table_i.csv")
+    return df, Table.encode(df, Schema.from_toml(EXAMPLE / "schema.toml"))
+
+
+def release_of(groups: list[list[str]], k: int, l: int) -> Release:  # noqa: E741
+    df, t = table_i()
+    label = {name: g for g, members in enumerate(groups) for name in members}
+    part = Partition(np.array([label[n] for n in df["name"]], dtype=np.int32))
+    return Release(t, part, models=(KAnonymity(k), DistinctLDiversity(l)))
+
+
+# -- Table I, exact vectors -----------------------------------------------------------------------
+def test_table_i_p1_learns_sara_has_epilepsy() -> None:
+    result = insider_attack(release_of(TA, 3, 2), Coalition(providers=("P1",)))
+    t = result.tuples
+    sara = NAMES.index("Sara")
+    broken = t[t["breached"]]
+    assert broken["row"].tolist() == [sara]
+    assert broken["sa_value"].tolist() == ["Epilepsy"]
+    assert broken["posterior"].tolist() == [1.0]
+    assert broken["remaining"].tolist() == [1]
+    # Ta2 loses Bob (P1): John Flu, Olga Cancer, Frank Asthma remain, one third each, no breach
+    ta2 = t[t["group"] == 1]
+    assert sorted(ta2["row"].unique().tolist()) == [5, 8, 9]
+    assert set(ta2["posterior"].round(12)) == {round(1 / 3, 12)}
+    assert not ta2["breached"].any()
+    assert (t["group"] != 2).all()  # Ta3 holds no P1 record: nothing new, not reported
+    assert result.compromised == 1
+    assert result.verdict() == "UNSAFE: 1 of 10 rows disclosed by insider"
+
+
+def test_table_i_breaching_single_providers_of_spec_4_2() -> None:
+    # spec 4.2, (k=3, l=2): the rows left by each breaching 1-coalition
+    rel = release_of(TA, 3, 2)
+    left = {}
+    for p in ("P1", "P2", "P3", "P4"):
+        t = insider_attack(rel, Coalition(providers=(p,))).tuples
+        left[p] = sorted({NAMES[r] for r in t.loc[t["breached"], "row"]})
+    assert left == {
+        "P1": ["Sara"],
+        "P2": ["Cecilia"],
+        "P3": ["Alice", "Dorothy", "Emily", "Mark"],
+        "P4": ["Bob", "John"],
+    }
+
+
+def test_tb_is_one_private_for_k2_l2_no_single_provider_breaches() -> None:
+    rel = release_of(TB, 2, 2)
+    for p in ("P1", "P2", "P3", "P4"):
+        result = insider_attack(rel, Coalition(providers=(p,)))
+        assert result.safe, (p, result.verdict())
+        assert len(result.tuples) > 0  # every provider touches some group: something was tested
+    # but not 2-private (spec 4.2): P1 and P2 together leave Sara alone in Tb1
+    two = insider_attack(rel, Coalition(providers=("P1", "P2")))
+    t = two.tuples
+    assert NAMES.index("Sara") in t.loc[t["breached"], "row"].tolist()
+
+
+def test_tb_with_k3_is_not_one_private_paper_claim_a4() -> None:
+    # The paper claims T_b* is 1-private for (k=3, l=2); spec 4.2 (A4: inconsistency in the
+    # paper) shows it is not: any one provider leaves 2 < 3 rows in Tb1
+    result = insider_attack(release_of(TB, 3, 2), Coalition(providers=("P3",)))
+    t = result.tuples
+    assert sorted({NAMES[r] for r in t.loc[t["breached"], "row"]}) == [
+        "Alice",
+        "Dorothy",
+        "Emily",
+        "Mark",
+    ]
+    assert set(t.loc[t["breached"], "violates"]) == {"k-anonymity"}
+
+
+def test_frequency_l_breaches_only_values_above_its_bound() -> None:
+    # Tb3 without P2 (John): Bob Asthma, Olga Cancer, Frank Asthma: Asthma 2/3 > 1/2 only
+    rel = release_of(TB, 2, 2)
+    result = insider_attack(rel, Coalition(providers=("P2",)), models=[LDiversity(2)])
+    t = result.tuples
+    b = t[t["breached"]]
+    assert b["sa_value"].unique().tolist() == ["Asthma"]
+    assert sorted(b["row"].tolist()) == [1, 8, 9]  # every remaining row of Tb3 may hold it
+    assert np.allclose(b["posterior"], 2 / 3)
+    assert result.bound == 0.5
+
+
+# -- hypothesis: posteriors equal a plain recomputation -------------------------------------------
+@st.composite
+def provider_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[int], list[str]]:
+    n = draw(st.integers(2, 30))
+    rows = draw(
+        st.lists(
+            st.tuples(st.integers(0, 3), st.sampled_from("abcd"), st.sampled_from(["A", "B", "C"])),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    groups = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))
+    coalition = draw(
+        st.lists(st.sampled_from(["A", "B", "C"]), min_size=1, max_size=2, unique=True)
+    )
+    df = pd.DataFrame(rows, columns=["q", "s", "p"])
+    return df, groups, coalition
+
+
+def plain_posteriors(df: pd.DataFrame, groups: list[int], coalition: list[str]) -> dict:
+    out = {}
+    for g in set(groups):
+        members = [i for i in range(len(df)) if groups[i] == g]
+        if not any(df["p"][i] in coalition for i in members):
+            continue
+        rest = [i for i in members if df["p"][i] not in coalition]
+        counts = Counter(df["s"][i] for i in rest)
+        for i in rest:
+            for v, c in counts.items():
+                out[(i, v)] = c / len(rest)
+    return out
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(provider_tables())
+def test_posteriors_equal_plain_recomputation(case: tuple) -> None:
+    df, groups, coalition = case
+    schema = Schema.build({"q": {"kind": "numeric"}}, "s", provider="p")
+    t = Table.encode(df, schema)
+    part = Partition.from_labels(np.array(groups))
+    rel = Release(t, part, models=(KAnonymity(1),))
+    present = [c for c in coalition if c in set(df["p"])]
+    if not present:
+        return
+    res = insider_attack(rel, Coalition(providers=tuple(present)))
+    got = {
+        (int(r), v): p
+        for r, v, p in res.tuples[["row", "sa_value", "posterior"]].itertuples(index=False)
+    }
+    want = plain_posteriors(df, groups, present)
+    assert got.keys() == want.keys()
+    for key, p in want.items():
+        assert got[key] == pytest.approx(p, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(provider_tables(), st.integers(1, 2), st.integers(1, 3), st.integers(1, 2))
+def test_worst_coalition_matches_brute_force(case: tuple, m: int, k: int, l: int) -> None:  # noqa: E741
+    df, groups, _ = case
+    schema = Schema.build({"q": {"kind": "numeric"}}, "s", provider="p")
+    t = Table.encode(df, schema)
+    rel = Release(
+        t, Partition.from_labels(np.array(groups)), models=(KAnonymity(k), DistinctLDiversity(l))
+    )
+    res = insider_attack(rel, Coalition(m=m), worst=True)
+    # brute force per group: does some coalition of m_eff = min(m, n_G - 1) providers leave a
+    # remainder with fewer than k rows or fewer than l values?
+    broken = set()
+    for g in set(groups):
+        members = [i for i in range(len(df)) if groups[i] == g]
+        provs = sorted({df["p"][i] for i in members})
+        m_eff = min(m, len(provs) - 1)
+        if m_eff <= 0:
+            continue
+        for coal in combinations(provs, m_eff):
+            rest = [i for i in members if df["p"][i] not in coal]
+            if len(rest) < k or len({df["s"][i] for i in rest}) < l:
+                broken.add(g)
+    got = set(res.tuples.loc[res.tuples["breached"], "group"].tolist())
+    got_labels = {
+        int(rel.partition.group[r]) for r in res.tuples.loc[res.tuples["breached"], "row"]
+    }
+    assert got == got_labels
+    # partition ids may differ from the drawn labels: map them
+    label_of = {int(rel.partition.group[i]): groups[i] for i in range(len(df))}
+    assert {label_of[g] for g in got} == broken
+
+
+# -- knowledge, registry, errors ------------------------------------------------------------------
+def test_knowledge_reads_a_coalition(tmp_path: Path) -> None:
+    (tmp_path / "k.toml").write_text('[coalition]\nproviders = ["P1", 3]\n')
+    know = Knowledge.from_path(tmp_path / "k.toml")
+    assert know.coalition is not None and know.coalition.providers == ("P1", "3")
+    (tmp_path / "r.csv").write_text("age,zip,disease\n24,98745,Cancer\n")
+    (tmp_path / "r.toml").write_text('[coalition]\nrecords = "r.csv"\nm = 2\n')
+    c = Knowledge.from_path(tmp_path / "r.toml").coalition
+    assert c is not None and c.records is not None and len(c.records) == 1 and c.m == 2
+    assert Knowledge().coalition is None  # backward compatible default
+    for body, msg in [
+        ('[coalition]\nproviders = ["P1"]\nrecords = "r.csv"\n', "not both"),
+        ("[coalition]\nm = 0\n", "m must be"),
+        ("[coalition]\nwho = 1\n", "unknown key 'who'"),
+        ("[coalition]\n", "needs providers, records or m"),
+    ]:
+        (tmp_path / "bad.toml").write_text(body)
+        with pytest.raises(InputError, match=msg):
+            Knowledge.from_path(tmp_path / "bad.toml")
+
+
+def test_registry_applies_only_with_a_coalition() -> None:
+    info = get_attack("insider")
+    rel = release_of(TA, 3, 2)
+    assert info.applies([rel], Knowledge()) is not None
+    know = Knowledge(coalition=Coalition(providers=("P1",)))
+    assert info.applies([rel], know) is None
+    assert not info.run([rel], know).safe
+    with pytest.raises(ParameterError, match="unknown option"):
+        info.run([rel], know, depth=2)
+    with pytest.raises(ParameterError, match="'P9' is not in the table"):
+        insider_attack(rel, Coalition(providers=("P9",)))
+
+
+# -- records from files, and the CLI --------------------------------------------------------------
+def write_ta(tmp_path: Path) -> Path:
+    out = tmp_path / "ta"
+    release_of(TA, 3, 2).write(out)
+    df = pd.read_csv(EXAMPLE / "table_i.csv")
+    df.loc[df["hospital"] == "P1", ["age", "zip", "disease"]].to_csv(
+        tmp_path / "p1.csv", index=False
+    )
+    (tmp_path / "coalition.toml").write_text('[coalition]\nrecords = "p1.csv"\n')
+    return out
+
+
+def test_records_located_in_a_release_read_from_files(tmp_path: Path) -> None:
+    out = write_ta(tmp_path)
+    rel = Release.from_published(out)
+    assert rel.table.provider is None
+    know = Knowledge.from_path(tmp_path / "coalition.toml")
+    result = get_attack("insider").run([rel], know)
+    t = result.tuples
+    b = t[t["breached"]]
+    assert b["sa_value"].tolist() == ["Epilepsy"] and b["posterior"].tolist() == [1.0]
+    assert result.details["records"] == 3 and result.details["records_unplaced"] == 0
+    assert result.details["rows_removed"] == 3
+    assert result.compromised == 1
+
+
+def test_cli_attack_insider_exits_1_on_ta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = write_ta(tmp_path)
+    code, stdout, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "attack",
+        "insider",
+        "--release",
+        out,
+        "--knowledge",
+        tmp_path / "coalition.toml",
+        "--out",
+        tmp_path / "att",
+    )
+    assert code == 1
+    assert "UNSAFE: 1 of 10 rows disclosed by insider" in stdout
+    tuples = pd.read_csv(tmp_path / "att" / "tuples.csv")
+    assert tuples.loc[tuples["breached"], "sa_value"].tolist() == ["Epilepsy"]
+    # a provider coalition cannot be used on files (they hold no providers): exit 2
+    (tmp_path / "prov.toml").write_text('[coalition]\nproviders = ["P1"]\n')
+    code, _, err = run_cli(
+        monkeypatch,
+        capsys,
+        "attack",
+        "insider",
+        "--release",
+        out,
+        "--knowledge",
+        tmp_path / "prov.toml",
+        "--out",
+        tmp_path / "att2",
+    )
+    assert code == 2 and "error:" in err and "provider" in err
+
+
+def test_worst_single_provider_per_group_of_ta() -> None:
+    # per group the single provider whose removal hurts most (spec 4.2's breaching 1-coalitions):
+    # Ta1: P1 leaves Sara (posterior 1) rather than P3 leaving Alice, Emily; Ta2: P4 leaves Bob,
+    # John (2 < 3); Ta3: P2 leaves Cecilia (posterior 1) rather than P3 leaving Dorothy, Mark
+    rel = release_of(TA, 3, 2)
+    result = insider_attack(rel, Coalition(m=1), worst=True)
+    t = result.tuples
+    by_group = dict(zip(t["group"], t["coalition"], strict=False))
+    assert by_group == {0: "P1", 1: "P4", 2: "P2"}
+    assert sorted({NAMES[r] for r in t.loc[t["breached"], "row"]}) == [
+        "Bob",
+        "Cecilia",
+        "John",
+        "Sara",
+    ]
+    assert result.details["groups_capped"] == 0 and result.details["coalitions_tried"] == 7
+    # capped search: the provider with the most records in each group instead
+    capped = insider_attack(rel, Coalition(m=1), worst=True, max_coalitions=1)
+    assert capped.details["groups_capped"] == 3
+
+
+def test_cli_audit_runs_insider_when_a_coalition_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = write_ta(tmp_path)
+    code, stdout, _ = run_cli(
+        monkeypatch, capsys, "audit", "--release", out, "--knowledge", tmp_path / "coalition.toml"
+    )
+    assert code == 1
+    assert "insider" in stdout and "UNSAFE" in stdout
