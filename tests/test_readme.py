@@ -84,7 +84,9 @@ def _assert_ran(command: str, done: subprocess.CompletedProcess[str]) -> None:
 
 def test_the_readme_shows_commands() -> None:
     cmds = commands()
-    assert len(cmds) >= 20 and all(c.split()[0] in {"kerckhoffs", "head", "{", "printf"} for c in cmds)
+    assert len(cmds) >= 20 and all(
+        c.split()[0] in {"kerckhoffs", "head", "{", "printf"} for c in cmds
+    )
     assert sum(_slow(c) for c in cmds) == 1
 
 
