@@ -157,7 +157,7 @@ def test_parse_and_combine() -> None:
         KAnonymity(30).to_dict(),
         DistinctLDiversity(4).to_dict(),
     ]
-    assert mp.parameter == "m=3 w.r.t. k=30, l=4"
+    assert mp.parameter == "m=3 w.r.t. k=30, distinct-l=4"
 
 
 def test_round_trip() -> None:

@@ -39,6 +39,7 @@ import pandas as pd
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.hierarchy import Hierarchy
+from kerckhoffs.data.provider_rows import read_provider_rows
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
@@ -50,6 +51,7 @@ from kerckhoffs.models import (
     LDiversity,
     MConfidentiality,
     ModelResult,
+    MPrivacy,
     PrivacyModel,
     RecursiveCLDiversity,
     TCloseness,
@@ -81,6 +83,9 @@ ModelLike: TypeAlias = str | PrivacyModel
 (``"k=5"``, ``"l=3"``, ``"alpha-k=0.5,5"``: :func:`kerckhoffs.models.parse_model`)."""
 DataLike: TypeAlias = pd.DataFrame | str | Path
 HierarchyLike: TypeAlias = str | Path | Hierarchy | Mapping[str, Any]
+ProvidersLike: TypeAlias = str | Path | Sequence[Any] | np.ndarray
+"""The data provider of each published row: a providers file
+(:mod:`kerckhoffs.data.provider_rows`) or one label per row of the release table."""
 
 
 class KnownSeedWarning(UserWarning):
@@ -89,8 +94,12 @@ class KnownSeedWarning(UserWarning):
 
 
 # -- arguments ------------------------------------------------------------------------------
-def as_models(models: ModelLike | Iterable[ModelLike]) -> list[PrivacyModel]:
-    """Model objects from objects or command-line texts; at least one is required."""
+def as_models(
+    models: ModelLike | Iterable[ModelLike], *, combine: bool = True
+) -> list[PrivacyModel]:
+    """Model objects from objects or command-line texts; at least one is required. With
+    ``combine``, an m-privacy model without a constraint takes the other models as its
+    constraint (:func:`~kerckhoffs.models.combine_m_privacy`)."""
     if isinstance(models, str | PrivacyModel):
         models = [models]
     out: list[PrivacyModel] = []
@@ -105,7 +114,23 @@ def as_models(models: ModelLike | Iterable[ModelLike]) -> list[PrivacyModel]:
             )
     if not out:
         raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
-    return combine_m_privacy(out)
+    return combine_m_privacy(out) if combine else out
+
+
+def _release_constraint(models: list[PrivacyModel], release: Release) -> list[PrivacyModel]:
+    """``models`` with an m-privacy model given alone (``--model m-privacy=3`` on a release)
+    taking its constraint from the release's own models: the constraint of the m-privacy it
+    was made for, else its other models."""
+    if any(not isinstance(m, MPrivacy) for m in models):
+        return models
+    recorded = [m for m in release.models if isinstance(m, MPrivacy) and m.models]
+    others = [m for m in release.models if not isinstance(m, MPrivacy)]
+    constraint = list(recorded[0].models) if recorded else others
+    if not constraint:
+        return models
+    return [
+        m.with_models(constraint) if isinstance(m, MPrivacy) and not m.models else m for m in models
+    ]
 
 
 def _schema(
@@ -263,13 +288,29 @@ def anonymize_table(
 
 
 def read_release(
-    path: str | Path, schema: Schema | str | Path | None = None, *, verify: bool = True
+    path: str | Path,
+    schema: Schema | str | Path | None = None,
+    *,
+    verify: bool = True,
+    providers: ProvidersLike | None = None,
 ) -> Release:
     """A published release read back: a kerckhoffs release directory (its files verified
     against the SHA-256 digests of ``release.json`` unless ``verify=False``) or another tool's
-    table (needs the ``schema``, whose hierarchies say what each cell covers)."""
+    table (needs the ``schema``, whose hierarchies say what each cell covers).
+
+    ``providers``: the data provider of each published row, which the files never hold, so
+    that m-privacy (paper 003) can be checked: a providers file (the CSV ``anonymize
+    --provider-rows`` writes, :mod:`kerckhoffs.data.provider_rows`) or one label per row of
+    the release table, in file order."""
     sch = None if schema is None else _schema(None, None, schema, None)
-    return Release.from_published(path, sch, verify=verify)
+    release = Release.from_published(path, sch, verify=verify)
+    return release if providers is None else _with_providers(release, providers)
+
+
+def _with_providers(release: Release, providers: ProvidersLike) -> Release:
+    if isinstance(providers, str | Path):
+        providers = read_provider_rows(providers, release.table.n)
+    return release.with_providers(np.asarray(providers))
 
 
 # -- check and measure -----------------------------------------------------------------------
@@ -279,13 +320,19 @@ def _release_of(
     sensitive: str | None,
     schema: Schema | str | Path | None,
     hierarchies: Mapping[str, HierarchyLike] | None,
+    providers: ProvidersLike | None = None,
 ) -> Release:
     """What :func:`check` and :func:`measure` evaluate: a release as it is, a release
     directory read back, or a table as it stands (each distinct QI vector one group)."""
     if isinstance(data, Release):
-        return data
+        return data if providers is None else _with_providers(data, providers)
     if isinstance(data, str | Path) and Path(data).is_dir():
-        return read_release(data, schema)
+        return read_release(data, schema, providers=providers)
+    if providers is not None:
+        raise ParameterError(
+            "providers= is for a release; a table gives its providers in a column with the "
+            "schema role 'provider'"
+        )
     table = _table(data, _schema(quasi, sensitive, schema, hierarchies))
     return Release(table, Partition.by_qi(table), provenance=Provenance("none"))
 
@@ -350,9 +397,14 @@ def check(
     models: ModelLike | Iterable[ModelLike] | None = None,
     schema: Schema | str | Path | None = None,
     hierarchies: Mapping[str, HierarchyLike] | None = None,
+    providers: ProvidersLike | None = None,
 ) -> CheckReport:
     """Check privacy models on a table as it stands, a :class:`Release`, or a release
     directory (read back and verified); ``models`` defaults to a release's own models.
+
+    m-privacy (paper 003) needs each row's data provider: a table's provider column, or for a
+    release ``providers`` (see :func:`read_release`). An m-privacy model given alone
+    (``models="m-privacy=3"``) on a release is checked w.r.t. the release's own models.
 
     A table as it stands is published unchanged: the rows with the same QI values form a
     group (what ``kerckhoffs check data.csv`` does).
@@ -364,8 +416,11 @@ def check(
     >>> report.satisfied, sorted(report.achieved)
     (False, ['k', 'l'])
     """
-    release = _release_of(data, quasi, sensitive, schema, hierarchies)
-    chosen = release._models(None if models is None else as_models(models))
+    release = _release_of(data, quasi, sensitive, schema, hierarchies, providers)
+    given = None
+    if models is not None:
+        given = combine_m_privacy(_release_constraint(as_models(models, combine=False), release))
+    chosen = release._models(given)
     hist = release.histogram()
     for m in chosen:
         m.validate(hist, repr(release.table.sa_name))

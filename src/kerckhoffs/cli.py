@@ -27,6 +27,7 @@ from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out, pri
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.io import atomic_file
 from kerckhoffs.data.output import check_writable_file, output_directory
+from kerckhoffs.data.provider_rows import read_provider_rows, write_provider_rows
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError
@@ -109,6 +110,14 @@ def check(
             "CSV when both formats exist).",
         ),
     ] = False,
+    providers: Annotated[
+        Path | None,
+        typer.Option(
+            "--providers",
+            help="For m-privacy on a release directory: the data provider of each published "
+            "row (CSV row,provider, as `anonymize --provider-rows` writes it).",
+        ),
+    ] = None,
 ) -> None:
     """Check privacy models on a table as it stands or on a published release.
 
@@ -116,10 +125,17 @@ def check(
     Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
     """
     models = [parse_model(m) for m in model]
+    if providers is not None and not data.is_dir():
+        raise InputError(
+            f"--providers {providers}: only for a release directory (a data file gives its "
+            "providers in a column of role 'provider')"
+        )
     if data.is_dir():
         release = Release.from_published(
             data, Schema.from_toml(schema) if schema else None, verify=not no_verify
         )
+        if providers is not None:
+            release = release.with_providers(read_provider_rows(providers, release.table.n))
         for note in release.notes:
             err.print(f"note: {note}", soft_wrap=True)
         what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
@@ -206,6 +222,15 @@ def anonymize(
         bool, typer.Option("--include-other", help="Publish columns of role 'other' too.")
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
+    provider_rows: Annotated[
+        Path | None,
+        typer.Option(
+            "--provider-rows",
+            help="Also write, outside the release, which data provider each published row "
+            "came from (CSV row,provider; for `check DIR --model m-privacy=M --providers "
+            "FILE`). Keep it private: the release never holds it.",
+        ),
+    ] = None,
 ) -> None:
     """Anonymize a table and write the release (only if every --model passes).
 
@@ -228,6 +253,8 @@ def anonymize(
         raise InputError(f"--format {bad_fmt[0]!r}: choose csv and/or parquet")
     sch = Schema.from_toml(schema)
     protect = [data, schema, *schema_files(sch)]
+    if provider_rows is not None:
+        _check_provider_rows_file(provider_rows, out_dir, sch, overwrite, protect)
     with output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect):
         with _working(f"reading {data}"):
             table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
@@ -266,6 +293,9 @@ def anonymize(
                 include_other=include_other,
                 overwrite=overwrite,
             )
+        if provider_rows is not None:
+            with atomic_file(provider_rows) as tmp:
+                write_provider_rows(tmp, release.published_providers())
     sizes = release.partition.sizes
     out.print(
         f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
@@ -282,6 +312,27 @@ def anonymize(
         f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
         soft_wrap=True,
     )
+    if provider_rows is not None:
+        out.print(
+            f"wrote the provider of each published row to {provider_rows} (keep it private)",
+            soft_wrap=True,
+        )
+
+
+def _check_provider_rows_file(
+    target: Path, out_dir: Path, schema: Schema, overwrite: bool, protect: list[Path]
+) -> None:
+    """Refuse, before any work, a --provider-rows file that cannot be written, would be
+    published (inside the release directory), or has nothing to say (no provider column)."""
+    if schema.provider is None:
+        raise InputError(f"--provider-rows {target}: the schema has no column of role 'provider'")
+    resolved, folder = target.resolve(), out_dir.resolve()
+    if resolved == folder or folder in resolved.parents:
+        raise InputError(
+            f"--provider-rows {target} is inside the release directory {out_dir}: the "
+            "providers of the rows must never be published; write it elsewhere"
+        )
+    check_writable_file(target, overwrite=overwrite, protect=protect, flag="--provider-rows")
 
 
 def schema_files(schema: Schema) -> list[Path]:

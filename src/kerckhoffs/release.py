@@ -21,6 +21,7 @@ only if every requested privacy model holds on what was read back.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -331,13 +332,27 @@ class Release:
         back as another tool's release would be read (:meth:`from_frames`) and evaluate the
         models there, not on the algorithm's own arrays. Raises
         :class:`~kerckhoffs.errors.PrivacyCheckFailed` when one fails (fail closed)."""
-        return self._verified(self._models(models), self.frames(), self.metadata())
+        chosen = self._models(models)
+        frames, rows = self._frames_and_rows(False)
+        return self._verified(chosen, frames, self.metadata(), self._providers_of(chosen, rows))
+
+    def _providers_of(self, models: Sequence[PrivacyModel], rows: np.ndarray) -> np.ndarray | None:
+        """The provider of each published row, when a model needs it (m-privacy): the files
+        never hold it, so the independent check gets it beside them, in file order."""
+        t = self.table
+        if not any(m.needs_providers for m in models) or t.provider is None:
+            return None
+        assert t.provider_values is not None
+        return np.asarray(t.provider_values)[t.provider[rows]]
 
     @staticmethod
     def _verified(
-        models: list[PrivacyModel], frames: dict[str, pd.DataFrame], meta: dict[str, Any]
+        models: list[PrivacyModel],
+        frames: dict[str, pd.DataFrame],
+        meta: dict[str, Any],
+        providers: np.ndarray | None = None,
     ) -> list[ModelResult]:
-        results = Release.from_frames(frames, meta).check(models)
+        results = Release.from_frames(frames, meta, providers=providers).check(models)
         failed = [r for r in results if not r.satisfied]
         if failed:
             raise PrivacyCheckFailed(
@@ -417,6 +432,22 @@ class Release:
     def frames(self, include_other: bool = False) -> dict[str, pd.DataFrame]:
         """The published tables: ``{"release": ...}`` or ``{"qit": ..., "st": ...}``, with
         groups under their published ids (:meth:`published_numbering`)."""
+        return self._frames_and_rows(include_other)[0]
+
+    def published_providers(self) -> np.ndarray:
+        """The data provider of each published row, in file order: what ``anonymize
+        --provider-rows`` writes (:mod:`kerckhoffs.data.provider_rows`), never the release."""
+        t = self.table
+        if t.provider is None or t.provider_values is None:
+            raise ParameterError("this release's table has no provider column")
+        return np.asarray(t.provider_values)[t.provider[self.published_rows()]]
+
+    def published_rows(self) -> np.ndarray:
+        """The row of :attr:`table` behind each row of the published row table (the release
+        table of a generalization, the QI table of a bucketization), in file order."""
+        return self._frames_and_rows(False)[1]
+
+    def _frames_and_rows(self, include_other: bool) -> tuple[dict[str, pd.DataFrame], np.ndarray]:
         t = self.table
         cells = self.generalized_cells() if self.scheme == Scheme.GENERALIZATION else None
         numbering = self.published_numbering(cells)
@@ -431,7 +462,7 @@ class Release:
             df[t.sa_name] = sa_labels[order]
             if include_other and t.other is not None:
                 df = pd.concat([df, t.other.iloc[order].reset_index(drop=True)], axis=1)
-            return {"release": df}
+            return {"release": df}, order
         keys = [t.qi[:, j] for j in range(t.d - 1, -1, -1)]
         order = np.lexsort((*keys, group))
         qit = pd.DataFrame({GROUP: group[order]})
@@ -449,7 +480,7 @@ class Release:
                 COUNT: counts[g_idx, s_idx],
             }
         )
-        return {"qit": qit, "st": st}
+        return {"qit": qit, "st": st}, order
 
     def to_pandas(self, order: str = "input") -> pd.DataFrame | Bucketized:
         """The release as pandas objects, for analysis in Python.
@@ -497,9 +528,7 @@ class Release:
                 )
             else:
                 labels = np.asarray(cells[col.name].astype(str))
-                df[col.name] = pd.Categorical.from_codes(
-                    *_codes_and_categories(labels, own)
-                )
+                df[col.name] = pd.Categorical.from_codes(*_codes_and_categories(labels, own))
         df[t.sa_name] = t.sa_column.decode(self.sa_published)
         if order == "group":
             rows = np.lexsort((self.sa_published, group))
@@ -570,8 +599,8 @@ class Release:
         bad = sorted(set(formats) - {"csv", "parquet"})
         if bad:
             raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
-        frames = self.frames(include_other=include_other)
-        results = self._verified(chosen, frames, self.metadata())
+        frames, rows = self._frames_and_rows(include_other)
+        results = self._verified(chosen, frames, self.metadata(), self._providers_of(chosen, rows))
         meta = self.metadata(results, chosen)
         names = [f"{name}.{fmt}" for name in frames for fmt in formats]
         with (
@@ -590,9 +619,18 @@ class Release:
     # -- reading back ------------------------------------------------------------------------
     @classmethod
     def from_frames(
-        cls, frames: dict[str, pd.DataFrame], meta: dict[str, Any], schema: Schema | None = None
+        cls,
+        frames: dict[str, pd.DataFrame],
+        meta: dict[str, Any],
+        schema: Schema | None = None,
+        *,
+        providers: Sequence[Any] | np.ndarray | None = None,
     ) -> Release:
         """Rebuild a release from published tables and their metadata.
+
+        ``providers``: the data provider of each row of the release table, in file order
+        (paper 003's collaborative setting; the files never hold it), so that m-privacy can be
+        checked; see :meth:`with_providers`.
 
         Generalization: groups are the ``group`` column when present, else the rows with
         identical QI cells (what an adversary sees as one QI-group); the QI columns become
@@ -664,7 +702,34 @@ class Release:
         release = cls(table, partition, scheme, table.sa, provenance)
         release.published_metadata = meta
         release.models = _checked_models(meta)
-        return release
+        return release if providers is None else release.with_providers(providers)
+
+    def with_providers(self, providers: Sequence[Any] | np.ndarray) -> Release:
+        """This release with the data provider of each row of :attr:`table` (for a release
+        read back: each row of the release table, in file order), so that m-privacy (paper
+        003) can be checked: the published files never say which provider a row came from.
+
+        Only for generalizations: a bucketization does not publish which row holds which
+        sensitive value, so its files cannot be paired with the providers' rows.
+        """
+        labels = np.asarray(providers)
+        if labels.ndim != 1 or labels.shape[0] != self.table.n:
+            got = labels.shape[0] if labels.ndim == 1 else labels.shape
+            raise InputError(
+                f"providers: need one provider per published row ({self.table.n:,}), got {got}"
+            )
+        if self.scheme != Scheme.GENERALIZATION:
+            raise ParameterError(
+                "m-privacy is checked on generalized releases only: a bucketization does not "
+                "publish which row holds which sensitive value"
+            )
+        codes, values = pd.factorize(pd.Series(labels), sort=True)
+        if (codes < 0).any():
+            raise InputError(f"providers: row {int(np.argmax(codes < 0))} has no provider")
+        table = dataclasses.replace(
+            self.table, provider=codes.astype(np.int32), provider_values=np.asarray(values)
+        )
+        return dataclasses.replace(self, table=table, _hist=None, notes=list(self.notes))
 
     @classmethod
     def _from_directory(cls, path: Path, schema: Schema | None, verify: bool) -> Release:

@@ -292,9 +292,14 @@ def output_directory(
 
 
 def check_writable_file(
-    target: str | Path, *, overwrite: bool, protect: Iterable[str | Path | None] = ()
+    target: str | Path,
+    *,
+    overwrite: bool,
+    protect: Iterable[str | Path | None] = (),
+    flag: str = "--out",
 ) -> None:
-    """Fail early (one line) when ``target`` cannot be written as a new or replaced file.
+    """Fail early (one line, naming the option ``flag``) when ``target`` cannot be written as
+    a new or replaced file.
 
     Refused: a directory, an existing file without ``overwrite``, one of the ``protect``-ed
     input files, a place under a file, or a folder where no file can be created (tried for
@@ -302,22 +307,22 @@ def check_writable_file(
     """
     target = Path(target)
     if target.is_dir():
-        raise input_error(f"--out {target} is a directory; give a file name")
+        raise input_error(f"{flag} {target} is a directory; give a file name")
     if target.exists() and not overwrite:
-        raise input_error(f"--out {target} already exists (add --overwrite to replace it)")
+        raise input_error(f"{flag} {target} already exists (add --overwrite to replace it)")
     resolved = _resolve(target)
     for p in protect:
         if p is not None and resolved == _resolve(Path(p)):
-            raise input_error(f"--out {target} is an input ({p}); refusing to replace it")
+            raise input_error(f"{flag} {target} is an input ({p}); refusing to replace it")
     d = target.parent
     while not d.exists() and not d.is_symlink():
         d = d.parent
     if not d.is_dir():
-        raise input_error(f"--out {target}: {d} is not a directory")
+        raise input_error(f"{flag} {target}: {d} is not a directory")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=d)
     except OSError as exc:
-        raise input_error(f"--out {target}: cannot write in {d} ({exc.strerror})") from None
+        raise input_error(f"{flag} {target}: cannot write in {d} ({exc.strerror})") from None
     os.close(fd)
     os.unlink(name)
 

@@ -67,6 +67,9 @@ class PrivacyModel(ABC):
 
     name: str = "model"
     fields: tuple[str, ...] = ()
+    needs_providers: bool = False
+    """Whether checking the model needs each row's data provider (m-privacy), which the
+    published files do not hold."""
 
     def to_dict(self) -> dict[str, Any]:
         """The model as JSON-ready data: its :attr:`name` under ``"model"`` and its fields."""

@@ -34,6 +34,7 @@ class MPrivacy(PrivacyModel):
 
     name = "m-privacy"
     fields = ("m", "models")
+    needs_providers = True
 
     def __init__(self, m: int, models: Iterable[PrivacyModel | dict[str, Any]] = ()) -> None:
         require(int(m) == m and m >= 0, f"m-privacy m must be an integer >= 0, got {m}")
@@ -64,7 +65,13 @@ class MPrivacy(PrivacyModel):
 
     @property
     def parameter(self) -> str:
-        over = ", ".join(m.parameter for m in self.models)
+        from kerckhoffs.models.parse import SYNTAX  # the command line's names: distinct-l, l, k
+
+        def spelled(x: PrivacyModel) -> str:
+            key, sep, value = x.parameter.partition("=")
+            return f"{SYNTAX.get(type(x).__name__, key)}={value}" if sep else x.parameter
+
+        over = ", ".join(spelled(m) for m in self.models)
         return f"m={self.m}" + (f" w.r.t. {over}" if over else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,7 +81,9 @@ class MPrivacy(PrivacyModel):
         if hist.providers is None:
             raise ParameterError(
                 "m-privacy needs to know which provider each row came from: give the table a "
-                "provider column (schema role 'provider')"
+                "provider column (schema role 'provider'); a published release does not hold "
+                "one, so give the provider of each published row (check --providers FILE, "
+                "the file anonymize --provider-rows wrote)"
             )
         self.constraint()
         if any(isinstance(x, LDiversity) for x in self.models) and not hist.all_sensitive:
