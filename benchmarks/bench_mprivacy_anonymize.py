@@ -97,9 +97,14 @@ def main() -> None:
     for data, make in (("adult", adult_table), ("census", census_table)):
         table = make()
         assert table.provider_values is not None
-        for name, fn in (("provider-aware", provider_aware), ("mondrian-mprivacy", mondrian_mprivacy)):
+        for name, fn in (
+            ("provider-aware", provider_aware),
+            ("mondrian-mprivacy", mondrian_mprivacy),
+        ):
             stats: dict[str, Any] = {}
-            wall, cpu, runs = timed(lambda fn=fn, s=stats: fn(table, models, stats=s), args.repeat)
+            wall, cpu, runs = timed(
+                lambda fn=fn, s=stats, t=table: fn(t, models, stats=s), args.repeat
+            )
             release = fn(table, models)
             assert all(r.satisfied for r in release.check()), (data, name)
             phases = stats["time"]
@@ -140,7 +145,7 @@ def save_plot(df: pd.DataFrame) -> None:
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / "mprivacy_anonymize.csv", index=False)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (data, sub) in zip(axes, df.groupby("data", sort=False), strict=True):
+    for ax, (_data, sub) in zip(axes, df.groupby("data", sort=False), strict=True):
         phases = [c for c in sub.columns if c.startswith("t_") and c != "t_total"]
         bottom = [0.0] * len(sub)
         for p in phases:
