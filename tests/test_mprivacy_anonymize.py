@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import mondrian
-from kerckhoffs.algorithms.mprivacy_anonymize import mondrian_mprivacy, provider_aware
+from kerckhoffs.algorithms.mprivacy_anonymize import (
+    PROVIDER_ORDERS,
+    SCORES,
+    mondrian_mprivacy,
+    provider_aware,
+)
 from kerckhoffs.attacks.insider import insider_attack
 from kerckhoffs.attacks.knowledge import Coalition
 from kerckhoffs.errors import ParameterError
@@ -214,19 +219,34 @@ FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 
 
 @FAST
-@given(t=tables(), m=st.integers(0, 4), k=st.integers(1, 6), l=st.integers(1, 3))
-def test_every_group_is_m_private_by_brute_force(t: Table, m: int, k: int, l: int) -> None:  # noqa: E741
+@given(
+    t=tables(),
+    m=st.integers(0, 4),
+    k=st.integers(1, 6),
+    div=st.integers(1, 3),
+    score=st.sampled_from(SCORES),
+    order=st.sampled_from(PROVIDER_ORDERS),
+)
+def test_every_group_is_m_private_by_brute_force(
+    t: Table, m: int, k: int, l: int, score: str, order: str
+) -> None:
     mods = models(m, k, l)
     root = np.zeros(t.n, dtype=np.int64)
+    runs = [
+        lambda: mondrian_mprivacy(t, mods),
+        lambda: provider_aware(t, mods, score=score, provider_order=order),
+    ]
     if not brute_m_private(t, root, mods):
-        for fn in ALGORITHMS:
+        for run in runs:
             with pytest.raises(ParameterError, match="private"):
-                fn(t, mods)
+                run()
         return
-    for fn in ALGORITHMS:
-        rel = fn(t, mods)
+    for run in runs:
+        rel = run()
         assert covering(t, rel.partition.group)
         assert brute_m_private(t, rel.partition.group, mods)
+        # P14: deterministic
+        assert np.array_equal(run().partition.group, rel.partition.group)
 
 
 @FAST
