@@ -228,9 +228,9 @@ FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
     order=st.sampled_from(PROVIDER_ORDERS),
 )
 def test_every_group_is_m_private_by_brute_force(
-    t: Table, m: int, k: int, l: int, score: str, order: str
+    t: Table, m: int, k: int, div: int, score: str, order: str
 ) -> None:
-    mods = models(m, k, l)
+    mods = models(m, k, div)
     root = np.zeros(t.n, dtype=np.int64)
     runs = [
         lambda: mondrian_mprivacy(t, mods),
