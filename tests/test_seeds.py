@@ -15,11 +15,12 @@ from cli_runner import run_cli
 from kerckhoffs import Partition, Provenance, Release
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.attacks.seed_replay import published_seed, seed_replay_attack
-from kerckhoffs.datasets import generate_hospital
+from kerckhoffs.datasets import generate_hospital, with_providers
 from kerckhoffs.randomness import generator
 from kerckhoffs.release import SEED_KEYS
 
-SCHEMA = Path(__file__).resolve().parents[1] / "examples" / "demo" / "schema.toml"
+# the demo schema with a provider column (three hospitals), for the m-privacy anonymizers
+SCHEMA = Path(__file__).resolve().parents[1] / "examples" / "demo" / "schema_providers.toml"
 SEED = 918273645  # a number no demo table contains
 
 MODELS = {  # models each registered algorithm can enforce on 400 demo rows
@@ -38,13 +39,15 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "mondrian": ["k=2"],
     "mondrian+": ["l=2"],
     "mondrian++": ["l=2"],
+    "provider-aware": ["k=5", "distinct-l=2", "m-privacy=1"],
+    "mondrian-mprivacy": ["k=5", "distinct-l=2", "m-privacy=1"],
 }
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     f = tmp_path_factory.mktemp("seeds") / "h.csv"
-    generate_hospital(400, 3).to_csv(f, index=False)
+    with_providers(generate_hospital(400, 3), 3, "uniform", 3).to_csv(f, index=False)
     return f
 
 
@@ -58,10 +61,7 @@ def _keys(obj: object) -> set[str]:
 
 
 def test_every_algorithm_has_models_here() -> None:
-    # the m-privacy anonymizers need a provider column (the demo data has none) and are
-    # deterministic; their provenance is tested in tests/test_mprivacy_anonymize.py
-    needs_providers = {"provider-aware", "mondrian-mprivacy"}
-    assert sorted(MODELS) == sorted(set(REGISTRY) - needs_providers)
+    assert sorted(MODELS) == sorted(REGISTRY)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -186,7 +186,7 @@ def test_audit_of_a_0_1_release_with_its_seed_is_unsafe(
 
 
 def test_seed_replay_verdicts() -> None:
-    df = generate_hospital(50, 0)
+    df = with_providers(generate_hospital(50, 0), 3, "uniform", 0)
     from kerckhoffs import Schema, Table
 
     table = Table.encode(df, Schema.from_toml(SCHEMA))
