@@ -121,9 +121,14 @@ def test_demo_writes_release_and_is_deterministic(
             "1. the table as it stands",
             "2. full-domain generalization at fixed levels",
             "3. read the release back from its files and check it independently",
+            "7. two hospitals publish one table",
         ):
             assert section in out, f"missing section {section!r}"
         assert "500 patients" in out
+        insiders = out[out.index("7. two hospitals") :].splitlines()
+        row = {line.split("│")[1].strip(): line for line in insiders if line.startswith("│ ")}
+        assert "patients" in row["mondrian"]  # one hospital reads the other's patients
+        assert all("nobody" in row[n] for n in ("mondrian-mprivacy", "provider-aware"))
         assert sorted(p.name for p in target.iterdir()) == [
             "release.csv",
             "release.json",
