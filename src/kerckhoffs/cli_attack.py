@@ -104,6 +104,14 @@ def _describe(release: Release, know: Knowledge) -> str:
         extra.append(f"{len(know.rules)} distribution rule(s)")
     if know.not_having:
         extra.append(f"{len(know.not_having)} negative fact(s)")
+    c = know.coalition
+    if c is not None:
+        if c.records is not None:
+            extra.append(f"a coalition's {len(c.records):,} own record(s)")
+        elif c.providers:
+            extra.append(f"a coalition of {len(c.providers)} provider(s)")
+        else:
+            extra.append(f"the worst coalition of {c.m} provider(s)")
     return (
         f"release: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
         f"{release.scheme.value}, by {prov.algorithm}"

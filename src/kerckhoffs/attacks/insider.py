@@ -63,7 +63,7 @@ from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.hierarchy import format_value
 from kerckhoffs.data.schema import Schema, SensitiveMode
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models import LDiversity, MConfidentiality, parse_model
+from kerckhoffs.models import LDiversity, MConfidentiality, MPrivacy, parse_model
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.release import Release
@@ -87,7 +87,19 @@ def _promised(release: Release, models: Sequence[PrivacyModel | str] | str | Non
             f"{ATTACK}: the release records no privacy model to hold the remainder to; pass "
             "models (CLI: -O model='k=3;distinct-l=2')"
         )
-    return chosen
+    return _constraints(chosen)
+
+
+def _constraints(models: list[PrivacyModel]) -> list[PrivacyModel]:
+    """The models the remainder is held to: an m-privacy model stands for its constraint
+    (m-privacy promises that the remainder after any coalition of up to m providers still
+    meets it), each model once."""
+    out: list[PrivacyModel] = []
+    for x in models:
+        for part in x.models if isinstance(x, MPrivacy) else (x,):
+            if all(part.to_dict() != y.to_dict() for y in out):
+                out.append(part)
+    return out
 
 
 def _posterior_bound(model: PrivacyModel) -> float | None:
