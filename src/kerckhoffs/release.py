@@ -497,9 +497,7 @@ class Release:
                 )
             else:
                 labels = np.asarray(cells[col.name].astype(str))
-                df[col.name] = pd.Categorical.from_codes(
-                    *_codes_and_categories(labels, own)
-                )
+                df[col.name] = pd.Categorical.from_codes(*_codes_and_categories(labels, own))
         df[t.sa_name] = t.sa_column.decode(self.sa_published)
         if order == "group":
             rows = np.lexsort((self.sa_published, group))

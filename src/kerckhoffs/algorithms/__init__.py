@@ -12,6 +12,7 @@ from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers
     mask,
     mdav,
     mondrian,
+    mprivacy_anonymize,
     pickup,
 )
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo, get, register

@@ -1,0 +1,667 @@
+"""The m-privacy anonymizers of paper 003 (Goryczka, Xiong, Fung, "m-Privacy for
+Collaborative Data Publishing", section IV): ``provider-aware`` (Algorithm 2) and the
+baseline ``mondrian-mprivacy`` (Mondrian where every test of C is a test of m-privacy w.r.t.
+C). Spec mprivacy.md 3.7, 3.8, 8 and the resolutions of section 9.
+
+Both are top-down binary space partitionings that publish a node whole when it has no
+allowable cut, and a cut is **allowable only if both halves are m-private w.r.t. C** (spec
+2.6: every coalition of up to ``m_eff = min(m, n_G - 1)`` of a half's ``n_G`` providers can
+remove its own records and what is left still satisfies C).
+
+- ``mondrian-mprivacy`` (spec 3.8, resolution R21): strict Mondrian; per node the QI
+  dimensions with more than one value are tried by decreasing normalized range (range of
+  codes in the node over the width of the QI's code domain; ties to the lower index), one
+  balanced cut each, the first allowable one wins.
+- ``provider-aware`` (spec 3.7): candidates are one balanced cut per QI plus one *provider
+  cut* along the virtual attribute A_0 = provider (providers ordered by id or by size in the
+  node, cut between two consecutive ones so that the sides are as equal in records as
+  possible; a provider's records are never split). Among the allowable candidates the split
+  score picks one (resolution R18: the paper only says "higher fitness"): default
+  ``min(score(L), score(R))`` of Eq. 1 with alpha = 0.8, ties to the larger sum, then to the
+  dimension (A_0 first, then A_1..A_q). Options ``sum``, ``provider_first`` (the provider cut
+  whenever allowable, else the best QI cut by ``min``) and ``mondrian_width`` (the provider
+  cut whenever allowable, else the widest allowable QI cut, the prototype's "provider-first +
+  Mondrian width" of spec Appendix A).
+
+**Balanced cut** (spec 3.7, resolution R16, one split point per QI): over the node's distinct
+codes except the largest, the code ``v`` minimizing ``| #{t : t[A] <= v} - |node| / 2 |``
+(ties to the smaller ``v``); ``L = {t[A] <= v}``. It equals Mondrian's strict lower median
+when the codes are distinct, and unlike it never leaves one side empty on duplicates. Option
+``cut="median"`` takes Mondrian's strict lower median instead (the value at sorted position
+``ceil(|node|/2) - 1``, no cut when it is the largest), which makes the baseline with m = 0 and
+only k equal :func:`kerckhoffs.algorithms.mondrian.mondrian` (property P15).
+
+**Root check** (resolution R20 / property P13): if the whole table is not m-private no
+partition is (m-privacy of EG-monotonic C is EG-monotonic within a group's providers and a
+merge of m-private groups is m-private), so the algorithms raise instead of publishing the
+non-m-private table Algorithm 2 would output.
+
+**Provider interface** (spec 8, item 7 of issue 12): the coordinator here drives the
+partitioning only through :class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA
+histograms, code histograms, cuts, the final submission); it never reads a record. The
+provider cut's halves come from the node's per-provider histograms without asking anyone.
+The tree is processed level by level: one ``codes_in_box`` per QI and one ``hist_in_box``
+for every candidate half of the level, then one batched m-privacy check of all halves with
+the exact vectorized verifier (:mod:`kerckhoffs.mprivacy.exact`), or half by half with a
+per-group verifier (``verifier=`` any name of :data:`kerckhoffs.mprivacy.verify.VERIFIERS`,
+for the experiments that count oracle calls). The verifiers are exact, so the partition does
+not depend on the verifier (property P16); the baseline with a per-group verifier checks the
+cuts in its order and stops at the first allowable one, and a half is not checked when its
+sibling failed.
+
+The provider column is a partitioning dimension only (resolution R19): the release publishes
+the QIs and the SA, and its provenance holds public parameters only (no provider ids, no
+counts). Provider cuts can give groups with overlapping or equal boxes (A32). Deterministic:
+``seed`` is not used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.data.table import Table
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.models.k_anonymity import KAnonymity
+from kerckhoffs.models.l_diversity import DistinctLDiversity, LDiversity
+from kerckhoffs.models.m_privacy import MPrivacy
+from kerckhoffs.mprivacy.constraints import Constraint, KAnon, conjunction
+from kerckhoffs.mprivacy.exact import m_private_triples
+from kerckhoffs.mprivacy.fitness import fitness_batch
+from kerckhoffs.mprivacy.group import GroupStats
+from kerckhoffs.mprivacy.providers import (
+    Boxes,
+    Cuts,
+    Histograms,
+    LocalProviders,
+    Providers,
+    exclusive_cumsum,
+)
+from kerckhoffs.mprivacy.verify import VERIFIERS
+from kerckhoffs.randomness import Seed
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
+ALPHA_SPLIT = 0.8
+"""Eq. 1's weight for rating candidate splits (paper Table II)."""
+SCORES = ("min", "sum", "provider_first", "mondrian_width")
+PROVIDER_ORDERS = ("id", "size")
+CUT_RULES = ("balanced", "median")
+ACCEPTED = (KAnonymity, DistinctLDiversity, LDiversity, MPrivacy)
+
+
+# -- the settings --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Setting:
+    """What the coordinator needs: m, the constraint C of m-privacy, the constraint of the
+    models given beside it (checked on every half with m = 0), and the public parameters."""
+
+    m: int
+    constraint: Constraint
+    extra: Constraint | None
+    params: dict[str, Any]
+
+
+def _setting(models: list[PrivacyModel], name: str) -> Setting:
+    refuse_others(models, ACCEPTED, name)
+    mp = pick(models, MPrivacy, name)
+    if mp is None:
+        raise ParameterError(
+            f"{name} needs an m-privacy model (m-privacy=M, with k=K and/or distinct-l=L)"
+        )
+    others = [x for x in models if not isinstance(x, MPrivacy)]
+    c = mp.constraint() if mp.models else None
+    if c is None:
+        if not others:
+            raise ParameterError(f"m-privacy={mp.m} needs a constraint: give k=K or distinct-l=L")
+        c = conjunction([_one(x) for x in others])
+    extra_parts = [p for x in others for p in _one(x).parts if p not in c.parts]
+    params: dict[str, Any] = {"m": mp.m}
+    for p in (*c.parts, *extra_parts):
+        key = {"KAnon": "k", "DistinctL": "distinct_l", "FrequencyL": "l"}[type(p).__name__]
+        params.setdefault(key, getattr(p, "k", getattr(p, "l", None)))
+    return Setting(mp.m, c, conjunction(extra_parts) if extra_parts else None, params)
+
+
+def _one(model: PrivacyModel) -> Constraint:
+    from kerckhoffs.mprivacy.constraints import constraint_from_models
+
+    return constraint_from_models([model])
+
+
+def _score_constraint(c: Constraint) -> Constraint:
+    """C with k first, so Eq. 1's alpha weights the diversity term as printed."""
+    parts = sorted(c.parts, key=lambda p: not isinstance(p, KAnon))
+    return conjunction(parts)
+
+
+# -- verification of candidate halves ------------------------------------------------------------
+class _Checker:
+    """m-privacy of candidate halves (given as per-provider histograms), exact and batched or
+    half by half with a per-group verifier; counts oracle calls and checks."""
+
+    def __init__(self, setting: Setting, n_sa: int, verifier: str) -> None:
+        if verifier not in VERIFIERS:
+            raise ParameterError(
+                f"unknown m-privacy verifier {verifier!r} (known: {', '.join(VERIFIERS)})"
+            )
+        if verifier not in ("exact", "brute", "exhaustive") and not setting.constraint.eg_monotonic:
+            raise ParameterError(
+                f"the {verifier} verifier prunes, which needs an EG-monotonic constraint (k, "
+                "distinct-l); use verifier=exact"
+            )
+        self.s, self.n_sa, self.verifier = setting, n_sa, verifier
+        self.calls = 0
+        self.checks = 0
+
+    def exact(self, h: Histograms, m: int) -> np.ndarray:
+        """Per box of ``h``: m-private w.r.t. C (and the extra models hold)."""
+        self.checks += h.n_boxes
+        ok = m_private_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
+                               self.s.constraint)  # fmt: skip
+        if self.s.extra is not None:
+            total, hist = h.totals(self.n_sa)
+            ok &= self.s.extra.check_batch(total, hist)
+        return np.asarray(ok, dtype=bool)
+
+    def one(self, h: Histograms, box: int, start: np.ndarray, size: np.ndarray) -> bool:
+        """Box ``box`` of ``h`` with the per-group verifier."""
+        sl = slice(int(start[box]), int(start[box] + size[box]))
+        prov, sa, cnt = h.provider[sl], h.sa[sl], h.count[sl]
+        ids, local = np.unique(prov, return_inverse=True)
+        mat = np.zeros((ids.size, self.n_sa), dtype=np.int64)
+        np.add.at(mat, (local.reshape(-1), sa), cnt)
+        self.checks += 1
+        res = VERIFIERS[self.verifier](GroupStats(ids, mat), self.s.m, self.s.constraint)
+        self.calls += res.calls
+        if res.private and self.s.extra is not None:
+            return bool(self.s.extra.check(int(mat.sum()), mat.sum(axis=0)))
+        return bool(res.private)
+
+    def pairs(self, h: Histograms, which: np.ndarray) -> np.ndarray:
+        """Whether both halves (boxes ``2c``, ``2c + 1`` of ``h``) of each candidate ``c`` in
+        ``which`` are m-private; the right half is not checked when the left one fails."""
+        size = h.box_sizes()
+        start = exclusive_cumsum(size)
+        out = np.zeros(which.size, dtype=bool)
+        for i, c in enumerate(which.tolist()):
+            out[i] = self.one(h, 2 * c, start, size) and self.one(h, 2 * c + 1, start, size)
+        return out
+
+
+# -- cut points from code histograms -------------------------------------------------------------
+def _cut_points(
+    box: np.ndarray, code: np.ndarray, count: np.ndarray, n_boxes: int, rule: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per box: (threshold code or -1 for no cut, min code, max code), from the sorted
+    (box, code, count) triples of one QI."""
+    size = np.bincount(box, minlength=n_boxes)
+    first = exclusive_cumsum(size)
+    last = first + size - 1
+    lo = np.full(n_boxes, -1, dtype=np.int64)
+    hi = np.full(n_boxes, -1, dtype=np.int64)
+    has = size > 0
+    lo[has], hi[has] = code[first[has]], code[last[has]]
+    cut = np.full(n_boxes, -1, dtype=np.int64)
+    if not code.size:
+        return cut, lo, hi
+    total = np.bincount(box, weights=count, minlength=n_boxes).astype(np.int64)
+    cum = np.cumsum(count) - np.repeat(exclusive_cumsum(total), size)
+    not_last = np.ones(code.size, dtype=bool)
+    not_last[last[has]] = False
+    if rule == "balanced":
+        dev = np.abs(2 * cum - total[box])
+        dev = np.where(not_last, dev, np.iinfo(np.int64).max)
+        # first minimum per box (codes ascend inside a box: ties to the smaller code)
+        order = np.lexsort((np.arange(code.size), dev, box))
+        head = order[first[has]]
+        ok = not_last[head]
+        cut[np.flatnonzero(has)[ok]] = code[head[ok]]
+    else:  # Mondrian's strict lower median: first code whose cumulative count reaches ceil/2
+        need = (total + 1) // 2
+        idx = np.flatnonzero(cum >= need[box])
+        firsts = np.full(n_boxes, -1, dtype=np.int64)
+        uniq, at = np.unique(box[idx], return_index=True)  # first reaching position per box
+        firsts[uniq] = idx[at]
+        ok = (firsts >= 0) & not_last[np.maximum(firsts, 0)]
+        cut[ok] = code[firsts[ok]]
+    return cut, lo, hi
+
+
+def _provider_cut(h: Histograms, n_nodes: int, n_prov: int, order: str) -> np.ndarray:
+    """Per node, a boolean row over the providers: those going left (all False: no cut).
+    Providers present in the node are ordered by id or by size (descending, ties by id) and
+    cut where the left side's count is closest to half the node (ties to the earlier cut)."""
+    cnt = np.bincount(h.box * n_prov + h.provider, weights=h.count, minlength=n_nodes * n_prov)
+    cnt = cnt.astype(np.int64).reshape(n_nodes, n_prov)
+    ids = np.broadcast_to(np.arange(n_prov), cnt.shape)
+    if order == "id":
+        rank = np.argsort(np.where(cnt > 0, ids, n_prov + ids), axis=1, kind="stable")
+    else:
+        rank = np.lexsort((ids, -cnt), axis=1)
+    srt = np.take_along_axis(cnt, rank, axis=1)
+    present = (cnt > 0).sum(axis=1)
+    cum = np.cumsum(srt, axis=1)
+    total = cum[:, -1:] if n_prov else np.zeros((n_nodes, 1), np.int64)
+    dev = np.abs(2 * cum - total).astype(np.float64)
+    pos = np.arange(n_prov)[None, :]
+    dev[pos >= present[:, None] - 1] = np.inf  # only between two present providers
+    at = np.argmin(dev, axis=1)
+    left = np.zeros((n_nodes, n_prov), dtype=bool)
+    ok = present >= 2
+    in_left = (pos <= at[:, None]) & ok[:, None]
+    np.put_along_axis(left, rank, in_left, axis=1)
+    return left
+
+
+# -- the coordinator -----------------------------------------------------------------------------
+class _Clock:
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - t0
+
+
+def coordinate(
+    providers: Providers,
+    setting: Setting,
+    *,
+    provider_aware: bool,
+    score: str = "min",
+    provider_order: str = "id",
+    alpha: float = ALPHA_SPLIT,
+    verifier: str = "exact",
+    cut: str = "balanced",
+    stats: dict[str, Any] | None = None,
+) -> np.ndarray:
+    """Run the partitioning of spec 3.7 (``provider_aware``) or 3.8 through ``providers``;
+    returns the group id of every record (from the providers' submission). Raises
+    :class:`~kerckhoffs.errors.ParameterError` when the whole table is not m-private."""
+    if score not in SCORES:
+        raise ParameterError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+    if provider_order not in PROVIDER_ORDERS:
+        raise ParameterError(
+            f"provider_order must be one of {', '.join(PROVIDER_ORDERS)}, got {provider_order!r}"
+        )
+    if cut not in CUT_RULES:
+        raise ParameterError(f"cut must be one of {', '.join(CUT_RULES)}, got {cut!r}")
+    if not 0.0 <= alpha <= 1.0:
+        raise ParameterError(f"alpha must be in [0, 1], got {alpha}")
+    clock = _Clock()
+    n_sa, n_prov, m = providers.n_sa, providers.n_providers, setting.m
+    d = len(providers.qi_sizes)
+    widths = np.array([max(w - 1, 0) for w in providers.qi_sizes], dtype=np.float64)
+    checker = _Checker(setting, n_sa, verifier)
+    scorer = _score_constraint(setting.constraint)
+    t_start = time.perf_counter()
+
+    with clock.phase("histograms"):
+        node_hist = providers.hist_in_box(Boxes.whole(np.zeros(1, np.int64)))
+    if node_hist.count.sum() == 0:
+        raise ParameterError("the table is empty: nothing to anonymize")
+    with clock.phase("verify"):
+        if verifier == "exact":
+            root_ok = bool(checker.exact(node_hist, m)[0])
+        else:
+            root_ok = checker.one(node_hist, 0, np.zeros(1, np.int64), node_hist.box_sizes())
+    if not root_ok:
+        raise ParameterError(
+            f"the whole table is not {m}-private w.r.t. {_describe(setting)}, so no "
+            "partition of it is: nothing can be published (lower m, k or l)"
+        )
+
+    nodes = np.zeros(1, dtype=np.int64)
+    next_id = 1
+    leaves: list[np.ndarray] = []
+    levels = 0
+    while nodes.size:
+        levels += 1
+        n_nodes = nodes.size
+        # candidate QI cuts: one per (node, QI) from the code histograms
+        with clock.phase("cut points"):
+            thr = np.full((n_nodes, d), -1, dtype=np.int64)
+            norm = np.zeros((n_nodes, d), dtype=np.float64)
+            for j in range(d):
+                cc = providers.codes_in_box(nodes, j)
+                thr[:, j], lo, hi = _cut_points(cc.box, cc.code, cc.count, n_nodes, cut)
+                if widths[j] > 0:
+                    norm[:, j] = (hi - lo) / widths[j]
+        ci, cj = np.nonzero(thr >= 0)  # candidate c: node ci[c], QI cj[c]
+        with clock.phase("histograms"):
+            halves = providers.hist_in_box(Boxes.halves(nodes[ci], cj, thr[ci, cj]))
+        # the provider cut's halves, from the nodes' own histograms (no message)
+        pleft = np.zeros((n_nodes, n_prov), dtype=bool)
+        pcand = np.zeros(n_nodes, dtype=bool)
+        phalves = None
+        if provider_aware:
+            with clock.phase("provider cut"):
+                pleft = _provider_cut(node_hist, n_nodes, n_prov, provider_order)
+                pcand = np.asarray(pleft.any(axis=1), dtype=bool)
+                phalves = _split_hist(node_hist, pleft, np.flatnonzero(pcand))
+        # allowable candidates
+        with clock.phase("verify"):
+            allowed_q = np.zeros(ci.size, dtype=bool)
+            allowed_p = np.zeros(n_nodes, dtype=bool)
+            if verifier == "exact":
+                allowed_q = np.asarray(checker.exact(halves, m).reshape(-1, 2).all(axis=1))
+                if phalves is not None and phalves.n_boxes:
+                    allowed_p[pcand] = checker.exact(phalves, m).reshape(-1, 2).all(axis=1)
+            elif provider_aware:
+                allowed_q = checker.pairs(halves, np.arange(ci.size))
+                if phalves is not None and phalves.n_boxes:
+                    allowed_p[pcand] = checker.pairs(phalves, np.arange(phalves.n_boxes // 2))
+            else:
+                allowed_q = _baseline_lazy(checker, halves, ci, cj, norm, n_nodes)
+        # choose
+        with clock.phase("choose"):
+            if provider_aware:
+                pick_c, use_p = _choose_aware(
+                    halves, phalves, ci, cj, allowed_q, allowed_p, pcand, norm, n_nodes, n_sa,
+                    scorer, alpha, score,
+                )  # fmt: skip
+            else:
+                pick_c = _choose_baseline(ci, cj, allowed_q, norm, n_nodes)
+                use_p = np.zeros(n_nodes, dtype=bool)
+        with clock.phase("split"):
+            is_q = pick_c >= 0
+            is_cut = is_q | use_p
+            final = nodes[~is_cut]
+            leaves.append(final)
+            cut_nodes = np.flatnonzero(is_cut)
+            n_cut = cut_nodes.size
+            left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
+            next_id += 2 * n_cut
+            qsel = pick_c[cut_nodes]
+            attr = np.where(use_p[cut_nodes], -1, cj[np.maximum(qsel, 0)])
+            upper = np.where(use_p[cut_nodes], 0, thr[cut_nodes, np.maximum(attr, 0)])
+            providers.split(
+                Cuts(nodes[cut_nodes], attr, upper, pleft[cut_nodes], left_ids, left_ids + 1),
+                final,
+            )
+            # the children's histograms: the chosen halves
+            boxes_q = np.stack([2 * qsel, 2 * qsel + 1], axis=1)[~use_p[cut_nodes]].reshape(-1)
+            parts = [halves.select(boxes_q)]
+            order = [np.flatnonzero(~use_p[cut_nodes])]
+            if phalves is not None:
+                prow = np.cumsum(pcand) - 1  # node -> its pair in phalves
+                pn = np.flatnonzero(use_p[cut_nodes])
+                pair = prow[cut_nodes[pn]]
+                parts.append(phalves.select(np.stack([2 * pair, 2 * pair + 1], 1).reshape(-1)))
+                order.append(pn)
+            node_hist = _merge_children(parts, order, n_cut)
+            nodes = np.stack([left_ids, left_ids + 1], axis=1).reshape(-1)
+
+    with clock.phase("submit"):
+        all_leaves = np.concatenate(leaves) if leaves else np.zeros(0, np.int64)
+        sub = providers.generalize_and_submit(all_leaves)
+    if stats is not None:
+        sizes = np.bincount(sub.group, minlength=all_leaves.size)
+        stats.update(
+            oracle_calls=checker.calls,
+            checks=checker.checks,
+            nodes=int(next_id),
+            groups=int(all_leaves.size),
+            levels=levels,
+            messages=int(providers.messages),
+            bytes=int(providers.bytes),
+            verifier=verifier,
+            mean_group_size=float(sizes.mean()) if sizes.size else 0.0,
+            time={**clock.spent, "total": time.perf_counter() - t_start},
+        )
+    return sub.group
+
+
+def _describe(s: Setting) -> str:
+    return ", ".join(f"{k}={v}" for k, v in s.params.items() if k != "m")
+
+
+def _split_hist(h: Histograms, left: np.ndarray, which: np.ndarray) -> Histograms:
+    """Halves of nodes ``which`` of ``h`` by the provider sets ``left[node]``: box ``2i`` the
+    left and ``2i + 1`` the right half of ``which[i]``."""
+    sub = h.select(which)
+    side = ~left[which[sub.box], sub.provider]  # False = left
+    box = 2 * sub.box + side
+    order = np.lexsort((sub.sa, sub.provider, box))
+    return Histograms(box[order], sub.provider[order], sub.sa[order], sub.count[order],
+                      2 * which.size)  # fmt: skip
+
+
+def _merge_children(parts: list[Histograms], order: list[np.ndarray], n_cut: int) -> Histograms:
+    """The children's histograms in node order: ``parts[i]`` holds, for the cut nodes
+    ``order[i]`` (positions among the cut nodes), their two halves."""
+    slot = np.concatenate([2 * np.repeat(o, 2) + np.tile([0, 1], o.size) for o in order])
+    box = np.concatenate([slot[p.box + off] for p, off in zip(parts, _offsets(parts), strict=True)])
+    prov = np.concatenate([p.provider for p in parts])
+    sa = np.concatenate([p.sa for p in parts])
+    cnt = np.concatenate([p.count for p in parts])
+    srt = np.argsort(box, kind="stable")
+    return Histograms(box[srt], prov[srt], sa[srt], cnt[srt], 2 * n_cut)
+
+
+def _offsets(parts: list[Histograms]) -> list[int]:
+    out, at = [], 0
+    for p in parts:
+        out.append(at)
+        at += p.n_boxes
+    return out
+
+
+def _baseline_lazy(
+    checker: _Checker,
+    halves: Histograms,
+    ci: np.ndarray,
+    cj: np.ndarray,
+    norm: np.ndarray,
+    n_nodes: int,
+) -> np.ndarray:
+    """Per-group verifier for the baseline: each node's candidates in its order, stopping at
+    the first allowable one (the cuts after it are never checked)."""
+    allowed = np.zeros(ci.size, dtype=bool)
+    key = np.lexsort((cj, -norm[ci, cj], ci))
+    done = np.zeros(n_nodes, dtype=bool)
+    size = halves.box_sizes()
+    start = exclusive_cumsum(size)
+    for c in key.tolist():
+        node = int(ci[c])
+        if done[node]:
+            continue
+        if checker.one(halves, 2 * c, start, size) and checker.one(halves, 2 * c + 1, start, size):
+            allowed[c] = True
+            done[node] = True
+    return allowed
+
+
+def _choose_baseline(
+    ci: np.ndarray, cj: np.ndarray, allowed: np.ndarray, norm: np.ndarray, n_nodes: int
+) -> np.ndarray:
+    """Per node, the allowable candidate of widest normalized range (ties: lower QI), or -1."""
+    pick_c = np.full(n_nodes, -1, dtype=np.int64)
+    c = np.flatnonzero(allowed)
+    if c.size:
+        key = np.lexsort((cj[c], -norm[ci[c], cj[c]], ci[c]))
+        c = c[key]
+        first = np.r_[True, ci[c][1:] != ci[c][:-1]]
+        pick_c[ci[c][first]] = c[first]
+    return pick_c
+
+
+def _choose_aware(
+    halves: Histograms,
+    phalves: Histograms | None,
+    ci: np.ndarray,
+    cj: np.ndarray,
+    allowed_q: np.ndarray,
+    allowed_p: np.ndarray,
+    pcand: np.ndarray,
+    norm: np.ndarray,
+    n_nodes: int,
+    n_sa: int,
+    scorer: Constraint,
+    alpha: float,
+    rule: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: (the chosen QI candidate or -1, whether the provider cut is chosen)."""
+    pick_c = np.full(n_nodes, -1, dtype=np.int64)
+    use_p = np.zeros(n_nodes, dtype=bool)
+    # every allowable candidate as (node, dim, left score, right score, QI candidate index)
+    node_l, dim_l, sl_l, sr_l, cand_l = [], [], [], [], []
+    q = np.flatnonzero(allowed_q)
+    if q.size:
+        sub = halves.select(np.stack([2 * q, 2 * q + 1], 1).reshape(-1))
+        total, hist = sub.totals(n_sa)
+        s, _ = fitness_batch(scorer, total, hist, alpha)
+        node_l.append(ci[q])
+        dim_l.append(cj[q] + 1)
+        sl_l.append(s[0::2])
+        sr_l.append(s[1::2])
+        cand_l.append(q)
+    p_nodes = np.flatnonzero(allowed_p)
+    if p_nodes.size and phalves is not None:
+        prow = np.cumsum(pcand) - 1
+        pair = prow[p_nodes]
+        sub = phalves.select(np.stack([2 * pair, 2 * pair + 1], 1).reshape(-1))
+        total, hist = sub.totals(n_sa)
+        s, _ = fitness_batch(scorer, total, hist, alpha)
+        node_l.append(p_nodes)
+        dim_l.append(np.zeros(p_nodes.size, dtype=np.int64))
+        sl_l.append(s[0::2])
+        sr_l.append(s[1::2])
+        cand_l.append(np.full(p_nodes.size, -1, dtype=np.int64))
+    if not node_l:
+        return pick_c, use_p
+    node = np.concatenate(node_l)
+    dim = np.concatenate(dim_l)
+    sl, sr = np.concatenate(sl_l), np.concatenate(sr_l)
+    cand = np.concatenate(cand_l)
+    lo, tot = np.minimum(sl, sr), sl + sr
+    is_p = dim == 0
+    width = np.where(is_p, 0.0, norm[node, np.maximum(dim - 1, 0)])
+    if rule == "min":
+        key = np.lexsort((dim, -tot, -lo, node))
+    elif rule == "sum":
+        key = np.lexsort((dim, -lo, -tot, node))
+    elif rule == "provider_first":
+        key = np.lexsort((dim, -tot, -lo, ~is_p, node))
+    else:  # mondrian_width: provider cut when allowable, else the widest QI cut
+        key = np.lexsort((dim, -width, ~is_p, node))
+    node, cand, is_p = node[key], cand[key], is_p[key]
+    first = np.r_[True, node[1:] != node[:-1]]
+    chosen = node[first]
+    use_p[chosen] = is_p[first]
+    pick_c[chosen] = np.where(is_p[first], -1, cand[first])
+    return pick_c, use_p
+
+
+# -- the registered algorithms -------------------------------------------------------------------
+def _run(
+    name: str,
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    provider_aware: bool,
+    providers: Providers | None,
+    stats: dict[str, Any] | None,
+    **options: Any,
+) -> Release:
+    setting = _setting(models, name)
+    if providers is None:
+        providers = LocalProviders(table)
+    group = coordinate(providers, setting, provider_aware=provider_aware, stats=stats, **options)
+    params = dict(setting.params)
+    params.update({k: v for k, v in options.items()})
+    return Release(
+        table,
+        Partition.from_labels(group),
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance(name, params),
+        models=tuple(models),
+    )
+
+
+@register(
+    "mondrian-mprivacy",
+    family="mondrian-mprivacy",
+    summary="Mondrian where a cut needs both halves m-private w.r.t. C (paper 003's baseline)",
+    models=("MPrivacy", "KAnonymity", "DistinctLDiversity", "LDiversity"),
+    options={
+        "verifier": "exact (default, vectorized) | any per-group verifier: brute, direct, "
+        "bottom-up, top-down, binary, adaptive (same partition, counts oracle calls)",
+        "cut": "balanced (default, spec R16) | median (Mondrian's strict lower median)",
+    },
+)
+def mondrian_mprivacy(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    verifier: str = "exact",
+    cut: str = "balanced",
+    providers: Providers | None = None,
+    stats: dict[str, Any] | None = None,
+) -> Release:
+    """The baseline of paper 003 (spec 3.8): strict top-down Mondrian, widest normalized QI
+    first with fall-back to the next, a cut allowed only when both halves are m-private
+    w.r.t. C. Models: one :class:`~kerckhoffs.models.MPrivacy` (required) and its constraint
+    (k, distinct-l, frequency l). Raises :class:`~kerckhoffs.errors.ParameterError` without
+    m-privacy, without a provider column, or when the whole table is not m-private.
+
+    ``providers``: the back-end the coordinator talks to (default: :class:`LocalProviders`
+    over ``table``). ``stats``: if a dict, filled with oracle calls, checks, nodes, groups,
+    levels, messages, bytes and seconds per phase (never published). ``seed`` is unused.
+    """
+    return _run(
+        "mondrian-mprivacy", table, models, provider_aware=False, providers=providers,
+        stats=stats, verifier=verifier, cut=cut,
+    )  # fmt: skip
+
+
+@register(
+    "provider-aware",
+    family="provider-aware",
+    summary="Provider-aware anonymization (paper 003, Alg. 2): QI cuts and a provider cut, "
+    "both halves m-private, best privacy fitness",
+    models=("MPrivacy", "KAnonymity", "DistinctLDiversity", "LDiversity"),
+    options={
+        "score": "min (default) | sum | provider_first | mondrian_width: split choice",
+        "provider_order": "id (default) | size: the providers' order for the provider cut",
+        "alpha": "Eq. 1's weight of the diversity term for rating splits (default 0.8)",
+        "verifier": "exact (default, vectorized) | any per-group verifier: brute, direct, "
+        "bottom-up, top-down, binary, adaptive (same partition, counts oracle calls)",
+    },
+)
+def provider_aware(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    score: str = "min",
+    provider_order: str = "id",
+    alpha: float = ALPHA_SPLIT,
+    verifier: str = "exact",
+    providers: Providers | None = None,
+    stats: dict[str, Any] | None = None,
+) -> Release:
+    """Provider-aware anonymization (paper 003 Algorithm 2, spec 3.7): per node one balanced
+    cut per QI plus one provider cut; a cut is allowable when both halves are m-private
+    w.r.t. C; the allowable cut with the best split score (Eq. 1, ``alpha``) is taken. Models,
+    errors, ``providers`` and ``stats`` as :func:`mondrian_mprivacy`. ``seed`` is unused."""
+    return _run(
+        "provider-aware", table, models, provider_aware=True, providers=providers, stats=stats,
+        score=score, provider_order=provider_order, alpha=float(alpha), verifier=verifier,
+    )  # fmt: skip
+
+
+__all__ = ["Setting", "coordinate", "mondrian_mprivacy", "provider_aware"]
