@@ -246,9 +246,7 @@ def range_count_estimates(release: Release, workload: RangeCountWorkload) -> np.
     if sizes != workload.sizes:
         raise ParameterError("the workload was drawn on a table with other QI domains")
     lo, hi = group_cover(release)
-    return box_sums(
-        lo, hi, release.partition.sizes, workload.lo, workload.hi, workload.used
-    )
+    return box_sums(lo, hi, release.partition.sizes, workload.lo, workload.hi, workload.used)
 
 
 def range_count_error(release: Release, workload: RangeCountWorkload) -> RangeCountError:
