@@ -38,8 +38,14 @@ CASES = {
 run = run_cli
 
 
+# m-privacy anonymizers: they need a provider column, which the demo data lacks, and the
+# written release's independent check of m-privacy (Release.write) is still to come; until
+# then they are tested through the library (tests/test_mprivacy_anonymize.py)
+NEEDS_PROVIDERS = {"provider-aware", "mondrian-mprivacy"}
+
+
 def test_every_registered_algorithm_is_covered() -> None:
-    assert set(REGISTRY) == set(CASES)
+    assert set(REGISTRY) == set(CASES) | NEEDS_PROVIDERS
 
 
 @pytest.fixture(scope="module")

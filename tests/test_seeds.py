@@ -58,7 +58,10 @@ def _keys(obj: object) -> set[str]:
 
 
 def test_every_algorithm_has_models_here() -> None:
-    assert sorted(MODELS) == sorted(REGISTRY)
+    # the m-privacy anonymizers need a provider column (the demo data has none) and are
+    # deterministic; their provenance is tested in tests/test_mprivacy_anonymize.py
+    needs_providers = {"provider-aware", "mondrian-mprivacy"}
+    assert sorted(MODELS) == sorted(set(REGISTRY) - needs_providers)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

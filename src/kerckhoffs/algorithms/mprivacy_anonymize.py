@@ -25,8 +25,11 @@ remove its own records and what is left still satisfies C).
 
 **Balanced cut** (spec 3.7, resolution R16, one split point per QI): over the node's distinct
 codes except the largest, the code ``v`` minimizing ``| #{t : t[A] <= v} - |node| / 2 |``
-(ties to the smaller ``v``); ``L = {t[A] <= v}``. It equals Mondrian's strict lower median
-when the codes are distinct, and unlike it never leaves one side empty on duplicates. Option
+(ties to the smaller ``v``); ``L = {t[A] <= v}``. On distinct codes it puts ``floor(|node|/2)``
+rows left, which is Mondrian's *upper* median (``median="upper"`` of
+:func:`~kerckhoffs.algorithms.mondrian.mondrian`; the spec's "equals the lower median" holds
+for even sizes only, its tie rule decides odd ones); on duplicates it differs from both
+medians and never leaves one side empty while two values remain. Option
 ``cut="median"`` takes Mondrian's strict lower median instead (the value at sorted position
 ``ceil(|node|/2) - 1``, no cut when it is the largest), which makes the baseline with m = 0 and
 only k equal :func:`kerckhoffs.algorithms.mondrian.mondrian` (property P15).
@@ -163,6 +166,8 @@ class _Checker:
     def exact(self, h: Histograms, m: int) -> np.ndarray:
         """Per box of ``h``: m-private w.r.t. C (and the extra models hold)."""
         self.checks += h.n_boxes
+        if not h.n_boxes:
+            return np.zeros(0, dtype=bool)
         ok = m_private_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
                                self.s.constraint)  # fmt: skip
         if self.s.extra is not None:
@@ -384,8 +389,11 @@ def coordinate(
             left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
             next_id += 2 * n_cut
             qsel = pick_c[cut_nodes]
-            attr = np.where(use_p[cut_nodes], -1, cj[np.maximum(qsel, 0)])
-            upper = np.where(use_p[cut_nodes], 0, thr[cut_nodes, np.maximum(attr, 0)])
+            by_qi = ~use_p[cut_nodes]
+            attr = np.full(n_cut, -1, dtype=np.int64)
+            attr[by_qi] = cj[qsel[by_qi]]
+            upper = np.zeros(n_cut, dtype=np.int64)
+            upper[by_qi] = thr[cut_nodes[by_qi], attr[by_qi]]
             providers.split(
                 Cuts(nodes[cut_nodes], attr, upper, pleft[cut_nodes], left_ids, left_ids + 1),
                 final,

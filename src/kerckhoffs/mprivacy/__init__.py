@@ -12,6 +12,8 @@ of up to ``m_eff = min(m, n_G - 1)`` of its ``n_G`` providers (spec mprivacy.md 
 - :mod:`.verify`: the per-group verifiers of paper section III (brute, direct, bottom-up,
   top-down, binary, adaptive) and the exact one.
 - :mod:`.exact`: the vectorized exact verifier over whole partitions.
+- :mod:`.providers`: the provider interface the anonymizers drive (counts and histograms
+  only; spec 8), in process and behind a pickling wire.
 """
 
 from kerckhoffs.mprivacy.constraints import Constraint, constraint_from_models
