@@ -11,6 +11,9 @@
   distortion of the sensitive attribute (spec ``minimality.md`` 2.9, 3.9).
 - :class:`Workload` and :func:`query_error`: the COUNT-query relative error of spec
   ``asap.md`` 2.14 (papers 000 and 001), one seeded workload applied to several releases.
+- :func:`draw_range_counts` and :func:`range_count_error`: paper 003's 2,500 random range
+  COUNT queries (spec ``mprivacy.md`` 3.10: ``qd`` uniform in ``[2, q/2]``, uniform endpoints,
+  no SA predicate), estimated by uniform spread in each group's box.
 """
 
 from kerckhoffs.metrics.distortion import (
@@ -36,13 +39,20 @@ from kerckhoffs.metrics.query_error import (
     estimate,
     query_error,
 )
+from kerckhoffs.metrics.range_count import (
+    RangeCountWorkload,
+    draw_range_counts,
+    range_count_error,
+)
 
 __all__ = [
     "QueryError",
+    "RangeCountWorkload",
     "Workload",
     "actual_counts",
     "average_group_size",
     "discernibility",
+    "draw_range_counts",
     "draw_workload",
     "estimate",
     "gcp",
@@ -55,6 +65,7 @@ __all__ = [
     "normalized_average_group_size",
     "qid_information_loss",
     "query_error",
+    "range_count_error",
     "row_sa_distortion",
     "sa_distortion",
 ]

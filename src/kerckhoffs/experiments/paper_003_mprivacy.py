@@ -1,0 +1,595 @@
+"""Paper 003's experiments (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data
+Publishing", section V, Figures 6-12): the reproduction plan E1-E7 of spec ``mprivacy.md`` 5.5.
+
+**Verification (E1-E3, Figs 6-8; spec 5.3).** One equivalence group is ``|T_G|`` Adult records
+drawn uniformly without replacement and spread over ``n_G`` providers with Exp(1) weights, none
+empty (spec 3.10, resolutions R24 and R29). Every verifier of :mod:`kerckhoffs.mprivacy.verify`
+decides whether the group is m-private w.r.t. ``C = k-anonymity (k = 50) and distinct
+l-diversity (l = 4)`` (Table II), coalitions ordered by Eq. 1's fitness with ``alpha = 0.3``.
+The measure is the number of oracle calls (each a check of C on what a coalition leaves: the
+paper's cost model, spec section 6; deterministic) and the wall time. A seed draws one group
+per (``|T_G|``, ``n_G``), which every ``m`` of that seed verifies.
+
+- **E1** (Fig. 6): calls vs ``m`` = 1..14, ``n_G = 15``, ``|T_G|`` in {150, 750}.
+- **E2** (Fig. 7): calls vs ``n_G``, ``m = 5``, ``|T_G|`` held at 150 / 750 (resolution A29).
+- **E3** (Fig. 8 + calibration): calls vs records per provider ``|T_G| / n_G``, ``n_G = 15``,
+  ``m = 5``, with each group's average provider fitness (the adaptive selector's input).
+  :func:`calibrate` reads the rows and reports the crossover (the smallest records-per-provider
+  from which top-down needs fewer calls than binary, and the fitness there) and the linear fit
+  of fitness on records per provider (the paper: ``0.04 x + 0.33``, R² = 0.97, threshold 0.85
+  or 15 records per provider; spec A7/A8 say our Eq. 1 cannot give those numbers).
+
+**Anonymization (E4-E7, Figs 9-12; spec 5.4).** Adult with the spec's eight QIs (A23:
+``examples/adult/schema_mprivacy.toml``), SA occupation, records spread over ``n = 10``
+providers (Exp(1) weights, one assignment per seed), anonymized by the registered
+``provider-aware`` (Algorithm 2) and ``mondrian-mprivacy`` (the baseline, spec 3.8) under
+``[KAnonymity(k), DistinctLDiversity(l), MPrivacy(m, same C)]``, defaults ``k = 30, l = 4,
+m = 3`` (Table II), verifier "adaptive" (the paper's) unless the point says otherwise. Measured:
+wall time, oracle calls and tree nodes (the algorithm's ``stats``), groups, average
+contributing providers per group (spec A26), and the mean and median relative error of 2,500
+random range COUNT queries (:mod:`kerckhoffs.metrics.range_count`, spec 3.10 / A22), one
+workload per table.
+
+- **E4** (Fig. 9): runtime and query error vs ``m``.
+- **E5** (Fig. 10): runtime and query error vs ``|T|`` (seeded uniform samples of Adult), then
+  beyond the paper the Census stand-in (UCI Census-Income KDD, ``occupation != 0``, 148,318
+  rows, seven QIs without hierarchies, SA detailed occupation) at larger ``|T|``.
+- **E6** (Fig. 11): ``provider-aware`` with the adaptive, binary-only and top-down-only
+  verifiers vs ``|T|`` (log grid).
+- **E7** (Fig. 12): runtime and query error vs ``k`` (``l = 4``) and vs ``l`` (``k = 30``).
+
+**Budget.** All seven must run in under five minutes on the project's 2-core machine, so the
+grids are those of spec 5.5 thinned and with fewer seeds than the spec's "at least 10" (A25);
+each experiment's ``notes`` says what was cut. Runs shared between figures (``m = 3``, full
+Adult, adaptive) are measured once per process (:meth:`Context.cached`).
+
+Codes in brackets are entries of the spec's register (``mprivacy.md`` section 9): A7/A8 (the
+printed fitness values and threshold cannot come from Eq. 1), A22 (query error), A23 (QI
+set), A25 (repetitions), A26 (providers per group), A27 (Fig. 12's runtime sentence
+contradicts itself), A28 (Fig. 10's "same rate"), A29 (what Fig. 7 holds fixed).
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
+from kerckhoffs.experiments.registry import register_experiment
+from kerckhoffs.metrics.range_count import draw_range_counts, range_count_error
+from kerckhoffs.models import DistinctLDiversity, KAnonymity, MPrivacy
+from kerckhoffs.mprivacy import GroupStats, constraint_from_models, verify
+from kerckhoffs.mprivacy.verify import ALPHA_VERIFY, average_provider_fitness
+
+PAPER = "003"
+
+# -- verification setting (Table II, left column) ------------------------------------------------
+K_VERIFY = 50
+L_VERIFY = 4
+N_G = 15
+M_VERIFY = 5
+GROUP_SIZES = (150, 750)
+VERIFIERS_COMPARED = ("direct", "bottom-up", "top-down", "binary", "adaptive")
+"""The paper's four verifiers (Figs 6-8) and the adaptive selector built on them."""
+
+# -- anonymization setting (Table II, right column) ----------------------------------------------
+N_PROVIDERS = 10
+K_ANON = 30
+L_ANON = 4
+M_ANON = 3
+N_QUERIES = 2500
+WORKLOAD_SEED = 3
+ALGORITHMS = ("provider-aware", "mondrian-mprivacy")
+ALGORITHM_LABEL = {"provider-aware": "provider-aware", "mondrian-mprivacy": "baseline"}
+ADULT_ROWS = 45_222
+
+
+# -- data -----------------------------------------------------------------------------------------
+def adult_frame(ctx: Context) -> pd.DataFrame:
+    """The 45,222-row Adult table (spec 5.1), loaded once per run."""
+
+    def make() -> pd.DataFrame:
+        from kerckhoffs.datasets import load_adult
+
+        return load_adult(ctx.data_dir / "adult")
+
+    return ctx.cached("p003:adult-frame", make)
+
+
+def adult_schema(ctx: Context) -> Schema:
+    """Paper 003's Adult schema (spec A23): ``examples/adult/schema_mprivacy.toml``."""
+    return Schema.from_toml(ctx.examples / "adult" / "schema_mprivacy.toml")
+
+
+def census_schema(ctx: Context) -> Schema:
+    """The Census stand-in's schema (``examples/census/schema.toml``) without hierarchies (as
+    paper 003's Adult schema: ordered codes, code-interval cells) and with a provider column."""
+    base = ctx.examples / "census"
+    raw = tomllib.loads((base / "schema.toml").read_text(encoding="utf-8"))
+    cols = {
+        name: {k: v for k, v in opts.items() if k != "hierarchy"}
+        for name, opts in raw["columns"].items()
+    }
+    cols["provider"] = {"role": "provider"}
+    return Schema.from_dict({"missing": "error", "columns": cols}, base_dir=base)
+
+
+def _frame(ctx: Context, dataset: str) -> pd.DataFrame:
+    if dataset == "adult":
+        return adult_frame(ctx)
+    if dataset == "census":
+
+        def make() -> pd.DataFrame:
+            from kerckhoffs.datasets import load_census
+
+            return load_census(ctx.data_dir / "census")
+
+        return ctx.cached("p003:census-frame", make)
+    raise ParameterError(f"paper 003 experiments run on adult or census, not {dataset!r}")
+
+
+def provider_table(ctx: Context, dataset: str, rows: int, seed: int) -> Table:
+    """``rows`` records of ``dataset`` (all of them, or a uniform sample drawn with ``seed``)
+    spread over :data:`N_PROVIDERS` providers by Exp(1) weights (spec 3.10, R24), encoded.
+    Cached per (dataset, rows, seed)."""
+
+    def make() -> Table:
+        from kerckhoffs.data.datasets import with_providers
+
+        df = _frame(ctx, dataset)
+        rng = np.random.default_rng([seed, rows, 3])
+        if rows < len(df):
+            df = df.iloc[np.sort(rng.choice(len(df), size=rows, replace=False))]
+        elif rows > len(df):
+            raise ParameterError(f"{dataset} has {len(df)} rows, fewer than {rows}")
+        df = with_providers(df.reset_index(drop=True), N_PROVIDERS, "exponential", rng)
+        schema = adult_schema(ctx) if dataset == "adult" else census_schema(ctx)
+        return Table.encode(df, schema)
+
+    return ctx.cached(f"p003:table:{dataset}:{rows}:{seed}", make)
+
+
+def adult_encoded(ctx: Context) -> Table:
+    """All of Adult under paper 003's schema, without providers (the pool groups are drawn
+    from): only its SA codes are read."""
+
+    def make() -> Table:
+        path = ctx.examples / "adult" / "schema_mprivacy.toml"
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw["columns"].pop("provider")
+        return Table.encode(adult_frame(ctx), Schema.from_dict(raw, base_dir=path.parent))
+
+    return ctx.cached("p003:adult-encoded", make)
+
+
+# -- E1-E3: verification of one group -------------------------------------------------------------
+def verification_group(sa: np.ndarray, n_sa: int, size: int, n_g: int, seed: int) -> GroupStats:
+    """A group of ``size`` records drawn from the SA codes ``sa`` uniformly without
+    replacement, spread over ``n_g`` providers with Exp(1) weights, none empty (spec 3.10,
+    R29). The same (size, n_g, seed) gives the same group."""
+    from kerckhoffs.data.datasets import assign_providers
+
+    if size > sa.size:
+        raise ParameterError(f"a group of {size} records needs a pool of as many, got {sa.size}")
+    rng = np.random.default_rng([seed, size, n_g])
+    rows = rng.choice(sa.size, size=size, replace=False)
+    labels = assign_providers(size, n_g, "exponential", seed=rng)
+    provider = pd.factorize(labels, sort=True)[0]
+    return GroupStats.from_records(provider, sa[rows], n_sa)
+
+
+def verification_constraint(k: int = K_VERIFY, l: int = L_VERIFY) -> Any:  # noqa: E741
+    """C = k-anonymity and distinct l-diversity (Table II: k = 50, l = 4)."""
+    return constraint_from_models([KAnonymity(k), DistinctLDiversity(l)])
+
+
+def measure_verify(point: Row, ctx: Context) -> list[Row]:
+    """One row per verifier on one group: oracle calls, seconds, verdict, with the group's
+    average provider fitness (Eq. 1, alpha = 0.3) and records per provider."""
+    table = ctx.cached("p003:verify-pool", lambda: adult_encoded(ctx))
+    size, n_g, m = int(point["size"]), int(point["n_g"]), int(point["m"])
+    stats = verification_group(table.sa, table.n_sa, size, n_g, int(point["seed"]))
+    c = verification_constraint(int(point.get("k", K_VERIFY)), int(point.get("l", L_VERIFY)))
+    fit = average_provider_fitness(stats, c, ALPHA_VERIFY)
+    rows = []
+    for strategy in point.get("strategies", VERIFIERS_COMPARED):
+        t0 = time.perf_counter()
+        res = verify(stats, m, c, strategy)
+        rows.append(
+            {
+                "strategy": strategy,
+                "calls": res.calls,
+                "seconds": time.perf_counter() - t0,
+                "private": bool(res.private),
+                "used": res.strategy,
+                "avg_fitness": fit,
+                "records_per_provider": size / n_g,
+                "group": f"|T_G| = {size}",
+            }
+        )
+    return rows
+
+
+def calibrate(
+    df: pd.DataFrame, slower: str = "binary", faster: str = "top-down", cost: str = "calls"
+) -> Row:
+    """E3's calibration of the adaptive threshold from E3's rows (spec 3.6, A7/A8).
+
+    ``crossover_rpp``: the smallest records-per-provider value from which ``faster``'s median
+    ``cost`` (``calls``, or ``seconds``) stays at or below ``slower``'s at every larger value
+    of the grid (NaN if ``faster`` loses at the largest);
+    ``crossover_fitness``: the median average provider fitness there (the threshold in the
+    paper's "fitness" mode). ``slope``, ``intercept`` and ``r2``: the least-squares line of
+    average provider fitness on records per provider (paper: 0.04, 0.33, 0.97).
+    """
+    med = df.groupby(["records_per_provider", "strategy"])[cost].median().unstack()
+    x = med.index.to_numpy(dtype=float)
+    wins = (med[faster] <= med[slower]).to_numpy()
+    # the first grid value from which `faster` wins at every larger value
+    tail_ok = np.flip(np.logical_and.accumulate(np.flip(wins)))
+    at = int(np.argmax(tail_ok)) if tail_ok.any() else -1
+    fit_by_x = df.groupby("records_per_provider")["avg_fitness"].median()
+    xs = df["records_per_provider"].to_numpy(dtype=float)
+    ys = df["avg_fitness"].to_numpy(dtype=float)
+    slope, intercept = np.polyfit(xs, ys, 1)
+    resid = ys - (slope * xs + intercept)
+    ss_tot = float(((ys - ys.mean()) ** 2).sum())
+    r2 = 1.0 - float((resid**2).sum()) / ss_tot if ss_tot > 0 else float("nan")
+    return {
+        "crossover_rpp": float(x[at]) if at >= 0 else float("nan"),
+        "crossover_fitness": float(fit_by_x.loc[x[at]]) if at >= 0 else float("nan"),
+        "slope": float(slope),
+        "intercept": float(intercept),
+        "r2": r2,
+    }
+
+
+# -- E4-E7: anonymization -------------------------------------------------------------------------
+def anonymization_models(k: int, l: int, m: int) -> list[Any]:  # noqa: E741
+    """``[k, distinct-l, m-privacy w.r.t. (k and distinct-l)]`` (spec 2.2, Table II)."""
+    c = [KAnonymity(k), DistinctLDiversity(l)]
+    return [*c, MPrivacy(m, list(c))]
+
+
+def providers_per_group(group: np.ndarray, provider: np.ndarray) -> float:
+    """Average number of distinct providers contributing to a group (spec A26)."""
+    n_groups = int(group.max()) + 1
+    n_prov = int(provider.max()) + 1
+    pairs = np.unique(group.astype(np.int64) * n_prov + provider)
+    return pairs.size / n_groups
+
+
+def _calls(stats: dict[str, Any]) -> float:
+    for key in ("oracle_calls", "calls"):
+        if key in stats:
+            return float(stats[key])
+    return float("nan")
+
+
+def run_anonymizer(
+    ctx: Context,
+    dataset: str,
+    rows: int,
+    seed: int,
+    algorithm: str,
+    k: int,
+    l: int,  # noqa: E741
+    m: int,
+    verifier: str,
+) -> Row:
+    """One anonymization and its measurements (cached per argument tuple)."""
+    key = f"p003:run:{dataset}:{rows}:{seed}:{algorithm}:{k}:{l}:{m}:{verifier}"
+
+    def make() -> Row:
+        from kerckhoffs.algorithms.registry import get as get_algorithm
+
+        table = provider_table(ctx, dataset, rows, seed)
+        stats: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        try:
+            release = get_algorithm(algorithm).run(
+                table, anonymization_models(k, l, m), verifier=verifier, stats=stats
+            )
+        except ParameterError as exc:  # e.g. the whole table is not m-private (spec R20)
+            return {"status": f"refused: {exc}"}
+        seconds = time.perf_counter() - t0
+        assert table.provider is not None
+        workload = ctx.cached(
+            f"p003:workload:{dataset}:{rows}:{seed}",
+            lambda: draw_range_counts(table, N_QUERIES, WORKLOAD_SEED),
+        )
+        err = range_count_error(release, workload)
+        group = release.partition.group
+        return {
+            "status": "ok",
+            "seconds": seconds,
+            "oracle_calls": _calls(stats),
+            "nodes": float(stats.get("nodes", float("nan"))),
+            "groups": int(release.partition.n_groups),
+            "providers_per_group": providers_per_group(group, table.provider),
+            "query_error": err.mean,
+            "query_error_median": err.median,
+        }
+
+    return dict(ctx.cached(key, make))
+
+
+def measure_anonymize(point: Row, ctx: Context) -> list[Row]:
+    """One row per algorithm of the point (``algorithms``, default both) on one table."""
+    rows = []
+    for algorithm in point.get("algorithms", ALGORITHMS):
+        verifier = str(point.get("verifier", "adaptive"))
+        got = run_anonymizer(
+            ctx,
+            str(point.get("dataset", "adult")),
+            int(point.get("rows", ADULT_ROWS)),
+            int(point["seed"]),
+            algorithm,
+            int(point.get("k", K_ANON)),
+            int(point.get("l", L_ANON)),
+            int(point.get("m", M_ANON)),
+            verifier,
+        )
+        label = ALGORITHM_LABEL.get(algorithm, algorithm)
+        series = f"{label} / {verifier}" if "verifiers" in point else label
+        rows.append({"algorithm": algorithm, "series": series, "verifier": verifier, **got})
+    return rows
+
+
+def _long(rows: list[Row], measures: Sequence[tuple[str, str]]) -> list[Row]:
+    """One row per (row, measure) with the measure's name in ``measure`` and its number in
+    ``value``, so one plot draws several measures as panels."""
+    out = []
+    for r in rows:
+        for col, label in measures:
+            out.append({**r, "measure": label, "value": r.get(col, float("nan"))})
+    return out
+
+
+RUNTIME = ("seconds", "runtime (s)")
+CALLS = ("oracle_calls", "oracle calls")
+QERROR = ("query_error", "query error (mean relative)")
+
+
+def measure_anonymize_long(point: Row, ctx: Context) -> list[Row]:
+    """:func:`measure_anonymize` with runtime, oracle calls and query error as panels."""
+    return _long(measure_anonymize(point, ctx), (RUNTIME, CALLS, QERROR))
+
+
+def measure_verifiers(point: Row, ctx: Context) -> list[Row]:
+    """E6: ``provider-aware`` once per verifier of ``verifiers``."""
+    out = []
+    for verifier in point["verifiers"]:
+        sub = {**point, "verifier": verifier, "algorithms": ("provider-aware",)}
+        for r in measure_anonymize(sub, ctx):
+            out.append({**r, "series": verifier})
+    return _long(out, (RUNTIME, CALLS))
+
+
+# -- the experiments ------------------------------------------------------------------------------
+E1_M = tuple(range(1, 15))
+E1_SEEDS = (0, 1, 2)
+E2_NG = (7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+E2_SEEDS = (0, 1, 2)
+E3_RPP = (1, 2, 3, 5, 8, 10, 12, 15, 20, 30, 50, 75, 100)
+E3_SEEDS = (0, 1, 2)
+E4_M = tuple(range(1, 10))
+E5_ROWS = (1000, 5000, 10_000, 20_000, ADULT_ROWS)
+E5_CENSUS_ROWS = (ADULT_ROWS, 100_000)
+E6_ROWS = (100, 300, 1000, 3000, 10_000, ADULT_ROWS)
+E6_VERIFIERS = ("adaptive", "binary", "top-down")
+E7_K = (10, 20, 30, 40, 50, 75, 100)
+E7_L = (2, 3, 4, 5, 6)
+ANON_SEEDS = (0,)
+E4_SEEDS = (0, 1)
+
+_VERIFY_NOTE = (
+    "Groups: |T_G| Adult records (45,222 rows, SA occupation) drawn without replacement, "
+    "Exp(1) provider weights, none empty (spec 3.10, R24, R29); C = k-anonymity (k = 50) and "
+    "distinct l-diversity (l = 4); coalition order by Eq. 1 with alpha = 0.3. Plotted: oracle "
+    "calls (the paper's cost model; deterministic), median over seeds; wall seconds are in "
+    "the CSV. Verifiers are exact, so every verifier's verdict agrees (column private). "
+)
+_ANON_NOTE = (
+    "Adult (45,222 rows), QIs age, workclass, education, marital-status, race, sex, "
+    "native-country, hours-per-week (A23; no hierarchies: code-interval cells), SA "
+    "occupation; n = 10 providers by Exp(1) weights; C = k-anonymity and distinct "
+    "l-diversity; verifier adaptive (fitness threshold 0.85). Query error: mean relative "
+    "error of 2,500 range COUNT queries, qd uniform in 2..4, uniform endpoints, act = 0 "
+    "re-drawn, uniform spread in each group's box (A22). Providers per group in the CSV "
+    "(A26). One seed (the spec asks for 10, A25): the five-minute budget of paper 003's "
+    "seven experiments decides. "
+)
+
+
+def _verify_plot(x: str, xlabel: str) -> Plot:
+    return Plot(
+        x=x,
+        y="calls",
+        xlabel=xlabel,
+        ylabel="oracle calls (log)",
+        series="strategy",
+        logy=True,
+        panels="group",
+    )
+
+
+def _anon_plot(x: str, xlabel: str, logy: bool = False) -> Plot:
+    return Plot(
+        x=x,
+        y="value",
+        xlabel=xlabel,
+        ylabel="value",
+        ylabel_per_panel=True,
+        series="series",
+        panels="measure",
+        logy=logy,
+    )
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="mprivacy-e1-fig6",
+        paper=PAPER,
+        figure="Fig. 6",
+        title="verification cost vs m (n_G = 15, |T_G| = 150 and 750)",
+        grid=[{"size": s, "n_g": N_G, "m": m} for s in GROUP_SIZES for m in E1_M],
+        seeds=E1_SEEDS,
+        measure=measure_verify,
+        plot=_verify_plot("m", "m"),
+        claim=(
+            "|T_G| = 150 (avg provider fitness 0.867): binary best for almost all m, top-down "
+            "comparable to binary for m > n_G/2. |T_G| = 750 (fitness 2.307): top-down "
+            "significantly better than all others, which need exponentially many checks; cost "
+            "peaks around m = n_G/2."
+        ),
+        notes=_VERIFY_NOTE + "m = 1..14 as the spec; 3 seeds (spec: >= 10; time budget).",
+    ),
+    Experiment(
+        name="mprivacy-e2-fig7",
+        paper=PAPER,
+        figure="Fig. 7",
+        title="verification cost vs n_G (m = 5, |T_G| = 150 and 750)",
+        grid=[{"size": s, "n_g": n, "m": M_VERIFY} for s in GROUP_SIZES for n in E2_NG],
+        seeds=E2_SEEDS,
+        measure=measure_verify,
+        plot=_verify_plot("n_g", "n_G (providers in the group)"),
+        claim=(
+            "Small group: every algorithm's runtime grows exponentially with n_G. Large group: "
+            "binary, direct and bottom-up grow exponentially; top-down stays low with no "
+            "visible trend."
+        ),
+        notes=_VERIFY_NOTE
+        + "|T_G| held fixed while n_G varies (A29); n_G = 7..16 (spec: to 20; top-down on the "
+        "small group needs ~2^n_G calls, 4 s a group at n_G = 18); 3 seeds.",
+    ),
+    Experiment(
+        name="mprivacy-e3-fig8",
+        paper=PAPER,
+        figure="Fig. 8",
+        title="verification cost vs records per provider (n_G = 15, m = 5); threshold",
+        grid=[{"size": N_G * r, "n_g": N_G, "m": M_VERIFY} for r in E3_RPP],
+        seeds=E3_SEEDS,
+        measure=measure_verify,
+        plot=Plot(
+            x="records_per_provider",
+            y="calls",
+            xlabel="|T_G| / n_G (records per provider)",
+            ylabel="oracle calls (log)",
+            series="strategy",
+            logy=True,
+        ),
+        claim=(
+            "Small |T_G|/n_G: direct and bottom-up very efficient (groups fail early); "
+            "|T_G|/n_G >= 15: top-down outperforms the rest. Fitness axis: same trend, "
+            "score = 0.04 |T_G|/n_G + 0.33 (R^2 = 0.97). Adaptive rule: binary below average "
+            "provider fitness 0.85 (15 records per provider), top-down above."
+        ),
+        notes=_VERIFY_NOTE
+        + "records per provider in {1, 2, 3, 5, 8, 10, 12, 15, 20, 30, 50, 75, 100}; 3 seeds. "
+        "kerckhoffs.experiments.paper_003_mprivacy.calibrate(csv rows) gives the crossover "
+        "(top-down no worse than binary from there on) and the fitness fit.",
+    ),
+    Experiment(
+        name="mprivacy-e4-fig9",
+        paper=PAPER,
+        figure="Fig. 9",
+        title="provider-aware vs baseline: runtime and query error vs m (Adult, n = 10)",
+        grid=[{"m": m} for m in E4_M],
+        seeds=E4_SEEDS,
+        measure=measure_anonymize_long,
+        plot=_anon_plot("m", "m"),
+        claim=(
+            "Provider-aware significantly faster than the baseline; both runtimes peak at "
+            "m = n/2; the baseline's query error increases with m, provider-aware's stays "
+            "roughly constant (its groups have on average 1 provider, at k = 15)."
+        ),
+        notes=_ANON_NOTE + "m = 1..9, k = 30, l = 4; two seeds (two provider assignments).",
+    ),
+    Experiment(
+        name="mprivacy-e5-fig10",
+        paper=PAPER,
+        figure="Fig. 10",
+        title="runtime and query error vs |T| (Adult samples; Census stand-in beyond)",
+        grid=[{"dataset": "adult", "rows": r} for r in E5_ROWS]
+        + [{"dataset": "census", "rows": r} for r in E5_CENSUS_ROWS],
+        seeds=ANON_SEEDS,
+        measure=lambda point, ctx: [
+            {**r, "series": f"{r['series']} ({point['dataset']})"}
+            for r in measure_anonymize_long(point, ctx)
+        ],
+        plot=_anon_plot("rows", "|T| (records)"),
+        claim=(
+            "Runtime grows with |T| for both, the baseline's faster; query error follows "
+            "'the same rate' for both (read: similar trend, A28)."
+        ),
+        notes=_ANON_NOTE
+        + "|T| in {1k, 5k, 10k, 20k, 45,222}: seeded uniform samples of Adult; beyond the "
+        "paper, the Census stand-in (UCI Census-Income KDD, occupation != 0, 148,318 rows; QIs "
+        "age, sex, education, marital_status, race, workclass, country without hierarchies, so "
+        "qd in 2..3; SA detailed occupation, 46 codes) at |T| in {45,222, 100k}; m = 3, k = 30, "
+        "l = 4.",
+    ),
+    Experiment(
+        name="mprivacy-e6-fig11",
+        paper=PAPER,
+        figure="Fig. 11",
+        title="adaptive vs binary-only vs top-down-only verification inside provider-aware",
+        grid=[{"rows": r, "verifiers": E6_VERIFIERS} for r in E6_ROWS],
+        seeds=ANON_SEEDS,
+        measure=measure_verifiers,
+        plot=_anon_plot("rows", "|T| (records)", logy=True),
+        claim=(
+            "For small |T| the adaptive run tracks binary, then top-down; for |T| > 300 the "
+            "adaptive run beats both (partitions of many sizes need different strategies)."
+        ),
+        notes=_ANON_NOTE
+        + "provider-aware, m = 3, k = 30, l = 4; |T| in {100, 300, 1k, 3k, 10k, 45,222} "
+        "(seeded samples of Adult); the output does not depend on the verifier (P16), only "
+        "the time and the oracle calls do.",
+    ),
+    Experiment(
+        name="mprivacy-e7-fig12",
+        paper=PAPER,
+        figure="Fig. 12",
+        title="runtime and query error vs k (l = 4) and vs l (k = 30), m = 3",
+        grid=[{"vary": "k", "x": k, "k": k, "l": L_ANON} for k in E7_K]
+        + [{"vary": "l", "x": v, "k": K_ANON, "l": v} for v in E7_L],
+        seeds=ANON_SEEDS,
+        measure=lambda point, ctx: [
+            {**r, "measure": f"{r['measure']} vs {point['vary']}"}
+            for r in measure_anonymize_long(point, ctx)
+        ],
+        plot=_anon_plot("x", "k (l = 4) or l (k = 30)"),
+        claim=(
+            "Larger k: higher query error; varying l changes quality non-monotonically; "
+            "provider-aware's error always <= the baseline's; 'execution times are shorter "
+            "for decreasing k or l values because less partitions are created' (contradictory, "
+            "A27: we record what we measure)."
+        ),
+        notes=_ANON_NOTE + "k in {10, 20, 30, 40, 50, 75, 100} at l = 4; l in 2..6 at k = 30.",
+    ),
+]
+
+register_experiment(*EXPERIMENTS)
+
+__all__ = [
+    "EXPERIMENTS",
+    "adult_schema",
+    "anonymization_models",
+    "calibrate",
+    "census_schema",
+    "measure_anonymize",
+    "measure_verify",
+    "provider_table",
+    "providers_per_group",
+    "verification_group",
+]
