@@ -121,7 +121,7 @@ def test_demo_writes_release_and_is_deterministic(
             "1. the table as it stands",
             "2. full-domain generalization at fixed levels",
             "3. read the release back from its files and check it independently",
-            "7. two hospitals publish one table",
+            "7. two hospitals, one release",
         ):
             assert section in out, f"missing section {section!r}"
         assert "500 patients" in out
