@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -77,8 +78,13 @@ def signatures(seq: GeneralizationSequence, i: int, tables: np.ndarray, n_sa: in
 def multinomial(counts: np.ndarray | Sequence[int]) -> int:
     """``(sum counts)! / prod(counts!)``, exact: the number of distinct arrangements of a
     multiset with these value counts."""
+    return _multinomial(tuple(int(v) for v in np.asarray(counts).ravel()))
+
+
+@lru_cache(maxsize=4096)
+def _multinomial(counts: tuple[int, ...]) -> int:
     out, total = 1, 0
-    for c in (int(v) for v in np.asarray(counts).ravel()):
+    for c in counts:
         total += c
         out *= math.comb(total, c)
     return out
@@ -97,9 +103,16 @@ def per_size(seq: GeneralizationSequence, i: int, sig: np.ndarray) -> int:
 
 def multiset_permutations(counts: np.ndarray | Sequence[int]) -> np.ndarray:
     """Every distinct arrangement of the multiset with value counts ``counts`` (value ``v``
-    repeated ``counts[v]`` times), in lexicographic order: ``int64 [arrangements, size]``.
+    repeated ``counts[v]`` times), in lexicographic order: ``int64 [arrangements, size]``
+    (read-only; cached per count vector, since the same group multisets recur across the
+    disclosure-set computations).
+    """
+    return _arrangements(tuple(int(c) for c in np.asarray(counts).ravel()))
 
-    Built position by position, vectorized over the partial arrangements (the loop runs over
+
+@lru_cache(maxsize=4096)
+def _arrangements(counts: tuple[int, ...]) -> np.ndarray:
+    """Built position by position, vectorized over the partial arrangements (the loop runs over
     positions and values, never over arrangements).
     """
     c = np.asarray(counts, dtype=np.int64)
@@ -111,6 +124,7 @@ def multiset_permutations(counts: np.ndarray | Sequence[int]) -> np.ndarray:
         prefix = np.concatenate([prefix[rows], vals[:, None]], axis=1)
         left = left[rows]
         left[np.arange(rows.size), vals] -= 1
+    prefix.setflags(write=False)
     return prefix
 
 
@@ -125,14 +139,21 @@ def enumerate_per(
     The instances are the Cartesian product of each group's arrangements, assembled with
     ``repeat``/``tile`` (no loop over instances).
     """
-    sig = _check_signature(seq, i, sig)
-    size = per_size(seq, i, sig)
+    return enumerate_checked(seq, i, _check_signature(seq, i, sig), limit)
+
+
+def enumerate_checked(
+    seq: GeneralizationSequence, i: int, sig: np.ndarray, limit: int = DEFAULT_LIMIT
+) -> np.ndarray:
+    """:func:`enumerate_per` for a signature known to be valid (the engine's own signatures:
+    no re-validation on the recursion's hot path)."""
+    size = math.prod(_multinomial(tuple(row)) for row in sig.tolist())
     if size > limit:
         raise TooManyInstances(size, limit)
     out = np.empty((size, seq.n), dtype=np.int64)
     inner = size
-    for rows, counts in zip(seq.members(i), sig, strict=True):
-        arr = multiset_permutations(counts)
+    for rows, counts in zip(seq.members(i), sig.tolist(), strict=True):
+        arr = _arrangements(tuple(counts))
         k = arr.shape[0]
         inner //= k
         # the first group varies slowest: block j of the product uses arrangement j // inner

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -113,6 +114,13 @@ class GeneralizationSequence:
 
     def members(self, i: int) -> list[np.ndarray]:
         """The row positions of each group of generalization ``i``, in group-id order."""
+        return self._members[i]
+
+    @cached_property
+    def _members(self) -> list[list[np.ndarray]]:
+        return [self._group_rows(i) for i in range(len(self.labels))]
+
+    def _group_rows(self, i: int) -> list[np.ndarray]:
         a = self.labels[i]
         order = np.argsort(a, kind="stable")
         bounds = np.searchsorted(a[order], np.arange(self.groups(i) + 1))
