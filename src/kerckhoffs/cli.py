@@ -443,12 +443,19 @@ def datasets_prepare(
 
 
 def _register_commands() -> None:
-    from kerckhoffs import cli_attack, cli_audit_algorithm, cli_demo, cli_reproduce
+    from kerckhoffs import (
+        cli_attack,
+        cli_audit_algorithm,
+        cli_demo,
+        cli_disclosure,
+        cli_reproduce,
+    )
 
     cli_demo.register(app)  # first: the help lists it after algorithms, as before
     cli_attack.register(app)
     cli_audit_algorithm.register(app)
     cli_reproduce.register(app)
+    cli_disclosure.register(app)
 
 
 _register_commands()
