@@ -94,11 +94,11 @@ def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) ->
     results = outcomes(table, seq, check, limit)
     t = rich_table("candidate", "|PER|", "PER passes", "naive DS", "inclusive DS", "exclusive DS")
     steps: dict[int, dict[str, str]] = {}
-    for o in results:
-        for s in o.steps:
+    for res in results:
+        for s in res.steps:
             row = steps.setdefault(s.index, {"per": f"{s.per_size:,}", "pp": str(s.per_passes)})
             mark = "passes" if s.passes else "[red]fails[/]"
-            row[o.strategy] = f"{s.disclosure_size:,}, max {_share(max(s.max_share))} {mark}"
+            row[res.strategy] = f"{s.disclosure_size:,}, max {_share(max(s.max_share))} {mark}"
     for i in sorted(steps):
         row = steps[i]
         t.add_row(
