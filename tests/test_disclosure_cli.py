@@ -107,7 +107,7 @@ def test_lattice_exclusive_releases_table1_bands(tmp_path, table1) -> None:  # t
     (tmp_path / "s.toml").write_text(LATTICE_SCHEMA)
     t = Table.from_csv(EX / "table1.csv", Schema.from_toml(tmp_path / "s.toml"))
     models = [parse_model("l=2")]
-    size, kept = _brute_force(t, models)
+    size, _ = _brute_force(t, models)
     check = decide(t, models, chosen_node(t, models), "exclusive")
     assert check.disclosure_size == size == 160  # 288 - 128 (hand count: 8 * 8 * 2 pass g1)
     rel = REGISTRY["lattice-exclusive"].run(t, models)
