@@ -158,7 +158,10 @@ def class_outcomes(
     for j, ids in enumerate(sig_ids):
         u = per_pass[j].size
         at = naive == j
-        ex_size, ex_counts = _grouped_counts(big, ids, at, u, n_sa)
+        # DS_excl(j, s): tables of signature s that no earlier PER check stopped (= naive == j
+        # where PER(j, s) passes; defined for every s, as spec 4.4 tabulates it)
+        before = (naive == NOTHING) | (naive >= j)
+        ex_size, ex_counts = _grouped_counts(big, ids, before, u, n_sa)
         ex_ok = np.asarray(chk.people_pass(ex_counts), dtype=bool) & (ex_size > 0)
         released = at & ex_ok[ids]
         exclusive[released] = j
