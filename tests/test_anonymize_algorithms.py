@@ -29,6 +29,8 @@ CASES = {
     "anatomy": (["l=3"], ["l=40"]),
     "hilb": (["l=3"], ["l=40"]),
     "lattice": (["k=5"], ["k=100000"]),
+    "lattice-exclusive": (["k=5"], ["k=100000"]),
+    "lattice-inclusive": (["k=5"], ["k=100000"]),
     "mask": (["k=20", "m=2"], ["k=20", "m=40"]),
     "local-recoding": (["alpha-k=0.5,10"], ["k=100000"]),
     "mdav": (["k=10"], ["k=100000"]),

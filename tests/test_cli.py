@@ -122,6 +122,7 @@ def test_demo_writes_release_and_is_deterministic(
             "2. full-domain generalization at fixed levels",
             "3. read the release back from its files and check it independently",
             "7. two hospitals, one release",
+            "8. the adversary knows the algorithm",
         ):
             assert section in out, f"missing section {section!r}"
         assert "500 patients" in out

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "kerckhoffs.cli_attack",
     "kerckhoffs.cli_audit_algorithm",
     "kerckhoffs.cli_demo",
+    "kerckhoffs.cli_disclosure",
     "kerckhoffs.cli_options",
     "kerckhoffs.cli_output",
     "kerckhoffs.cli_reproduce",

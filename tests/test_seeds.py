@@ -31,6 +31,8 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "hilb++": ["l=2"],
     "hilb++strict": ["l=2"],
     "lattice": ["k=2"],
+    "lattice-exclusive": ["k=2"],
+    "lattice-inclusive": ["k=2"],
     "local-recoding": ["k=2"],
     "mask": ["k=5", "m=2"],
     "mask+": ["k=5", "m=2"],

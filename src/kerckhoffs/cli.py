@@ -30,7 +30,7 @@ from kerckhoffs.data.output import check_writable_file, output_directory
 from kerckhoffs.data.provider_rows import read_provider_rows, write_provider_rows
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError
+from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, NothingReleased
 from kerckhoffs.models import ModelResult, parse_model
 from kerckhoffs.models.base import format_number
 from kerckhoffs.randomness import check_seed
@@ -443,12 +443,19 @@ def datasets_prepare(
 
 
 def _register_commands() -> None:
-    from kerckhoffs import cli_attack, cli_audit_algorithm, cli_demo, cli_reproduce
+    from kerckhoffs import (
+        cli_attack,
+        cli_audit_algorithm,
+        cli_demo,
+        cli_disclosure,
+        cli_reproduce,
+    )
 
     cli_demo.register(app)  # first: the help lists it after algorithms, as before
     cli_attack.register(app)
     cli_audit_algorithm.register(app)
     cli_reproduce.register(app)
+    cli_disclosure.register(app)
 
 
 _register_commands()
@@ -465,6 +472,8 @@ def run(args: Sequence[str]) -> int:
         rv = app(args=list(args), prog_name="kerckhoffs", standalone_mode=False)
     except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
         return _fail(f"--{exc.parameter.replace('_', '-')} {exc.value}: {exc.reason}")
+    except NothingReleased as exc:  # a verdict (paper 002's φ), not bad input
+        return _fail(exc.cli_message, NothingReleased.exit_code)
     except KerckhoffsError as exc:
         return _fail(exc.cli_message)
     except typer.TyperException as exc:  # usage: a missing or unknown option, a bad value

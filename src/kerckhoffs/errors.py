@@ -60,6 +60,15 @@ class ArgumentError(ParameterError):
         super().__init__(f"{parameter} {value}: {reason}")
 
 
+class NothingReleased(KerckhoffsError):
+    """A safe publishing strategy decided to release nothing (paper 002's ``φ``, spec
+    ``exclusive.md`` 2.8): e.g. ``lattice-exclusive`` when the naive choice fails its privacy
+    check on the disclosure set. A verdict, not a bad parameter: the command line prints the
+    one line and exits 1, and nothing is written."""
+
+    exit_code = 1
+
+
 class PrivacyCheckFailed(KerckhoffsError):
     """A release failed the independent check of its privacy model and was not written."""
 

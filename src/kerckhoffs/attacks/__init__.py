@@ -2,6 +2,7 @@
 who knows the algorithm, small tables) and the information-flow audit (any size)."""
 
 from kerckhoffs.attacks.composition import intersection_attack, overlapping_releases
+from kerckhoffs.attacks.disclosure_set import disclosure_set_attack  # registers disclosure-set
 from kerckhoffs.attacks.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
 from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
 from kerckhoffs.attacks.information_flow import FlowAudit, audit
@@ -29,6 +30,7 @@ __all__ = [
     "at_least",
     "audit",
     "audit_worlds",
+    "disclosure_set_attack",
     "enumerate_outcomes",
     "hilb_order_attack",
     "insider_attack",

@@ -12,7 +12,10 @@ satisfying the privacy models with the least information loss. One job per modul
   tagging, and the minimal nodes;
 - :mod:`.loss`: the measures that choose among the minimal nodes (paper 001 Definition 7
   information loss, discernibility, height), exact;
-- :mod:`.algorithm`: the registered ``lattice`` algorithm and the release at a node.
+- :mod:`.disclosure`: paper 002's exclusive and inclusive strategies over the lattice's
+  choice (disclosure sets, the exact shortcut);
+- :mod:`.algorithm`: the registered ``lattice``, ``lattice-exclusive`` and
+  ``lattice-inclusive`` algorithms and the release at a node.
 
 **Suppression** (``suppression=f``, a fraction of the rows, default 0): a node may leave up to
 ``floor(f * |T|)`` rows in groups that violate a model; those rows are *suppressed*. A release
@@ -36,7 +39,14 @@ algorithms paper 001 attacks, not necessarily the best satisfying node.
 Every public name is importable from this package.
 """
 
-from kerckhoffs.algorithms.lattice.algorithm import full_domain_cells, lattice, release_at
+from kerckhoffs.algorithms.lattice.algorithm import (
+    full_domain_cells,
+    lattice,
+    lattice_exclusive,
+    lattice_inclusive,
+    release_at,
+)
+from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, DisclosureCheck, decide
 from kerckhoffs.algorithms.lattice.evaluate import MONOTONE_MODELS, NodeResult
 from kerckhoffs.algorithms.lattice.loss import (
     METRICS,
@@ -56,21 +66,26 @@ from kerckhoffs.algorithms.lattice.search import (
 )
 
 __all__ = [
+    "DISCLOSURES",
     "MAX_NODES",
     "METRICS",
     "MONOTONE_MODELS",
     "STRATEGIES",
+    "DisclosureCheck",
     "Lattice",
     "LatticeSearch",
     "LossScale",
     "Node",
     "NodeResult",
     "chosen_node",
+    "decide",
     "evaluate_node",
     "full_domain_cells",
     "generalization_sequence",
     "information_loss",
     "lattice",
+    "lattice_exclusive",
+    "lattice_inclusive",
     "minimal_nodes",
     "release_at",
     "search_lattice",

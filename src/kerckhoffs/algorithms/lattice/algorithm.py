@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, decide
 from kerckhoffs.algorithms.lattice.evaluate import MONOTONE_MODELS, evaluator
 from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
-from kerckhoffs.algorithms.lattice.search import search_lattice
+from kerckhoffs.algorithms.lattice.search import evaluate_node, search_lattice
 from kerckhoffs.algorithms.registry import register
 from kerckhoffs.data.table import Table
+from kerckhoffs.errors import NothingReleased, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.randomness import Seed
@@ -80,19 +82,24 @@ def release_at(
     )
 
 
+_OPTIONS = {
+    "suppression": "fraction of rows that may be suppressed (default 0); they form one "
+    "group with every QI at its root, which must satisfy the models too",
+    "metric": "loss (paper 001 Definition 7, default) | discernibility | height",
+    "strategy": "two-way (default: bottom-up and top-down tagging) | incognito (bottom-up) "
+    "| samarati (binary search on height) | naive (every node); same result but samarati",
+    "disclosure": "naive (default: release the first node that passes) | exclusive | "
+    "inclusive (paper 002: release only if safe on the disclosure set; else nothing, exit 1)",
+}
+
+
 @register(
     "lattice",
     minimal=True,
     summary="full-domain generalization over the hierarchy lattice (Samarati, Incognito): "
     "the minimal satisfying node of least information loss",
     models=tuple(m.__name__ for m in MONOTONE_MODELS),
-    options={
-        "suppression": "fraction of rows that may be suppressed (default 0); they form one "
-        "group with every QI at its root, which must satisfy the models too",
-        "metric": "loss (paper 001 Definition 7, default) | discernibility | height",
-        "strategy": "two-way (default: bottom-up and top-down tagging) | incognito (bottom-up) "
-        "| samarati (binary search on height) | naive (every node); same result but samarati",
-    },
+    options=_OPTIONS,
 )
 def lattice(
     table: Table,
@@ -102,6 +109,7 @@ def lattice(
     suppression: float = 0.0,
     metric: str = "loss",
     strategy: str = "two-way",
+    disclosure: str = "naive",
 ) -> Release:
     """Full-domain generalization: publish the minimal lattice node of least ``metric``.
 
@@ -111,13 +119,73 @@ def lattice(
     :class:`~kerckhoffs.errors.SchemaError` naming it. Deterministic: ``seed`` is
     not used. The provenance records the chosen level vector (``levels``), the suppressed
     rows and the metric value.
+
+    ``disclosure`` (paper 002, :mod:`.disclosure`): ``"naive"`` (default) is the algorithm as
+    it always was; ``"exclusive"`` releases its choice only if the models hold on the
+    disclosure set of an adversary who knows the algorithm, ``"inclusive"`` releases the first
+    node whose disclosure set passes; when the strategy releases nothing it raises
+    :class:`~kerckhoffs.errors.NothingReleased`. Both need ``suppression=0`` and a strategy
+    other than samarati (the published node must be the first passing node of
+    :func:`generalization_sequence`), and record ``disclosure`` and ``released_index`` (the
+    node's position in that public sequence) in the provenance.
     """
-    found = search_lattice(table, models, suppression=suppression, metric=metric, strategy=strategy)
+    return _lattice("lattice", table, models, suppression, metric, strategy, disclosure=disclosure)
+
+
+def _lattice(
+    name: str,
+    table: Table,
+    models: list[PrivacyModel],
+    suppression: float,
+    metric: str,
+    strategy: str,
+    *,
+    disclosure: str,
+) -> Release:
+    if disclosure not in DISCLOSURES:
+        raise ParameterError(
+            f"{name}: disclosure must be one of {', '.join(DISCLOSURES)}, got {disclosure!r}"
+        )
+    if disclosure != "naive" and float(suppression) != 0.0:
+        raise ParameterError(
+            f"{name}: disclosure={disclosure} needs suppression=0 (suppressed rows depend on "
+            "the sensitive values, outside paper 002's model)"
+        )
+    if disclosure != "naive" and strategy == "samarati":
+        raise ParameterError(
+            f"{name}: disclosure={disclosure} needs a strategy other than samarati (its choice "
+            "is not the first passing node of the generalization sequence)"
+        )
+    found = search_lattice(
+        table, models, suppression=suppression, metric=metric, strategy=strategy, name=name
+    )
     lat = found.lattice
-    res = found.chosen_result
+    chosen = found.chosen
+    extra: dict[str, Any] = {}
+    if disclosure != "naive":
+        check = decide(table, models, chosen, disclosure, metric=metric, name=name)
+        if check.node is None:
+            why = (
+                f"the first passing node {chosen} fails the models on its disclosure set"
+                if disclosure == "exclusive"
+                else "no candidate node passes the models on its disclosure set"
+            )
+            share = (
+                f" (a person's value share reaches {check.max_share})"
+                if (check.max_share is not None)
+                else ""
+            )
+            raise NothingReleased(f"{name} releases nothing: {why}{share}")
+        chosen = check.node
+        extra = {"disclosure": disclosure, "released_index": check.released}
+    res = (
+        found.chosen_result
+        if chosen == found.chosen
+        else evaluate_node(table, models, chosen, metric=metric)
+    )
     params: dict[str, Any] = {"models": [m.to_dict() for m in models]}
     params.update(
-        levels=dict(zip(lat.names, found.chosen, strict=True)),
+        levels=dict(zip(lat.names, chosen, strict=True)),
         metric=metric,
         metric_value=res.loss,
         strategy=strategy,
@@ -125,14 +193,65 @@ def lattice(
         suppressed_rows=res.violating,
         minimal_nodes=len(found.minimal),
         evaluated_nodes=found.evaluated,
+        **extra,
     )
     return release_at(
         table,
-        found.chosen,
+        chosen,
         models if res.violating else None,
         suppression=suppression,
-        provenance=Provenance("lattice", params),
+        provenance=Provenance(name, params),
     )
 
 
-__all__ = ["full_domain_cells", "lattice", "release_at"]
+def _variant(disclosure: str) -> Any:
+    def run(
+        table: Table,
+        models: list[PrivacyModel],
+        *,
+        seed: Seed = None,
+        metric: str = "loss",
+        strategy: str = "two-way",
+    ) -> Release:
+        return _lattice(
+            f"lattice-{disclosure}", table, models, 0.0, metric, strategy, disclosure=disclosure
+        )
+
+    run.__doc__ = (
+        f"``lattice`` with ``disclosure={disclosure}`` (paper 002): the lattice's choice is "
+        "released only if safe against an adversary who knows the algorithm; raises "
+        ":class:`~kerckhoffs.errors.NothingReleased` when nothing is released."
+    )
+    return run
+
+
+lattice_exclusive = register(
+    "lattice-exclusive",
+    minimal=True,
+    family="lattice",
+    base="lattice",
+    summary="lattice under paper 002's exclusive strategy: its choice, released only if the "
+    "models hold on the disclosure set (else nothing)",
+    models=tuple(m.__name__ for m in MONOTONE_MODELS),
+    options={k: _OPTIONS[k] for k in ("metric", "strategy")},
+)(_variant("exclusive"))
+
+lattice_inclusive = register(
+    "lattice-inclusive",
+    minimal=True,
+    family="lattice",
+    base="lattice",
+    summary="lattice under paper 002's inclusive strategy: the first node whose disclosure "
+    "set passes the models (else nothing)",
+    models=tuple(m.__name__ for m in MONOTONE_MODELS),
+    options={k: _OPTIONS[k] for k in ("metric", "strategy")},
+)(_variant("inclusive"))
+
+
+__all__ = [
+    "full_domain_cells",
+    "lattice",
+    "lattice_exclusive",
+    "lattice_inclusive",
+    "release_at",
+]
