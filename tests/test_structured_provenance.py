@@ -114,7 +114,12 @@ def test_lattice_records_its_models_in_release_json(tmp_path: Path) -> None:
 
 
 def test_algorithm_properties_come_from_the_registry() -> None:
-    assert names_where(lambda a: a.minimal) == ("lattice", "local-recoding")
+    assert names_where(lambda a: a.minimal) == (
+        "lattice",
+        "lattice-exclusive",
+        "lattice-inclusive",
+        "local-recoding",
+    )
     assert names_where(lambda a: a.sa_blind) == ("mask", "mask+", "mask++")
     assert FRONTIER_ALGORITHMS == ("hilb", "hilb+", "hilb++")
     assert STRICT_ALGORITHMS == ("hilb++strict", "hilb+strict")

@@ -191,10 +191,9 @@ def _lattice(
         strategy=strategy,
         suppression=float(suppression),
         suppressed_rows=res.violating,
-        minimal_nodes=len(found.minimal),
-        evaluated_nodes=found.evaluated,
         **extra,
-    )
+    )  # never the search's own counts (nodes evaluated, minimal nodes found): how many other
+    # candidates pass is what an adversary who knows the search order would read (paper 002)
     return release_at(
         table,
         chosen,
