@@ -58,7 +58,9 @@ def register_attack(name: str, *, summary: str, applies: Applies) -> Callable[[A
 
 def get_attack(name: str) -> AttackInfo:
     """The attack called ``name``; an unknown name lists the known ones."""
-    from kerckhoffs import attacks  # noqa: F401  (importing registers every attack)
+    from kerckhoffs.attacks import register_all
+
+    register_all()
 
     try:
         return ATTACKS[name]
@@ -71,6 +73,7 @@ def applicable(
     releases: Sequence[Release], knowledge: Knowledge
 ) -> list[tuple[AttackInfo, str | None]]:
     """Every registered attack with ``None`` (it applies) or the reason it does not."""
-    from kerckhoffs import attacks  # noqa: F401
+    from kerckhoffs.attacks import register_all
 
+    register_all()
     return [(info, info.applies(releases, knowledge)) for _, info in sorted(ATTACKS.items())]
