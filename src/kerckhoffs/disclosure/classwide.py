@@ -132,7 +132,7 @@ def class_outcomes(
     >>> seq = GeneralizationSequence.from_labels([[0, 0, 1, 1], [0, 0, 0, 0]])
     >>> out = class_outcomes(seq, [2, 1, 1], PAPER_CHK)
     >>> out.tables.shape, sorted(out.joint_counts().items())
-    ((12, 4), [((-1, -1, -1), 4), ((-1, -1, 1), 4), ((0, 0, 0), 4)])
+    ((12, 4), [((0, 0, 0), 8), ((1, 1, 1), 4)])
     """
     counts = np.asarray(multiset_counts)
     if counts.ndim == 1 and int(counts.sum()) != seq.n:
