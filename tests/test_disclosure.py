@@ -7,7 +7,6 @@ knowledge, closed-form CHK equals enumeration."""
 from __future__ import annotations
 
 import itertools
-import time
 from collections import Counter
 from fractions import Fraction as F
 from pathlib import Path
@@ -291,19 +290,13 @@ def test_memoization_is_transparent() -> None:  # spec 6 T12
         assert b.instances > a.instances
 
 
-def test_running_example_three_outcomes_under_10_ms() -> None:
-    def run() -> float:
-        t = time.perf_counter()
-        naive(SEQ, G0, PAPER_CHK), inclusive(SEQ, G0, PAPER_CHK), exclusive(SEQ, G0, PAPER_CHK)
-        return time.perf_counter() - t
-
-    assert min(run() for _ in range(10)) < 0.010
+# Speed (issue 13: the running example under 10 ms, the exhaustive vector under 3 s) is
+# measured by benchmarks/bench_disclosure.py, not asserted here: a loaded CI machine must not
+# fail a correct build. The exhaustive vector is fast enough to be an ordinary test.
 
 
 def test_exhaustive_vector_over_g0_multiset_class() -> None:  # spec 4.7
-    t = time.perf_counter()
     out = class_outcomes(SEQ, np.bincount(G0), PAPER_CHK)
-    elapsed = time.perf_counter() - t
     assert out.tables.shape == (453_600, 10)
     assert out.joint_counts() == {
         (0, 0, 0): 322_560,
@@ -317,7 +310,6 @@ def test_exhaustive_vector_over_g0_multiset_class() -> None:  # spec 4.7
     assert int(out.naive_unsafe.sum()) == 23_904
     k = out.find(G0)
     assert (out.inclusive[k], out.exclusive[k], out.naive[k]) == (NOTHING, NOTHING, 1)
-    assert elapsed < 3.0
 
 
 # -- properties on random small tables ------------------------------------------------------------
