@@ -1,0 +1,77 @@
+"""Disclosure sets: what an adversary who knows the publisher's algorithm learns from its
+choice among candidate generalizations (paper 002, Zhang, Wang, Jajodia and Brodsky,
+"Exclusive Strategy for Generalization Algorithms in Micro-Data Disclosure"; spec
+``exclusive.md``).
+
+A publisher tries generalizations from most to least useful. The **naive** publisher
+releases the first whose PER set passes CHK; the adversary then knows every earlier candidate
+failed, and what remains possible (the **disclosure set**) may fail CHK. The **inclusive**
+strategy releases the first candidate that is safe on its disclosure set (recursive,
+exponential); the **exclusive** strategy stops at the first naive pass and releases it only
+if it is safe on its (non-recursive) disclosure set, else nothing.
+
+One job per module:
+
+- :mod:`.sequence`: :class:`GeneralizationSequence`, the ordered candidate partitions;
+- :mod:`.per`: signatures, ``|PER|``, the bounded PER enumerator;
+- :mod:`.chk`: the pluggable CHK (:class:`Chk`) and its implementations;
+- :mod:`.publishers`: ``naive``, ``inclusive``, ``exclusive`` on one table -> :class:`Outcome`;
+- :mod:`.classwide`: every table of a multiset class at once (fast path and test oracle);
+- :mod:`.sequence_file`: the TOML sequence format of ``examples/disclosure``.
+"""
+
+from kerckhoffs.disclosure.chk import (
+    PAPER_CHK,
+    Chk,
+    DistinctL,
+    MaxShare,
+    RecursiveCL,
+    ShareRule,
+    chk_from_model,
+    chk_generalization,
+    chk_instances,
+    person_counts,
+)
+from kerckhoffs.disclosure.classwide import NOTHING, ClassOutcomes, class_outcomes
+from kerckhoffs.disclosure.per import (
+    DEFAULT_LIMIT,
+    TooManyInstances,
+    enumerate_per,
+    multiset_permutations,
+    per_size,
+    signature,
+    signatures,
+)
+from kerckhoffs.disclosure.publishers import Outcome, Step, exclusive, inclusive, naive
+from kerckhoffs.disclosure.sequence import GeneralizationSequence
+from kerckhoffs.disclosure.sequence_file import read_sequence
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "NOTHING",
+    "PAPER_CHK",
+    "Chk",
+    "ClassOutcomes",
+    "DistinctL",
+    "GeneralizationSequence",
+    "MaxShare",
+    "Outcome",
+    "RecursiveCL",
+    "ShareRule",
+    "Step",
+    "TooManyInstances",
+    "chk_from_model",
+    "chk_generalization",
+    "chk_instances",
+    "class_outcomes",
+    "enumerate_per",
+    "exclusive",
+    "inclusive",
+    "multiset_permutations",
+    "naive",
+    "per_size",
+    "person_counts",
+    "read_sequence",
+    "signature",
+    "signatures",
+]
