@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -539,17 +540,37 @@ def strict_winner(incl: int, excl: int) -> str:
     return "exclusive"
 
 
+Triple = tuple[int, int, int]
+"""(inclusive, exclusive, naive) released index, 0-based, -1 = nothing."""
+
+
+@dataclass
+class UtilitySample:
+    """E-A's aggregated sample: per outcome triple, its ``weight`` (number of tables, or in
+    the class-wide mode the tables' share of their class summed over the classes) and the
+    weight of those whose naive release is unsafe; ``units`` tables or classes drawn;
+    ``seconds`` of publishing."""
+
+    weight: dict[Triple, float]
+    unsafe: dict[Triple, float]
+    units: int
+    seconds: float
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.weight.values()))
+
+
 def utility_sample(
     n_rows: int, n_funcs: int, tables: int, seed: int, max_group: int = 8
-) -> dict[str, np.ndarray]:
-    """E-A's sample: ``tables`` random (table, sequence) pairs of ``n_rows`` rows, 3-7 labels
-    and ``n_funcs`` generalizations, each run through the three publishers (paper CHK).
-    Returns arrays ``naive``, ``inclusive``, ``exclusive`` (0-based index, -1 = nothing),
-    ``naive_unsafe`` (bool) and ``seconds`` (all three publishers, per table)."""
+) -> UtilitySample:
+    """E-A on random sequences: ``tables`` random (table, sequence) pairs of ``n_rows`` rows,
+    3-7 labels and ``n_funcs`` generalizations (:func:`random_sequence`), each run through the
+    three publishers with the paper's CHK. Each table weighs 1."""
     rng = np.random.default_rng([seed, n_rows, n_funcs, 2])
-    out: dict[str, list[Any]] = {
-        k: [] for k in ("naive", "inclusive", "exclusive", "naive_unsafe", "seconds")
-    }
+    weight: dict[Triple, float] = {}
+    unsafe: dict[Triple, float] = {}
+    seconds = 0.0
     for _ in range(tables):
         seq = random_sequence(rng, n_rows, n_funcs, max_group)
         x = random_table(rng, n_rows, int(rng.integers(3, 8)))
@@ -557,23 +578,63 @@ def utility_sample(
         nv = naive(seq, x, PAPER_CHK)
         inc = inclusive(seq, x, PAPER_CHK)
         exc = exclusive(seq, x, PAPER_CHK)
-        out["seconds"].append(time.perf_counter() - t0)
-        out["naive"].append(NOTHING if nv.released is None else nv.released)
-        out["inclusive"].append(NOTHING if inc.released is None else inc.released)
-        out["exclusive"].append(NOTHING if exc.released is None else exc.released)
-        out["naive_unsafe"].append(not nv.safe)
-    return {k: np.asarray(v) for k, v in out.items()}
+        seconds += time.perf_counter() - t0
+        key = (_index(inc.released), _index(exc.released), _index(nv.released))
+        weight[key] = weight.get(key, 0.0) + 1.0
+        unsafe[key] = unsafe.get(key, 0.0) + (0.0 if nv.safe else 1.0)
+    return UtilitySample(weight, unsafe, tables, seconds)
+
+
+def paper_sequence_sample(classes: int, seed: int) -> UtilitySample:
+    """E-A on the paper's own g1-g3 (10 rows), as the spec's random search (4.7): ``classes``
+    random tables (values uniform from 3-7 labels); for each, **every** table of its
+    multiset class is published at once by the class-wide engine, each weighing ``1 / class
+    size``. Within a class every table is equally likely under uniform values, so the class
+    shares are the exact conditional distribution (a lower-variance estimate of the same
+    quantity as drawing tables one by one)."""
+    rng = np.random.default_rng([seed, 10, 3, 7])
+    seq = running_sequence()
+    weight: dict[Triple, float] = {}
+    unsafe: dict[Triple, float] = {}
+    seconds = 0.0
+    for _ in range(classes):
+        x = random_table(rng, seq.n, int(rng.integers(3, 8)))
+        t0 = time.perf_counter()
+        co = class_outcomes(seq, np.bincount(x), PAPER_CHK)
+        seconds += time.perf_counter() - t0
+        m = co.tables.shape[0]
+        stacked = np.stack([co.inclusive, co.exclusive, co.naive], axis=1).astype(np.int64)
+        triples, inv, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+        bad = np.bincount(inv.ravel(), weights=co.naive_unsafe, minlength=triples.shape[0])
+        for t, k, u in zip(triples.tolist(), counts.tolist(), bad.tolist(), strict=True):
+            key = (int(t[0]), int(t[1]), int(t[2]))
+            weight[key] = weight.get(key, 0.0) + k / m
+            unsafe[key] = unsafe.get(key, 0.0) + u / m
+    return UtilitySample(weight, unsafe, classes, seconds)
+
+
+def _index(released: int | None) -> int:
+    return NOTHING if released is None else int(released)
 
 
 EA_ROWS = (8, 10, 12)
 EA_FUNCS = (2, 3, 4)
 EA_TABLES = 300
+EA_CLASSES = 40
 EA_SEEDS = (0,)
+PAPER_SEQUENCE = "paper g1-g3"
+RANDOM_SEQUENCES = "random"
 
 
-def _sample(point: Row, ctx: Context) -> dict[str, np.ndarray]:
+def _sample(point: Row, ctx: Context) -> UtilitySample:
+    seed = int(point["seed"])
+    if point.get("sequence") == PAPER_SEQUENCE:
+        classes = int(point.get("classes", EA_CLASSES))
+        return ctx.cached(
+            f"p002:ea-paper:{classes}:{seed}", lambda: paper_sequence_sample(classes, seed)
+        )
     n_rows, n_funcs = int(point["n_rows"]), int(point["n_funcs"])
-    tables, seed = int(point.get("tables", EA_TABLES)), int(point["seed"])
+    tables = int(point.get("tables", EA_TABLES))
     max_group = int(point.get("max_group", 8))
     return ctx.cached(
         f"p002:ea:{n_rows}:{n_funcs}:{tables}:{seed}:{max_group}",
@@ -591,33 +652,46 @@ UTILITY_SERIES = (
 )
 
 
+def summarize(sample: UtilitySample) -> dict[str, float]:
+    """The E-A quantities (weights, as :data:`UTILITY_SERIES`) of a sample."""
+    out = dict.fromkeys((k for k, _ in UTILITY_SERIES), 0.0)
+    for (inc, exc, nai), w in sample.weight.items():
+        out["naive_released"] += w if nai != NOTHING else 0.0
+        out["naive_unsafe"] += sample.unsafe[(inc, exc, nai)]
+        out["inclusive_released"] += w if inc != NOTHING else 0.0
+        out["exclusive_released"] += w if exc != NOTHING else 0.0
+        winner = strict_winner(inc, exc)
+        if winner != "equal":
+            out[f"{winner}_wins"] += w
+    return out
+
+
+def setting(point: Row) -> str:
+    """The E-A setting's display name (plot panel / series)."""
+    if point.get("sequence") == PAPER_SEQUENCE:
+        return "paper's g1-g3, 10 rows (class-wide)"
+    return f"random, {int(point['n_rows'])} rows"
+
+
 def measure_utility(point: Row, ctx: Context) -> list[Row]:
-    """E-A summary: one row per quantity (``quantity``, ``count``, ``percent`` of the tables),
-    plus ``unsafe_of_naive`` (percent of the naive releases that are unsafe) and the sample's
-    ``seconds``."""
+    """E-A summary: one row per quantity (``quantity``, ``count``: tables, or in the
+    class-wide mode expected tables, ``percent`` of all), with ``unsafe_of_naive`` (percent
+    of the naive releases that are unsafe), ``units`` (tables or classes drawn) and the
+    sample's publishing ``seconds``."""
     s = _sample(point, ctx)
-    n = s["naive"].size
-    wins = np.array(
-        [strict_winner(int(a), int(b)) for a, b in zip(s["inclusive"], s["exclusive"], strict=True)]
-    )
-    counts = {
-        "naive_released": int((s["naive"] != NOTHING).sum()),
-        "naive_unsafe": int(s["naive_unsafe"].sum()),
-        "inclusive_released": int((s["inclusive"] != NOTHING).sum()),
-        "exclusive_released": int((s["exclusive"] != NOTHING).sum()),
-        "inclusive_wins": int((wins == "inclusive").sum()),
-        "exclusive_wins": int((wins == "exclusive").sum()),
-    }
+    counts = summarize(s)
+    total = s.total
     released = counts["naive_released"]
     unsafe_of_naive = 100.0 * counts["naive_unsafe"] / released if released else float("nan")
     return [
         {
+            "setting": setting(point),
             "quantity": label,
             "count": counts[key],
-            "tables": n,
-            "percent": 100.0 * counts[key] / n,
+            "percent": 100.0 * counts[key] / total,
             "unsafe_of_naive": unsafe_of_naive,
-            "seconds": float(s["seconds"].sum()),
+            "units": s.units,
+            "seconds": s.seconds,
         }
         for key, label in UTILITY_SERIES
     ]
@@ -625,23 +699,24 @@ def measure_utility(point: Row, ctx: Context) -> list[Row]:
 
 def measure_joint(point: Row, ctx: Context) -> list[Row]:
     """E-A joint distribution: one row per (inclusive, exclusive, naive) outcome triple that
-    occurs (names ``g1..``/``nothing``), with ``count``, ``percent`` and ``winner``."""
+    occurs (names ``g1..``/``nothing``), with ``count``, ``percent``, ``unsafe`` (the naive
+    release is unsafe) and ``winner``."""
     s = _sample(point, ctx)
-    stacked = np.stack([s["inclusive"], s["exclusive"], s["naive"]], axis=1)
-    triples, counts = np.unique(stacked, axis=0, return_counts=True)
-    n = stacked.shape[0]
+    total = s.total
     rows = []
-    for (a, b, c), k in zip(triples.tolist(), counts.tolist(), strict=True):
-        names = [_outcome_name(_outcome_code(v)) for v in (a, b, c)]
+    for key in sorted(s.weight):
+        names = [_outcome_name(_outcome_code(v)) for v in key]
         rows.append(
             {
+                "setting": setting(point),
                 "outcome": "/".join(names),
                 "inclusive": names[0],
                 "exclusive": names[1],
                 "naive": names[2],
-                "winner": strict_winner(a, b),
-                "count": int(k),
-                "percent": 100.0 * k / n,
+                "winner": strict_winner(key[0], key[1]),
+                "count": s.weight[key],
+                "unsafe": s.unsafe[key],
+                "percent": 100.0 * s.weight[key] / total,
             }
         )
     return rows
@@ -672,8 +747,8 @@ def worst_case_instance(
 
 def recurrence_bound(seq: GeneralizationSequence, x: np.ndarray) -> int:
     """Spec 5.1's solved recurrence for computing ``DS_n`` without memoization: ``S_n = |G_0|
-    * prod_{j=2}^{n} (1 + y_j)`` with ``y_j = |PER(g_j(x))|`` (an upper bound: early exits cut
-    it)."""
+    * prod_{j=2}^{n} (1 + y_j)`` with ``y_j = |PER(g_j(x))|``, in the paper's cost units
+    (``x_1 = |G_0|``, so not an instance count at n = 1); early exits cut it."""
     ys = [per_size(seq, j, signature(seq, j, x)) for j in range(len(seq))]
     return int(x.size) * math.prod(1 + y for y in ys[1:])
 
@@ -756,8 +831,13 @@ def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
 def _long_cost(rows: list[Row]) -> list[Row]:
     out = []
     for r in rows:
-        for col, label in (("instances", "PER instances enumerated"), ("seconds", "seconds")):
-            out.append({**r, "measure": label, "value": r[col]})
+        relative = r["instances"] / r["per_last"]
+        for label, value in (
+            ("PER instances enumerated", r["instances"]),
+            ("instances / |PER| of the last generalization", relative),
+            ("seconds", r["seconds"]),
+        ):
+            out.append({**r, "measure": label, "value": value})
     return out
 
 
@@ -776,7 +856,10 @@ _EA_NOTE = (
     "recursive (2,2)-diversity. 300 tables per point, one seed: the three-minute budget of E-A "
     "and E-B (larger groups at 12 rows take seconds per table in the inclusive recursion). "
     "'Strictly better': releases an earlier generalization, or releases where the other "
-    "releases nothing (spec 2.10). "
+    "releases nothing (spec 2.10). Last point, as the spec's random search (4.7): the paper's "
+    "own g1-g3 on 10 rows; 40 random tables (3-7 labels), each standing for its whole multiset "
+    "class, published at once by the class-wide engine (each class weighs 1, its tables "
+    "1/|class|; count = expected tables out of 40). "
 )
 _EB_NOTE = (
     "Worst-case tables: random sequences (as E-A) and tables of 12 rows with 4 labels, redrawn "
@@ -785,8 +868,8 @@ _EB_NOTE = (
     "Instances = PER instances enumerated (Outcome.instances, spec 5.3); 5 tables per point, "
     "median plotted; the CSV has |PER| of the last generalization (per_last) and spec 5.1's "
     "solved recurrence (bound). The non-memoized inclusive run is skipped where that bound "
-    "exceeds 20 million (NaN): it is loose (the runs made enumerate 1-25 % of it) but a run at "
-    "the bound would take minutes. "
+    "exceeds 20 million (NaN; the median is then over the tables that ran, the cheaper ones): "
+    "the bound is loose, but a run near it would take minutes. "
 )
 
 EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
@@ -794,11 +877,19 @@ EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
 
 
 def _ea_grid() -> list[Row]:
-    return [
-        {"n_rows": n, "n_funcs": f, "max_group": EA_MAX_GROUP[n], "tables": EA_TABLES}
+    random_points: list[Row] = [
+        {
+            "sequence": RANDOM_SEQUENCES,
+            "n_rows": n,
+            "n_funcs": f,
+            "max_group": EA_MAX_GROUP[n],
+            "tables": EA_TABLES,
+        }
         for n in EA_ROWS
         for f in EA_FUNCS
     ]
+    paper: Row = {"sequence": PAPER_SEQUENCE, "n_rows": 10, "n_funcs": 3, "classes": EA_CLASSES}
+    return [*random_points, paper]
 
 
 EXPERIMENTS = [
@@ -848,7 +939,7 @@ EXPERIMENTS = [
             xlabel="number of generalizations",
             ylabel="% of tables",
             series="quantity",
-            panels="n_rows",
+            panels="setting",
         ),
         claim=(
             "(No experiment in the paper.) Utility incomparable: each safe strategy can release "
@@ -871,7 +962,7 @@ EXPERIMENTS = [
             y="percent",
             xlabel="inclusive / exclusive / naive",
             ylabel="% of tables",
-            series="n_rows",
+            series="setting",
             kind="bar",
             logy=True,
             panels="n_funcs",
