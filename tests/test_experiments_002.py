@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -252,7 +253,7 @@ def test_random_sequence_is_qi_based_with_growing_groups(
     seq = p2.random_sequence(np.random.default_rng(seed), n_rows, n_funcs, max_group)
     assert len(seq) == n_funcs and seq.n == n_rows
     groups = [seq.groups(i) for i in range(n_funcs)]
-    assert all(a > b for a, b in zip(groups, groups[1:], strict=False))
+    assert all(a > b for a, b in pairwise(groups))
     for i in range(n_funcs):
         labels = seq[i]
         assert (np.diff(labels) >= 0).all()  # contiguous groups in QI order
