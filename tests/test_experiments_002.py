@@ -41,6 +41,7 @@ EXAMPLE_COLUMNS = {
     "figure_panel",
     "paper_vs_spec",
     "ours_vs_spec",
+    "quantities",
 }
 UTILITY_COLUMNS = {"setting", "quantity", "count", "percent", "unsafe_of_naive", "units", "seconds"}
 JOINT_COLUMNS = {
