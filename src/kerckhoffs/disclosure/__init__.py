@@ -32,7 +32,13 @@ from kerckhoffs.disclosure.chk import (
     chk_instances,
     person_counts,
 )
-from kerckhoffs.disclosure.classwide import NOTHING, ClassOutcomes, class_outcomes
+from kerckhoffs.disclosure.classwide import (
+    NOTHING,
+    ClassOutcomes,
+    Level,
+    class_outcomes,
+    class_tables,
+)
 from kerckhoffs.disclosure.per import (
     DEFAULT_LIMIT,
     TooManyInstances,
@@ -42,7 +48,15 @@ from kerckhoffs.disclosure.per import (
     signature,
     signatures,
 )
-from kerckhoffs.disclosure.publishers import Outcome, Step, exclusive, inclusive, naive
+from kerckhoffs.disclosure.publishers import (
+    Outcome,
+    Step,
+    disclosure_set,
+    exclusive,
+    inclusive,
+    max_shares,
+    naive,
+)
 from kerckhoffs.disclosure.sequence import GeneralizationSequence
 from kerckhoffs.disclosure.sequence_file import read_sequence
 
@@ -54,6 +68,7 @@ __all__ = [
     "ClassOutcomes",
     "DistinctL",
     "GeneralizationSequence",
+    "Level",
     "MaxShare",
     "Outcome",
     "RecursiveCL",
@@ -64,9 +79,12 @@ __all__ = [
     "chk_generalization",
     "chk_instances",
     "class_outcomes",
+    "class_tables",
+    "disclosure_set",
     "enumerate_per",
     "exclusive",
     "inclusive",
+    "max_shares",
     "multiset_permutations",
     "naive",
     "per_size",

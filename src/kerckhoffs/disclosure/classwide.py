@@ -25,6 +25,7 @@ code of :mod:`.publishers` (they must agree, tested with hypothesis).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,8 +35,8 @@ from kerckhoffs.disclosure.chk import Chk
 from kerckhoffs.disclosure.per import (
     DEFAULT_LIMIT,
     TooManyInstances,
+    arrangements,
     multinomial,
-    multiset_permutations,
     signatures,
 )
 from kerckhoffs.disclosure.sequence import GeneralizationSequence
@@ -83,11 +84,13 @@ class ClassOutcomes:
     def joint_counts(self) -> dict[tuple[int, int, int], int]:
         """``{(inclusive, exclusive, naive): number of tables}`` (spec 4.7's exhaustive table;
         -1 = nothing)."""
-        stacked = np.stack([self.inclusive, self.exclusive, self.naive], axis=1)
-        rows, counts = np.unique(stacked, axis=0, return_counts=True)
+        r = len(self.levels) + 1  # values -1..len-1, shifted to 0..len
+        key = (self.inclusive.astype(np.int64) + 1) * r * r
+        key += (self.exclusive.astype(np.int64) + 1) * r + self.naive.astype(np.int64) + 1
+        counts = np.bincount(key, minlength=r**3)
         return {
-            (int(a), int(b), int(c)): int(k)
-            for (a, b, c), k in zip(rows.tolist(), counts.tolist(), strict=True)
+            (k // (r * r) - 1, k // r % r - 1, k % r - 1): int(counts[k])
+            for k in np.flatnonzero(counts).tolist()
         }
 
     def find(self, table: np.ndarray | Sequence[int]) -> int:
@@ -111,9 +114,8 @@ def class_tables(
     size = multinomial(counts)
     if size > limit:
         raise TooManyInstances(size, limit, "multiset class")
-    tables = multiset_permutations(counts)
     small = np.int8 if counts.size <= 127 else np.int16
-    return tables.astype(small)
+    return arrangements(counts, small)
 
 
 def class_outcomes(
@@ -130,7 +132,7 @@ def class_outcomes(
     >>> seq = GeneralizationSequence.from_labels([[0, 0, 1, 1], [0, 0, 0, 0]])
     >>> out = class_outcomes(seq, [2, 1, 1], PAPER_CHK)
     >>> out.tables.shape, sorted(out.joint_counts().items())
-    ((12, 4), [((-1, -1, -1), 4), ((-1, -1, 1), 4), ((0, 0, 0), 4)])
+    ((12, 4), [((0, 0, 0), 8), ((1, 1, 1), 4)])
     """
     counts = np.asarray(multiset_counts)
     if counts.ndim == 1 and int(counts.sum()) != seq.n:
@@ -158,7 +160,10 @@ def class_outcomes(
     for j, ids in enumerate(sig_ids):
         u = per_pass[j].size
         at = naive == j
-        ex_size, ex_counts = _grouped_counts(big, ids, at, u, n_sa)
+        # DS_excl(j, s): tables of signature s that no earlier PER check stopped (= naive == j
+        # where PER(j, s) passes; defined for every s, as spec 4.4 tabulates it)
+        before = (naive == NOTHING) | (naive >= j)
+        ex_size, ex_counts = _grouped_counts(big, ids, before, u, n_sa)
         ex_ok = np.asarray(chk.people_pass(ex_counts), dtype=bool) & (ex_size > 0)
         released = at & ex_ok[ids]
         exclusive[released] = j
@@ -190,19 +195,20 @@ def _signature_ids(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each table's signature id under ``g_j`` (``0..U-1``) and one table index per id.
 
-    A group's multiset is its sorted values; the groups' sorted values side by side, read as a
-    base-``n_sa`` number, are one exact int64 key per table while ``n_sa ** n`` fits 62 bits.
-    Beyond that, ``np.unique`` over rows does the same, slower.
+    A group's multiset is its count vector, read as a base-``(|g|+1)`` number; the groups side
+    by side in mixed radix give one exact int64 key per table while it fits 62 bits. Beyond
+    that, ``np.unique`` over each group's sorted values does the same, slower.
     """
-    base = max(n_sa, 2)
     groups = seq.members(j)
-    if tables.shape[1] * (base - 1).bit_length() <= _KEY_BITS:
-        # every group's sorted values side by side, read as one base-n_sa number
+    bits = sum(n_sa * math.log2(rows.size + 1) for rows in groups)
+    if bits <= _KEY_BITS:
+        # group g's count vector in base |g|+1 is sum over its rows of (|g|+1)**value: exact
+        # (every digit <= |g|), no sort; the groups side by side in mixed radix
         key = np.zeros(tables.shape[0], dtype=np.int64)
         for rows in groups:
-            vals = np.sort(tables[:, rows], axis=1)
-            for k in range(rows.size):
-                key = key * base + vals[:, k]
+            base = rows.size + 1
+            powers = np.int64(base) ** np.arange(n_sa, dtype=np.int64)
+            key = key * np.int64(base) ** n_sa + powers[tables[:, rows]].sum(axis=1)
         _, first, ids = np.unique(key, return_index=True, return_inverse=True)
     else:
         codes = [

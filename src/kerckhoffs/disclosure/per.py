@@ -112,16 +112,23 @@ def multiset_permutations(counts: np.ndarray | Sequence[int]) -> np.ndarray:
 
 @lru_cache(maxsize=4096)
 def _arrangements(counts: tuple[int, ...]) -> np.ndarray:
-    """Built position by position, vectorized over the partial arrangements (the loop runs over
+    return arrangements(np.array(counts, dtype=np.int64))
+
+
+def arrangements(counts: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    """:func:`multiset_permutations` uncached, built in ``dtype`` (the class-wide engine builds
+    hundreds of thousands of tables in int8).
+
+    Built position by position, vectorized over the partial arrangements (the loop runs over
     positions and values, never over arrangements).
     """
     c = np.asarray(counts, dtype=np.int64)
     size = int(c.sum())
-    prefix = np.zeros((1, 0), dtype=np.int64)
+    prefix: np.ndarray = np.zeros((1, 0), dtype=dtype)
     left = c[None, :].copy()
     for _ in range(size):
         rows, vals = np.nonzero(left > 0)  # row-major: lexicographic order preserved
-        prefix = np.concatenate([prefix[rows], vals[:, None]], axis=1)
+        prefix = np.concatenate([prefix[rows], vals[:, None].astype(dtype)], axis=1)
         left = left[rows]
         left[np.arange(rows.size), vals] -= 1
     prefix.setflags(write=False)

@@ -42,6 +42,7 @@ from kerckhoffs.disclosure.per import (
     signatures,
 )
 from kerckhoffs.disclosure.sequence import GeneralizationSequence
+from kerckhoffs.errors import ParameterError
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,6 +253,29 @@ def inclusive(
     if not steps:
         return Outcome("inclusive", None, 0, (), run.instances)
     return _outcome("inclusive", None, steps[-1], run, steps)
+
+
+def disclosure_set(
+    seq: GeneralizationSequence,
+    sa: np.ndarray | Sequence[int],
+    i: int,
+    chk: Chk,
+    strategy: str = "exclusive",
+    memo: bool = True,
+    limit: int = DEFAULT_LIMIT,
+) -> Step:
+    """The disclosure set of the table ``sa``'s generalization under candidate ``i``, as the
+    adversary of ``strategy`` computes it, whether or not the strategy would reach ``i``
+    (spec 4.4 tabulates them all): ``"exclusive"`` (``DS_excl``, also the naive publisher's
+    true knowledge) or ``"inclusive"`` (``DS_incl``)."""
+    run = _Run(seq, np.asarray(sa), chk, limit)
+    if not 0 <= i < len(seq):
+        raise ParameterError(f"generalization index {i} outside 0..{len(seq) - 1}")
+    if strategy == "exclusive":
+        return run.ds_exclusive(i, run.sig(i))
+    if strategy == "inclusive":
+        return run.ds_inclusive(i, run.sig(i), memo)
+    raise ParameterError(f"strategy must be exclusive or inclusive, got {strategy!r}")
 
 
 def _outcome(

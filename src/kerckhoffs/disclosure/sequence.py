@@ -129,7 +129,7 @@ class GeneralizationSequence:
     def check_sa(self, sa: np.ndarray | Sequence[int]) -> np.ndarray:
         """``sa`` as an int64 array of ``n`` non-negative codes, else one-line ParameterError."""
         a = np.asarray(sa)
-        if a.ndim != 1 or a.shape[0] != self.n:
+        if a.ndim != 1 or (self.labels and a.shape[0] != self.n):
             raise ParameterError(
                 f"the sensitive codes must be one per row ({self.n}), got shape {a.shape}"
             )

@@ -29,9 +29,8 @@ from kerckhoffs.errors import InputError, ParameterError
 def read_sequence(path: str | Path, n_rows: int) -> GeneralizationSequence:
     """The sequence in the TOML file ``path`` for a table of ``n_rows`` rows.
 
-    >>> seq = read_sequence("examples/disclosure/sequence.toml", 10)  # doctest: +SKIP
-    >>> seq.names
-    ('g1', 'g2', 'g3')
+    Example: ``read_sequence("examples/disclosure/sequence.toml", 10).names`` is
+    ``("g1", "g2", "g3")``, paper 002's Table 2.
     """
     p = Path(path)
     try:
