@@ -885,7 +885,8 @@ _EB_NOTE = (
     "median plotted; the CSV has |PER| of the last generalization (per_last) and spec 5.1's "
     "solved recurrence (bound). The non-memoized inclusive run is skipped where that bound "
     "exceeds 20 million (NaN; the median is then over the tables that ran, the cheaper ones): "
-    "the bound is loose, but a run near it would take minutes. "
+    "the bound is loose, but a run near it would take minutes. Budget: 5 tables per point and "
+    "that skip keep E-B near 15 s of the three minutes E-A and E-B may take together. "
 )
 
 EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
