@@ -101,7 +101,7 @@ def test_registry_lists_the_papers_experiments() -> None:
     exps = all_experiments()
     assert len({e.name for e in exps}) == len(exps)
     for e in exps:
-        assert e.grid and e.claim and e.paper in {"000", "001", "003", "004"}
+        assert e.grid and e.claim and e.paper in {"000", "001", "002", "003", "004"}
     with pytest.raises(ParameterError, match="unknown experiment"):
         get_experiment("no-such-figure")
 
