@@ -75,7 +75,7 @@ def reproduce(
         bool, typer.Option("--force", help="Ignore cached points and measure again.")
     ] = False,
 ) -> None:
-    """Regenerate the experiments of papers 000, 001, 003 and 004 on the real data.
+    """Regenerate the experiments of papers 000, 001, 002, 003 and 004 on the real data.
 
     One CSV and one PNG per figure or table, cached so an interrupted run resumes.
     """
