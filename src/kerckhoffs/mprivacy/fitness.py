@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kerckhoffs.mprivacy.constraints import Constraint
+from kerckhoffs.mprivacy.constraints import Constraint, DistinctL, KAnon
 
 EPSILON = 1e-6
 """The clamp's epsilon: a violating set scores at most ``1 - EPSILON``."""
@@ -69,4 +69,36 @@ def fitness_batch(
     raw = sum(wi * c.ratio_batch(counts, hists) for wi, c in zip(w, parts, strict=True))
     raw = np.asarray(raw, dtype=float)
     ok = constraint.check_batch(counts, hists)
+    return np.where(ok, raw, np.minimum(raw, 1.0 - eps)), raw
+
+
+def is_counting(constraint: Constraint) -> bool:
+    """Whether C is k-anonymity, distinct l-diversity or a conjunction of them: then a record
+    set's check and fitness depend only on its size and its number of distinct SA values."""
+    return all(type(p) in (KAnon, DistinctL) for p in constraint.parts)
+
+
+def fitness_batch_counts(
+    constraint: Constraint,
+    counts: np.ndarray,
+    distinct: np.ndarray,
+    alpha: float = 0.3,
+    eps: float = EPSILON,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fitness_batch` for a counting constraint (:func:`is_counting`) from the sets'
+    sizes and distinct-value counts alone, without histograms; the same floats, since each
+    part's ratio is the same quotient and the parts are summed in the same order. The
+    verifiers rank coalitions by it (spec 2.10)."""
+    parts = constraint.parts
+    w = weights_for(len(parts), alpha)
+    counts = np.asarray(counts, dtype=np.int64)
+    distinct = np.asarray(distinct, dtype=np.int64)
+    total = sum(
+        wi * (counts / p.k if isinstance(p, KAnon) else distinct / p.l)  # type: ignore[attr-defined,misc]
+        for wi, p in zip(w, parts, strict=True)
+    )
+    raw = np.asarray(total, dtype=float)
+    ok = np.ones(counts.shape, dtype=bool)
+    for p in parts:
+        ok &= counts >= p.k if isinstance(p, KAnon) else distinct >= p.l  # type: ignore[attr-defined]
     return np.where(ok, raw, np.minimum(raw, 1.0 - eps)), raw

@@ -18,7 +18,7 @@ import numpy as np
 
 def popcount(mask: int) -> int:
     """Number of members of ``mask``."""
-    return bin(mask).count("1")
+    return int(mask).bit_count()
 
 
 def members(mask: int) -> list[int]:
@@ -64,14 +64,56 @@ def layer_masks(n: int, r: int) -> np.ndarray:
     return out
 
 
+_LOW_HALVES = [
+    0x5555555555555555,
+    0x3333333333333333,
+    0x0F0F0F0F0F0F0F0F,
+    0x00FF00FF00FF00FF,
+    0x0000FFFF0000FFFF,
+    0x00000000FFFFFFFF,
+]
+"""Word masks of the bit positions ``p`` (0..63) whose bit ``i`` is 0, for ``i < 6``."""
+
+
+def upward_closure(masks: np.ndarray, n: int) -> np.ndarray:
+    """Which coalitions of ``n`` providers contain one of ``masks`` (a superset-OR zeta
+    transform), as a bitset over all ``2^n`` coalitions: bit ``x % 64`` of word ``x // 64``.
+
+    ``n`` OR-and-shift steps on ``2^n / 64`` words; :func:`bitset_test` reads it. The top-down
+    verifier asks this per layer ("which coalitions still sit above an unresolved
+    m-coalition") instead of testing every pair (coalition, unresolved m-coalition).
+    """
+    table = np.zeros(max(1 << n, 64), dtype=bool)
+    table[np.asarray(masks, dtype=np.int64)] = True
+    words = np.packbits(table, bitorder="little").view("<u8").copy()
+    for i in range(min(n, 6)):
+        shift = np.uint64(1 << i)
+        words |= (words & np.uint64(_LOW_HALVES[i])) << shift
+    for i in range(6, n):
+        view = words.reshape(-1, 2, 1 << (i - 6))
+        view[:, 1, :] |= view[:, 0, :]
+    return words
+
+
+def bitset_test(words: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Whether each coalition of ``masks`` is in the bitset ``words`` (see
+    :func:`upward_closure`)."""
+    masks = np.asarray(masks, dtype=np.int64)
+    bits = words[masks >> 6] >> (masks & 63).astype(np.uint64)
+    return (bits & np.uint64(1)).astype(bool)
+
+
 class Knowledge:
     """SAFE / BREACH / UNRESOLVED for deciding layer ``m_eff`` of an ``n``-provider lattice.
 
     UNRESOLVED is a boolean mask over the ``m_eff``-coalitions (numpy), so marking a
-    coalition safe resolves all its ``m_eff``-subsets in one vectorized step.
+    coalition safe resolves all its ``m_eff``-subsets in one vectorized step. SAFE keeps
+    only maximal coalitions and BREACH only minimal ones (spec 3.0), which answer the
+    ``known_safe`` / ``known_breach`` tests exactly as the full lists would, in fewer steps.
     """
 
     def __init__(self, n: int, m_eff: int) -> None:
+        self.n = n
         self.m_eff = m_eff
         self.safe: list[int] = []
         self.breach: list[int] = []
@@ -91,19 +133,42 @@ class Knowledge:
         """The unresolved sub-coalitions of ``mask``."""
         return self.masks[self.alive & ((self.masks & ~mask) == 0)]
 
+    def covering(self, size: int) -> np.ndarray:
+        """The ``size``-coalitions (ascending) that contain an unresolved ``m_eff``-coalition:
+        the only ones whose check can still resolve something."""
+        layer = layer_masks(self.n, size)
+        unresolved = self.unresolved
+        if self.n <= 24:
+            return layer[bitset_test(upward_closure(unresolved, self.n), layer)]
+        return layer[((unresolved[None, :] & ~layer[:, None]) == 0).any(axis=1)]
+
     def known_safe(self, mask: int) -> bool:
-        return any(is_subset(mask, s) for s in self.safe)
+        """Whether ``mask`` is a sub-coalition of a coalition known safe."""
+        for s in self.safe:  # noqa: SIM110 (a loop is faster than any(genexpr))
+            if mask & ~s == 0:
+                return True
+        return False
 
     def known_breach(self, mask: int) -> bool:
-        return any(is_subset(b, mask) for b in self.breach)
+        """Whether ``mask`` contains a coalition known to breach."""
+        for b in self.breach:  # noqa: SIM110 (a loop is faster than any(genexpr))
+            if b & ~mask == 0:
+                return True
+        return False
 
     def mark_safe(self, mask: int) -> None:
         """Record ``mask`` safe: all its m_eff-subsets are resolved (downward pruning)."""
+        if self.known_safe(mask):
+            return
+        self.safe = [s for s in self.safe if s & ~mask]
         self.safe.append(mask)
-        self.alive &= (self.masks & ~mask) != 0
+        np.logical_and(self.alive, (self.masks & ~mask) != 0, out=self.alive)
 
     def mark_breach(self, mask: int) -> None:
         """Record ``mask`` breaching: every super-coalition breaches (upward pruning)."""
+        if self.known_breach(mask):
+            return
+        self.breach = [b for b in self.breach if mask & ~b]
         self.breach.append(mask)
 
     @property

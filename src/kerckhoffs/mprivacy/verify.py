@@ -31,9 +31,9 @@ import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
-from kerckhoffs.mprivacy.fitness import fitness_batch
+from kerckhoffs.mprivacy.fitness import fitness_batch, fitness_batch_counts, is_counting
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
-from kerckhoffs.mprivacy.lattice import Knowledge, is_subset, layer_masks, members, popcount
+from kerckhoffs.mprivacy.lattice import Knowledge, layer_masks
 
 ALPHA_VERIFY = 0.3
 """Eq. 1's weight for ordering coalitions in verification (paper Table II)."""
@@ -55,19 +55,82 @@ class VerifyResult:
         return self.private
 
 
+def _bit_rows(width: int) -> np.ndarray:
+    """The ``2^width x width`` 0/1 matrix whose row ``b`` holds the bits of ``b``."""
+    every = np.arange(1 << width, dtype=np.int64)
+    return (every[:, None] >> np.arange(width, dtype=np.int64)) & 1
+
+
 class _Lattice:
     """The group's providers ranked by ascending power (Algorithm 1 line 2) and coalition
-    power by mask; bit ``i`` of a mask is the i-th weakest provider."""
+    power by mask; bit ``i`` of a mask is the i-th weakest provider.
 
-    def __init__(self, stats: GroupStats, constraint: Constraint, alpha: float) -> None:
+    A coalition's records count, SA histogram (or, for a counting constraint, the bitmask of
+    its SA values) and bit-reversed mask are sums over its members; they are read from
+    tables over each byte of the mask (built on first use), so ranking a layer costs a few
+    table look-ups per coalition instead of a coalition x provider product.
+    """
+
+    def __init__(
+        self,
+        stats: GroupStats,
+        constraint: Constraint,
+        alpha: float,
+        own: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.stats, self.constraint, self.alpha = stats, constraint, alpha
         n = stats.n_providers
-        score, raw = fitness_batch(constraint, stats.c, stats.h, alpha)
-        self.order = sorted(range(n), key=lambda i: (score[i], raw[i], i))
+        score, raw = fitness_batch(constraint, stats.c, stats.h, alpha) if own is None else own
+        s, r = score.tolist(), raw.tolist()
+        self.order = sorted(range(n), key=lambda i: (s[i], r[i], i))
         self.n = n
+        self._pairs = [(1 << i, p) for i, p in enumerate(self.order)]
+        self._counting = is_counting(constraint) and stats.h.shape[1] <= 62
+        self._tables: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def local(self, mask: int) -> list[int]:
-        return [self.order[i] for i in members(int(mask))]
+        """The members of ``mask`` as the group's provider indices."""
+        return [p for b, p in self._pairs if mask & b]
+
+    def _byte_tables(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        if self._tables is None:
+            s, n = self.stats, self.n
+            order = np.asarray(self.order, dtype=np.int64)
+            c, h = s.c[order], s.h[order]
+            if self._counting:  # SA values present, as a bitmask
+                h = (h > 0).astype(np.int64) @ (np.int64(1) << np.arange(h.shape[1]))
+            rev = np.int64(1) << (n - 1 - np.arange(n, dtype=np.int64))
+            self._tables = []
+            for lo in range(0, n, 8):
+                rows = _bit_rows(min(8, n - lo))
+                part = h[lo : lo + 8]
+                if self._counting:  # OR of the members' bitmasks
+                    second = np.bitwise_or.reduce(rows * part[None, :], axis=1)
+                else:
+                    second = rows @ part
+                self._tables.append((lo, rows @ c[lo : lo + 8], second, rows @ rev[lo : lo + 8]))
+        return self._tables
+
+    def keys(self, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fitness score, raw score, bit-reversed mask) of each coalition of ``masks``."""
+        counts = second = rev = None
+        for lo, t_count, t_second, t_rev in self._byte_tables():
+            byte = (masks >> lo) & 255 if lo else masks & 255
+            if counts is None:
+                counts, second, rev = t_count[byte], t_second[byte], t_rev[byte]
+            elif self._counting:
+                counts, rev = counts + t_count[byte], rev + t_rev[byte]
+                second = second | t_second[byte]
+            else:
+                counts, rev = counts + t_count[byte], rev + t_rev[byte]
+                second = second + t_second[byte]
+        assert counts is not None and second is not None and rev is not None
+        if self._counting:
+            distinct = np.bitwise_count(second).astype(np.int64)
+            score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
+        else:
+            score, raw = fitness_batch(self.constraint, counts, second, self.alpha)
+        return score, raw, rev
 
     def ranked(self, masks: np.ndarray, descending: bool) -> np.ndarray:
         """``masks`` by power (ascending, or descending), ties by the member ranks
@@ -76,14 +139,25 @@ class _Lattice:
         masks = np.asarray(masks, dtype=np.int64)
         if masks.size <= 1:
             return masks
-        s = self.stats
-        bits = np.arange(self.n, dtype=np.int64)
-        member = (masks[:, None] >> bits) & 1
-        counts = member @ s.c[self.order]
-        score, raw = fitness_batch(self.constraint, counts, member @ s.h[self.order], self.alpha)
-        reverse = member @ (np.int64(1) << (self.n - 1 - bits))
+        score, raw, rev = self.keys(masks)
         sign = -1.0 if descending else 1.0
-        return masks[np.lexsort((-reverse, sign * raw, sign * score))]
+        return masks[np.lexsort((-rev, sign * raw, sign * score))]
+
+    def strongest(self, masks: np.ndarray) -> int:
+        """The first coalition of ``ranked(masks, descending=True)``, by three arg-maxima
+        instead of a sort (``masks`` non-empty)."""
+        masks = np.asarray(masks, dtype=np.int64)
+        if masks.size == 1:
+            return int(masks[0])
+        score, raw, rev = self.keys(masks)
+        top = score == score.max()
+        if not top.any():  # a NaN score: let the sort decide
+            return int(self.ranked(masks, descending=True)[0])
+        if np.count_nonzero(top) > 1:
+            top &= raw == raw[top].max()
+            if np.count_nonzero(top) > 1:
+                return int(masks[top][np.argmax(rev[top])])
+        return int(masks[np.argmax(top)])
 
     def layer(self, size: int, descending: bool) -> np.ndarray:
         return self.ranked(layer_masks(self.n, size), descending)
@@ -155,29 +229,34 @@ def bottom_up(
 
 
 def top_down(
-    stats: GroupStats, m: int, constraint: Constraint, alpha: float = ALPHA_VERIFY
+    stats: GroupStats,
+    m: int,
+    constraint: Constraint,
+    alpha: float = ALPHA_VERIFY,
+    own: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> VerifyResult:
     """Layers ``n_G - 1`` down to ``m_eff``, weakest coalition first; a safe coalition
-    resolves all its m-subsets (downward pruning, III.D)."""
+    resolves all its m-subsets (downward pruning, III.D).
+
+    A layer checks, in ascending power, the coalitions that contain an m-coalition still
+    unresolved when the layer starts (:meth:`Knowledge.covering`); that also drops every
+    sub-coalition of a coalition found safe above (all its m-subsets are resolved).
+    ``own``: the providers' (score, raw score), when the caller has them."""
     _require_monotone(constraint, "top-down")
     oracle = Oracle(stats, constraint)
     me = stats.m_eff(m)
     if me == 0:
         return VerifyResult(not oracle.breaches(()), oracle.calls, "top-down")
-    lat = _Lattice(stats, constraint, alpha)
+    lat = _Lattice(stats, constraint, alpha, own)
     kb = Knowledge(lat.n, me)
     for size in range(lat.n - 1, me - 1, -1):
-        masks = kb.unresolved if size == me else layer_masks(lat.n, size)
-        if kb.safe:  # drop the sub-coalitions of what earlier layers found safe
-            safe = np.array(kb.safe, dtype=np.int64)
-            masks = masks[~((masks[:, None] & ~safe[None, :]) == 0).any(axis=1)]
-        if size > me:  # only coalitions above some unresolved m-coalition can help
-            sub = kb.unresolved
-            masks = masks[((sub[None, :] & ~masks[:, None]) == 0).any(axis=1)]
-        before = len(kb.safe)
+        if size == me:
+            masks = kb.unresolved
+        elif kb.safe:
+            masks = kb.covering(size)
+        else:  # nothing resolved yet: every coalition of the layer covers an m-coalition
+            masks = layer_masks(lat.n, size)
         for mask in lat.ranked(masks, descending=False).tolist():
-            if any(is_subset(mask, t) for t in kb.safe[before:]):
-                continue
             if oracle.breaches(lat.local(mask)):
                 if size == me:
                     return VerifyResult(False, oracle.calls, "top-down")
@@ -189,18 +268,23 @@ def top_down(
 
 
 def binary(
-    stats: GroupStats, m: int, constraint: Constraint, alpha: float = ALPHA_VERIFY
+    stats: GroupStats,
+    m: int,
+    constraint: Constraint,
+    alpha: float = ALPHA_VERIFY,
+    own: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> VerifyResult:
     """Algorithm 1 as corrected (spec 3.5): for each top coalition with an unresolved
     m-subset, a safe one prunes its subsets; a breaching one is bisected against its
     strongest unresolved m-subset (weakest members added first) down to a safe / breaching
-    pair one provider apart, which prunes both ways."""
+    pair one provider apart, which prunes both ways. ``own``: the providers' (score, raw
+    score), when the caller has them."""
     _require_monotone(constraint, "binary")
     oracle = Oracle(stats, constraint)
     me = stats.m_eff(m)
     if me == 0:
         return VerifyResult(not oracle.breaches(()), oracle.calls, "binary")
-    lat = _Lattice(stats, constraint, alpha)
+    lat = _Lattice(stats, constraint, alpha, own)
     n = lat.n
     full = (1 << n) - 1
     supers = [full & ~(1 << i) for i in range(n - 1, -1, -1)]
@@ -217,9 +301,10 @@ def binary(
             return False
         if kb.known_breach(mask):
             return True
-        if mask not in cache:
-            cache[mask] = oracle.breaches(lat.local(mask))
-        return cache[mask]
+        out = cache.get(mask)
+        if out is None:
+            out = cache[mask] = oracle.breaches(lat.local(mask))
+        return out
 
     at = 0  # a top coalition with no unresolved m-subset never gets one back
     while not kb.done:
@@ -230,17 +315,23 @@ def binary(
             kb.mark_safe(top)
             continue
         kb.mark_breach(top)
-        sub = int(lat.ranked(kb.unresolved_in(top), descending=True)[0])
+        sub = lat.strongest(kb.unresolved_in(top))
         if status(sub):
             return VerifyResult(False, oracle.calls, "binary")
         lo, hi = sub, top
-        while popcount(hi) - popcount(lo) >= 2:
-            extra = members(hi & ~lo)[: (popcount(hi) + popcount(lo)) // 2 - popcount(lo)]
-            mid = lo | sum(1 << i for i in extra)
+        size_lo, size_hi = me, n - 1
+        while size_hi - size_lo >= 2:
+            half = (size_hi + size_lo) // 2
+            extra = hi & ~lo
+            mid = lo
+            for _ in range(half - size_lo):  # the weakest (lowest) bits first
+                low = extra & -extra
+                mid |= low
+                extra ^= low
             if status(mid):
-                hi = mid
+                hi, size_hi = mid, half
             else:
-                lo = mid
+                lo, size_lo = mid, half
         kb.mark_safe(lo)
         kb.mark_breach(hi)
     return VerifyResult(True, oracle.calls, "binary")
@@ -265,8 +356,10 @@ def adaptive(
     """Binary for weak groups, top-down for robust ones (section III.E): ``mode`` "fitness"
     compares the average provider fitness with ``threshold`` (default 0.85),
     "records_per_provider" compares ``|G| / n_G`` (default 15)."""
+    own = None
     if mode == "fitness":
-        value = average_provider_fitness(stats, constraint, alpha)
+        own = fitness_batch(constraint, stats.c, stats.h, alpha)
+        value = float(own[0].mean())
         limit = FITNESS_THRESHOLD if threshold is None else threshold
     elif mode == "records_per_provider":
         value = stats.N / stats.n_providers
@@ -274,7 +367,7 @@ def adaptive(
     else:
         raise ParameterError(f"adaptive mode is 'fitness' or 'records_per_provider', got {mode!r}")
     use = binary if value < limit else top_down
-    return use(stats, m, constraint, alpha)
+    return use(stats, m, constraint, alpha, own)
 
 
 def exact(stats: GroupStats, m: int, constraint: Constraint) -> VerifyResult:
