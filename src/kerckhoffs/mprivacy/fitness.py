@@ -102,3 +102,30 @@ def fitness_batch_counts(
     for p in parts:
         ok &= counts >= p.k if isinstance(p, KAnon) else distinct >= p.l  # type: ignore[attr-defined]
     return np.where(ok, raw, np.minimum(raw, 1.0 - eps)), raw
+
+
+def fitness_counts(
+    constraint: Constraint,
+    count: int,
+    distinct: int,
+    alpha: float = 0.3,
+    eps: float = EPSILON,
+    weights: Sequence[float] | None = None,
+) -> tuple[float, float]:
+    """(clamped score, raw score) of one record set for a counting constraint
+    (:func:`is_counting`) from its size and number of distinct SA values, in Python floats:
+    the same operations in the same order as :func:`fitness_batch_counts`, hence the same
+    values (IEEE division, product and sum are exactly rounded either way). The verifiers
+    rank a handful of coalitions with it, where a numpy call costs more than the work;
+    ``weights`` are :func:`weights_for`'s, when the caller has them."""
+    parts = constraint.parts
+    w = weights_for(len(parts), alpha) if weights is None else weights
+    raw = 0.0
+    ok = True
+    for i, (wi, p) in enumerate(zip(w, parts, strict=True)):
+        if isinstance(p, KAnon):
+            term, ok = wi * (count / p.k), ok and count >= p.k
+        else:
+            term, ok = wi * (distinct / p.l), ok and distinct >= p.l  # type: ignore[attr-defined]
+        raw = term if i == 0 else raw + term
+    return (raw if ok else min(raw, 1.0 - eps)), raw

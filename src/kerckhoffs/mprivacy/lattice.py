@@ -107,9 +107,12 @@ class Knowledge:
     """SAFE / BREACH / UNRESOLVED for deciding layer ``m_eff`` of an ``n``-provider lattice.
 
     UNRESOLVED is a boolean mask over the ``m_eff``-coalitions (numpy), so marking a
-    coalition safe resolves all its ``m_eff``-subsets in one vectorized step. SAFE keeps
-    only maximal coalitions and BREACH only minimal ones (spec 3.0), which answer the
-    ``known_safe`` / ``known_breach`` tests exactly as the full lists would, in fewer steps.
+    coalition safe resolves all its ``m_eff``-subsets in one vectorized step; that step is
+    deferred until UNRESOLVED is read. While every safe coalition is a top one (all
+    providers but one) the answers need no numpy at all: with ``P`` the providers left out
+    by the safe tops, the unresolved m-coalitions are exactly those containing ``P``.
+    SAFE keeps only maximal coalitions and BREACH only minimal ones (spec 3.0), which
+    answer ``known_safe`` / ``known_breach`` exactly as the full lists would, in fewer steps.
     """
 
     def __init__(self, n: int, m_eff: int) -> None:
@@ -118,7 +121,21 @@ class Knowledge:
         self.safe: list[int] = []
         self.breach: list[int] = []
         self.masks = layer_masks(n, m_eff)
-        self.alive = np.ones(self.masks.size, dtype=bool)
+        self._alive = np.ones(self.masks.size, dtype=bool)
+        self._pending: list[int] = []
+        self._full = (1 << n) - 1
+        self._left_out: int | None = 0  # P while every safe coalition is a top one, else None
+
+    @property
+    def alive(self) -> np.ndarray:
+        """Boolean mask over ``masks``: the m_eff-coalitions not yet known safe."""
+        if self._pending:
+            buf = np.empty(self.masks.size, dtype=np.int64)
+            for mask in self._pending:
+                np.bitwise_and(self.masks, ~mask, out=buf)
+                self._alive &= buf != 0
+            self._pending.clear()
+        return self._alive
 
     @property
     def unresolved(self) -> np.ndarray:
@@ -127,18 +144,25 @@ class Knowledge:
 
     def any_unresolved_in(self, mask: int) -> bool:
         """Whether some unresolved coalition is a sub-coalition of ``mask``."""
-        return bool((self.alive & ((self.masks & ~mask) == 0)).any())
+        left = self._left_out
+        if left is not None:  # some U with P <= U <= mask, |U| = m_eff
+            return left & ~mask == 0 and left.bit_count() <= self.m_eff <= mask.bit_count()
+        return bool(self.unresolved_mask_in(mask).any())
+
+    def unresolved_mask_in(self, mask: int) -> np.ndarray:
+        """Boolean mask over ``masks``: the unresolved sub-coalitions of ``mask``."""
+        return self.alive & ((self.masks & ~mask) == 0)
 
     def unresolved_in(self, mask: int) -> np.ndarray:
         """The unresolved sub-coalitions of ``mask``."""
-        return self.masks[self.alive & ((self.masks & ~mask) == 0)]
+        return self.masks[self.unresolved_mask_in(mask)]
 
     def covering(self, size: int) -> np.ndarray:
         """The ``size``-coalitions (ascending) that contain an unresolved ``m_eff``-coalition:
         the only ones whose check can still resolve something."""
         layer = layer_masks(self.n, size)
         unresolved = self.unresolved
-        if self.n <= 24:
+        if self.n <= 24 and layer.size * unresolved.size > (1 << self.n):
             return layer[bitset_test(upward_closure(unresolved, self.n), layer)]
         return layer[((unresolved[None, :] & ~layer[:, None]) == 0).any(axis=1)]
 
@@ -162,7 +186,10 @@ class Knowledge:
             return
         self.safe = [s for s in self.safe if s & ~mask]
         self.safe.append(mask)
-        np.logical_and(self.alive, (self.masks & ~mask) != 0, out=self.alive)
+        self._pending.append(mask)
+        if self._left_out is not None:
+            out = self._full & ~mask
+            self._left_out = self._left_out | out if out.bit_count() == 1 else None
 
     def mark_breach(self, mask: int) -> None:
         """Record ``mask`` breaching: every super-coalition breaches (upward pruning)."""
@@ -174,4 +201,6 @@ class Knowledge:
     @property
     def done(self) -> bool:
         """Whether every m_eff-coalition is resolved safe."""
+        if self._left_out is not None:  # no m_eff-coalition contains P
+            return self._left_out.bit_count() > self.m_eff
         return not self.alive.any()

@@ -26,12 +26,19 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
-from kerckhoffs.mprivacy.fitness import fitness_batch, fitness_batch_counts, is_counting
+from kerckhoffs.mprivacy.fitness import (
+    fitness_batch,
+    fitness_batch_counts,
+    fitness_counts,
+    is_counting,
+    weights_for,
+)
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
 from kerckhoffs.mprivacy.lattice import Knowledge, layer_masks
 
@@ -55,10 +62,17 @@ class VerifyResult:
         return self.private
 
 
+SMALL = 16
+"""Up to this many coalitions are ranked in Python (a numpy call costs more than the work)."""
+
+
+@lru_cache(maxsize=8)
 def _bit_rows(width: int) -> np.ndarray:
     """The ``2^width x width`` 0/1 matrix whose row ``b`` holds the bits of ``b``."""
     every = np.arange(1 << width, dtype=np.int64)
-    return (every[:, None] >> np.arange(width, dtype=np.int64)) & 1
+    out = (every[:, None] >> np.arange(width, dtype=np.int64)) & 1
+    out.flags.writeable = False
+    return out
 
 
 class _Lattice:
@@ -66,9 +80,12 @@ class _Lattice:
     power by mask; bit ``i`` of a mask is the i-th weakest provider.
 
     A coalition's records count, SA histogram (or, for a counting constraint, the bitmask of
-    its SA values) and bit-reversed mask are sums over its members; they are read from
-    tables over each byte of the mask (built on first use), so ranking a layer costs a few
-    table look-ups per coalition instead of a coalition x provider product.
+    its SA values) and bit-reversed mask are sums over its members. Up to :data:`SMALL`
+    coalitions of a counting constraint are ranked in Python from per-provider ints; more
+    are read from tables over each byte of the mask (built on first use), so ranking a
+    layer costs a few table look-ups per coalition instead of a coalition x provider
+    product. Every path computes the same floats and sorts by the same keys: (score, raw
+    score, bit-reversed mask).
     """
 
     def __init__(
@@ -79,18 +96,75 @@ class _Lattice:
         own: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.stats, self.constraint, self.alpha = stats, constraint, alpha
-        n = stats.n_providers
-        score, raw = fitness_batch(constraint, stats.c, stats.h, alpha) if own is None else own
-        s, r = score.tolist(), raw.tolist()
-        self.order = sorted(range(n), key=lambda i: (s[i], r[i], i))
-        self.n = n
+        n = self.n = stats.n_providers
+        parts = constraint.parts
+        self._counting = (
+            is_counting(constraint)
+            and stats.h.shape[1] <= 62
+            and all(getattr(p, "k", 1) >= 1 and getattr(p, "l", 1) >= 1 for p in parts)
+        )
+        if self._counting:
+            held = stats.h > 0
+            sets = (held @ (np.int64(1) << np.arange(held.shape[1], dtype=np.int64))).tolist()
+            c_list = stats.c.tolist()
+            self._weights = weights_for(len(parts), alpha)
+            if own is None:
+                pairs = [
+                    fitness_counts(constraint, x, s.bit_count(), alpha, weights=self._weights)
+                    for x, s in zip(c_list, sets, strict=True)
+                ]
+            else:
+                pairs = list(zip(own[0].tolist(), own[1].tolist(), strict=True))
+            self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
+            self._c = [c_list[p] for p in self.order]
+            bits = np.int64(1) << np.arange(n, dtype=np.int64)
+            self._holders = [x for x in (held[self.order].T @ bits).tolist() if x]
+            self._solo = [0] * n  # SA values held by provider i alone
+            for x in self._holders:
+                if x.bit_count() == 1:
+                    self._solo[x.bit_length() - 1] += 1
+            self._n_records = stats.N
+            self._full = (1 << n) - 1
+        else:
+            score, raw = fitness_batch(constraint, stats.c, stats.h, alpha) if own is None else own
+            s, r = score.tolist(), raw.tolist()
+            self.order = sorted(range(n), key=lambda i: (s[i], r[i], i))
         self._pairs = [(1 << i, p) for i, p in enumerate(self.order)]
-        self._counting = is_counting(constraint) and stats.h.shape[1] <= 62
         self._tables: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._positions: dict[int, np.ndarray] = {}
 
     def local(self, mask: int) -> list[int]:
         """The members of ``mask`` as the group's provider indices."""
         return [p for b, p in self._pairs if mask & b]
+
+    def _key_small(self, mask: int) -> tuple[float, float, int]:
+        """(score, raw score, bit-reversed mask) of one coalition, in Python: the records
+        count over its members (or the complement's, whichever is fewer), the SA values
+        whose holders meet it, the reversed bit string."""
+        n = self.n
+        rest = self._full & ~mask
+        if rest.bit_count() == 1:  # a top coalition: all providers but one
+            i = rest.bit_length() - 1
+            count = self._n_records - self._c[i]
+            distinct = len(self._holders) - self._solo[i]
+        else:
+            big = mask.bit_count() > n // 2
+            x = rest if big else mask
+            count = 0
+            while x:
+                low = x & -x
+                count += self._c[low.bit_length() - 1]
+                x ^= low
+            if big:
+                count = self._n_records - count
+            distinct = 0
+            for holders in self._holders:
+                if holders & mask:
+                    distinct += 1
+        score, raw = fitness_counts(
+            self.constraint, count, distinct, self.alpha, weights=self._weights
+        )
+        return score, raw, int(format(mask, f"0{n}b")[::-1], 2)
 
     def _byte_tables(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         if self._tables is None:
@@ -132,35 +206,39 @@ class _Lattice:
             score, raw = fitness_batch(self.constraint, counts, second, self.alpha)
         return score, raw, rev
 
-    def ranked(self, masks: np.ndarray, descending: bool) -> np.ndarray:
+    def ranked(self, masks: np.ndarray, descending: bool) -> list[int]:
         """``masks`` by power (ascending, or descending), ties by the member ranks
         (lexicographic on the ascending rank lists, which is the bit-reversed mask
         descending)."""
+        if len(masks) <= 1:
+            return [int(x) for x in masks]
+        if self._counting and len(masks) <= SMALL:
+            keyed = [(self._key_small(x), x) for x in np.asarray(masks).tolist()]
+            if descending:
+                keyed.sort(key=lambda t: (-t[0][0], -t[0][1], -t[0][2]))
+            else:
+                keyed.sort(key=lambda t: (t[0][0], t[0][1], -t[0][2]))
+            return [x for _, x in keyed]
         masks = np.asarray(masks, dtype=np.int64)
-        if masks.size <= 1:
-            return masks
         score, raw, rev = self.keys(masks)
         sign = -1.0 if descending else 1.0
-        return masks[np.lexsort((-rev, sign * raw, sign * score))]
+        out: list[int] = masks[np.lexsort((-rev, sign * raw, sign * score))].tolist()
+        return out
 
-    def strongest(self, masks: np.ndarray) -> int:
-        """The first coalition of ``ranked(masks, descending=True)``, by three arg-maxima
-        instead of a sort (``masks`` non-empty)."""
-        masks = np.asarray(masks, dtype=np.int64)
-        if masks.size == 1:
-            return int(masks[0])
-        score, raw, rev = self.keys(masks)
-        top = score == score.max()
-        if not top.any():  # a NaN score: let the sort decide
-            return int(self.ranked(masks, descending=True)[0])
-        if np.count_nonzero(top) > 1:
-            top &= raw == raw[top].max()
-            if np.count_nonzero(top) > 1:
-                return int(masks[top][np.argmax(rev[top])])
-        return int(masks[np.argmax(top)])
-
-    def layer(self, size: int, descending: bool) -> np.ndarray:
-        return self.ranked(layer_masks(self.n, size), descending)
+    def strongest(self, size: int, chosen: np.ndarray) -> int:
+        """The first of ``ranked(layer_masks(n, size)[chosen], descending=True)`` (``chosen``
+        a non-empty boolean selection): in Python when few, else the lowest position in the
+        whole layer ranked once (cached per layer)."""
+        layer = layer_masks(self.n, size)
+        if self._counting and np.count_nonzero(chosen) <= SMALL:
+            return self.ranked(layer[chosen], descending=True)[0]
+        pos = self._positions.get(size)
+        if pos is None:
+            score, raw, rev = self.keys(layer)
+            pos = np.empty(layer.size, dtype=np.int64)
+            pos[np.lexsort((-rev, -raw, -score))] = np.arange(layer.size)
+            self._positions[size] = pos
+        return int(layer[np.argmin(np.where(chosen, pos, layer.size))])
 
 
 def _require_monotone(constraint: Constraint, name: str) -> None:
@@ -222,7 +300,7 @@ def bottom_up(
     oracle = Oracle(stats, constraint)
     lat = _Lattice(stats, constraint, alpha)
     for size in range(stats.m_eff(m) + 1):
-        for mask in lat.layer(size, descending=True).tolist():
+        for mask in lat.ranked(layer_masks(lat.n, size), descending=True):
             if oracle.breaches(lat.local(mask)):
                 return VerifyResult(False, oracle.calls, "bottom-up")
     return VerifyResult(True, oracle.calls, "bottom-up")
@@ -256,7 +334,7 @@ def top_down(
             masks = kb.covering(size)
         else:  # nothing resolved yet: every coalition of the layer covers an m-coalition
             masks = layer_masks(lat.n, size)
-        for mask in lat.ranked(masks, descending=False).tolist():
+        for mask in lat.ranked(masks, descending=False):
             if oracle.breaches(lat.local(mask)):
                 if size == me:
                     return VerifyResult(False, oracle.calls, "top-down")
@@ -315,7 +393,7 @@ def binary(
             kb.mark_safe(top)
             continue
         kb.mark_breach(top)
-        sub = lat.strongest(kb.unresolved_in(top))
+        sub = lat.strongest(me, kb.unresolved_mask_in(top))
         if status(sub):
             return VerifyResult(False, oracle.calls, "binary")
         lo, hi = sub, top
