@@ -125,6 +125,8 @@ class Knowledge:
         self._pending: list[int] = []
         self._full = (1 << n) - 1
         self._left_out: int | None = 0  # P while every safe coalition is a top one, else None
+        self._inside: dict[int, np.ndarray] = {}
+        self._last: tuple[int, np.ndarray] | None = None
 
     @property
     def alive(self) -> np.ndarray:
@@ -150,8 +152,19 @@ class Knowledge:
         return bool(self.unresolved_mask_in(mask).any())
 
     def unresolved_mask_in(self, mask: int) -> np.ndarray:
-        """Boolean mask over ``masks``: the unresolved sub-coalitions of ``mask``."""
-        return self.alive & ((self.masks & ~mask) == 0)
+        """Boolean mask over ``masks``: the unresolved sub-coalitions of ``mask`` (the last
+        answer is kept until the next ``mark_safe``; the sub-coalition tests of the top
+        coalitions, all providers but one, are kept for good)."""
+        if self._last is not None and self._last[0] == mask:
+            return self._last[1]
+        inside = self._inside.get(mask)
+        if inside is None:
+            inside = (self.masks & ~mask) == 0
+            if (self._full & ~mask).bit_count() == 1:
+                self._inside[mask] = inside
+        out = self.alive & inside
+        self._last = (mask, out)
+        return out
 
     def unresolved_in(self, mask: int) -> np.ndarray:
         """The unresolved sub-coalitions of ``mask``."""
@@ -187,6 +200,7 @@ class Knowledge:
         self.safe = [s for s in self.safe if s & ~mask]
         self.safe.append(mask)
         self._pending.append(mask)
+        self._last = None
         if self._left_out is not None:
             out = self._full & ~mask
             self._left_out = self._left_out | out if out.bit_count() == 1 else None

@@ -230,9 +230,9 @@ class _Lattice:
         a non-empty boolean selection): in Python when few, else the lowest position in the
         whole layer ranked once (cached per layer)."""
         layer = layer_masks(self.n, size)
-        if self._counting and np.count_nonzero(chosen) <= SMALL:
-            return self.ranked(layer[chosen], descending=True)[0]
         pos = self._positions.get(size)
+        if pos is None and self._counting and np.count_nonzero(chosen) <= SMALL:
+            return self.ranked(layer[chosen], descending=True)[0]
         if pos is None:
             score, raw, rev = self.keys(layer)
             pos = np.empty(layer.size, dtype=np.int64)
@@ -375,12 +375,14 @@ def binary(
     cache: dict[int, bool] = {}
 
     def status(mask: int) -> bool:
-        if kb.known_safe(mask):
-            return False
-        if kb.known_breach(mask):
-            return True
+        # Every mask asked here contains an unresolved m-coalition (the top chosen for it,
+        # the strongest unresolved m-subset, the coalitions between them), so none is ever
+        # known safe: only the known-breach test can spare an oracle call. A cached answer
+        # is the oracle's, so looking it up first changes nothing.
         out = cache.get(mask)
         if out is None:
+            if kb.known_breach(mask):
+                return True
             out = cache[mask] = oracle.breaches(lat.local(mask))
         return out
 
