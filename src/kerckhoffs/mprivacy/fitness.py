@@ -10,7 +10,7 @@ coalitions by it (``alpha = 0.3``), the anonymizer rates splits by it (``alpha =
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -129,3 +129,31 @@ def fitness_counts(
             term, ok = wi * (distinct / p.l), ok and distinct >= p.l  # type: ignore[attr-defined]
         raw = term if i == 0 else raw + term
     return (raw if ok else min(raw, 1.0 - eps)), raw
+
+
+def counting_fitness(
+    constraint: Constraint, alpha: float = 0.3, eps: float = EPSILON
+) -> Callable[[int, int], tuple[float, float]]:
+    """:func:`fitness_counts` with the constraint's thresholds and weights bound once:
+    ``f(count, distinct) -> (score, raw)``, the same floats (same operations, same order)
+    at a fraction of the cost per call; the verifiers call it per coalition they rank."""
+    parts = constraint.parts
+    w = weights_for(len(parts), alpha)
+    terms = [
+        (wi, isinstance(p, KAnon), p.k if isinstance(p, KAnon) else p.l)  # type: ignore[attr-defined]
+        for wi, p in zip(w, parts, strict=True)
+    ]
+    cap = 1.0 - eps
+    if len(terms) == 2 and terms[0][1] and not terms[1][1]:  # k-anonymity and distinct l
+        (w0, _, k), (w1, _, l) = terms  # noqa: E741
+
+        def k_and_l(count: int, distinct: int) -> tuple[float, float]:
+            raw = w0 * (count / k) + w1 * (distinct / l)
+            return (raw if count >= k and distinct >= l else min(raw, cap)), raw
+
+        return k_and_l
+
+    def general(count: int, distinct: int) -> tuple[float, float]:
+        return fitness_counts(constraint, count, distinct, alpha, eps, w)
+
+    return general

@@ -137,7 +137,7 @@ def _counting_form(stats: GroupStats, constraint: Constraint) -> tuple[int, int,
         return 0, 0, None
     k = max((p.k for p in parts if isinstance(p, KAnon)), default=0)
     l = max((p.l for p in parts if isinstance(p, DistinctL)), default=0)  # noqa: E741
-    bits = np.int64(1) << np.arange(stats.n_providers, dtype=np.int64)
+    bits = 1 << np.arange(stats.n_providers, dtype=np.int64)
     holders = [x for x in ((stats.h > 0).T @ bits).tolist() if x]
     holders.sort(key=int.bit_count, reverse=True)
     return int(k), int(l), holders

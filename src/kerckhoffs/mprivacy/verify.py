@@ -33,11 +33,10 @@ import numpy as np
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
 from kerckhoffs.mprivacy.fitness import (
+    counting_fitness,
     fitness_batch,
     fitness_batch_counts,
-    fitness_counts,
     is_counting,
-    weights_for,
 )
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
 from kerckhoffs.mprivacy.lattice import Knowledge, layer_masks
@@ -64,6 +63,14 @@ class VerifyResult:
 
 SMALL = 16
 """Up to this many coalitions are ranked in Python (a numpy call costs more than the work)."""
+
+
+@lru_cache(maxsize=64)
+def _powers(n: int) -> np.ndarray:
+    """``1 << i`` for ``i < n`` (int64)."""
+    out = np.int64(1) << np.arange(n, dtype=np.int64)
+    out.flags.writeable = False
+    return out
 
 
 @lru_cache(maxsize=8)
@@ -105,20 +112,18 @@ class _Lattice:
         )
         if self._counting:
             held = stats.h > 0
-            sets = (held @ (np.int64(1) << np.arange(held.shape[1], dtype=np.int64))).tolist()
+            sets = (held @ _powers(held.shape[1])).tolist()
             c_list = stats.c.tolist()
-            self._weights = weights_for(len(parts), alpha)
+            self._fit = counting_fitness(constraint, alpha)
             if own is None:
-                pairs = [
-                    fitness_counts(constraint, x, s.bit_count(), alpha, weights=self._weights)
-                    for x, s in zip(c_list, sets, strict=True)
-                ]
+                pairs = [self._fit(x, s.bit_count()) for x, s in zip(c_list, sets, strict=True)]
             else:
                 pairs = list(zip(own[0].tolist(), own[1].tolist(), strict=True))
             self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
             self._c = [c_list[p] for p in self.order]
-            bits = np.int64(1) << np.arange(n, dtype=np.int64)
-            self._holders = [x for x in (held[self.order].T @ bits).tolist() if x]
+            bit_of = np.empty(n, dtype=np.int64)  # provider -> its bit in the lattice
+            bit_of[self.order] = _powers(n)
+            self._holders = [x for x in (held.T @ bit_of).tolist() if x]
             self._solo = [0] * n  # SA values held by provider i alone
             for x in self._holders:
                 if x.bit_count() == 1:
@@ -145,8 +150,8 @@ class _Lattice:
         rest = self._full & ~mask
         if rest.bit_count() == 1:  # a top coalition: all providers but one
             i = rest.bit_length() - 1
-            count = self._n_records - self._c[i]
-            distinct = len(self._holders) - self._solo[i]
+            score, raw = self._fit(self._n_records - self._c[i], len(self._holders) - self._solo[i])
+            return score, raw, self._full ^ (1 << (n - 1 - i))
         else:
             big = mask.bit_count() > n // 2
             x = rest if big else mask
@@ -161,9 +166,7 @@ class _Lattice:
             for holders in self._holders:
                 if holders & mask:
                     distinct += 1
-        score, raw = fitness_counts(
-            self.constraint, count, distinct, self.alpha, weights=self._weights
-        )
+        score, raw = self._fit(count, distinct)
         return score, raw, int(format(mask, f"0{n}b")[::-1], 2)
 
     def _byte_tables(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -213,12 +216,12 @@ class _Lattice:
         if len(masks) <= 1:
             return [int(x) for x in masks]
         if self._counting and len(masks) <= SMALL:
-            keyed = [(self._key_small(x), x) for x in np.asarray(masks).tolist()]
-            if descending:
-                keyed.sort(key=lambda t: (-t[0][0], -t[0][1], -t[0][2]))
-            else:
-                keyed.sort(key=lambda t: (t[0][0], t[0][1], -t[0][2]))
-            return [x for _, x in keyed]
+            keyed = []
+            for x in np.asarray(masks).tolist():
+                score, raw, rev = self._key_small(x)
+                keyed.append((-score, -raw, -rev, x) if descending else (score, raw, -rev, x))
+            keyed.sort()  # the reversed masks differ, so the masks themselves never compare
+            return [t[3] for t in keyed]
         masks = np.asarray(masks, dtype=np.int64)
         score, raw, rev = self.keys(masks)
         sign = -1.0 if descending else 1.0
