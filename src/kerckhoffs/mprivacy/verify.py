@@ -100,7 +100,7 @@ class _Lattice:
         stats: GroupStats,
         constraint: Constraint,
         alpha: float,
-        own: tuple[np.ndarray, np.ndarray] | None = None,
+        own: list[tuple[float, float]] | None = None,
     ) -> None:
         self.stats, self.constraint, self.alpha = stats, constraint, alpha
         n = self.n = stats.n_providers
@@ -118,7 +118,7 @@ class _Lattice:
             if own is None:
                 pairs = [self._fit(x, s.bit_count()) for x, s in zip(c_list, sets, strict=True)]
             else:
-                pairs = list(zip(own[0].tolist(), own[1].tolist(), strict=True))
+                pairs = own
             self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
             self._c = [c_list[p] for p in self.order]
             bit_of = np.empty(n, dtype=np.int64)  # provider -> its bit in the lattice
@@ -131,9 +131,8 @@ class _Lattice:
             self._n_records = stats.N
             self._full = (1 << n) - 1
         else:
-            score, raw = fitness_batch(constraint, stats.c, stats.h, alpha) if own is None else own
-            s, r = score.tolist(), raw.tolist()
-            self.order = sorted(range(n), key=lambda i: (s[i], r[i], i))
+            pairs = _provider_fitness(stats, constraint, alpha) if own is None else own
+            self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
         self._pairs = [(1 << i, p) for i, p in enumerate(self.order)]
         self._tables: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
         self._positions: dict[int, np.ndarray] = {}
@@ -189,7 +188,21 @@ class _Lattice:
         return self._tables
 
     def keys(self, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(fitness score, raw score, bit-reversed mask) of each coalition of ``masks``."""
+        """(fitness score, raw score, bit-reversed mask) of each coalition of ``masks``: a
+        coalition x provider product for a one-off few hundred, byte tables beyond."""
+        if self._tables is None and masks.size <= 512:
+            s, n = self.stats, self.n
+            order = np.asarray(self.order, dtype=np.int64)
+            member = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+            counts = member @ s.c[order]
+            hists = member @ s.h[order]
+            rev = member @ _powers(n)[::-1]
+            if self._counting:
+                distinct = np.count_nonzero(hists, axis=1)
+                score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
+            else:
+                score, raw = fitness_batch(self.constraint, counts, hists, self.alpha)
+            return score, raw, rev
         counts = second = rev = None
         for lo, t_count, t_second, t_rev in self._byte_tables():
             byte = (masks >> lo) & 255 if lo else masks & 255
@@ -218,8 +231,8 @@ class _Lattice:
         if self._counting and len(masks) <= SMALL:
             keyed = []
             for x in np.asarray(masks).tolist():
-                score, raw, rev = self._key_small(x)
-                keyed.append((-score, -raw, -rev, x) if descending else (score, raw, -rev, x))
+                s, r, b = self._key_small(x)
+                keyed.append((-s, -r, -b, x) if descending else (s, r, -b, x))
             keyed.sort()  # the reversed masks differ, so the masks themselves never compare
             return [t[3] for t in keyed]
         masks = np.asarray(masks, dtype=np.int64)
@@ -242,6 +255,22 @@ class _Lattice:
             pos[np.lexsort((-rev, -raw, -score))] = np.arange(layer.size)
             self._positions[size] = pos
         return int(layer[np.argmin(np.where(chosen, pos, layer.size))])
+
+
+def _provider_fitness(
+    stats: GroupStats, constraint: Constraint, alpha: float
+) -> list[tuple[float, float]]:
+    """(score, raw score) of each provider's own records in the group, as
+    :func:`fitness_batch` gives them (in Python for a counting constraint)."""
+    if is_counting(constraint) and stats.h.shape[1] <= 62:
+        try:
+            fit = counting_fitness(constraint, alpha)
+            sets = ((stats.h > 0) @ _powers(stats.h.shape[1])).tolist()
+            return [fit(x, s.bit_count()) for x, s in zip(stats.c.tolist(), sets, strict=True)]
+        except ZeroDivisionError:  # a zero threshold: numpy's inf / nan below
+            pass
+    score, raw = fitness_batch(constraint, stats.c, stats.h, alpha)
+    return list(zip(score.tolist(), raw.tolist(), strict=True))
 
 
 def _require_monotone(constraint: Constraint, name: str) -> None:
@@ -314,7 +343,7 @@ def top_down(
     m: int,
     constraint: Constraint,
     alpha: float = ALPHA_VERIFY,
-    own: tuple[np.ndarray, np.ndarray] | None = None,
+    own: list[tuple[float, float]] | None = None,
 ) -> VerifyResult:
     """Layers ``n_G - 1`` down to ``m_eff``, weakest coalition first; a safe coalition
     resolves all its m-subsets (downward pruning, III.D).
@@ -353,7 +382,7 @@ def binary(
     m: int,
     constraint: Constraint,
     alpha: float = ALPHA_VERIFY,
-    own: tuple[np.ndarray, np.ndarray] | None = None,
+    own: list[tuple[float, float]] | None = None,
 ) -> VerifyResult:
     """Algorithm 1 as corrected (spec 3.5): for each top coalition with an unresolved
     m-subset, a safe one prunes its subsets; a breaching one is bisected against its
@@ -441,8 +470,8 @@ def adaptive(
     "records_per_provider" compares ``|G| / n_G`` (default 15)."""
     own = None
     if mode == "fitness":
-        own = fitness_batch(constraint, stats.c, stats.h, alpha)
-        value = float(own[0].mean())
+        own = _provider_fitness(stats, constraint, alpha)
+        value = float(np.array([s for s, _ in own]).mean())  # as average_provider_fitness
         limit = FITNESS_THRESHOLD if threshold is None else threshold
     elif mode == "records_per_provider":
         value = stats.N / stats.n_providers
