@@ -244,17 +244,32 @@ class _Lattice:
     def strongest(self, size: int, chosen: np.ndarray) -> int:
         """The first of ``ranked(layer_masks(n, size)[chosen], descending=True)`` (``chosen``
         a non-empty boolean selection): in Python when few, else the lowest position in the
-        whole layer ranked once (cached per layer)."""
+        whole layer ranked once (cached per layer, :meth:`_strength_ranks`)."""
         layer = layer_masks(self.n, size)
         pos = self._positions.get(size)
         if pos is None and self._counting and np.count_nonzero(chosen) <= SMALL:
             return self.ranked(layer[chosen], descending=True)[0]
         if pos is None:
-            score, raw, rev = self.keys(layer)
-            pos = np.empty(layer.size, dtype=np.int64)
-            pos[np.lexsort((-rev, -raw, -score))] = np.arange(layer.size)
+            pos = self._strength_ranks(layer)
             self._positions[size] = pos
-        return int(layer[np.argmin(np.where(chosen, pos, layer.size))])
+        return int(layer[np.argmin(np.where(chosen, pos, np.iinfo(np.int64).max))])
+
+    def _strength_ranks(self, layer: np.ndarray) -> np.ndarray:
+        """An int key per coalition of ``layer``, smallest for the strongest, ordered as
+        ``ranked(layer, descending=True)``: the dense ranks of the negated score and raw
+        score and the complemented reversed mask, packed into one int64 (two ``unique``
+        calls instead of a three-key sort); the sort's positions if that could overflow."""
+        score, raw, rev = self.keys(layer)
+        size = layer.size
+        if size * size < (1 << (62 - self.n)) and not (
+            np.isnan(score).any() or np.isnan(raw).any()
+        ):
+            by_score = np.unique(-score, return_inverse=True)[1].astype(np.int64)
+            by_raw = np.unique(-raw, return_inverse=True)[1].astype(np.int64)
+            return ((by_score * size + by_raw) << self.n) | (((1 << self.n) - 1) ^ rev)
+        pos = np.empty(size, dtype=np.int64)
+        pos[np.lexsort((-rev, -raw, -score))] = np.arange(size)
+        return pos
 
 
 def _provider_fitness(
