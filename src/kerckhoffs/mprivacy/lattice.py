@@ -120,6 +120,7 @@ class Knowledge:
         self.m_eff = m_eff
         self.safe: list[int] = []
         self.breach: list[int] = []
+        self._breach_by_size: dict[int, list[int]] = {}
         self.masks = layer_masks(n, m_eff)
         self._alive = np.ones(self.masks.size, dtype=bool)
         self._pending: list[int] = []
@@ -187,10 +188,14 @@ class Knowledge:
         return False
 
     def known_breach(self, mask: int) -> bool:
-        """Whether ``mask`` contains a coalition known to breach."""
-        for b in self.breach:  # noqa: SIM110 (a loop is faster than any(genexpr))
-            if b & ~mask == 0:
-                return True
+        """Whether ``mask`` contains a coalition known to breach (only BREACH members no
+        larger than ``mask`` can)."""
+        size = mask.bit_count()
+        for members, group in self._breach_by_size.items():
+            if members <= size:
+                for b in group:
+                    if b & ~mask == 0:
+                        return True
         return False
 
     def mark_safe(self, mask: int) -> None:
@@ -209,8 +214,15 @@ class Knowledge:
         """Record ``mask`` breaching: every super-coalition breaches (upward pruning)."""
         if self.known_breach(mask):
             return
-        self.breach = [b for b in self.breach if mask & ~b]
-        self.breach.append(mask)
+        kept = [b for b in self.breach if mask & ~b]
+        kept.append(mask)
+        if len(kept) == len(self.breach) + 1:  # nothing dropped: file the new one
+            self._breach_by_size.setdefault(mask.bit_count(), []).append(mask)
+        else:
+            self._breach_by_size = {}
+            for b in kept:
+                self._breach_by_size.setdefault(b.bit_count(), []).append(b)
+        self.breach = kept
 
     @property
     def done(self) -> bool:
