@@ -93,6 +93,11 @@ def fitness_batch_counts(
     w = weights_for(len(parts), alpha)
     counts = np.asarray(counts, dtype=np.int64)
     distinct = np.asarray(distinct, dtype=np.int64)
+    if len(parts) == 2 and isinstance(parts[0], KAnon) and isinstance(parts[1], DistinctL):
+        k, l = parts[0].k, parts[1].l  # noqa: E741  (the paper's C: fewest numpy calls)
+        raw2 = w[0] * (counts / k) + w[1] * (distinct / l)
+        ok2 = (counts >= k) & (distinct >= l)
+        return np.where(ok2, raw2, np.minimum(raw2, 1.0 - eps)), raw2
     total = sum(
         wi * (counts / p.k if isinstance(p, KAnon) else distinct / p.l)  # type: ignore[attr-defined,misc]
         for wi, p in zip(w, parts, strict=True)

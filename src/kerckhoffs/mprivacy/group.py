@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -128,6 +129,14 @@ class Oracle:
         return out
 
 
+@lru_cache(maxsize=64)
+def _powers(n: int) -> np.ndarray:
+    """``1 << i`` for ``i < n`` (int64)."""
+    out = np.int64(1) << np.arange(n, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
 def _counting_form(stats: GroupStats, constraint: Constraint) -> tuple[int, int, list[int] | None]:
     """``(k, l, holders)`` when C is a conjunction of k-anonymity and distinct l-diversity
     parts (k, l the largest thresholds, 0 if absent; ``holders[v]`` the bitmask of providers
@@ -137,7 +146,6 @@ def _counting_form(stats: GroupStats, constraint: Constraint) -> tuple[int, int,
         return 0, 0, None
     k = max((p.k for p in parts if isinstance(p, KAnon)), default=0)
     l = max((p.l for p in parts if isinstance(p, DistinctL)), default=0)  # noqa: E741
-    bits = 1 << np.arange(stats.n_providers, dtype=np.int64)
-    holders = [x for x in ((stats.h > 0).T @ bits).tolist() if x]
+    holders = [x for x in ((stats.h > 0).T @ _powers(stats.n_providers)).tolist() if x]
     holders.sort(key=int.bit_count, reverse=True)
     return int(k), int(l), holders

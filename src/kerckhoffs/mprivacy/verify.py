@@ -66,6 +66,14 @@ SMALL = 16
 
 
 @lru_cache(maxsize=64)
+def _bound_fitness(
+    constraint: Constraint, alpha: float
+) -> Callable[[int, int], tuple[float, float]]:
+    """:func:`counting_fitness`, bound once per (constraint, alpha)."""
+    return counting_fitness(constraint, alpha)
+
+
+@lru_cache(maxsize=64)
 def _powers(n: int) -> np.ndarray:
     """``1 << i`` for ``i < n`` (int64)."""
     out = np.int64(1) << np.arange(n, dtype=np.int64)
@@ -114,7 +122,7 @@ class _Lattice:
             held = stats.h > 0
             sets = (held @ _powers(held.shape[1])).tolist()
             c_list = stats.c.tolist()
-            self._fit = counting_fitness(constraint, alpha)
+            self._fit = _bound_fitness(constraint, alpha)
             if own is None:
                 pairs = [self._fit(x, s.bit_count()) for x, s in zip(c_list, sets, strict=True)]
             else:
@@ -279,7 +287,7 @@ def _provider_fitness(
     :func:`fitness_batch` gives them (in Python for a counting constraint)."""
     if is_counting(constraint) and stats.h.shape[1] <= 62:
         try:
-            fit = counting_fitness(constraint, alpha)
+            fit = _bound_fitness(constraint, alpha)
             sets = ((stats.h > 0) @ _powers(stats.h.shape[1])).tolist()
             return [fit(x, s.bit_count()) for x, s in zip(stats.c.tolist(), sets, strict=True)]
         except ZeroDivisionError:  # a zero threshold: numpy's inf / nan below
