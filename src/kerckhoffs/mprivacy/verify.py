@@ -129,13 +129,9 @@ class _Lattice:
                 pairs = own
             self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
             self._c = [c_list[p] for p in self.order]
-            bit_of = np.empty(n, dtype=np.int64)  # provider -> its bit in the lattice
-            bit_of[self.order] = _powers(n)
-            self._holders = [x for x in (held.T @ bit_of).tolist() if x]
-            self._solo = [0] * n  # SA values held by provider i alone
-            for x in self._holders:
-                if x.bit_count() == 1:
-                    self._solo[x.bit_length() - 1] += 1
+            self._held = held
+            self._holders: list[int] | None = None  # built on the first Python ranking
+            self._solo: list[int] = []
             self._n_records = stats.N
             self._full = (1 << n) - 1
         else:
@@ -154,10 +150,19 @@ class _Lattice:
         count over its members (or the complement's, whichever is fewer), the SA values
         whose holders meet it, the reversed bit string."""
         n = self.n
+        holders = self._holders
+        if holders is None:  # SA value -> bitmask of its holders; values held by one alone
+            bit_of = np.empty(n, dtype=np.int64)  # provider -> its bit in the lattice
+            bit_of[self.order] = _powers(n)
+            holders = self._holders = [x for x in (self._held.T @ bit_of).tolist() if x]
+            self._solo = [0] * n
+            for x in holders:
+                if x.bit_count() == 1:
+                    self._solo[x.bit_length() - 1] += 1
         rest = self._full & ~mask
         if rest.bit_count() == 1:  # a top coalition: all providers but one
             i = rest.bit_length() - 1
-            score, raw = self._fit(self._n_records - self._c[i], len(self._holders) - self._solo[i])
+            score, raw = self._fit(self._n_records - self._c[i], len(holders) - self._solo[i])
             return score, raw, self._full ^ (1 << (n - 1 - i))
         else:
             big = mask.bit_count() > n // 2
@@ -170,8 +175,8 @@ class _Lattice:
             if big:
                 count = self._n_records - count
             distinct = 0
-            for holders in self._holders:
-                if holders & mask:
+            for value_holders in holders:
+                if value_holders & mask:
                     distinct += 1
         score, raw = self._fit(count, distinct)
         return score, raw, int(format(mask, f"0{n}b")[::-1], 2)
