@@ -133,10 +133,14 @@ class Knowledge:
     def alive(self) -> np.ndarray:
         """Boolean mask over ``masks``: the m_eff-coalitions not yet known safe."""
         if self._pending:
-            buf = np.empty(self.masks.size, dtype=np.int64)
-            for mask in self._pending:
-                np.bitwise_and(self.masks, ~mask, out=buf)
-                self._alive &= buf != 0
+            left = self._left_out
+            if left is not None:  # safe tops only: the unresolved are the supersets of P
+                self._alive = (self.masks & left) == left
+            elif len(self._pending) == 1:
+                self._alive &= (self.masks & ~self._pending[0]) != 0
+            else:
+                outside = ~np.array(self._pending, dtype=np.int64)
+                self._alive &= ((self.masks[:, None] & outside[None, :]) != 0).all(axis=1)
             self._pending.clear()
         return self._alive
 
