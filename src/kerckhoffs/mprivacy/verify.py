@@ -216,6 +216,17 @@ class _Lattice:
             else:
                 score, raw = fitness_batch(self.constraint, counts, hists, self.alpha)
             return score, raw, rev
+        counts, second, rev = self._table_sums(masks)
+        if self._counting:
+            distinct = np.bitwise_count(second).astype(np.int64)
+            score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
+        else:
+            score, raw = fitness_batch(self.constraint, counts, second, self.alpha)
+        return score, raw, rev
+
+    def _table_sums(self, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(records count, SA histogram or value bitmask, bit-reversed mask) of each
+        coalition of ``masks``, from the byte tables."""
         counts = second = rev = None
         for lo, t_count, t_second, t_rev in self._byte_tables():
             byte = (masks >> lo) & 255 if lo else masks & 255
@@ -228,12 +239,7 @@ class _Lattice:
                 counts, rev = counts + t_count[byte], rev + t_rev[byte]
                 second = second + t_second[byte]
         assert counts is not None and second is not None and rev is not None
-        if self._counting:
-            distinct = np.bitwise_count(second).astype(np.int64)
-            score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
-        else:
-            score, raw = fitness_batch(self.constraint, counts, second, self.alpha)
-        return score, raw, rev
+        return counts, second, rev
 
     def ranked(self, masks: np.ndarray, descending: bool) -> list[int]:
         """``masks`` by power (ascending, or descending), ties by the member ranks
@@ -271,9 +277,25 @@ class _Lattice:
         """An int key per coalition of ``layer``, smallest for the strongest, ordered as
         ``ranked(layer, descending=True)``: the dense ranks of the negated score and raw
         score and the complemented reversed mask, packed into one int64 (two ``unique``
-        calls instead of a three-key sort); the sort's positions if that could overflow."""
+        calls instead of a three-key sort; for a counting constraint one ``unique`` of the
+        (count, distinct) pairs, whose few scores are then ranked alone); the sort's
+        positions if that could overflow."""
+        n, size = self.n, layer.size
+        if self._counting:  # the score is a function of (count, distinct): rank those pairs
+            counts, sets, rev = self._table_sums(layer)
+            pair = (counts << 6) | np.bitwise_count(sets).astype(np.int64)
+            uniq, inv = np.unique(pair, return_inverse=True)
+            if uniq.size < (1 << (62 - n)):
+                s, r = fitness_batch_counts(self.constraint, uniq >> 6, uniq & 63, self.alpha)
+                o = np.lexsort((-r, -s))
+                so, ro = s[o], r[o]
+                step = np.ones(o.size, dtype=np.int64)
+                step[0] = 0
+                step[1:] = (so[1:] != so[:-1]) | (ro[1:] != ro[:-1])
+                dense = np.empty(o.size, dtype=np.int64)
+                dense[o] = np.cumsum(step)
+                return (dense[inv.ravel()] << n) | (((1 << n) - 1) ^ rev)
         score, raw, rev = self.keys(layer)
-        size = layer.size
         if size * size < (1 << (62 - self.n)) and not (
             np.isnan(score).any() or np.isnan(raw).any()
         ):
