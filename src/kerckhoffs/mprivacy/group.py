@@ -92,7 +92,7 @@ class Oracle:
         n = stats.n_providers
         self._n_records = stats.N
         self._c: list[int] = stats.c.tolist()
-        self._bit = [1 << i for i in range(n)]
+        self._bit = _bits(n)
         self._k, self._l, self._holders = _counting_form(stats, constraint)
 
     def breaches(self, members: Iterable[int]) -> bool:
@@ -130,6 +130,12 @@ class Oracle:
 
 
 @lru_cache(maxsize=64)
+def _bits(n: int) -> tuple[int, ...]:
+    """``1 << i`` for ``i < n`` (Python ints)."""
+    return tuple(1 << i for i in range(n))
+
+
+@lru_cache(maxsize=64)
 def _powers(n: int) -> np.ndarray:
     """``1 << i`` for ``i < n`` (int64)."""
     out = np.int64(1) << np.arange(n, dtype=np.int64)
@@ -141,11 +147,22 @@ def _counting_form(stats: GroupStats, constraint: Constraint) -> tuple[int, int,
     """``(k, l, holders)`` when C is a conjunction of k-anonymity and distinct l-diversity
     parts (k, l the largest thresholds, 0 if absent; ``holders[v]`` the bitmask of providers
     holding SA value ``v``, most widely held first), else ``(0, 0, None)``."""
-    parts = constraint.parts
-    if not all(type(p) in (KAnon, DistinctL) for p in parts) or stats.n_providers > 62:
+    thresholds = _thresholds(constraint)
+    if thresholds is None or stats.n_providers > 62:
         return 0, 0, None
-    k = max((p.k for p in parts if isinstance(p, KAnon)), default=0)
-    l = max((p.l for p in parts if isinstance(p, DistinctL)), default=0)  # noqa: E741
+    k, l = thresholds  # noqa: E741
     holders = [x for x in ((stats.h > 0).T @ _powers(stats.n_providers)).tolist() if x]
     holders.sort(key=int.bit_count, reverse=True)
-    return int(k), int(l), holders
+    return k, l, holders
+
+
+@lru_cache(maxsize=64)
+def _thresholds(constraint: Constraint) -> tuple[int, int] | None:
+    """The largest k and distinct l of a conjunction of k-anonymity and distinct l-diversity
+    parts (0 if absent), else None."""
+    parts = constraint.parts
+    if not all(type(p) in (KAnon, DistinctL) for p in parts):
+        return None
+    k = max((p.k for p in parts if isinstance(p, KAnon)), default=0)
+    l = max((p.l for p in parts if isinstance(p, DistinctL)), default=0)  # noqa: E741
+    return int(k), int(l)

@@ -66,6 +66,15 @@ SMALL = 16
 
 
 @lru_cache(maxsize=64)
+def _rankable_in_python(constraint: Constraint) -> bool:
+    """A counting constraint (:func:`is_counting`) with thresholds of at least 1 (so no
+    division by zero in Python floats)."""
+    return is_counting(constraint) and all(
+        getattr(p, "k", 1) >= 1 and getattr(p, "l", 1) >= 1 for p in constraint.parts
+    )
+
+
+@lru_cache(maxsize=64)
 def _bound_fitness(
     constraint: Constraint, alpha: float
 ) -> Callable[[int, int], tuple[float, float]]:
@@ -112,24 +121,18 @@ class _Lattice:
     ) -> None:
         self.stats, self.constraint, self.alpha = stats, constraint, alpha
         n = self.n = stats.n_providers
-        parts = constraint.parts
-        self._counting = (
-            is_counting(constraint)
-            and stats.h.shape[1] <= 62
-            and all(getattr(p, "k", 1) >= 1 and getattr(p, "l", 1) >= 1 for p in parts)
-        )
+        self._counting = _rankable_in_python(constraint) and stats.h.shape[1] <= 62
         if self._counting:
-            held = stats.h > 0
-            sets = (held @ _powers(held.shape[1])).tolist()
             c_list = stats.c.tolist()
             self._fit = _bound_fitness(constraint, alpha)
             if own is None:
-                pairs = [self._fit(x, s.bit_count()) for x, s in zip(c_list, sets, strict=True)]
+                distinct = np.count_nonzero(stats.h, axis=1).tolist()
+                pairs = [self._fit(x, d) for x, d in zip(c_list, distinct, strict=True)]
             else:
                 pairs = own
             self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
             self._c = [c_list[p] for p in self.order]
-            self._held = held
+            self._held = stats.h > 0
             self._holders: list[int] | None = None  # built on the first Python ranking
             self._solo: list[int] = []
             self._n_records = stats.N
@@ -312,13 +315,10 @@ def _provider_fitness(
 ) -> list[tuple[float, float]]:
     """(score, raw score) of each provider's own records in the group, as
     :func:`fitness_batch` gives them (in Python for a counting constraint)."""
-    if is_counting(constraint) and stats.h.shape[1] <= 62:
-        try:
-            fit = _bound_fitness(constraint, alpha)
-            sets = ((stats.h > 0) @ _powers(stats.h.shape[1])).tolist()
-            return [fit(x, s.bit_count()) for x, s in zip(stats.c.tolist(), sets, strict=True)]
-        except ZeroDivisionError:  # a zero threshold: numpy's inf / nan below
-            pass
+    if _rankable_in_python(constraint):
+        fit = _bound_fitness(constraint, alpha)
+        distinct = np.count_nonzero(stats.h, axis=1).tolist()
+        return [fit(x, d) for x, d in zip(stats.c.tolist(), distinct, strict=True)]
     score, raw = fitness_batch(constraint, stats.c, stats.h, alpha)
     return list(zip(score.tolist(), raw.tolist(), strict=True))
 
