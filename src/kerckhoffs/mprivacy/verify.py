@@ -61,6 +61,8 @@ class VerifyResult:
         return self.private
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
 SMALL = 16
 """Up to this many coalitions are ranked in Python (a numpy call costs more than the work)."""
 
@@ -274,7 +276,7 @@ class _Lattice:
         if pos is None:
             pos = self._strength_ranks(layer)
             self._positions[size] = pos
-        return int(layer[np.argmin(np.where(chosen, pos, np.iinfo(np.int64).max))])
+        return int(layer[np.argmin(np.where(chosen, pos, _INT64_MAX))])
 
     def _strength_ranks(self, layer: np.ndarray) -> np.ndarray:
         """An int key per coalition of ``layer``, smallest for the strongest, ordered as
