@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.mprivacy.constraints import Constraint
+from kerckhoffs.mprivacy.constraints import Constraint, DistinctL, KAnon
 from kerckhoffs.mprivacy.fitness import fitness
 
 
@@ -72,18 +73,50 @@ class GroupStats:
 
 
 class Oracle:
-    """``breaches(I)``: whether removing coalition ``I`` (local provider indices) leaves a
-    remainder violating C; ``calls`` counts the checks."""
+    """``breaches(I)``: whether removing coalition ``I`` (local provider indices, distinct)
+    leaves a remainder violating C; ``calls`` counts the checks.
 
-    def __init__(self, stats: GroupStats, constraint: Constraint) -> None:
+    For k-anonymity, distinct l-diversity and their conjunctions (the paper's C) a check
+    costs no numpy call: the remainder has ``N - sum c[p]`` records and SA value ``v`` is
+    still present iff some provider outside ``I`` holds it (its holder bitmask is not inside
+    ``I``). Any other constraint is checked on the remainder's histogram. ``log`` keeps
+    ``(I, breached)`` of every call only when ``keep_log`` is set (it costs time per call).
+    """
+
+    def __init__(self, stats: GroupStats, constraint: Constraint, keep_log: bool = False) -> None:
         self.stats = stats
         self.constraint = constraint
         self.calls = 0
+        self.keep_log = keep_log
         self.log: list[tuple[tuple[int, ...], bool]] = []
+        n = stats.n_providers
+        self._n_records = stats.N
+        self._c: list[int] = stats.c.tolist()
+        self._bit = _bits(n)
+        self._k, self._l, self._holders = _counting_form(stats, constraint)
 
     def breaches(self, members: Iterable[int]) -> bool:
-        idx = tuple(members)
         self.calls += 1
+        if self._holders is None or self.keep_log:
+            return self._breaches_hist(tuple(members))
+        c, bit = self._c, self._bit
+        taken = mask = 0
+        for i in members:
+            taken += c[i]
+            mask |= bit[i]
+        if self._n_records - taken < self._k:
+            return True
+        need = self._l
+        if need <= 0:
+            return False
+        for holders in self._holders:  # most widely held values first: early exit
+            if holders & ~mask:
+                need -= 1
+                if need == 0:
+                    return False
+        return True
+
+    def _breaches_hist(self, idx: tuple[int, ...]) -> bool:
         s = self.stats
         if idx:
             rem = s.H - s.h[list(idx)].sum(axis=0)
@@ -91,5 +124,45 @@ class Oracle:
         else:
             rem, count = s.H, s.N
         out = not self.constraint.check(count, rem)
-        self.log.append((idx, out))
+        if self.keep_log:
+            self.log.append((idx, out))
         return out
+
+
+@lru_cache(maxsize=64)
+def _bits(n: int) -> tuple[int, ...]:
+    """``1 << i`` for ``i < n`` (Python ints)."""
+    return tuple(1 << i for i in range(n))
+
+
+@lru_cache(maxsize=64)
+def _powers(n: int) -> np.ndarray:
+    """``1 << i`` for ``i < n`` (int64)."""
+    out = np.int64(1) << np.arange(n, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+def _counting_form(stats: GroupStats, constraint: Constraint) -> tuple[int, int, list[int] | None]:
+    """``(k, l, holders)`` when C is a conjunction of k-anonymity and distinct l-diversity
+    parts (k, l the largest thresholds, 0 if absent; ``holders[v]`` the bitmask of providers
+    holding SA value ``v``, most widely held first), else ``(0, 0, None)``."""
+    thresholds = _thresholds(constraint)
+    if thresholds is None or stats.n_providers > 62:
+        return 0, 0, None
+    k, l = thresholds  # noqa: E741
+    holders = [x for x in ((stats.h > 0).T @ _powers(stats.n_providers)).tolist() if x]
+    holders.sort(key=int.bit_count, reverse=True)
+    return k, l, holders
+
+
+@lru_cache(maxsize=64)
+def _thresholds(constraint: Constraint) -> tuple[int, int] | None:
+    """The largest k and distinct l of a conjunction of k-anonymity and distinct l-diversity
+    parts (0 if absent), else None."""
+    parts = constraint.parts
+    if not all(type(p) in (KAnon, DistinctL) for p in parts):
+        return None
+    k = max((p.k for p in parts if isinstance(p, KAnon)), default=0)
+    l = max((p.l for p in parts if isinstance(p, DistinctL)), default=0)  # noqa: E741
+    return int(k), int(l)

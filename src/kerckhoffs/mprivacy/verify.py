@@ -26,14 +26,20 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
-from kerckhoffs.mprivacy.fitness import fitness_batch
+from kerckhoffs.mprivacy.fitness import (
+    counting_fitness,
+    fitness_batch,
+    fitness_batch_counts,
+    is_counting,
+)
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
-from kerckhoffs.mprivacy.lattice import Knowledge, is_subset, layer_masks, members, popcount
+from kerckhoffs.mprivacy.lattice import Knowledge, layer_masks
 
 ALPHA_VERIFY = 0.3
 """Eq. 1's weight for ordering coalitions in verification (paper Table II)."""
@@ -55,38 +61,268 @@ class VerifyResult:
         return self.private
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
+SMALL = 16
+"""Up to this many coalitions are ranked in Python (a numpy call costs more than the work)."""
+
+
+@lru_cache(maxsize=64)
+def _rankable_in_python(constraint: Constraint) -> bool:
+    """A counting constraint (:func:`is_counting`) with thresholds of at least 1 (so no
+    division by zero in Python floats)."""
+    return is_counting(constraint) and all(
+        getattr(p, "k", 1) >= 1 and getattr(p, "l", 1) >= 1 for p in constraint.parts
+    )
+
+
+@lru_cache(maxsize=64)
+def _bound_fitness(
+    constraint: Constraint, alpha: float
+) -> Callable[[int, int], tuple[float, float]]:
+    """:func:`counting_fitness`, bound once per (constraint, alpha)."""
+    return counting_fitness(constraint, alpha)
+
+
+@lru_cache(maxsize=64)
+def _powers(n: int) -> np.ndarray:
+    """``1 << i`` for ``i < n`` (int64)."""
+    out = np.int64(1) << np.arange(n, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=8)
+def _bit_rows(width: int) -> np.ndarray:
+    """The ``2^width x width`` 0/1 matrix whose row ``b`` holds the bits of ``b``."""
+    every = np.arange(1 << width, dtype=np.int64)
+    out = (every[:, None] >> np.arange(width, dtype=np.int64)) & 1
+    out.flags.writeable = False
+    return out
+
+
 class _Lattice:
     """The group's providers ranked by ascending power (Algorithm 1 line 2) and coalition
-    power by mask; bit ``i`` of a mask is the i-th weakest provider."""
+    power by mask; bit ``i`` of a mask is the i-th weakest provider.
 
-    def __init__(self, stats: GroupStats, constraint: Constraint, alpha: float) -> None:
+    A coalition's records count, SA histogram (or, for a counting constraint, the bitmask of
+    its SA values) and bit-reversed mask are sums over its members. Up to :data:`SMALL`
+    coalitions of a counting constraint are ranked in Python from per-provider ints; more
+    are read from tables over each byte of the mask (built on first use), so ranking a
+    layer costs a few table look-ups per coalition instead of a coalition x provider
+    product. Every path computes the same floats and sorts by the same keys: (score, raw
+    score, bit-reversed mask).
+    """
+
+    def __init__(
+        self,
+        stats: GroupStats,
+        constraint: Constraint,
+        alpha: float,
+        own: list[tuple[float, float]] | None = None,
+    ) -> None:
         self.stats, self.constraint, self.alpha = stats, constraint, alpha
-        n = stats.n_providers
-        score, raw = fitness_batch(constraint, stats.c, stats.h, alpha)
-        self.order = sorted(range(n), key=lambda i: (score[i], raw[i], i))
-        self.n = n
+        n = self.n = stats.n_providers
+        self._counting = _rankable_in_python(constraint) and stats.h.shape[1] <= 62
+        if self._counting:
+            c_list = stats.c.tolist()
+            self._fit = _bound_fitness(constraint, alpha)
+            if own is None:
+                distinct = np.count_nonzero(stats.h, axis=1).tolist()
+                pairs = [self._fit(x, d) for x, d in zip(c_list, distinct, strict=True)]
+            else:
+                pairs = own
+            self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
+            self._c = [c_list[p] for p in self.order]
+            self._held = stats.h > 0
+            self._holders: list[int] | None = None  # built on the first Python ranking
+            self._solo: list[int] = []
+            self._n_records = stats.N
+            self._full = (1 << n) - 1
+        else:
+            pairs = _provider_fitness(stats, constraint, alpha) if own is None else own
+            self.order = sorted(range(n), key=lambda i: (pairs[i][0], pairs[i][1], i))
+        self._pairs = [(1 << i, p) for i, p in enumerate(self.order)]
+        self._tables: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._positions: dict[int, np.ndarray] = {}
 
     def local(self, mask: int) -> list[int]:
-        return [self.order[i] for i in members(int(mask))]
+        """The members of ``mask`` as the group's provider indices."""
+        return [p for b, p in self._pairs if mask & b]
 
-    def ranked(self, masks: np.ndarray, descending: bool) -> np.ndarray:
+    def _key_small(self, mask: int) -> tuple[float, float, int]:
+        """(score, raw score, bit-reversed mask) of one coalition, in Python: the records
+        count over its members (or the complement's, whichever is fewer), the SA values
+        whose holders meet it, the reversed bit string."""
+        n = self.n
+        holders = self._holders
+        if holders is None:  # SA value -> bitmask of its holders; values held by one alone
+            bit_of = np.empty(n, dtype=np.int64)  # provider -> its bit in the lattice
+            bit_of[self.order] = _powers(n)
+            holders = self._holders = [x for x in (self._held.T @ bit_of).tolist() if x]
+            self._solo = [0] * n
+            for x in holders:
+                if x.bit_count() == 1:
+                    self._solo[x.bit_length() - 1] += 1
+        rest = self._full & ~mask
+        if rest.bit_count() == 1:  # a top coalition: all providers but one
+            i = rest.bit_length() - 1
+            score, raw = self._fit(self._n_records - self._c[i], len(holders) - self._solo[i])
+            return score, raw, self._full ^ (1 << (n - 1 - i))
+        else:
+            big = mask.bit_count() > n // 2
+            x = rest if big else mask
+            count = 0
+            while x:
+                low = x & -x
+                count += self._c[low.bit_length() - 1]
+                x ^= low
+            if big:
+                count = self._n_records - count
+            distinct = 0
+            for value_holders in holders:
+                if value_holders & mask:
+                    distinct += 1
+        score, raw = self._fit(count, distinct)
+        return score, raw, int(format(mask, f"0{n}b")[::-1], 2)
+
+    def _byte_tables(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        if self._tables is None:
+            s, n = self.stats, self.n
+            order = np.asarray(self.order, dtype=np.int64)
+            c, h = s.c[order], s.h[order]
+            if self._counting:  # SA values present, as a bitmask
+                h = (h > 0).astype(np.int64) @ (np.int64(1) << np.arange(h.shape[1]))
+            rev = np.int64(1) << (n - 1 - np.arange(n, dtype=np.int64))
+            self._tables = []
+            for lo in range(0, n, 8):
+                rows = _bit_rows(min(8, n - lo))
+                part = h[lo : lo + 8]
+                if self._counting:  # OR of the members' bitmasks
+                    second = np.bitwise_or.reduce(rows * part[None, :], axis=1)
+                else:
+                    second = rows @ part
+                self._tables.append((lo, rows @ c[lo : lo + 8], second, rows @ rev[lo : lo + 8]))
+        return self._tables
+
+    def keys(self, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fitness score, raw score, bit-reversed mask) of each coalition of ``masks``: a
+        coalition x provider product for a one-off few hundred, byte tables beyond."""
+        if self._tables is None and masks.size <= 512:
+            s, n = self.stats, self.n
+            order = np.asarray(self.order, dtype=np.int64)
+            member = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+            counts = member @ s.c[order]
+            hists = member @ s.h[order]
+            rev = member @ _powers(n)[::-1]
+            if self._counting:
+                distinct = np.count_nonzero(hists, axis=1)
+                score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
+            else:
+                score, raw = fitness_batch(self.constraint, counts, hists, self.alpha)
+            return score, raw, rev
+        counts, second, rev = self._table_sums(masks)
+        if self._counting:
+            distinct = np.bitwise_count(second).astype(np.int64)
+            score, raw = fitness_batch_counts(self.constraint, counts, distinct, self.alpha)
+        else:
+            score, raw = fitness_batch(self.constraint, counts, second, self.alpha)
+        return score, raw, rev
+
+    def _table_sums(self, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(records count, SA histogram or value bitmask, bit-reversed mask) of each
+        coalition of ``masks``, from the byte tables."""
+        counts = second = rev = None
+        for lo, t_count, t_second, t_rev in self._byte_tables():
+            byte = (masks >> lo) & 255 if lo else masks & 255
+            if counts is None:
+                counts, second, rev = t_count[byte], t_second[byte], t_rev[byte]
+            elif self._counting:
+                counts, rev = counts + t_count[byte], rev + t_rev[byte]
+                second = second | t_second[byte]
+            else:
+                counts, rev = counts + t_count[byte], rev + t_rev[byte]
+                second = second + t_second[byte]
+        assert counts is not None and second is not None and rev is not None
+        return counts, second, rev
+
+    def ranked(self, masks: np.ndarray, descending: bool) -> list[int]:
         """``masks`` by power (ascending, or descending), ties by the member ranks
         (lexicographic on the ascending rank lists, which is the bit-reversed mask
         descending)."""
+        if len(masks) <= 1:
+            return [int(x) for x in masks]
+        if self._counting and len(masks) <= SMALL:
+            keyed = []
+            for x in np.asarray(masks).tolist():
+                s, r, b = self._key_small(x)
+                keyed.append((-s, -r, -b, x) if descending else (s, r, -b, x))
+            keyed.sort()  # the reversed masks differ, so the masks themselves never compare
+            return [t[3] for t in keyed]
         masks = np.asarray(masks, dtype=np.int64)
-        if masks.size <= 1:
-            return masks
-        s = self.stats
-        bits = np.arange(self.n, dtype=np.int64)
-        member = (masks[:, None] >> bits) & 1
-        counts = member @ s.c[self.order]
-        score, raw = fitness_batch(self.constraint, counts, member @ s.h[self.order], self.alpha)
-        reverse = member @ (np.int64(1) << (self.n - 1 - bits))
+        score, raw, rev = self.keys(masks)
         sign = -1.0 if descending else 1.0
-        return masks[np.lexsort((-reverse, sign * raw, sign * score))]
+        out: list[int] = masks[np.lexsort((-rev, sign * raw, sign * score))].tolist()
+        return out
 
-    def layer(self, size: int, descending: bool) -> np.ndarray:
-        return self.ranked(layer_masks(self.n, size), descending)
+    def strongest(self, size: int, chosen: np.ndarray) -> int:
+        """The first of ``ranked(layer_masks(n, size)[chosen], descending=True)`` (``chosen``
+        a non-empty boolean selection): in Python when few, else the lowest position in the
+        whole layer ranked once (cached per layer, :meth:`_strength_ranks`)."""
+        layer = layer_masks(self.n, size)
+        pos = self._positions.get(size)
+        if pos is None and self._counting and np.count_nonzero(chosen) <= SMALL:
+            return self.ranked(layer[chosen], descending=True)[0]
+        if pos is None:
+            pos = self._strength_ranks(layer)
+            self._positions[size] = pos
+        return int(layer[np.argmin(np.where(chosen, pos, _INT64_MAX))])
+
+    def _strength_ranks(self, layer: np.ndarray) -> np.ndarray:
+        """An int key per coalition of ``layer``, smallest for the strongest, ordered as
+        ``ranked(layer, descending=True)``: the dense ranks of the negated score and raw
+        score and the complemented reversed mask, packed into one int64 (two ``unique``
+        calls instead of a three-key sort; for a counting constraint one ``unique`` of the
+        (count, distinct) pairs, whose few scores are then ranked alone); the sort's
+        positions if that could overflow."""
+        n, size = self.n, layer.size
+        if self._counting:  # the score is a function of (count, distinct): rank those pairs
+            counts, sets, rev = self._table_sums(layer)
+            pair = (counts << 6) | np.bitwise_count(sets).astype(np.int64)
+            uniq, inv = np.unique(pair, return_inverse=True)
+            if uniq.size < (1 << (62 - n)):
+                s, r = fitness_batch_counts(self.constraint, uniq >> 6, uniq & 63, self.alpha)
+                o = np.lexsort((-r, -s))
+                so, ro = s[o], r[o]
+                step = np.ones(o.size, dtype=np.int64)
+                step[0] = 0
+                step[1:] = (so[1:] != so[:-1]) | (ro[1:] != ro[:-1])
+                dense = np.empty(o.size, dtype=np.int64)
+                dense[o] = np.cumsum(step)
+                return (dense[inv.ravel()] << n) | (((1 << n) - 1) ^ rev)
+        score, raw, rev = self.keys(layer)
+        if size * size < (1 << (62 - self.n)) and not (
+            np.isnan(score).any() or np.isnan(raw).any()
+        ):
+            by_score = np.unique(-score, return_inverse=True)[1].astype(np.int64)
+            by_raw = np.unique(-raw, return_inverse=True)[1].astype(np.int64)
+            return ((by_score * size + by_raw) << self.n) | (((1 << self.n) - 1) ^ rev)
+        pos = np.empty(size, dtype=np.int64)
+        pos[np.lexsort((-rev, -raw, -score))] = np.arange(size)
+        return pos
+
+
+def _provider_fitness(
+    stats: GroupStats, constraint: Constraint, alpha: float
+) -> list[tuple[float, float]]:
+    """(score, raw score) of each provider's own records in the group, as
+    :func:`fitness_batch` gives them (in Python for a counting constraint)."""
+    if _rankable_in_python(constraint):
+        fit = _bound_fitness(constraint, alpha)
+        distinct = np.count_nonzero(stats.h, axis=1).tolist()
+        return [fit(x, d) for x, d in zip(stats.c.tolist(), distinct, strict=True)]
+    score, raw = fitness_batch(constraint, stats.c, stats.h, alpha)
+    return list(zip(score.tolist(), raw.tolist(), strict=True))
 
 
 def _require_monotone(constraint: Constraint, name: str) -> None:
@@ -148,36 +384,41 @@ def bottom_up(
     oracle = Oracle(stats, constraint)
     lat = _Lattice(stats, constraint, alpha)
     for size in range(stats.m_eff(m) + 1):
-        for mask in lat.layer(size, descending=True).tolist():
+        for mask in lat.ranked(layer_masks(lat.n, size), descending=True):
             if oracle.breaches(lat.local(mask)):
                 return VerifyResult(False, oracle.calls, "bottom-up")
     return VerifyResult(True, oracle.calls, "bottom-up")
 
 
 def top_down(
-    stats: GroupStats, m: int, constraint: Constraint, alpha: float = ALPHA_VERIFY
+    stats: GroupStats,
+    m: int,
+    constraint: Constraint,
+    alpha: float = ALPHA_VERIFY,
+    own: list[tuple[float, float]] | None = None,
 ) -> VerifyResult:
     """Layers ``n_G - 1`` down to ``m_eff``, weakest coalition first; a safe coalition
-    resolves all its m-subsets (downward pruning, III.D)."""
+    resolves all its m-subsets (downward pruning, III.D).
+
+    A layer checks, in ascending power, the coalitions that contain an m-coalition still
+    unresolved when the layer starts (:meth:`Knowledge.covering`); that also drops every
+    sub-coalition of a coalition found safe above (all its m-subsets are resolved).
+    ``own``: the providers' (score, raw score), when the caller has them."""
     _require_monotone(constraint, "top-down")
     oracle = Oracle(stats, constraint)
     me = stats.m_eff(m)
     if me == 0:
         return VerifyResult(not oracle.breaches(()), oracle.calls, "top-down")
-    lat = _Lattice(stats, constraint, alpha)
+    lat = _Lattice(stats, constraint, alpha, own)
     kb = Knowledge(lat.n, me)
     for size in range(lat.n - 1, me - 1, -1):
-        masks = kb.unresolved if size == me else layer_masks(lat.n, size)
-        if kb.safe:  # drop the sub-coalitions of what earlier layers found safe
-            safe = np.array(kb.safe, dtype=np.int64)
-            masks = masks[~((masks[:, None] & ~safe[None, :]) == 0).any(axis=1)]
-        if size > me:  # only coalitions above some unresolved m-coalition can help
-            sub = kb.unresolved
-            masks = masks[((sub[None, :] & ~masks[:, None]) == 0).any(axis=1)]
-        before = len(kb.safe)
-        for mask in lat.ranked(masks, descending=False).tolist():
-            if any(is_subset(mask, t) for t in kb.safe[before:]):
-                continue
+        if size == me:
+            masks = kb.unresolved
+        elif kb.safe:
+            masks = kb.covering(size)
+        else:  # nothing resolved yet: every coalition of the layer covers an m-coalition
+            masks = layer_masks(lat.n, size)
+        for mask in lat.ranked(masks, descending=False):
             if oracle.breaches(lat.local(mask)):
                 if size == me:
                     return VerifyResult(False, oracle.calls, "top-down")
@@ -189,18 +430,23 @@ def top_down(
 
 
 def binary(
-    stats: GroupStats, m: int, constraint: Constraint, alpha: float = ALPHA_VERIFY
+    stats: GroupStats,
+    m: int,
+    constraint: Constraint,
+    alpha: float = ALPHA_VERIFY,
+    own: list[tuple[float, float]] | None = None,
 ) -> VerifyResult:
     """Algorithm 1 as corrected (spec 3.5): for each top coalition with an unresolved
     m-subset, a safe one prunes its subsets; a breaching one is bisected against its
     strongest unresolved m-subset (weakest members added first) down to a safe / breaching
-    pair one provider apart, which prunes both ways."""
+    pair one provider apart, which prunes both ways. ``own``: the providers' (score, raw
+    score), when the caller has them."""
     _require_monotone(constraint, "binary")
     oracle = Oracle(stats, constraint)
     me = stats.m_eff(m)
     if me == 0:
         return VerifyResult(not oracle.breaches(()), oracle.calls, "binary")
-    lat = _Lattice(stats, constraint, alpha)
+    lat = _Lattice(stats, constraint, alpha, own)
     n = lat.n
     full = (1 << n) - 1
     supers = [full & ~(1 << i) for i in range(n - 1, -1, -1)]
@@ -213,13 +459,16 @@ def binary(
     cache: dict[int, bool] = {}
 
     def status(mask: int) -> bool:
-        if kb.known_safe(mask):
-            return False
-        if kb.known_breach(mask):
-            return True
-        if mask not in cache:
-            cache[mask] = oracle.breaches(lat.local(mask))
-        return cache[mask]
+        # Every mask asked here contains an unresolved m-coalition (the top chosen for it,
+        # the strongest unresolved m-subset, the coalitions between them), so none is ever
+        # known safe: only the known-breach test can spare an oracle call. A cached answer
+        # is the oracle's, so looking it up first changes nothing.
+        out = cache.get(mask)
+        if out is None:
+            if kb.known_breach(mask):
+                return True
+            out = cache[mask] = oracle.breaches(lat.local(mask))
+        return out
 
     at = 0  # a top coalition with no unresolved m-subset never gets one back
     while not kb.done:
@@ -230,17 +479,23 @@ def binary(
             kb.mark_safe(top)
             continue
         kb.mark_breach(top)
-        sub = int(lat.ranked(kb.unresolved_in(top), descending=True)[0])
+        sub = lat.strongest(me, kb.unresolved_mask_in(top))
         if status(sub):
             return VerifyResult(False, oracle.calls, "binary")
         lo, hi = sub, top
-        while popcount(hi) - popcount(lo) >= 2:
-            extra = members(hi & ~lo)[: (popcount(hi) + popcount(lo)) // 2 - popcount(lo)]
-            mid = lo | sum(1 << i for i in extra)
+        size_lo, size_hi = me, n - 1
+        while size_hi - size_lo >= 2:
+            half = (size_hi + size_lo) // 2
+            extra = hi & ~lo
+            mid = lo
+            for _ in range(half - size_lo):  # the weakest (lowest) bits first
+                low = extra & -extra
+                mid |= low
+                extra ^= low
             if status(mid):
-                hi = mid
+                hi, size_hi = mid, half
             else:
-                lo = mid
+                lo, size_lo = mid, half
         kb.mark_safe(lo)
         kb.mark_breach(hi)
     return VerifyResult(True, oracle.calls, "binary")
@@ -265,8 +520,10 @@ def adaptive(
     """Binary for weak groups, top-down for robust ones (section III.E): ``mode`` "fitness"
     compares the average provider fitness with ``threshold`` (default 0.85),
     "records_per_provider" compares ``|G| / n_G`` (default 15)."""
+    own = None
     if mode == "fitness":
-        value = average_provider_fitness(stats, constraint, alpha)
+        own = _provider_fitness(stats, constraint, alpha)
+        value = float(np.array([s for s, _ in own]).mean())  # as average_provider_fitness
         limit = FITNESS_THRESHOLD if threshold is None else threshold
     elif mode == "records_per_provider":
         value = stats.N / stats.n_providers
@@ -274,7 +531,7 @@ def adaptive(
     else:
         raise ParameterError(f"adaptive mode is 'fitness' or 'records_per_provider', got {mode!r}")
     use = binary if value < limit else top_down
-    return use(stats, m, constraint, alpha)
+    return use(stats, m, constraint, alpha, own)
 
 
 def exact(stats: GroupStats, m: int, constraint: Constraint) -> VerifyResult:
