@@ -392,10 +392,10 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
     rel = releases[0]
     population = None
     names = None
-    if rel.provenance.algorithm == "sequence" and knowledge.population is not None:
-        if rel.published_metadata is not None or options.get("sequence") is None:
-            population = knowledge.population
-            names = _person_names(population, knowledge)
+    by_people = rel.published_metadata is not None or options.get("sequence") is None
+    if rel.provenance.algorithm == "sequence" and knowledge.population is not None and by_people:
+        population = knowledge.population
+        names = _person_names(population, knowledge)
     return disclosure_set_attack(
         rel,
         options.get("sequence"),
