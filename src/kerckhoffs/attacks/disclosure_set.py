@@ -231,6 +231,7 @@ def disclosure_set_attack(
     prefix = GeneralizationSequence.from_labels(
         [seq[i] for i in range(index + 1)], seq.names[: index + 1]
     )
+    step: Step | None
     try:
         if by_values:  # the adversary's own table is any consistent one: DS_excl directly
             step = disclosure_set(prefix, sa, index, chk, "exclusive", limit=limit)
