@@ -37,7 +37,11 @@ CASES = {
     # paper 003: the data's provider column (3 hospitals) makes the whole table 1-private
     "provider-aware": (["k=5", "distinct-l=3", "m-privacy=1"], ["k=700", "m-privacy=2"]),
     "mondrian-mprivacy": (["k=5", "distinct-l=3", "m-privacy=1"], ["k=700", "m-privacy=2"]),
+    # paper 002's publisher over candidates by age (OPTIONS): no candidate is 40-diverse
+    "sequence": (["l=3"], ["l=40"]),
 }
+# options an algorithm needs (its candidate generalizations)
+OPTIONS = {"sequence": ["-O", f"sequence={ROOT / 'examples' / 'demo' / 'sequence_by_age.toml'}"]}
 
 
 run = run_cli
@@ -79,6 +83,7 @@ def test_anonymize_demo(name, demo_csv, tmp_path, monkeypatch, capsys) -> None: 
         "-a",
         name,
         *_models(ok),
+        *OPTIONS.get(name, []),
         "-o",
         str(out),
         "--seed",
@@ -99,6 +104,7 @@ def test_anonymize_demo(name, demo_csv, tmp_path, monkeypatch, capsys) -> None: 
         "-a",
         name,
         *_models(bad),
+        *OPTIONS.get(name, []),
         "-o",
         str(tmp_path / "bad"),
     )
@@ -123,6 +129,7 @@ def test_anonymize_adult(name, tmp_path_factory, tmp_path, monkeypatch, capsys) 
         "-a",
         name,
         *_models(ok),
+        *OPTIONS.get(name, []),
         "-o",
         str(tmp_path / "rel"),
         "--seed",

@@ -43,7 +43,10 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "mondrian++": ["l=2"],
     "provider-aware": ["k=5", "distinct-l=2", "m-privacy=1"],
     "mondrian-mprivacy": ["k=5", "distinct-l=2", "m-privacy=1"],
+    "sequence": ["l=2"],
 }
+# options an algorithm needs (its candidate generalizations, by age)
+OPTIONS = {"sequence": ["-O", f"sequence={SCHEMA.parents[0] / 'sequence_by_age.toml'}"]}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +79,7 @@ def test_no_published_file_contains_the_seed(
 ) -> None:
     info = REGISTRY[name]
     out = tmp_path / "rel"
-    models = [a for m in MODELS[name] for a in ("-m", m)]
+    models = [a for m in MODELS[name] for a in ("-m", m)] + OPTIONS.get(name, [])
     code, _, err = run_cli(
         monkeypatch, capsys, "anonymize", data, "-s", SCHEMA, "-a", name, *models,
         "--seed", SEED, "-o", out,

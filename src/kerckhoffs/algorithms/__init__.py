@@ -14,6 +14,7 @@ from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers
     mondrian,
     mprivacy_anonymize,
     pickup,
+    sequence,
 )
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo, get, register
 

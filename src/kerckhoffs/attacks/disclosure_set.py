@@ -14,11 +14,25 @@ breached when the release's CHK fails on their row of the set (the running examp
 naive ``g2`` release leaves only tables in which Ellen and Fen both have gastritis, share 1).
 
 The candidates come from the release's provenance for the ``lattice`` algorithm (its
-generalization sequence, :mod:`kerckhoffs.algorithms.lattice.disclosure`), or are given as a
-sequence (a TOML file, :func:`kerckhoffs.disclosure.read_sequence`, or a
+generalization sequence, :mod:`kerckhoffs.algorithms.lattice.disclosure`) and the ``sequence``
+algorithm (its candidates by QI values, :mod:`kerckhoffs.algorithms.sequence`), or are given as
+a sequence (a TOML file, :func:`kerckhoffs.disclosure.read_sequence`, or a
 :class:`~kerckhoffs.disclosure.GeneralizationSequence`) for any other naive publisher. The
 set is enumerated by the disclosure engine (:mod:`kerckhoffs.disclosure`), bounded: a release
 with more possible tables than ``limit`` is refused in one line (``audit``: not run).
+
+**A release read from files** (spec 3.7: the adversary has the release and public knowledge
+only). Its rows are in published order, so candidates given by row positions mean nothing
+there; candidates given by QI values do. For a ``sequence`` release the adversary takes the
+people it knows (the knowledge's population: names and QIs, e.g. a voter list), places each
+person in every candidate from their QI values and the candidate bins recorded in the
+provenance, matches the released candidate's groups to the published groups by their cells
+(each must hold as many people as published rows, else the population is not the released
+one: refused in one line), and lays each published group's SA multiset on its people in any
+order: the disclosure set depends only on that multiset (``DS_excl(i, s)``, spec 3.6), so
+any such table gives the same set. The tuples are the population's rows; the verdict names
+the breached people by the population's identifier column (``name`` in
+``examples/disclosure/people.csv``).
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import register_attack
@@ -37,8 +52,11 @@ from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
     Chk,
     GeneralizationSequence,
+    Step,
     TooManyInstances,
+    ValueSequence,
     chk_from_model,
+    disclosure_set,
     naive,
     per_size,
     read_sequence,
@@ -51,7 +69,7 @@ from kerckhoffs.release import Release, Scheme
 ATTACK = "disclosure-set"
 OPTIONS = ("chk", "limit", "sequence")
 
-__all__ = ["ATTACK", "disclosure_set_attack", "lattice_candidates"]
+__all__ = ["ATTACK", "disclosure_set_attack", "lattice_candidates", "sequence_candidates"]
 
 
 def lattice_candidates(release: Release) -> tuple[GeneralizationSequence, Chk]:
@@ -87,29 +105,105 @@ def lattice_candidates(release: Release) -> tuple[GeneralizationSequence, Chk]:
     return seq, models_chk(models, table, ATTACK)
 
 
+def sequence_candidates(
+    release: Release, population: pd.DataFrame | None = None
+) -> tuple[GeneralizationSequence, int, np.ndarray, Chk]:
+    """What the adversary re-derives for a ``sequence`` release: the candidates laid on the
+    people (the population's rows, or the release's own rows for a release made in this
+    process), the released candidate's index, an SA code per person consistent with the
+    published groups (module docstring) and the CHK of the recorded models."""
+    from kerckhoffs.algorithms.lattice.disclosure import models_chk
+
+    prov = release.provenance
+    cands = ValueSequence.from_data(prov.parameters.get("sequence"), f"{ATTACK}: provenance")
+    index = prov.parameters.get("released_index")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cands):
+        raise ParameterError(f"{ATTACK}: the provenance records no released candidate")
+    chk = models_chk(prov.models(), release.table, ATTACK)
+    if population is None:
+        if release.published_metadata is not None:
+            raise ParameterError(
+                f"{ATTACK}: a release read from files needs the population's QIs as knowledge"
+            )
+        seq = cands.on(release.table)
+        if _find(seq, release) != index:
+            raise ParameterError(f"{ATTACK}: the release is not its recorded candidate")
+        return seq, index, np.asarray(release.sa_published, dtype=np.int64), chk
+    seq = cands.on(population)
+    people = seq[index]
+    _, per_group = cands.groups(index, population)
+    want = cands.cells(index, per_group, release.table.qi_names)
+    part = release.partition
+    first = part.order()[part.starts()]
+    published = pd.DataFrame(
+        {c: release.table.decode_qi(j, release.table.qi[first, j]) for j, c in enumerate(want)}
+    ).astype(str)
+    key_pub = pd.MultiIndex.from_frame(published)
+    key_want = pd.MultiIndex.from_frame(want.astype(str))
+    to_file = key_pub.get_indexer(key_want)  # candidate group -> published group
+    lost = np.flatnonzero(to_file < 0)
+    if lost.size:
+        cell = ", ".join(want.iloc[int(lost[0])])
+        raise ParameterError(
+            f"{ATTACK}: the population does not match the release: people fall in group "
+            f"{cell}, which the release does not publish"
+        )
+    rows_pub = part.sizes[to_file]
+    rows_pop = np.bincount(people, minlength=len(to_file))
+    bad = np.flatnonzero(rows_pub != rows_pop)
+    if bad.size or len(to_file) != part.n_groups:
+        g = int(bad[0]) if bad.size else 0
+        raise ParameterError(
+            f"{ATTACK}: the population does not match the release: group "
+            f"{', '.join(want.iloc[g])} holds {int(rows_pub[g])} published rows and "
+            f"{int(rows_pop[g])} people of the population"
+            if bad.size
+            else f"{ATTACK}: the population does not match the release: some published "
+            "groups hold none of its people"
+        )
+    # lay each published group's SA multiset on its people, in any order (module docstring)
+    from_file = np.empty(part.n_groups, dtype=np.int64)
+    from_file[to_file] = np.arange(len(to_file))
+    file_rows = np.argsort(from_file[part.group], kind="stable")
+    sa = np.empty(people.shape[0], dtype=np.int64)
+    sa[np.argsort(people, kind="stable")] = np.asarray(release.sa_published)[file_rows]
+    return seq, index, sa, chk
+
+
 def disclosure_set_attack(
     release: Release,
     sequence: GeneralizationSequence | str | Path | None = None,
     chk: Chk | str | None = None,
     *,
     limit: int = DEFAULT_LIMIT,
+    population: pd.DataFrame | None = None,
+    names: np.ndarray | Sequence[str] | None = None,
 ) -> AttackResult:
     """Per person, the largest value share over the naive release's disclosure set (module
     docstring). ``sequence``: the publisher's candidates (the release's partition must be one
-    of them; default: the lattice's, from the provenance); ``chk``: the privacy check (a
-    :class:`~kerckhoffs.disclosure.Chk` or a model string such as ``recursive-cl=2,2``;
-    default: the recorded models'). Raises a one-line ParameterError when the set is larger
-    than ``limit``.
+    of them; default: the lattice's or the ``sequence`` algorithm's, from the provenance);
+    ``chk``: the privacy check (a :class:`~kerckhoffs.disclosure.Chk` or a model string such
+    as ``recursive-cl=2,2``; default: the recorded models'). ``population``: the people the
+    adversary knows, with their QIs (needed for a ``sequence`` release read from files);
+    ``names``: one display name per person, used in the verdict. Raises a one-line
+    ParameterError when the set is larger than ``limit``.
 
     Returns an :class:`AttackResult` with one tuple per person: ``sa_value`` (the value of
     largest share), ``posterior`` (that share), ``breached`` (CHK fails on the person's row),
     ``group``, ``group_share`` (the value's share in the group, all the naive check saw).
+    When someone is breached, its ``finding`` names them (``Ellen and Fen (rows 4 and 5) hold
+    gastritis with share 1 ...``).
     """
     if release.scheme != Scheme.GENERALIZATION:
         raise ParameterError(f"{ATTACK}: attacks generalized releases")
-    if sequence is None:
+    default_chk: Chk | None = None
+    by_values = sequence is None and release.provenance.algorithm == "sequence"
+    if by_values:
+        seq, index, sa, default_chk = sequence_candidates(release, population)
+    elif sequence is None:
         seq, default_chk = lattice_candidates(release)
         index = len(seq) - 1
+        sa = np.asarray(release.sa_published, dtype=np.int64)
     else:
         seq = (
             sequence
@@ -117,7 +211,7 @@ def disclosure_set_attack(
             else read_sequence(sequence, release.table.n)
         )
         index = _find(seq, release)
-        default_chk = None
+        sa = np.asarray(release.sa_published, dtype=np.int64)
     if isinstance(chk, str):
         chk = chk_from_model(parse_model(chk))
     if chk is None:
@@ -127,7 +221,6 @@ def disclosure_set_attack(
                 raise ParameterError(f"{ATTACK}: give the privacy check (option chk)")
             default_chk = chk_from_model(models[0])
         chk = default_chk
-    sa = np.asarray(release.sa_published, dtype=np.int64)
     n_sa = release.table.n_sa
     size = per_size(seq, index, signature(seq, index, sa, n_sa))
     if size > limit:
@@ -138,16 +231,35 @@ def disclosure_set_attack(
     prefix = GeneralizationSequence.from_labels(
         [seq[i] for i in range(index + 1)], seq.names[: index + 1]
     )
+    step: Step | None
     try:
-        out = naive(prefix, sa, chk, limit=limit)
+        if by_values:  # the adversary's own table is any consistent one: DS_excl directly
+            step = disclosure_set(prefix, sa, index, chk, "exclusive", limit=limit)
+            released: int | None = index if step.disclosure_size else None
+        else:
+            out = naive(prefix, sa, chk, limit=limit)
+            released, step = out.released, (out.steps[-1] if out.steps else None)
     except TooManyInstances as e:
         raise ParameterError(f"{ATTACK}: {e}") from None
-    if out.released != index:
+    if released != index or step is None:
         raise ParameterError(
             f"{ATTACK}: the naive publisher would not release this partition "
             f"({seq.names[index]}) from these candidates"
         )
-    step = out.steps[-1]
+    return _result(release, seq, index, sa, chk, step, names)
+
+
+def _result(
+    release: Release,
+    seq: GeneralizationSequence,
+    index: int,
+    sa: np.ndarray,
+    chk: Chk,
+    step: Step,
+    names: np.ndarray | Sequence[str] | None,
+) -> AttackResult:
+    """The tuple table (one row per person of ``seq``) and the verdict's figures."""
+    n_sa = release.table.n_sa
     counts = step.counts
     k = counts.shape[1]
     full = np.zeros((counts.shape[0], max(k, n_sa)), dtype=np.int64)
@@ -160,25 +272,57 @@ def disclosure_set_attack(
     g_counts = signature(seq, index, sa, full.shape[1])
     g_sizes = g_counts.sum(axis=1)
     group_share = g_counts[group, top] / g_sizes[group]
-    tuples = tuple_table(
-        rows,
-        release.table.sa_column.decode(top),
-        share,
-        ~ok,
-        group=group,
-        group_share=group_share,
-    )
+    values = release.table.sa_column.decode(top)
+    extra: dict[str, Any] = {"group": group, "group_share": group_share}
+    if names is not None:
+        extra["person"] = np.asarray(names, dtype=object)
+    tuples = tuple_table(rows, values, share, ~ok, **extra)
     ls = [m.l for m in release.provenance.models() if isinstance(m, LDiversity)]
     bound = 1.0 / max(ls) if ls else None
+    top_share = step.max_share
     details: dict[str, Any] = {
-        "candidates": len(prefix),
+        "candidates": index + 1,
         "released": seq.names[index],
         "per_size": int(step.per_size),
         "disclosure_size": int(step.disclosure_size),
         "check": chk.name,
-        "max_share": str(max(out.max_share, default=Fraction(0))),
+        "max_share": str(max(top_share, default=Fraction(0))),
     }
-    return AttackResult(ATTACK, tuples, release.table.n, bound, details)
+    finding = _named_breaches(full, top, step.disclosure_size, ~ok, values, names)
+    return AttackResult(ATTACK, tuples, seq.n, bound, details, finding=finding)
+
+
+def _named_breaches(
+    counts: np.ndarray,
+    top: np.ndarray,
+    size: int,
+    breached: np.ndarray,
+    values: np.ndarray,
+    names: np.ndarray | Sequence[str] | None,
+    most: int = 6,
+) -> str | None:
+    """``Ellen and Fen (rows 4 and 5) hold gastritis with share 1 in the tables that remain
+    possible``: the breached people (at most ``most`` named), grouped by value and share."""
+    hit = np.flatnonzero(breached)
+    if not hit.size:
+        return None
+    parts: dict[tuple[str, Fraction], list[int]] = {}
+    for r in hit[:most].tolist():  # a few people named: a loop over them, not over rows
+        parts.setdefault((str(values[r]), Fraction(int(counts[r, top[r]]), size)), []).append(r)
+    said = []
+    for (value, frac), people in parts.items():
+        who = [str(names[r]) for r in people] if names is not None else []
+        pos = [str(r) for r in people]
+        rows = f"row{'s' if len(pos) > 1 else ''} {_and(pos)}"
+        subject = f"{_and(who)} ({rows})" if who else rows.capitalize()
+        verb = "hold" if len(people) > 1 else "holds"
+        said.append(f"{subject} {verb} {value} with share {frac}")
+    more = f"; {hit.size - most:,} more" if hit.size > most else ""
+    return "; ".join(said) + more + " in the tables that remain possible"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _find(seq: GeneralizationSequence, release: Release) -> int:
@@ -197,14 +341,26 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
         return "attacks one release at a time"
     rel = releases[0]
     prov = rel.provenance
-    if prov.algorithm != "lattice" or prov.parameters.get("disclosure", "naive") != "naive":
-        return "attacks releases of the naive lattice publisher (paper 002)"
+    naive_release = prov.parameters.get("disclosure", "naive") == "naive"
+    if prov.algorithm not in ("lattice", "sequence") or not naive_release:
+        return "attacks releases of the naive lattice or sequence publisher (paper 002)"
+    if prov.algorithm == "sequence":
+        if rel.published_metadata is not None and knowledge.population is None:
+            return (
+                "needs the people's QIs as knowledge (--knowledge people.csv) to place them "
+                "in the candidates"
+            )
+        return _too_large(rel)
     if float(prov.parameters.get("suppression", 0.0)) != 0.0:
         return "the release suppressed rows (outside paper 002's model)"
     if prov.parameters.get("strategy") == "samarati":
         return "a samarati search does not publish the first passing node"
     if any(c.hierarchy is None and c.widths is None for c in rel.table.schema.quasi):
         return "needs the release's original QIs with their hierarchies (an in-process release)"
+    return _too_large(rel)
+
+
+def _too_large(rel: Release) -> str | None:
     seq = GeneralizationSequence.from_labels([rel.partition.group])
     size = per_size(seq, 0, signature(seq, 0, rel.sa_published, rel.table.n_sa))
     if size > DEFAULT_LIMIT:
@@ -234,6 +390,29 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
     limit = options.get("limit", DEFAULT_LIMIT)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ParameterError(f"{ATTACK}: limit must be a whole number >= 1")
+    rel = releases[0]
+    population = None
+    names = None
+    by_people = rel.published_metadata is not None or options.get("sequence") is None
+    if rel.provenance.algorithm == "sequence" and knowledge.population is not None and by_people:
+        population = knowledge.population
+        names = _person_names(population, knowledge)
     return disclosure_set_attack(
-        releases[0], options.get("sequence"), options.get("chk"), limit=limit
+        rel,
+        options.get("sequence"),
+        options.get("chk"),
+        limit=limit,
+        population=population,
+        names=names,
     )
+
+
+def _person_names(population: pd.DataFrame, knowledge: Knowledge) -> np.ndarray | None:
+    """Each person's display name: the population's identifier column (the schema's
+    identifier, else ``id``, else ``name``), None when it has none."""
+    schema = knowledge.load_schema()
+    ids = [c.name for c in schema.identifiers] if schema is not None else []
+    for col in [*ids, "id", "name"]:
+        if col in population.columns:
+            return population[col].astype(str).to_numpy(dtype=object)
+    return None

@@ -17,7 +17,8 @@ One job per module:
 - :mod:`.chk`: the pluggable CHK (:class:`Chk`) and its implementations;
 - :mod:`.publishers`: ``naive``, ``inclusive``, ``exclusive`` on one table -> :class:`Outcome`;
 - :mod:`.classwide`: every table of a multiset class at once (fast path and test oracle);
-- :mod:`.sequence_file`: the TOML sequence format of ``examples/disclosure``.
+- :mod:`.sequence_file`: the TOML sequence formats of ``examples/disclosure`` (candidates by row
+  position, or by QI values: :class:`ValueSequence`).
 """
 
 from kerckhoffs.disclosure.chk import (
@@ -58,7 +59,13 @@ from kerckhoffs.disclosure.publishers import (
     naive,
 )
 from kerckhoffs.disclosure.sequence import GeneralizationSequence
-from kerckhoffs.disclosure.sequence_file import read_sequence
+from kerckhoffs.disclosure.sequence_file import (
+    ValueGeneralization,
+    ValueSequence,
+    read_sequence,
+    read_sequence_by_values,
+    read_value_sequence,
+)
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -75,6 +82,8 @@ __all__ = [
     "ShareRule",
     "Step",
     "TooManyInstances",
+    "ValueGeneralization",
+    "ValueSequence",
     "chk_from_model",
     "chk_generalization",
     "chk_instances",
@@ -90,6 +99,8 @@ __all__ = [
     "per_size",
     "person_counts",
     "read_sequence",
+    "read_sequence_by_values",
+    "read_value_sequence",
     "signature",
     "signatures",
 ]

@@ -1,0 +1,175 @@
+"""The registered ``sequence`` algorithm: the publisher of paper 002 over an explicit, public
+sequence of candidate generalizations (Zhang, Wang, Jajodia and Brodsky, "Exclusive Strategy
+for Generalization Algorithms in Micro-Data Disclosure"; spec ``exclusive.md`` 2.6-2.8).
+
+The candidates are given by QI values (a TOML file, option ``sequence``; format in
+:mod:`kerckhoffs.disclosure.sequence_file`), best first, e.g. paper 002's Table 2 as age
+ranges (``examples/disclosure/sequence_by_age.toml``). Unlike the ``lattice`` algorithm, the
+candidates need not be nested: the running example's ``g2`` splits a group of ``g1``, which no
+single hierarchy does, so this is the algorithm that publishes the running example.
+
+Strategies (option ``disclosure``):
+
+- ``naive`` (default, spec 2.6; the paper's "traditional" publisher): release the first
+  candidate whose groups pass the privacy check (the closed-form CHK on ``PER``). Unsafe: an
+  adversary who knows the candidates learns that every earlier one failed; the
+  ``disclosure-set`` attack computes what that reveals (running example: Ellen and Fen hold
+  gastritis in every table that remains possible).
+- ``exclusive`` (spec 2.8): stop at the naive choice; release it only if CHK holds on its
+  disclosure set, else nothing.
+- ``inclusive`` (spec 2.7): release the first candidate whose recursive disclosure set
+  passes CHK, else nothing.
+
+When a safe strategy releases nothing it raises :class:`~kerckhoffs.errors.NothingReleased`
+(exit 1, nothing written); when no candidate passes even the naive check the models are
+infeasible for these candidates (:class:`~kerckhoffs.errors.ParameterError`, as ``lattice``
+does). The models are the share-rule CHKs (:func:`kerckhoffs.disclosure.chk_from_model`):
+recursive (c,l)-diversity, l-diversity, distinct l-diversity, all of which must hold.
+
+**Published.** Each group publishes its candidate's bins as cells (``[30-44]``, ``{F,M}``,
+``*`` for a QI the candidate does not split). The provenance records the strategy, the
+released candidate's index and name, and the candidate definitions as data (the bins: public
+QI ranges, never row ids or counts), so the attack can re-apply them to a population.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, models_chk
+from kerckhoffs.algorithms.registry import refuse_others, register
+from kerckhoffs.data.table import Table
+from kerckhoffs.disclosure import (
+    DEFAULT_LIMIT,
+    TooManyInstances,
+    ValueSequence,
+    exclusive,
+    inclusive,
+    read_value_sequence,
+)
+from kerckhoffs.errors import NothingReleased, ParameterError
+from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.models.l_diversity import DistinctLDiversity, LDiversity, RecursiveCLDiversity
+from kerckhoffs.randomness import Seed
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
+NAME = "sequence"
+CHK_MODELS = (RecursiveCLDiversity, LDiversity, DistinctLDiversity)
+"""The models with a per-person share rule (the CHK of paper 002)."""
+
+_OPTIONS = {
+    "sequence": "the candidate generalizations by QI values, best first (TOML file, e.g. "
+    "examples/disclosure/sequence_by_age.toml); required",
+    "disclosure": "naive (default: release the first candidate that passes) | exclusive | "
+    "inclusive (paper 002: release only if safe on the disclosure set; else nothing, exit 1)",
+    "limit": f"largest set of possible tables enumerated by exclusive / inclusive (default "
+    f"{DEFAULT_LIMIT:,})",
+}
+
+
+def candidates(sequence: str | Path | ValueSequence | None) -> ValueSequence:
+    """The candidates of option ``sequence`` (a path or a :class:`ValueSequence`)."""
+    if sequence is None or (isinstance(sequence, str) and not sequence):
+        raise ParameterError(
+            f"{NAME}: give the candidate generalizations with -O sequence=FILE (by QI values, "
+            "e.g. examples/disclosure/sequence_by_age.toml)"
+        )
+    if isinstance(sequence, ValueSequence):
+        return sequence
+    return read_value_sequence(sequence)
+
+
+@register(
+    NAME,
+    summary="paper 002's publisher over an explicit sequence of candidate generalizations by "
+    "QI values: the first that passes (naive), or the exclusive / inclusive strategy",
+    models=tuple(m.__name__ for m in CHK_MODELS),
+    options=_OPTIONS,
+)
+def sequence(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    sequence: str | Path | ValueSequence | None = None,
+    disclosure: str = "naive",
+    limit: int = DEFAULT_LIMIT,
+) -> Release:
+    """Publish ``table`` at a candidate of ``sequence`` chosen by the ``disclosure`` strategy
+    (module docstring). Deterministic: ``seed`` is not used. Raises
+    :class:`~kerckhoffs.errors.NothingReleased` when a safe strategy releases nothing, a
+    one-line :class:`~kerckhoffs.errors.ParameterError` for other models, bad options, no
+    candidate passing the models, or a disclosure set larger than ``limit``.
+    """
+    if disclosure not in DISCLOSURES:
+        raise ParameterError(
+            f"{NAME}: disclosure must be one of {', '.join(DISCLOSURES)}, got {disclosure!r}"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ParameterError(f"{NAME}: limit must be a whole number >= 1")
+    if not models:
+        raise ParameterError(f"{NAME}: give a privacy model (recursive-cl, l or distinct-l)")
+    refuse_others(models, CHK_MODELS, NAME)
+    cands = candidates(sequence)
+    unknown = [c for c in cands.columns if c not in table.qi_names]
+    if unknown:
+        raise ParameterError(
+            f"{NAME}: the candidates split {unknown[0]!r}, which is not a quasi-identifier "
+            f"(quasi-identifiers: {', '.join(table.qi_names)})"
+        )
+    seq = cands.on(table)
+    sa = table.sa.astype(np.int64)
+    passing = [i for i in range(len(seq)) if _passes(table, seq[i], models)]
+    if not passing:
+        raise ParameterError(
+            f"{NAME}: no candidate of {len(seq)} satisfies {', '.join(m.parameter for m in models)}"
+        )
+    released: int | None = passing[0]
+    if disclosure != "naive":
+        run = exclusive if disclosure == "exclusive" else inclusive
+        chk = models_chk(models, table, NAME)
+        try:
+            out = run(seq, sa, chk, limit=limit)
+        except TooManyInstances as e:
+            raise ParameterError(f"{NAME}: cannot decide the disclosure set: {e}") from None
+        released = out.released
+        if released is None:
+            why = (
+                f"the first passing candidate {seq.names[passing[0]]} fails the models on its "
+                "disclosure set"
+                if disclosure == "exclusive"
+                else "no candidate passes the models on its disclosure set"
+            )
+            top = max(out.max_share) if out.max_share else None
+            share = f" (a person's value share reaches {top})" if top is not None else ""
+            raise NothingReleased(f"{NAME} releases nothing: {why}{share}")
+    assert released is not None
+    labels, per_group = cands.groups(released, table)
+    params: dict[str, Any] = {
+        "models": [m.to_dict() for m in models],
+        "disclosure": disclosure,
+        "released_index": released,
+        "released": seq.names[released],
+        "sequence": cands.to_data(),
+    }  # never the checks' counts or which other candidates pass: what the adversary re-derives
+    return Release(
+        table,
+        Partition(labels),  # ids 0..g-1 by bins, the order of the cells
+        Scheme.GENERALIZATION,
+        table.sa,
+        Provenance(NAME, params),
+        cells=cands.cells(released, per_group, table.qi_names),
+    )
+
+
+def _passes(table: Table, labels: np.ndarray, models: list[PrivacyModel]) -> bool:
+    """The naive check: every model holds on the candidate's groups (the models' own check,
+    which is CHK on ``PER`` in closed form, spec 2.3, and also covers a sensitive subset)."""
+    release = Release(table, Partition(labels), Scheme.GENERALIZATION, table.sa)
+    return all(r.satisfied for r in release.check(models))
+
+
+__all__ = ["CHK_MODELS", "NAME", "candidates", "sequence"]
