@@ -477,3 +477,19 @@ def test_read_sequence_errors_are_one_line(tmp_path: Path, text: str, msg: str) 
     assert "\n" not in str(e.value) and str(p) in str(e.value)
     with pytest.raises(InputError, match="cannot read"):
         read_sequence(tmp_path / "missing.toml", 3)
+
+
+def test_embedded_running_example_equals_the_example_files() -> None:
+    """The demo runs from an installed package, so it embeds the running example; the files
+    under examples/disclosure (what the README's commands read) must say the same."""
+    from kerckhoffs.disclosure.example import running_example
+
+    here = Path(__file__).resolve().parents[1] / "examples" / "disclosure"
+    df, schema, seq = running_example()
+    assert pd.read_csv(here / "table1.csv").equals(df)
+    files = Table.from_csv(here / "table1.csv", Schema.from_toml(here / "schema.toml"))
+    mine = Table.encode(df, schema)
+    assert np.array_equal(files.qi, mine.qi) and np.array_equal(files.sa, mine.sa)
+    from_file = read_sequence(here / "sequence.toml", len(df))
+    assert from_file.names == seq.names
+    assert all(np.array_equal(from_file[i], seq[i]) for i in range(len(seq)))

@@ -351,17 +351,17 @@ def algorithms() -> None:
     from kerckhoffs.algorithms import REGISTRY  # importing the package registers them all
     from kerckhoffs.models.parse import SYNTAX
 
-    t = rich_table("name", "enforces", "publishes", "random", "summary")
+    t = rich_table("name", "enforces", "publishes", "summary")
     for name in sorted(REGISTRY):
         a = REGISTRY[name]
         t.add_row(
-            name,
+            name + (" *" if a.randomized else ""),
             ", ".join(SYNTAX.get(m, m) for m in a.models),
             ", ".join(s.value for s in a.schemes),
-            "yes" if a.randomized else "no",
             a.summary,
         )
     out.print(fit_words(t, out.width))
+    out.print("* randomized: draws fresh secret randomness on every run (--seed only for tests)")
 
 
 # -- datasets ----------------------------------------------------------------------------------

@@ -311,18 +311,15 @@ def _demo_disclosure() -> None:
     from kerckhoffs.attacks.disclosure_set import disclosure_set_attack
     from kerckhoffs.attacks.random_worlds import with_sa
     from kerckhoffs.cli_disclosure import outcomes
-    from kerckhoffs.disclosure import PAPER_CHK, read_sequence
+    from kerckhoffs.disclosure import PAPER_CHK
+    from kerckhoffs.disclosure.example import G_B, NAMES, running_example
 
-    here = Path(__file__).resolve().parents[2] / "examples" / "disclosure"
-    if not (here / "table1.csv").is_file():  # an installed package without the examples
-        return
     out.rule("8. the adversary knows the algorithm: disclosure sets (paper 002)")
-    table = Table.from_csv(here / "table1.csv", Schema.from_toml(here / "schema.toml"))
-    seq = read_sequence(here / "sequence.toml", table.n)
+    df, schema, seq = running_example()
+    table = Table.encode(df, schema)
     code = dict(zip(table.sa_column.decode(table.sa), table.sa.tolist(), strict=True))
-    g_b = ["flu", "pneumonia", "tracheitis", "tracheitis", "gastritis", "gastritis"]
-    g_b += ["cancer", "cancer", "enteritis", "heart disease"]
-    names = table.other["name"].tolist() if table.other is not None else None
+    g_b = list(G_B)
+    names = list(NAMES)
     t = rich_table("table", "naive", "inclusive", "exclusive", "naive release discloses")
     for label, sa in (
         ("Table 1 (G0)", table.sa),
