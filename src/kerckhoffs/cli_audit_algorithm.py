@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
 from kerckhoffs.models import parse_model
@@ -45,19 +44,21 @@ def audit_algorithm(
         ),
     ] = None,
     flow_rows: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--flow-rows",
             help="Rows of the larger generated table the information-flow audit also "
-            "checks (0: none).",
+            "checks (0: none; default: kerckhoffs.attacks.algorithm_audit.DEFAULT_FLOW_ROWS, "
+            "2,000).",
         ),
-    ] = DEFAULT_FLOW_ROWS,
+    ] = None,
 ) -> None:
     """Audit an algorithm with every audit that applies, on random tables: random worlds
     (paper 000, Definition 5: does knowing the algorithm change a row's SA posterior?) and
     information flow (Theorem 5.3: does it read SA statistics the release does not show?).
     One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
     some audit finds a violation."""
+    from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
     from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
 
     models = [parse_model(m) for m in model] if model else None
@@ -72,7 +73,7 @@ def audit_algorithm(
             seed=seed,
             known_seed=known_seed,
             options=parse_options(option or []),
-            flow_rows=flow_rows,
+            flow_rows=DEFAULT_FLOW_ROWS if flow_rows is None else flow_rows,
             progress=lambda i: progress.update(task, completed=i),
         )
     out.print(report.describe(), soft_wrap=True, markup=False)
