@@ -112,8 +112,19 @@ def test_anonymize_demo(name, demo_csv, tmp_path, monkeypatch, capsys) -> None: 
     assert not (tmp_path / "bad").exists()
 
 
+# on all of Adult, one algorithm per family in the default suite (its CPU budget), every one
+# under -m slow; Adult has no provider column, so the m-privacy anonymizers are left out
+ADULT_DEFAULT = {"anatomy", "hilb++strict", "lattice", "mask", "mondrian", "sequence"}
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared data not present")
-@pytest.mark.parametrize("name", sorted(set(CASES) - NEEDS_PROVIDERS))  # Adult has no providers
+@pytest.mark.parametrize(
+    "name",
+    [
+        n if n in ADULT_DEFAULT else pytest.param(n, marks=pytest.mark.slow)
+        for n in sorted(set(CASES) - NEEDS_PROVIDERS)
+    ],
+)
 def test_anonymize_adult(name, tmp_path_factory, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     adult = tmp_path_factory.getbasetemp() / "adult.csv"
     if not adult.exists():
