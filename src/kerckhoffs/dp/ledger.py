@@ -465,24 +465,35 @@ def lock(path: str | Path) -> Iterator[None]:
         yield
         return
     lock_path = target.parent / f".{target.name}{LOCK_SUFFIX}"
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
-    except OSError as exc:
-        raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
+    while True:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+        except OSError as exc:
+            raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise InputError(
+                    f"ledger {path} is in use by another kerckhoffs process; wait for it to finish"
+                ) from None
+            raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
+        try:  # the previous holder may have removed the file between our open and our lock
+            same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
         os.close(fd)
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise InputError(
-                f"ledger {path} is in use by another kerckhoffs process; wait for it to finish"
-            ) from None
-        raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
     _HELD.add(target)
     try:
         yield
     finally:
         _HELD.discard(target)
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)  # before closing: a waiting process then retries cleanly
         os.close(fd)
 
 
@@ -546,6 +557,70 @@ def release_digest(out_dir: str | Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
+@dataclass
+class LedgerGate:
+    """What ``anonymize --ledger L --budget B`` needs, in the order it needs it: made (and
+    the ledger read, so a bad one fails) before any work; :meth:`admit` refuses a release that
+    is not DP or would take someone over budget, before anything is written; :meth:`commit`
+    records the release once it is written."""
+
+    ledger: Ledger
+    column: str
+    budget: tuple[float, float] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        schema: Schema,
+        *,
+        budget: float | str | tuple[float, float] | None = None,
+        column: str | None = None,
+    ) -> LedgerGate:
+        """Check the options and read the ledger (a missing file is a new ledger)."""
+        col = identifier_column(schema, column)
+        b = parse_budget(budget) if budget is not None else None
+        return cls(Ledger.load(path, create=True), col, b)
+
+    def admit(
+        self,
+        release: object,
+        data: str | Path,
+        row_ids: np.ndarray | None,
+        *,
+        name: str,
+        sep: str | None = None,
+    ) -> tuple[tuple[float, float], np.ndarray]:
+        """The release's ``(epsilon, delta)`` and its people (one id per row), or a one-line
+        refusal: not a DP release, an id missing, someone over budget."""
+        loss = privacy_loss_of(release)
+        if loss is None:
+            raise InputError(
+                "--ledger needs a DP release (one that states its epsilon and delta); this "
+                "algorithm's release does not"
+            )
+        people = people_of_rows(data, self.column, row_ids, sep=sep)
+        if self.budget is not None:
+            check = self.ledger.would_exceed(people, loss[0], loss[1], self.budget)
+            if check:
+                raise BudgetExceeded(check.message(f"release {name}"))
+        return loss, people
+
+    def commit(self, out_dir: str | Path, loss: tuple[float, float], people: np.ndarray) -> Entry:
+        """Record the written release (name: the directory's name; its path and
+        ``release.json`` digest) and save the ledger."""
+        out = Path(out_dir)
+        return self.ledger.record(
+            out.name or str(out),
+            loss[0],
+            loss[1],
+            people,
+            path=os.path.abspath(out),
+            digest=release_digest(out),
+            budget=self.budget,
+        )
+
+
 def privacy_loss_of(release: object) -> tuple[float, float] | None:
     """``release.privacy_loss()`` when the release has it (DP releases, issue 14), else
     None: only a release that states its ``(epsilon, delta)`` can be accounted for."""
@@ -567,6 +642,7 @@ __all__ = [
     "BudgetExceeded",
     "Entry",
     "Ledger",
+    "LedgerGate",
     "group_delta_factor",
     "identifier_column",
     "lock",
