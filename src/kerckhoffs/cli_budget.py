@@ -85,7 +85,7 @@ def budget(
         digest = str(r.digest)[:19] if r.digest else "-"
         t.add_row(
             str(r.name), _num(r.epsilon), _num(r.delta), f"{r.people:,}", f"{r.rows:,}",
-            str(r.recorded), digest,
+            str(r.recorded)[:16].replace("T", " "), digest,
         )  # fmt: skip
     out.print(fit_words(t, out.width))
 

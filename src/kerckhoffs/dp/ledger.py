@@ -314,7 +314,9 @@ class Ledger:
         eps, d = _check_loss(epsilon, delta)
         b_eps, b_delta = parse_budget(budget)
         ids = _as_ids(people)
-        uniq, k = np.unique(ids, return_counts=True)
+        codes, uniq = pd.factorize(ids)
+        k = np.bincount(codes, minlength=len(uniq))
+        uniq = np.asarray(uniq, dtype=object)
         before_eps = np.zeros(len(uniq))
         before_delta = np.zeros(len(uniq))
         if self.people:
