@@ -24,6 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 COMMAND_MODULES = (
     "kerckhoffs.cli_attack",
     "kerckhoffs.cli_audit_algorithm",
+    "kerckhoffs.cli_budget",
     "kerckhoffs.cli_demo",
     "kerckhoffs.cli_disclosure",
     "kerckhoffs.cli_options",

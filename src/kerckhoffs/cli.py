@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
@@ -35,6 +36,9 @@ from kerckhoffs.models import ModelResult, parse_model
 from kerckhoffs.models.base import format_number
 from kerckhoffs.randomness import check_seed
 from kerckhoffs.release import Partition, Provenance, Release
+
+if TYPE_CHECKING:
+    from kerckhoffs.dp.ledger import LedgerGate
 
 app = typer.Typer(
     name="kerckhoffs",
@@ -231,11 +235,37 @@ def anonymize(
             "FILE`). Keep it private: the release never holds it.",
         ),
     ] = None,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            help="A DP release only: record it (epsilon, delta, who is in it: the identifier "
+            "column) in this privacy ledger, created if missing (see `kerckhoffs budget`). "
+            "Keep it private: it names people.",
+        ),
+    ] = None,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            "--budget",
+            help="With --ledger: refuse the release (nothing written) if it would take anyone's "
+            "total loss over EPSILON or EPSILON,DELTA (basic composition across the ledger).",
+        ),
+    ] = None,
+    ledger_id: Annotated[
+        str | None,
+        typer.Option(
+            "--ledger-id",
+            help="With --ledger: the identifier column naming the people (default: the "
+            "schema's only column of role identifier).",
+        ),
+    ] = None,
 ) -> None:
     """Anonymize a table and write the release (only if every --model passes).
 
     The models are checked again, independently of the algorithm, on the files about to be
-    written; if one fails nothing is written (fail closed).
+    written; if one fails nothing is written (fail closed). With --ledger and --budget a DP
+    release that would take anyone over budget is refused the same way.
     """
     from kerckhoffs.algorithms import get
 
@@ -255,7 +285,15 @@ def anonymize(
     protect = [data, schema, *schema_files(sch)]
     if provider_rows is not None:
         _check_provider_rows_file(provider_rows, out_dir, sch, overwrite, protect)
-    with output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect):
+    gate = _ledger_gate(ledger, budget, ledger_id, out_dir, sch, protect)
+    with contextlib.ExitStack() as stack:
+        if ledger is not None:
+            from kerckhoffs.dp.ledger import lock
+
+            stack.enter_context(lock(ledger))  # nobody records between our check and record
+        stack.enter_context(
+            output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect)
+        )
         with _working(f"reading {data}"):
             table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
         for note in table.notes:
@@ -286,6 +324,8 @@ def anonymize(
                 table, algorithm, models, seed=seed, scheme=scheme, options=options, verify=False
             )
             elapsed = time.perf_counter() - t0
+        if gate is not None:
+            loss, people = gate.admit(release, data, table.row_ids, name=str(out_dir), sep=sep)
         with _working(f"checking and writing {out_dir}"):
             results = release.write(
                 out_dir,
@@ -293,6 +333,8 @@ def anonymize(
                 include_other=include_other,
                 overwrite=overwrite,
             )
+        if gate is not None:
+            _record_or_remove(gate, out_dir, loss, people)
         if provider_rows is not None:
             with atomic_file(provider_rows) as tmp:
                 write_provider_rows(tmp, release.published_providers())
@@ -317,6 +359,59 @@ def anonymize(
             f"wrote the provider of each published row to {provider_rows} (keep it private)",
             soft_wrap=True,
         )
+    if gate is not None:
+        out.print(
+            f"recorded epsilon={loss[0]:g}, delta={loss[1]:g} for {len(set(people)):,} people "
+            f"in ledger {ledger} (keep it private; `kerckhoffs budget {ledger}` shows it)",
+            soft_wrap=True,
+        )
+
+
+def _ledger_gate(
+    ledger: Path | None,
+    budget: str | None,
+    ledger_id: str | None,
+    out_dir: Path,
+    schema: Schema,
+    protect: list[Path],
+) -> LedgerGate | None:
+    """Refuse, before any work, ledger options that cannot work: --budget or --ledger-id
+    without --ledger, a ledger inside the release directory (it names people) or one of the
+    inputs, no identifier column, a bad budget, an unreadable ledger."""
+    if ledger is None:
+        if budget is not None or ledger_id is not None:
+            flag = "--budget" if budget is not None else "--ledger-id"
+            raise InputError(f"{flag} needs --ledger LEDGER (the file that keeps the accounts)")
+        return None
+    from kerckhoffs.dp.ledger import LedgerGate
+
+    resolved, folder = ledger.resolve(), out_dir.resolve()
+    if resolved == folder or folder in resolved.parents:
+        raise InputError(
+            f"--ledger {ledger} is inside the release directory {out_dir}: the ledger names "
+            "people and must never be published; keep it elsewhere"
+        )
+    if any(resolved == p.resolve() for p in protect):
+        raise InputError(f"--ledger {ledger} is an input; refusing to write over it")
+    gate = LedgerGate.open(ledger, schema, budget=budget, column=ledger_id)
+    if not ledger.exists():
+        err.print(f"note: {ledger} does not exist; a new ledger starts there", soft_wrap=True)
+    return gate
+
+
+def _record_or_remove(
+    gate: LedgerGate, out_dir: Path, loss: tuple[float, float], people: np.ndarray
+) -> None:
+    """Record the written release; if that fails, remove the release (a DP release that is
+    not in the ledger would spend budget nobody accounts for) and say so in one line."""
+    try:
+        gate.commit(out_dir, loss, people)
+    except Exception as exc:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        message = exc.cli_message if isinstance(exc, KerckhoffsError) else str(exc)
+        raise InputError(
+            f"{message}; the release {out_dir} was removed (it could not be recorded)"
+        ) from None
 
 
 def _check_provider_rows_file(
@@ -446,6 +541,7 @@ def _register_commands() -> None:
     from kerckhoffs import (
         cli_attack,
         cli_audit_algorithm,
+        cli_budget,
         cli_demo,
         cli_disclosure,
         cli_reproduce,
@@ -456,6 +552,7 @@ def _register_commands() -> None:
     cli_audit_algorithm.register(app)
     cli_reproduce.register(app)
     cli_disclosure.register(app)
+    cli_budget.register(app)
 
 
 _register_commands()

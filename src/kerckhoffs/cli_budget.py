@@ -1,0 +1,139 @@
+"""The ``budget`` command: how much privacy loss each person has paid across releases.
+
+``kerckhoffs budget LEDGER`` reads a ledger (:mod:`kerckhoffs.dp.ledger`, written by
+``kerckhoffs anonymize --ledger LEDGER --budget B``) and prints the releases it holds, the
+distribution of every person's total loss under basic composition (spec ``composition.md``
+2.11: the sum of the (epsilon, delta) of the releases holding them), a histogram of the spent
+epsilon, and the worst-off people. With ``--budget B`` it also says how many people are at
+or over it and how much the median person has left. A missing, damaged or edited ledger is
+one line on stderr and exit code 2.
+
+The output names people by their ids: it is for the publisher, like the ledger itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+
+from kerckhoffs.cli_output import fit_words, out, table
+
+QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
+MAX_DISTINCT = 12
+"""Up to this many distinct totals, the histogram lists each; beyond, ten equal-width bins."""
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def epsilon_histogram(spent: pd.Series) -> list[tuple[str, int]]:
+    """(label, people) rows: each distinct total when there are few (totals are sums of a
+    few releases' epsilons, so usually there are), else ten equal-width bins."""
+    values = spent.to_numpy(dtype=np.float64)
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size <= MAX_DISTINCT:
+        return [(_num(v), int(c)) for v, c in zip(distinct, counts, strict=True)]
+    edges = np.linspace(values.min(), values.max(), 11)
+    counts, _ = np.histogram(values, bins=edges)
+    return [
+        (f"{'[' if i == 0 else '('}{_num(edges[i])}, {_num(edges[i + 1])}]", int(c))
+        for i, c in enumerate(counts)
+    ]
+
+
+def budget(
+    ledger: Annotated[Path, typer.Argument(help="The ledger file (JSON) to read.")],
+    worst: Annotated[int, typer.Option(help="How many of the worst-off people to list.")] = 10,
+    limit: Annotated[
+        str | None,
+        typer.Option(
+            "--budget",
+            help="A per-person budget EPSILON or EPSILON,DELTA to compare the totals with.",
+        ),
+    ] = None,
+) -> None:
+    """Show the privacy loss each person has paid across the releases of a ledger.
+
+    Totals are by basic composition (the sum of epsilons and of deltas over the releases a
+    person is in). Lists the releases, quantiles and a histogram of the totals, and the
+    worst-off people.
+    """
+    from kerckhoffs.dp.ledger import Ledger, parse_budget
+    from kerckhoffs.errors import InputError
+
+    if worst < 0:
+        raise InputError(f"--worst {worst}: must be >= 0")
+    b = parse_budget(limit) if limit is not None else None
+    led = Ledger.load(ledger)
+    spent = led.spent()
+    rel = led.releases()
+    out.print(
+        f"ledger {ledger}: {len(rel):,} release(s), {len(spent):,} people; basic composition "
+        "(a person's loss is the sum over the releases holding them)",
+        soft_wrap=True,
+    )
+    if len(rel) == 0:
+        out.print("no release recorded yet")
+        return
+    t = table("release", "epsilon", "delta", "people", "rows", "recorded (UTC)", "digest")
+    for r in rel.itertuples(index=False):
+        digest = str(r.digest)[:19] if r.digest else "-"
+        t.add_row(
+            str(r.name), _num(r.epsilon), _num(r.delta), f"{r.people:,}", f"{r.rows:,}",
+            str(r.recorded)[:16].replace("T", " "), digest,
+        )  # fmt: skip
+    out.print(fit_words(t, out.width))
+
+    q = table("quantile", "epsilon", "delta", "releases")
+    for p in QUANTILES:
+        name = {0.0: "min", 0.5: "median", 1.0: "max"}.get(p, f"{p:.0%}")
+        q.add_row(
+            name,
+            _num(float(spent["epsilon"].quantile(p))),
+            _num(float(spent["delta"].quantile(p))),
+            _num(float(spent["releases"].quantile(p))),
+        )
+    out.print("spent per person:")
+    out.print(q)
+
+    h = table("epsilon spent", "people", "share")
+    for label, count in epsilon_histogram(spent["epsilon"]):
+        h.add_row(label, f"{count:,}", f"{count / len(spent):.1%}")
+    out.print(h)
+
+    if worst > 0:
+        order = spent.sort_values(["epsilon", "delta", "releases"], ascending=False, kind="stable")
+        w = table("person", "epsilon", "delta", "releases")
+        for person, row in order.head(worst).iterrows():
+            w.add_row(
+                str(person), _num(row["epsilon"]), _num(row["delta"]), str(int(row["releases"]))
+            )
+        out.print(f"worst-off {min(worst, len(order))} of {len(order):,} people:")
+        out.print(w)
+
+    if b is not None:
+        from kerckhoffs.dp.ledger import TOLERANCE
+
+        eps_b, delta_b = b
+        over = (spent["epsilon"] > eps_b * (1 + TOLERANCE)) | (
+            spent["delta"] > delta_b * (1 + TOLERANCE)
+        )
+        left = (eps_b - spent["epsilon"]).clip(lower=0)
+        out.print(
+            f"budget epsilon={eps_b:g}, delta={delta_b:g}: {int(over.sum()):,} people over, "
+            f"{int((~over).sum()):,} within; epsilon left: median {_num(float(left.median()))}, "
+            f"min {_num(float(left.min()))}",
+            soft_wrap=True,
+        )
+        if over.any():
+            raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the main app."""
+    app.command("budget")(budget)
