@@ -147,9 +147,7 @@ def uniform_prior(domain: Sequence[Hashable], n: int) -> dict[Database, Fraction
     return product_prior([dict.fromkeys(domain, Fraction(1, len(domain)))] * n)
 
 
-def statistical_distance(
-    p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction]
-) -> Fraction:
+def statistical_distance(p: Mapping[K, Fraction], q: Mapping[K, Fraction]) -> Fraction:
     """``SD(P, Q) = max_S |P(S) - Q(S)| = 1/2 sum_x |P(x) - Q(x)|`` (spec 2.10), exactly.
 
     >>> statistical_distance({0: Fraction(1, 2), 1: Fraction(1, 2)}, {0: Fraction(1)})
