@@ -187,6 +187,27 @@ def test_proposition14_randomized_response(
     assert report.worst_sd <= tanh_bound(exp_eps) <= proposition14_bound(exp_eps)
 
 
+@settings(max_examples=25, deadline=None)
+@given(rr_cases())
+def test_posterior_ratio_within_e_2eps(
+    case: tuple[Fraction, tuple[int, ...], dict[Database, Fraction], int],
+) -> None:
+    """Spec 2.12 (derived): for eps-DP, every database's posterior ratio b_0(D) / b_i(D) lies in
+    [e^-2eps, e^2eps] (likelihood ratio and normaliser ratio each within e^+-eps): the pointwise
+    statement behind SD <= tanh(eps)."""
+    exp_eps, domain, prior, default = case
+    rr = randomized_response(exp_eps, domain)
+    n = len(next(iter(prior)))
+    for t in itertools.product(domain, repeat=n):
+        b0 = posterior(rr, prior, t, game=0, default=default)
+        assert b0 is not None and b0.keys() == prior.keys()
+        for i in range(1, n + 1):
+            bi = posterior(rr, prior, t, game=i, default=default)
+            assert bi is not None
+            for d, p in b0.items():
+                assert exp_eps**-2 <= p / bi[d] <= exp_eps**2
+
+
 @settings(max_examples=30, deadline=None)
 @given(exp_eps_values.filter(lambda x: x > 1), st.integers(1, 3), st.data())
 def test_proposition14_geometric(exp_eps: Fraction, n: int, data: st.DataObject) -> None:
