@@ -304,3 +304,12 @@ def test_bad_input() -> None:
         posterior(rr, uniform_prior((0, 1), 2), (0, 0), game=3)
     with pytest.raises(ParameterError, match="alpha"):
         geometric_pmf(1, 0)
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from kerckhoffs.dp import semantic
+
+    failed, tried = doctest.testmod(semantic)
+    assert tried > 0 and failed == 0
