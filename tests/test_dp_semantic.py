@@ -30,6 +30,7 @@ from kerckhoffs.dp.semantic import (
     theorem15_bound,
     uniform_prior,
     with_verbatim,
+    worst_over_priors,
 )
 from kerckhoffs.errors import ParameterError
 
@@ -313,3 +314,14 @@ def test_docstring_examples_run() -> None:
 
     failed, tried = doctest.testmod(semantic)
     assert tried > 0 and failed == 0
+
+
+def test_worst_over_priors() -> None:
+    """X3's search: at least the uniform prior's 1/4 (spec 4.3), at most tanh(ln 3) = 4/5; the
+    same seed gives the same answer; the TV sanitizer reaches 1."""
+    rr = randomized_response(3, (0, 1))
+    worst, prior = worst_over_priors(rr, (0, 1), 2, trials=30, seed=7)
+    assert F(1, 4) <= worst <= tanh_bound(3)
+    assert sum(prior.values()) == 1
+    assert worst_over_priors(rr, (0, 1), 2, trials=30, seed=7) == (worst, prior)
+    assert worst_over_priors(random_record(), (0, 1), 2, trials=0)[0] == 1

@@ -67,7 +67,10 @@ from fractions import Fraction
 from numbers import Rational
 from typing import TypeAlias, TypeVar
 
+import numpy as np
+
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.randomness import generator
 
 __all__ = [
     "MAX_WORK",
@@ -89,6 +92,7 @@ __all__ = [
     "theorem15_bound",
     "uniform_prior",
     "with_verbatim",
+    "worst_over_priors",
 ]
 
 Database: TypeAlias = tuple[Hashable, ...]
@@ -317,6 +321,40 @@ def semantic_privacy(
         worst_sd=worst[0],
         worst=worst[1],
     )
+
+
+def worst_over_priors(
+    mechanism: Mechanism,
+    domain: Sequence[Hashable],
+    n: int,
+    trials: int = 200,
+    default: Hashable = 0,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[Fraction, dict[Database, Fraction]]:
+    """The largest worst SD found over random priors on ``domain^n``: a lower estimate of the
+    mechanism's semantic-privacy level ``sup_b worst_sd`` (Def. 12 quantifies over all priors),
+    for comparing with Proposition 14's and Theorem 15's bounds (experiment X3).
+
+    The uniform prior is tried first; then ``trials`` random priors with integer weights in
+    0..1000 cubed (so near point masses and zero-mass databases occur), exact Fractions. Returns
+    the worst SD and the prior that reached it. ``seed`` is for experiments (DESIGN.md 5).
+    """
+    if trials < 0:
+        raise ParameterError(f"trials must be non-negative, got {trials}")
+    rng = generator(seed)
+    databases = list(itertools.product(domain, repeat=n))
+    best_prior = uniform_prior(domain, n)
+    best = semantic_privacy(mechanism, best_prior, default=default).worst_sd
+    for _ in range(trials):
+        weights = rng.integers(0, 1001, size=len(databases)) ** 3
+        if not weights.any():
+            continue
+        total = int(weights.sum())
+        prior = {d: Fraction(int(w), total) for d, w in zip(databases, weights, strict=True) if w}
+        worst = semantic_privacy(mechanism, prior, default=default).worst_sd
+        if worst > best:
+            best, best_prior = worst, prior
+    return best, best_prior
 
 
 # -- differential privacy of an exact mechanism ----------------------------------------------------
