@@ -60,5 +60,5 @@ class DifferentialPrivacy(PrivacyModel):
             np.array([eps]),
             np.array([ok]),
             False,
-            f"delta {delta:g}, privacy map reported by OpenDP",
+            f"delta {delta:g}",
         )
