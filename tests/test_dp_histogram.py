@@ -259,7 +259,11 @@ def test_cli_anonymize_check_and_refusals(  # type: ignore[no-untyped-def]
     code, _, _ = run_cli(monkeypatch, capsys, "check", out, "-m", "dp=1")
     assert code == 0
     code, _, err = run_cli(monkeypatch, capsys, *args, "--seed", "3", "-o", tmp_path / "bad")
-    assert code == 2 and err.splitlines()[-1].startswith("error: dp-histogram cannot be seeded")
+    # refused before any work, as the only line (no "keep the seed secret" warning first)
+    assert code == 2 and err.splitlines() == [
+        "error: --seed: dp-histogram cannot be seeded (OpenDP draws its noise from a secure "
+        "generator)"
+    ]
     bad = [
         ["-O", "mechanism=gauss"],
         ["-O", "neighbours=swap"],

@@ -35,7 +35,7 @@ from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, Nothin
 from kerckhoffs.models import ModelResult, parse_model
 from kerckhoffs.models.base import format_number
 from kerckhoffs.randomness import check_seed
-from kerckhoffs.release import Partition, Provenance, Release
+from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 if TYPE_CHECKING:
     from kerckhoffs.dp.ledger import LedgerGate
@@ -158,12 +158,16 @@ def check(
         what = f"{data} as it stands (each distinct QI combination is a group)"
     results = api.check(release, models=models).results
     out.print(
-        f"{what}: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
-        f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
+        (
+            f"{what}: {release.table.n:,} cells of noisy counts, "
+            if release.scheme == Scheme.DP
+            else f"{what}: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
+        )
+        + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
     )
     print_results(results)
     for r in results:
-        if not r.satisfied and worst > 0:
+        if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
             _print_worst(release, r, worst)
     if not all(r.satisfied for r in results):
         raise typer.Exit(1)
@@ -275,6 +279,11 @@ def anonymize(
     info.check_options(options)
     if seed is not None:
         check_seed(seed)
+        if not info.seedable:
+            raise InputError(
+                f"--seed: {info.name} cannot be seeded (OpenDP draws its noise from a secure "
+                "generator)"
+            )
     if scheme is not None and scheme not in [s.value for s in info.schemes]:
         allowed = ", ".join(s.value for s in info.schemes)
         raise InputError(f"{info.name} publishes by {allowed}, not {scheme!r}")
@@ -339,16 +348,25 @@ def anonymize(
             with atomic_file(provider_rows) as tmp:
                 write_provider_rows(tmp, release.published_providers())
     sizes = release.partition.sizes
-    out.print(
-        f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
-        f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
-        f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
-        + (
-            f"; {int(release.perturbed.sum()):,} SA values perturbed"
-            if release.perturbed.any()
-            else ""
+    noise = getattr(release, "noise", None)
+    if release.scheme == Scheme.DP and noise is not None:
+        out.print(
+            f"{info.name}: {table.n:,} rows -> {release.table.n:,} cells of noisy counts "
+            f"({noise.mechanism.value} noise, scale {noise.scale:g}, sensitivity "
+            f"{noise.sensitivity} under {noise.neighbours.value}) in {elapsed:.2f} s",
+            soft_wrap=True,
         )
-    )
+    else:
+        out.print(
+            f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
+            f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
+            f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
+            + (
+                f"; {int(release.perturbed.sum()):,} SA values perturbed"
+                if release.perturbed.any()
+                else ""
+            )
+        )
     print_results(results)
     out.print(
         f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",

@@ -23,6 +23,7 @@ NAME = "dp-histogram"
     models=("DifferentialPrivacy",),
     schemes=(Scheme.DP,),
     randomized=True,
+    seedable=False,
     options={
         "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "

@@ -83,6 +83,9 @@ class AlgorithmInfo:
     sa_blind: bool = False
     frontier: bool = False
     perturbs_sa: bool = False
+    seedable: bool = True
+    """False when its randomness cannot be seeded at all (OpenDP's secure generator): a given
+    seed is refused before any work."""
 
     def check_options(self, options: dict[str, object], *, generated: bool = False) -> None:
         """Refuse, before any work and in one line naming the accepted ones, an option the
@@ -133,6 +136,7 @@ def register(
     sa_blind: bool = False,
     frontier: bool = False,
     perturbs_sa: bool = False,
+    seedable: bool = True,
 ) -> Callable[[AlgorithmT], AlgorithmT]:
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
 
@@ -160,6 +164,7 @@ def register(
             sa_blind,
             frontier,
             perturbs_sa,
+            seedable,
         )
         return fn
 
