@@ -248,3 +248,69 @@ def test_exact_counts_breach_everyone_small_epsilon_almost_no_one() -> None:
     assert noisy["noise_scale"] == [40.0, 40.0]
     loose = attack_twice(table, 20.0)
     assert loose["correct_breach"] >= 90
+
+
+# -- query error on a DP count table (noise replaced by known numbers) ---------------------------
+AGE = Hierarchy([[str(a), "2*" if a < 30 else "3*", "*"] for a in range(20, 40)], "age")
+SICK = Hierarchy([["cold", "*"], ["flu", "*"]], "sick")
+
+
+def tiny_table() -> Table:
+    """Ages 21, 25, 33 (numeric codes 0, 1, 2: ranks of the values present)."""
+    df = pd.DataFrame({"age": [21, 25, 33], "sick": ["flu", "flu", "cold"]})
+    cols = (
+        Column("age", Role.QUASI, kind=Kind.NUMERIC, hierarchy=AGE),
+        Column("sick", Role.SENSITIVE, kind=Kind.CATEGORICAL, hierarchy=SICK),
+    )
+    return Table.encode(df, Schema(cols))
+
+
+def known_counts(table: Table, with_sa: bool, numbers: list[int]) -> DPRelease:
+    """A DP release of ``table`` at age level 1 whose published counts are ``numbers``."""
+    r = dp_histogram(table, 1.0, levels={"age": 1}, with_sa=with_sa)
+    r.counts[COUNT] = numbers
+    return r
+
+
+def test_query_error_on_a_dp_table_by_hand() -> None:
+    """Cells (2*, cold) = -1, (2*, flu) = 3, (3*, cold) = 2, (3*, flu) = 0. The 2* box holds
+    codes 0-1 (ages 21, 25), the 3* box code 2. Query A: age in [21, 21], flu: Est = 3 * 1/2
+    = 1.5, Act = 1, error 0.5. Query B: age in [21, 33], cold: Est = -1 + 2 = 1, Act = 1,
+    error 0. Query C: age in [25, 33], any SA: Est = (-1 + 3) * 1/2 + 2 = 3, Act = 2,
+    error 0.5."""
+    from kerckhoffs.metrics.query_error import Workload, estimate, query_error
+
+    t = tiny_table()
+    r = known_counts(t, True, [0, 0, 0, 0])
+    order = [(a, s) for a, s in zip(r.counts["age"], r.counts["sick"], strict=True)]
+    value = {("2*", "cold"): -1, ("2*", "flu"): 3, ("3*", "cold"): 2, ("3*", "flu"): 0}
+    r.counts[COUNT] = [value[c] for c in order]
+    cold, flu = (t.sa_column.values.tolist().index(v) for v in ("cold", "flu"))
+    w = Workload.from_ranges(
+        t, [[0], [0], [0]], [[0], [0], [1]], [[0], [2], [2]], [flu, cold, 0], [flu, cold, 1]
+    )
+    assert w.actual.tolist() == [1, 1, 2]
+    for method in ("cube", "dense", "sparse"):
+        assert estimate(r, w, source=t, method=method) == pytest.approx([1.5, 1.0, 3.0])
+    q = query_error(r, w, source=t)
+    assert q.errors == pytest.approx([0.5, 0.0, 0.5])
+    with pytest.raises(ParameterError, match="source="):
+        estimate(r, w)
+
+
+def test_query_error_spreads_an_sa_left_out_of_the_cells() -> None:
+    """Counts 2* = 4, 3* = -2 without the SA: each spread over the 2 SA values. Query age in
+    [21, 25], flu: Est = 4 / 2 = 2, Act = 2. Range counts (no SA predicate): age in [25, 33]:
+    Est = 4 / 2 - 2 = 0; age in [21, 21]: 4 / 2 = 2."""
+    from kerckhoffs.metrics.query_error import Workload, estimate
+    from kerckhoffs.metrics.range_count import RangeCountWorkload, range_count_estimates
+
+    t = tiny_table()
+    r = known_counts(t, False, [4, -2])
+    flu = t.sa_column.values.tolist().index("flu")
+    w = Workload.from_ranges(t, [[0]], [[0]], [[1]], [flu], [flu])
+    assert estimate(r, w, source=t) == pytest.approx([2.0])
+    rw = RangeCountWorkload(
+        np.array([[1], [0]]), np.array([[2], [0]]), np.ones((2, 1), bool), np.array([2, 1]), 2, (3,)
+    )
+    assert range_count_estimates(r, rw, source=t) == pytest.approx([0.0, 2.0])
