@@ -30,6 +30,14 @@ from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.release import Release, Scheme
 
 
+def is_dp_table(release: Release) -> bool:
+    """Whether ``release`` is a DP count table (a :class:`~kerckhoffs.dp.counts.DPRelease`);
+    a plain release merely labelled scheme ``dp`` is read by its groups as before."""
+    from kerckhoffs.dp.counts import DPRelease
+
+    return release.scheme == Scheme.DP and isinstance(release, DPRelease)
+
+
 def _node_ranges(table: Table, j: int, level: int) -> tuple[np.ndarray, np.ndarray]:
     """Code range ``[lo, hi]`` of every node at ``level`` of QI ``j`` (lo > hi: no code)."""
     col = table.qi_columns[j]
@@ -114,4 +122,4 @@ def dp_cell_boxes(
     return lo[cell].astype(np.int32), hi[cell].astype(np.int32), noisy[cell], sa_mass[cell]
 
 
-__all__ = ["dp_cell_boxes"]
+__all__ = ["dp_cell_boxes", "is_dp_table"]

@@ -66,6 +66,7 @@ import numpy as np
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.metrics.dp_cells import is_dp_table
 from kerckhoffs.metrics.group_metrics import group_cover
 from kerckhoffs.release import Partition, Release, Scheme
 
@@ -827,7 +828,7 @@ def estimate(
     cover in ``source`` (:mod:`kerckhoffs.metrics.dp_cells`), like a generalized group.
     """
     _check_method(method)
-    if release.scheme == Scheme.DP:
+    if is_dp_table(release):
         mass = _dp_mass(release, workload, source)
     else:
         _check_release(release, workload)
@@ -871,7 +872,7 @@ def query_error(
     ``release.table``, or on ``source`` for a DP count table, with ``n_queries``, ``qd``,
     ``selectivity``, ``seed`` when not given). ``.median`` and ``.mean`` summarize them."""
     if workload is None:
-        base = source if release.scheme == Scheme.DP and source is not None else release.table
+        base = source if is_dp_table(release) and source is not None else release.table
         workload = Workload.draw(base, n_queries, qd, selectivity, seed, method=method)
     est = estimate(release, workload, method=method, source=source)
     act = workload.actual.astype(np.float64)

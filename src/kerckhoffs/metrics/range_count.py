@@ -38,9 +38,10 @@ import pandas as pd
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.dp_cells import dp_cell_boxes, is_dp_table
 from kerckhoffs.metrics.group_metrics import group_cover
 from kerckhoffs.randomness import Seed, generator
-from kerckhoffs.release import Release, Scheme
+from kerckhoffs.release import Release
 
 #: Queries drawn at most, as a multiple of those wanted, before giving up on ``Act > 0``.
 MAX_DRAW_FACTOR = 200
@@ -248,9 +249,7 @@ def range_count_estimates(
     A DP count table (scheme ``dp``) needs ``source``, the table it was made from: each
     cell's noisy count (summed over SA values, negative ones included) is spread uniformly
     over the codes its nodes cover there (:mod:`kerckhoffs.metrics.dp_cells`)."""
-    if release.scheme == Scheme.DP:
-        from kerckhoffs.metrics.dp_cells import dp_cell_boxes
-
+    if is_dp_table(release):
         if source is None:
             raise ParameterError(
                 "a DP release publishes noisy cell counts, not rows: pass source= the table "
