@@ -23,6 +23,7 @@ _WHERE = {
     "audit": "information_flow",
     "audit_worlds": "random_worlds",
     "disclosure_set_attack": "disclosure_set",
+    "dp_intersection_attack": "dp_intersection",
     "enumerate_outcomes": "enumerating_rng",
     "hilb_order_attack": "hilb_order",
     "insider_attack": "insider",
@@ -42,6 +43,7 @@ _WHERE = {
 ATTACK_MODULES = (
     "composition",
     "disclosure_set",
+    "dp_intersection",
     "hilb_order",
     "insider",
     "minimality",
@@ -79,6 +81,7 @@ __all__ = [
     "audit",
     "audit_worlds",
     "disclosure_set_attack",
+    "dp_intersection_attack",
     "enumerate_outcomes",
     "hilb_order_attack",
     "insider_attack",

@@ -132,12 +132,17 @@ def intersect(
     locations: Sequence[Location],
     *,
     exclude: np.ndarray | None = None,
+    group_counts: Sequence[np.ndarray | None] | None = None,
 ) -> Intersection:
     """Algorithm 1 of paper 004 (spec 3.2 lines 1-7), vectorized over targets.
 
     ``locations[j]`` says where each target is in ``releases[j]`` (every location covers the
     same targets, in the same order). ``exclude`` (bool [m, V] over :func:`sa_vocabulary`)
     marks values a target is known not to have; they are removed from ``S_i``.
+    ``group_counts[j]`` (int [groups, labels of release ``j``'s SA column], non-negative),
+    when given and not None, replaces release ``j``'s published SA counts per group: a value
+    is in ``s_ij`` when its count is positive. :mod:`kerckhoffs.attacks.dp_intersection`
+    passes the thresholded noisy counts of a DP release here.
     """
     _check(releases, locations)
     values = sa_vocabulary(releases)
@@ -146,11 +151,22 @@ def intersect(
     n_rel = len(releases)
     if exclude is not None and exclude.shape != (m, n_val):
         raise ParameterError(f"exclude must be a bool array of shape {(m, n_val)}")
+    given = list(group_counts) if group_counts is not None else [None] * n_rel
+    if len(given) != n_rel:
+        raise ParameterError(f"group_counts: need one entry per release ({n_rel})")
     vocab = pd.Index(values)
     counts = []
-    for r in releases:
-        c = r.histogram().counts.astype(np.int64)
-        cols = vocab.get_indexer(np.asarray(r.table.sa_column.labels, dtype=object).astype(str))
+    for r, g in zip(releases, given, strict=True):
+        if g is None and r.scheme == Scheme.DP:
+            raise ParameterError(f"{NAME}: {DP_REASON}")
+        c = r.histogram().counts.astype(np.int64) if g is None else np.asarray(g, dtype=np.int64)
+        labels = np.asarray(r.table.sa_column.labels, dtype=object).astype(str)
+        if g is not None and (c.shape != (r.partition.n_groups, labels.size) or (c < 0).any()):
+            raise ParameterError(
+                f"group_counts: expected non-negative counts of shape "
+                f"{(r.partition.n_groups, labels.size)}, got {c.shape}"
+            )
+        cols = vocab.get_indexer(labels)
         full = np.zeros((c.shape[0] + 1, n_val), dtype=np.int64)
         full[:-1, cols] = c
         full[-1] = full[:-1].sum(axis=0)  # "every class": what an unlocated target learns
@@ -304,6 +320,46 @@ def intersection_attack(
     (``EA_ij``). ``not_located`` of the result: the targets some release has no class for
     (``group_j = -1`` for some ``j``).
     """
+    refuse_dp(releases)
+    return attack_result(
+        releases,
+        locations,
+        confidence=confidence,
+        not_having=not_having,
+        ids=ids,
+        rows=rows,
+        true_values=true_values,
+    )
+
+
+DP_REASON = "not run: a DP release publishes noisy counts, not groups; see dp-intersection"
+"""Why the intersection attack refuses a DP release (its ``applies`` and its error)."""
+
+
+def refuse_dp(releases: Sequence[Release]) -> None:
+    """A one-line ParameterError when a release is a DP count table: Algorithm 1 reads each
+    class's exact SA values, which a DP release does not publish (its cells hold noisy
+    counts, empty ones included); the thresholding adversary of
+    :mod:`kerckhoffs.attacks.dp_intersection` is the one that applies."""
+    if any(r.scheme == Scheme.DP for r in releases):
+        raise ParameterError(f"{NAME}: {DP_REASON}")
+
+
+def attack_result(
+    releases: Sequence[Release],
+    locations: Sequence[Location],
+    *,
+    name: str = NAME,
+    group_counts: Sequence[np.ndarray | None] | None = None,
+    confidence: float = 1.0,
+    not_having: Sequence[NotHaving] = (),
+    ids: Sequence[Any] | np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+    true_values: Sequence[Any] | np.ndarray | None = None,
+) -> AttackResult:
+    """:func:`intersection_attack`'s body, for any attack that intersects value sets:
+    ``group_counts`` as in :func:`intersect` (the per-group counts a value set is read
+    from), ``name`` the result's attack name. No check of the releases' schemes."""
     limit = max_values(confidence)
     _check(releases, locations)
     m = locations[0].n
@@ -312,7 +368,7 @@ def intersection_attack(
     ignored = 0
     if not_having:
         exclude, ignored = not_having_mask(not_having, values, m, ids)
-    inter = intersect(releases, locations, exclude=exclude)
+    inter = intersect(releases, locations, exclude=exclude, group_counts=group_counts)
     post_anon = inter.posterior_anonymity
     drop = inter.drop
     consistent = post_anon >= 1
@@ -331,6 +387,11 @@ def intersection_attack(
         inside = (col >= 0) & inter.possible[np.arange(m), np.maximum(col, 0)]
         extra["true_value"] = truth
         details["truth_in_set"] = _share(int(inside.sum()), m)
+        # a breach that names the wrong value (possible when the sets come from noisy counts)
+        # discloses nothing: count the breaches whose single or most likely value is right
+        right = int(np.count_nonzero(breached & (sa_value.astype(str) == truth.astype(str))))
+        details["correct_breach"] = right
+        details["correct_breach_share"] = _share(right, m)
     if not_having:
         details["not_having_applied"] = len(not_having) - ignored
         details["not_having_ignored"] = ignored
@@ -346,7 +407,7 @@ def intersection_attack(
         missing |= loc.group == NOT_FOUND
     if missing.any():  # they were attacked with the releases that do place them
         details["not_located_in"] = "some release"
-    return AttackResult(NAME, table, m, None, details, not_located=int(np.count_nonzero(missing)))
+    return AttackResult(name, table, m, None, details, not_located=int(np.count_nonzero(missing)))
 
 
 def _share(count: int, total: int) -> float:
@@ -553,7 +614,21 @@ def _sa_name_on_disk(path: Path | Release) -> str | None:
         return None
 
 
+def _scheme_on_disk(path: Path) -> str | None:
+    """The scheme a release directory's metadata names (None when unreadable)."""
+    import json
+
+    try:
+        return str(json.loads((Path(path) / "release.json").read_text())["scheme"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
+    on_disk = [_scheme_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
+    known = [r for r in knowledge.releases if isinstance(r, Release)]
+    if any(r.scheme == Scheme.DP for r in [*releases, *known]) or Scheme.DP.value in on_disk:
+        return DP_REASON
     n = len(releases) + len(knowledge.releases)
     if n < 2:
         return (
@@ -630,15 +705,18 @@ def run_intersection(
 
 
 __all__ = [
+    "DP_REASON",
     "LEVELS",
     "Intersection",
     "OverlappingReleases",
+    "attack_result",
     "intersect",
     "intersection_attack",
     "make_subsets",
     "max_values",
     "overlapping_releases",
     "presumed_anonymity",
+    "refuse_dp",
     "run_intersection",
     "sa_vocabulary",
     "take_rows",

@@ -66,6 +66,7 @@ import numpy as np
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.metrics.dp_cells import is_dp_table
 from kerckhoffs.metrics.group_metrics import group_cover
 from kerckhoffs.release import Partition, Release, Scheme
 
@@ -783,7 +784,37 @@ def _check_release(release: Release, workload: Workload) -> None:
         )
 
 
-def estimate(release: Release, workload: Workload, *, method: Method = "auto") -> np.ndarray:
+def _dp_mass(release: Release, workload: Workload, source: Table | None) -> _Mass:
+    """A DP count table's cells as boxes with (possibly negative) SA mass in the code domain
+    of ``source``, the table the workload was drawn on (:mod:`kerckhoffs.metrics.dp_cells`)."""
+    from kerckhoffs.metrics.dp_cells import dp_cell_boxes
+
+    if source is None:
+        raise ParameterError(
+            "a DP release publishes noisy cell counts, not rows: pass source= the table it "
+            "was made from (the workload's table)"
+        )
+    if _fingerprint(source) != workload.fingerprint:
+        raise InputError("source is not the table the workload was drawn on")
+    lo, hi, _, sa_mass = dp_cell_boxes(release, source)
+    values = _sa_values(source)
+    if values != workload.sa_values:
+        where = {v: i for i, v in enumerate(workload.sa_values)}
+        cols = np.asarray([where.get(v, -1) for v in values], dtype=np.int64)
+        full = np.zeros((sa_mass.shape[0], workload.n_sa))
+        full[:, cols[cols >= 0]] = sa_mass[:, cols >= 0]
+        sa_mass = full
+    g_nz, s_nz = np.nonzero(sa_mass)
+    return _Mass(lo, hi, g_nz.astype(np.int64), s_nz.astype(np.int64), sa_mass[g_nz, s_nz])
+
+
+def estimate(
+    release: Release,
+    workload: Workload,
+    *,
+    method: Method = "auto",
+    source: Table | None = None,
+) -> np.ndarray:
     """``Est`` of every query of ``workload`` from ``release`` (float64 [queries]).
 
     Generalization or bucketization by ``release.scheme``; SA counts are the published ones
@@ -791,11 +822,19 @@ def estimate(release: Release, workload: Workload, *, method: Method = "auto") -
     release read back from its files works too). ``method`` forces the summed-area ("cube"),
     blocked ("dense") or per-query bitset ("sparse") evaluation; "auto" picks the cheapest
     per query column set. All agree up to float rounding.
+
+    A DP count table (scheme ``dp``) needs ``source``, the table it was made from: each
+    cell's noisy count, negative ones included, is spread uniformly over the codes its nodes
+    cover in ``source`` (:mod:`kerckhoffs.metrics.dp_cells`), like a generalized group.
     """
     _check_method(method)
-    _check_release(release, workload)
+    if is_dp_table(release):
+        mass = _dp_mass(release, workload, source)
+    else:
+        _check_release(release, workload)
+        mass = _release_mass(release, _sa_counts(release, workload))
     return _evaluate(
-        _release_mass(release, _sa_counts(release, workload)),
+        mass,
         workload.columns,
         workload.lo,
         workload.hi,
@@ -827,13 +866,15 @@ def query_error(
     selectivity: float = 0.05,
     seed: int | None = 0,
     method: Method = "auto",
+    source: Table | None = None,
 ) -> QueryError:
     """Relative errors ``|Act - Est| / Act`` of ``release`` on ``workload`` (drawn on
-    ``release.table`` with ``n_queries``, ``qd``, ``selectivity``, ``seed`` when not given).
-    ``.median`` and ``.mean`` summarize them."""
+    ``release.table``, or on ``source`` for a DP count table, with ``n_queries``, ``qd``,
+    ``selectivity``, ``seed`` when not given). ``.median`` and ``.mean`` summarize them."""
     if workload is None:
-        workload = Workload.draw(release.table, n_queries, qd, selectivity, seed, method=method)
-    est = estimate(release, workload, method=method)
+        base = source if is_dp_table(release) and source is not None else release.table
+        workload = Workload.draw(base, n_queries, qd, selectivity, seed, method=method)
+    est = estimate(release, workload, method=method, source=source)
     act = workload.actual.astype(np.float64)
     err = np.abs(act - est) / act
     return QueryError(est, workload.actual, err)

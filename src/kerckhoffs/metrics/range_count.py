@@ -38,6 +38,7 @@ import pandas as pd
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.dp_cells import dp_cell_boxes, is_dp_table
 from kerckhoffs.metrics.group_metrics import group_cover
 from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Release
@@ -240,8 +241,24 @@ class RangeCountError:
         return float(np.median(self.errors))
 
 
-def range_count_estimates(release: Release, workload: RangeCountWorkload) -> np.ndarray:
-    """``Est`` of every query from the release's published boxes (uniform spread)."""
+def range_count_estimates(
+    release: Release, workload: RangeCountWorkload, *, source: Table | None = None
+) -> np.ndarray:
+    """``Est`` of every query from the release's published boxes (uniform spread).
+
+    A DP count table (scheme ``dp``) needs ``source``, the table it was made from: each
+    cell's noisy count (summed over SA values, negative ones included) is spread uniformly
+    over the codes its nodes cover there (:mod:`kerckhoffs.metrics.dp_cells`)."""
+    if is_dp_table(release):
+        if source is None:
+            raise ParameterError(
+                "a DP release publishes noisy cell counts, not rows: pass source= the table "
+                "it was made from"
+            )
+        if tuple(int(c.size) for c in source.qi_columns) != workload.sizes:
+            raise ParameterError("the workload was drawn on a table with other QI domains")
+        lo, hi, count, _ = dp_cell_boxes(release, source)
+        return box_sums(lo, hi, count, workload.lo, workload.hi, workload.used)
     sizes = tuple(int(c.size) for c in release.table.qi_columns)
     if sizes != workload.sizes:
         raise ParameterError("the workload was drawn on a table with other QI domains")
@@ -249,9 +266,12 @@ def range_count_estimates(release: Release, workload: RangeCountWorkload) -> np.
     return box_sums(lo, hi, release.partition.sizes, workload.lo, workload.hi, workload.used)
 
 
-def range_count_error(release: Release, workload: RangeCountWorkload) -> RangeCountError:
-    """Relative errors ``|Est - Act| / Act`` of ``release`` on ``workload``."""
-    est = range_count_estimates(release, workload)
+def range_count_error(
+    release: Release, workload: RangeCountWorkload, *, source: Table | None = None
+) -> RangeCountError:
+    """Relative errors ``|Est - Act| / Act`` of ``release`` on ``workload`` (``source``: the
+    table a DP count table was made from)."""
+    est = range_count_estimates(release, workload, source=source)
     act = workload.actual.astype(np.float64)
     return RangeCountError(est, workload.actual, np.abs(est - act) / act)
 
