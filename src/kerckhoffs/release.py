@@ -55,6 +55,8 @@ class Scheme(StrEnum):
 
     GENERALIZATION = "generalization"
     BUCKETIZATION = "bucketization"
+    DP = "dp"
+    """A noisy count table over a public cell domain (paper 004; :mod:`kerckhoffs.dp.counts`)."""
 
 
 def _version() -> str:
@@ -293,6 +295,12 @@ class Release:
     def perturbed(self) -> np.ndarray:
         """Rows whose published SA differs from the original."""
         return np.asarray(self.sa_published != self.table.sa, dtype=bool)
+
+    def privacy_loss(self) -> tuple[float, float] | None:
+        """``(epsilon, delta)`` of a differentially private release (scheme ``dp``: the
+        privacy map OpenDP reported, as ``release.json`` records it); None for a release of
+        groups, whose privacy is not a loss that composes (paper 004)."""
+        return None
 
     # -- statistics --------------------------------------------------------------------------
     def histogram(self) -> GroupHistogram:
@@ -640,6 +648,12 @@ class Release:
         row-level pairing is not information the release contains.
         """
         scheme = Scheme(meta.get("scheme", Scheme.GENERALIZATION))
+        if scheme == Scheme.DP:
+            from kerckhoffs.dp.counts import COUNTS, DPRelease
+
+            if COUNTS not in frames:
+                raise InputError("DP release: no count table")
+            return DPRelease.from_counts(frames[COUNTS], meta)
         qi_names = [q["name"] for q in meta["quasi"]]
         sa_info = meta["sensitive"]
         sa_name = sa_info["name"]
@@ -766,7 +780,11 @@ class Release:
                 "could not be verified"
             )
         _check_meta(meta, meta_path)
-        names = ["release"] if meta["scheme"] == Scheme.GENERALIZATION else ["qit", "st"]
+        names = {
+            Scheme.GENERALIZATION: ["release"],
+            Scheme.BUCKETIZATION: ["qit", "st"],
+            Scheme.DP: ["counts"],
+        }[Scheme(meta["scheme"])]
         order = ("parquet", "csv") if verify else ("csv", "parquet")
         text = [q["name"] for q in meta["quasi"]]
         frames = {}
@@ -774,7 +792,8 @@ class Release:
             for ext in order:
                 f = path / f"{name}.{ext}"
                 if f.is_file():  # generalized cells are text ("[20-29]" beside "25")
-                    frames[name] = read_table(f, text_columns=text if name == "release" else ())
+                    cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
+                    frames[name] = read_table(f, text_columns=cells.get(name, ()))
                     break
             else:
                 raise InputError(f"{path}: missing {name}.csv or {name}.parquet")

@@ -6,6 +6,7 @@ Importing this package registers every algorithm in
 
 from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers its algorithm)
     anatomy,
+    dp,
     hilb,
     lattice,
     local_recoding,

@@ -1,6 +1,7 @@
 """Privacy models checked on a release's per-group SA histogram."""
 
 from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (
@@ -16,6 +17,7 @@ from kerckhoffs.models.t_closeness import TCloseness
 
 __all__ = [
     "AlphaKAnonymity",
+    "DifferentialPrivacy",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "GroupHistogram",

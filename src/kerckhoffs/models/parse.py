@@ -6,6 +6,7 @@ import math
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (
     DistinctLDiversity,
@@ -27,6 +28,7 @@ SYNTAX = {
     "AlphaKAnonymity": "alpha-k",
     "MConfidentiality": "m",
     "MPrivacy": "m-privacy",
+    "DifferentialPrivacy": "dp",
 }
 """Each model class's name as written on the command line (``--model NAME=VALUE``)."""
 
@@ -36,7 +38,8 @@ def parse_model(spec: str) -> PrivacyModel:
 
     ``k=5``, ``l=3`` (frequency), ``distinct-l=3``, ``entropy-l=2.5``, ``recursive-cl=C,L``,
     ``t=0.2``, ``alpha-k=ALPHA,K``, ``m=3``, ``m-privacy=3`` (paper 003: with respect to the
-    other models given; :func:`kerckhoffs.models.combine_m_privacy` joins them).
+    other models given; :func:`kerckhoffs.models.combine_m_privacy` joins them), ``dp=EPS`` or
+    ``dp=EPS,DELTA`` ((epsilon, delta)-differential privacy, paper 004).
     """
     name, sep, raw = spec.partition("=")
     name = name.strip().lower()
@@ -79,9 +82,13 @@ def parse_model(spec: str) -> PrivacyModel:
         return MConfidentiality(_int(one(), spec))
     if name == "m-privacy":
         return MPrivacy(_int(one(), spec))
+    if name in {"dp", "epsilon"}:
+        if len(nums) not in {1, 2}:
+            raise ParameterError(f"model {spec!r}: expected EPS or EPS,DELTA")
+        return DifferentialPrivacy(*nums)
     raise ParameterError(
         f"unknown model {name!r} in {spec!r} (known: k, l, distinct-l, entropy-l, "
-        "recursive-cl, t, alpha-k, m, m-privacy)"
+        "recursive-cl, t, alpha-k, m, m-privacy, dp)"
     )
 
 

@@ -1,0 +1,87 @@
+"""``dp-histogram``: an epsilon-DP noisy count table over a public cell domain (paper 004's
+safe alternative; spec ``composition.md`` 3.8), with OpenDP's noise
+(:mod:`kerckhoffs.dp.counts`, :mod:`kerckhoffs.dp.mechanisms`).
+"""
+
+from __future__ import annotations
+
+from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.data.table import Table
+from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
+from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.randomness import Seed
+from kerckhoffs.release import Provenance, Scheme
+
+NAME = "dp-histogram"
+
+
+@register(
+    NAME,
+    summary="DP histogram: noisy counts of every cell of a public domain (OpenDP; paper 004)",
+    models=("DifferentialPrivacy",),
+    schemes=(Scheme.DP,),
+    randomized=True,
+    options={
+        "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded)",
+        "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
+        "the level must come from a hierarchy file or be the root",
+        "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
+        "neighbours": "substitution (default; sensitivity 2) | add-remove (sensitivity 1)",
+        "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
+    },
+)
+def dp_histogram_algorithm(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    mechanism: str = "geometric",
+    levels: str | dict[str, int] | None = None,
+    with_sa: bool | str = False,
+    neighbours: str = "substitution",
+    max_cells: int = MAX_CELLS,
+) -> DPRelease:
+    """Reads epsilon from :class:`~kerckhoffs.models.DifferentialPrivacy` (``dp=EPS``; a
+    delta is met with delta 0: both mechanisms are pure epsilon-DP). ``seed`` is refused:
+    OpenDP draws every noise value from a secure generator that cannot be seeded."""
+    if seed is not None:
+        raise ParameterError(
+            f"{NAME} cannot be seeded: OpenDP draws its noise from a secure generator"
+        )
+    refuse_others(models, (DifferentialPrivacy,), NAME)
+    target = pick(models, DifferentialPrivacy, NAME)
+    if target is None:
+        raise ParameterError(f"{NAME} needs a dp=EPS model, e.g. --model dp=1")
+    sa = _flag(with_sa, "with_sa")
+    release = dp_histogram(
+        table,
+        target.epsilon,
+        levels=levels,
+        with_sa=sa,
+        mechanism=mechanism,
+        neighbours=neighbours,
+        max_cells=int(max_cells),
+        models=models,
+    )
+    params = {
+        "mechanism": release.noise.mechanism.value,
+        "levels": {a["name"]: a["level"] for a in release.axes},
+        "with_sa": sa,
+        "neighbours": release.noise.neighbours.value,
+        "models": [m.to_dict() for m in models],
+    }
+    release.provenance = Provenance(NAME, params)
+    return release
+
+
+def _flag(value: bool | str, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"true", "yes", "1"}:
+        return True
+    if text in {"false", "no", "0"}:
+        return False
+    raise ParameterError(f"{name} must be true or false, got {value!r}")

@@ -1,0 +1,226 @@
+"""Noise for count vectors, drawn by OpenDP (paper 004, spec ``composition.md`` 3.8).
+
+A histogram over a public cell domain is one vector query. Its L1 sensitivity depends on the
+neighbour notion (spec 2.9 and AMB-6): under *substitution* (the paper's ``D in 𝒟^n``: one
+person's record changes, ``n`` fixed) one count goes down by one and another up by one, so
+``Δ = 2``; under *add/remove* one count moves by one, ``Δ = 1``.
+
+Every random draw is OpenDP's (DESIGN.md section 5: never hand-written noise; OpenDP draws
+from a secure generator and cannot be seeded). The noise scale is ``Δ/ε``, nudged up by a few
+ulps when OpenDP's conservative floating-point privacy map would report more than ``ε``: the
+map OpenDP reports for ``d_in = Δ`` (``measurement.map(Δ)``) is what a release records and
+what the fail-closed check compares with the target, never our own arithmetic.
+
+Post-processing (:func:`post_process`: clamp at 0, round) takes only the noisy vector, so it
+keeps the guarantee (spec 3.8, property P20).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
+
+
+class Neighbours(StrEnum):
+    """Which databases are neighbours (spec 2.9, AMB-6)."""
+
+    SUBSTITUTION = "substitution"
+    ADD_REMOVE = "add-remove"
+
+
+class Mechanism(StrEnum):
+    """The noise added to every count: OpenDP's continuous vector Laplace (on the counts as
+    floats) or its discrete Laplace, a.k.a. the two-sided geometric mechanism (on integers;
+    spec 3.8 ``geometric_mechanism``)."""
+
+    LAPLACE = "laplace"
+    GEOMETRIC = "geometric"
+
+
+def histogram_sensitivity(neighbours: Neighbours | str) -> int:
+    """L1 sensitivity of a histogram whose cells partition the domain: 2 under substitution,
+    1 under add/remove (spec 3.8 ``l1_sensitivity``)."""
+    return 2 if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1
+
+
+def parse_neighbours(value: Neighbours | str) -> Neighbours:
+    """``value`` as :class:`Neighbours` (``add_remove`` and ``add/remove`` accepted); an
+    unknown name is a one-line ParameterError."""
+    text = str(value).strip().lower().replace("_", "-").replace("/", "-")
+    try:
+        return Neighbours(text)
+    except ValueError:
+        known = ", ".join(n.value for n in Neighbours)
+        raise ParameterError(f"neighbours must be one of {known}, got {value!r}") from None
+
+
+def parse_mechanism(value: Mechanism | str) -> Mechanism:
+    """``value`` as :class:`Mechanism`; an unknown name is a one-line ParameterError."""
+    try:
+        return Mechanism(str(value).strip().lower())
+    except ValueError:
+        known = ", ".join(m.value for m in Mechanism)
+        raise ParameterError(f"mechanism must be one of {known}, got {value!r}") from None
+
+
+def opendp_version() -> str:
+    """The installed OpenDP version (recorded in every DP release)."""
+    from importlib.metadata import version
+
+    return version("opendp")
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """What a DP count release records about its noise: mechanism, neighbour notion, L1
+    sensitivity ``Δ``, scale ``b``, the requested ``epsilon`` and ``delta``, the privacy loss
+    OpenDP's map reports for ``d_in = Δ`` (``privacy_map``) and the OpenDP version."""
+
+    mechanism: Mechanism
+    neighbours: Neighbours
+    sensitivity: int
+    scale: float
+    epsilon: float
+    delta: float
+    privacy_map: float
+    opendp: str
+    cells: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
+        return {
+            "mechanism": self.mechanism.value,
+            "neighbours": self.neighbours.value,
+            "sensitivity": self.sensitivity,
+            "scale": self.scale,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "privacy_map": self.privacy_map,
+            "opendp": self.opendp,
+            "cells": self.cells,
+            "post_processing": "clamped at 0 and rounded (sees only the noisy counts)",
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
+        """The record :meth:`to_dict` wrote; a missing or mistyped field is a one-line
+        ParameterError naming it."""
+        if not isinstance(data, dict):
+            raise ParameterError(f"{where}: field 'dp' is missing or not an object")
+
+        def num(key: str) -> float:
+            v = data.get(key)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ParameterError(f"{where}: field 'dp.{key}' is missing or not a number")
+            return float(v)
+
+        return cls(
+            parse_mechanism(data.get("mechanism", "")),
+            parse_neighbours(data.get("neighbours", "")),
+            int(num("sensitivity")),
+            num("scale"),
+            num("epsilon"),
+            num("delta"),
+            num("privacy_map"),
+            str(data.get("opendp", "unknown")),
+            int(num("cells")),
+        )
+
+
+def check_budget(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
+    """``(epsilon, delta)`` as floats; a non-positive or non-finite epsilon, or a delta
+    outside ``[0, 1)``, is a one-line ParameterError."""
+    try:
+        eps, dlt = float(epsilon), float(delta)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"epsilon and delta must be numbers, got {epsilon!r}, {delta!r}"
+        ) from None
+    if not (math.isfinite(eps) and eps > 0):
+        raise ParameterError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    if not (math.isfinite(dlt) and 0 <= dlt < 1):
+        raise ParameterError(f"delta must be in [0, 1), got {delta!r}")
+    return eps, dlt
+
+
+def count_measurement(
+    cells: int,
+    epsilon: float,
+    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    delta: float = 0.0,
+) -> tuple[Any, NoiseSpec]:
+    """The OpenDP measurement adding noise to a count vector of ``cells`` cells, and its
+    :class:`NoiseSpec`.
+
+    Scale ``b = Δ/ε``; if OpenDP's map at ``d_in = Δ`` exceeds ``ε`` by floating-point
+    rounding, ``b`` moves up one ulp at a time until it does not. A map still above ``ε``
+    (never expected) raises :class:`~kerckhoffs.errors.PrivacyCheckFailed`: fail closed.
+    """
+    import opendp.prelude as dp
+
+    eps, dlt = check_budget(epsilon, delta)
+    mech = parse_mechanism(mechanism)
+    nb = parse_neighbours(neighbours)
+    if cells < 1:
+        raise ParameterError("the cell domain is empty")
+    dp.enable_features("contrib")
+    sens = histogram_sensitivity(nb)
+    if mech == Mechanism.GEOMETRIC:
+        space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l1_distance(T="i64"))
+        d_in: int | float = sens
+    else:
+        space = (
+            dp.vector_domain(dp.atom_domain(T="f64", nan=False), size=cells),
+            dp.l1_distance(T="f64"),
+        )
+        d_in = float(sens)
+    scale = sens / eps
+    for _ in range(64):
+        meas = dp.m.make_laplace(*space, scale=scale)
+        loss = float(meas.map(d_in))
+        if loss <= eps:
+            break
+        scale = float(np.nextafter(scale, np.inf))
+    else:  # pragma: no cover (OpenDP's map is within a few ulps of Δ/b)
+        raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
+    spec = NoiseSpec(mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells)
+    return meas, spec
+
+
+def add_noise(counts: np.ndarray, measurement: Any, spec: NoiseSpec) -> np.ndarray:
+    """OpenDP's noisy version of the integer ``counts`` (int64 for the geometric mechanism,
+    float64 for Laplace): the only call that reads the true counts."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape != (spec.cells,):
+        raise ValueError(f"expected {spec.cells} counts, got shape {counts.shape}")
+    if spec.mechanism == Mechanism.GEOMETRIC:
+        return np.asarray(measurement(counts), dtype=np.int64)
+    return np.asarray(measurement(counts.astype(np.float64)), dtype=np.float64)
+
+
+def post_process(noisy: np.ndarray) -> np.ndarray:
+    """Clamp at 0 and round to integers (spec 3.8 ``post_process``): a function of the noisy
+    output only, so the release stays ``ε``-DP (P20)."""
+    return np.rint(np.clip(np.asarray(noisy, dtype=np.float64), 0, None)).astype(np.int64)
+
+
+__all__ = [
+    "Mechanism",
+    "Neighbours",
+    "NoiseSpec",
+    "add_noise",
+    "check_budget",
+    "count_measurement",
+    "histogram_sensitivity",
+    "opendp_version",
+    "parse_mechanism",
+    "parse_neighbours",
+    "post_process",
+]
