@@ -1,0 +1,570 @@
+"""Stochastic DP tester: a statistical LOWER bound on the epsilon a count release really has
+(paper 004, spec ``composition.md`` 2.9 Def. 10/11 and 3.8; DESIGN.md section 5: "counting is
+ours, and a stochastic tester checks that our sensitivities are right").
+
+Why: OpenDP's privacy map certifies the noise for the sensitivity ``Δ`` *we* tell it. Whether
+``Δ`` is right depends on our counting code: under substitution neighbours (spec 2.9, AMB-6:
+one person's record changes, ``n`` fixed) one cell goes down by one and another up by one, so
+``Δ = 2``; a scale of ``1/ε`` (``Δ = 1``, the add/remove value) would really give ``2ε``.
+The tester runs the whole pipeline (table -> public cell domain -> one ``bincount`` ->
+OpenDP noise -> clamp and round) many times on a pair of NEIGHBOURING tables ``D, D'`` and
+looks for an output event ``E`` with ``P(E | D) > e^ε P(E | D') + δ``, the violation Def. 10/11
+forbids.
+
+Method (the one of Ding et al., "Detecting violations of differential privacy", CCS 2018,
+also used by Google's DP library stochastic tester and DP-Auditorium): the samples of each
+side are split in two parts, a selection part (default 20%: the changed cells are easy to
+find, and a larger test part gives tighter intervals; measured: the broken mechanism's mean
+bound at 3000 samples rises from 1.26 with halves to 1.40) and a test part.
+
+1. *Selection part*: candidate events are one-cell threshold events ``{s X_i >= t}`` and
+   two-cell quadrant events ``{s_i X_i >= t_i and s_j X_j >= t_j}`` (signs ``s = ±1``) over the
+   cells whose mean moves most between ``D`` and ``D'``, and both directions ``D / D'`` and
+   ``D' / D``. A quadrant is needed: under substitution each of the two changed cells alone
+   moves by one, so a one-cell event never shows more than ``ε`` even when the scale is wrong;
+   the two together show ``2ε``. The event with the best approximate (Wilson) bound wins.
+2. *Test part* (independent of the choice): exact Clopper-Pearson bounds, a lower bound
+   ``p_lo`` on ``P(E | D)`` and an upper bound ``q_hi`` on ``P(E | D')``, each at one-sided level
+   ``α/2``. The reported bound is ``ln((p_lo - δ) / q_hi)`` (0 if not positive).
+
+If the mechanism is ``(ε, δ)``-DP, the bound exceeds ``ε`` with probability at most ``α`` (the
+union of the two intervals' failures; the event was fixed before the test part was read).
+So "bound > claimed ε" is a violation found at false-alarm rate ``α``; "bound <= ε" is no
+proof of privacy, only the absence of evidence against it.
+
+OpenDP draws per call and cannot be seeded; one call on a vector of ``cells * batch`` counts
+(the count vector tiled ``batch`` times, same scale) gives ``batch`` independent noisy
+histograms at once: that is the same per-coordinate noise as ``batch`` calls of the release's
+own ``cells``-long measurement (checked: the scales must be equal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
+from kerckhoffs.dp.counts import CellDomain, cell_domain, dp_histogram, true_counts
+from kerckhoffs.dp.mechanisms import (
+    Mechanism,
+    Neighbours,
+    NoiseSpec,
+    add_noise,
+    count_measurement,
+    parse_mechanism,
+    parse_neighbours,
+    post_process,
+)
+from kerckhoffs.errors import ParameterError
+
+MeasurementFactory = Callable[[int, float, Mechanism, Neighbours], tuple[Any, NoiseSpec]]
+"""``(cells, epsilon, mechanism, neighbours) -> (OpenDP measurement, NoiseSpec)``, the shape
+of :func:`kerckhoffs.dp.mechanisms.count_measurement` (the default). Tests pass a deliberately
+broken one to show the tester catches it."""
+
+BATCH_ELEMENTS = 1_000_000
+"""Largest noisy vector asked of OpenDP in one call (memory bound)."""
+
+
+# -- Clopper-Pearson ---------------------------------------------------------------------------
+def _binomial_log_pmf(n: int, p: float) -> np.ndarray:
+    """``ln P(Bin(n, p) = j)`` for ``j = 0..n`` (``0 < p < 1``)."""
+    j = np.arange(n + 1, dtype=np.float64)
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+    log_comb = log_fact[n] - log_fact - log_fact[::-1]
+    return log_comb + j * math.log(p) + (n - j) * math.log1p(-p)
+
+
+def _tail_at_least(k: int, n: int, p: float) -> float:
+    """``P(Bin(n, p) >= k)``."""
+    if p <= 0.0:
+        return 0.0 if k > 0 else 1.0
+    if p >= 1.0:
+        return 1.0
+    lp = _binomial_log_pmf(n, p)[k:]
+    top = float(lp.max())
+    return float(min(1.0, math.exp(top) * np.exp(lp - top).sum()))
+
+
+def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
+    """Exact one-sided Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion from
+    ``k`` successes in ``n`` trials: ``P(p < lower) <= level`` and ``P(p > upper) <= level``.
+
+    ``lower`` solves ``P(Bin(n, lower) >= k) = level`` (0 when ``k = 0``); ``upper`` solves
+    ``P(Bin(n, upper) <= k) = level`` (1 when ``k = n``). Found by bisection on the exact
+    binomial tail (60 halvings: to about 1e-18).
+    """
+    if n < 1 or not 0 <= k <= n:
+        raise ParameterError(f"clopper_pearson needs 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level}")
+
+    def solve(tail_from: int, goal: float) -> float:
+        # P(Bin(n, p) >= tail_from) increases in p: the p where it equals goal
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if _tail_at_least(tail_from, n, mid) < goal:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
+
+    lower = 0.0 if k == 0 else solve(k, level)
+    # P(Bin(n, p) <= k) = level  <=>  P(Bin(n, p) >= k + 1) = 1 - level
+    upper = 1.0 if k == n else solve(k + 1, 1.0 - level)
+    return lower, upper
+
+
+def _wilson(k: np.ndarray, n: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score bounds (vectorized; only to rank candidate events on the selection part)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def _z(level: float) -> float:
+    """Standard normal upper quantile ``z`` with ``P(Z > z) = level`` (bisection on erfc)."""
+    lo, hi = 0.0, 40.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if 0.5 * math.erfc(mid / math.sqrt(2)) > level:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+# -- events ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    """An output event: every listed cell ``i`` satisfies ``sign_i * X_i >= threshold_i``;
+    ``forward`` says the ratio is ``P(E | D) / P(E | D')`` (else the reverse)."""
+
+    cells: tuple[int, ...]
+    signs: tuple[int, ...]
+    thresholds: tuple[float, ...]
+    forward: bool
+
+    def occurs(self, samples: np.ndarray) -> np.ndarray:
+        """Boolean per sample row."""
+        hit = np.ones(samples.shape[0], dtype=bool)
+        for c, s, t in zip(self.cells, self.signs, self.thresholds, strict=True):
+            hit &= s * samples[:, c] >= t
+        return hit
+
+    def describe(self, labels: list[str] | None = None) -> str:
+        """``count[M|10*] >= 21 and count[F|10*] <= 19`` (labels if given)."""
+        parts = []
+        for c, s, t in zip(self.cells, self.signs, self.thresholds, strict=True):
+            name = labels[c] if labels is not None else str(c)
+            parts.append(f"count[{name}] {'>=' if s > 0 else '<='} {s * t:g}")
+        return " and ".join(parts)
+
+
+def _grid(values: np.ndarray, points: int) -> np.ndarray:
+    """Candidate thresholds: distinct quantiles of ``values`` (all distinct values if few)."""
+    distinct = np.unique(values)
+    if len(distinct) <= points:
+        return distinct
+    return np.unique(np.quantile(values, np.linspace(0.0, 1.0, points), method="nearest"))
+
+
+def _at_least_counts(a: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``out[k] = #{a >= grid[k]}`` for sorted ``grid``."""
+    below = np.searchsorted(np.sort(a), grid, side="left")
+    return len(a) - below
+
+
+def _pair_counts(
+    a: np.ndarray, b: np.ndarray, grid_a: np.ndarray, grid_b: np.ndarray
+) -> np.ndarray:
+    """``out[k, l] = #{a >= grid_a[k] and b >= grid_b[l]}`` (one bincount + reverse cumsums)."""
+    ia = np.searchsorted(grid_a, a, side="right")  # number of grid points <= a
+    ib = np.searchsorted(grid_b, b, side="right")
+    ka, kb = len(grid_a) + 1, len(grid_b) + 1
+    h = np.bincount(ia * kb + ib, minlength=ka * kb).reshape(ka, kb)
+    tail = h[::-1, ::-1].cumsum(0).cumsum(1)[::-1, ::-1]
+    return tail[1:, 1:]  # a >= grid_a[k]  <=>  ia >= k + 1
+
+
+def select_event(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    alpha: float = 1e-3,
+    delta: float = 0.0,
+    max_cells: int = 4,
+    grid_points: int = 40,
+) -> Event:
+    """The candidate event with the largest approximate lower bound on the log ratio between
+    samples ``x`` (from ``M(D)``) and ``y`` (from ``M(D')``): the ``max_cells`` cells whose
+    standardized mean moves most, every one-cell threshold and every two-cell quadrant over
+    them, both signs, both directions (see the module docstring)."""
+    n_x, n_y = x.shape[0], y.shape[0]
+    spread = np.sqrt(x.var(axis=0) / n_x + y.var(axis=0) / n_y) + 1e-12
+    moved = np.abs(x.mean(axis=0) - y.mean(axis=0)) / spread
+    top = [int(c) for c in np.argsort(-moved, kind="stable")[: min(max_cells, x.shape[1])]]
+    z = _z(alpha / 2)
+    best: tuple[float, Event] | None = None
+
+    def score(kx: np.ndarray, ky: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate bounds for both directions on a grid of counts."""
+        lo_x, hi_x = _wilson(kx, n_x, z)
+        lo_y, hi_y = _wilson(ky, n_y, z)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fwd = np.log(np.maximum(lo_x - delta, 0.0) / hi_y)
+            bwd = np.log(np.maximum(lo_y - delta, 0.0) / hi_x)
+        return np.nan_to_num(fwd, nan=-np.inf), np.nan_to_num(bwd, nan=-np.inf)
+
+    def consider(
+        values: np.ndarray, cells: tuple[int, ...], signs: tuple[int, ...], grids: list[np.ndarray]
+    ) -> None:
+        nonlocal best
+        kx, ky = values
+        for forward, s in zip((True, False), score(kx, ky), strict=True):
+            at = np.unravel_index(int(np.argmax(s)), s.shape)
+            value = float(s[at])
+            if best is None or value > best[0]:
+                thresholds = tuple(float(g[i]) for g, i in zip(grids, at, strict=True))
+                best = (value, Event(cells, signs, thresholds, forward))
+
+    for sign in (1, -1):
+        for c in top:
+            grid = _grid(sign * np.concatenate([x[:, c], y[:, c]]), grid_points)
+            counts = np.stack(
+                [_at_least_counts(sign * x[:, c], grid), _at_least_counts(sign * y[:, c], grid)]
+            )
+            consider(counts, (c,), (sign,), [grid])
+    for i_pos, i in enumerate(top):
+        for j in top[i_pos + 1 :]:
+            for si in (1, -1):
+                for sj in (1, -1):
+                    gi = _grid(si * np.concatenate([x[:, i], y[:, i]]), grid_points)
+                    gj = _grid(sj * np.concatenate([x[:, j], y[:, j]]), grid_points)
+                    counts = np.stack(
+                        [
+                            _pair_counts(si * x[:, i], sj * x[:, j], gi, gj),
+                            _pair_counts(si * y[:, i], sj * y[:, j], gi, gj),
+                        ]
+                    )
+                    consider(counts, (i, j), (si, sj), [gi, gj])
+    assert best is not None
+    return best[1]
+
+
+@dataclass(frozen=True)
+class EpsilonBound:
+    """What the tester found: the event chosen on the selection part, its counts on the test
+    part (``hits_d`` of ``n_d`` samples of ``M(D)``, ``hits_d2`` of ``n_d2`` of ``M(D')``),
+    the Clopper-Pearson bounds and ``lower_bound = max(0, ln((p_lo - δ) / q_hi))``, valid with
+    probability ``1 - alpha``; ``point`` is the plain ratio estimate ``ln(p̂ / q̂)``."""
+
+    lower_bound: float
+    point: float
+    event: Event
+    hits_d: int
+    n_d: int
+    hits_d2: int
+    n_d2: int
+    p_lower: float
+    q_upper: float
+    alpha: float
+    delta: float
+
+
+def epsilon_lower_bound(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    alpha: float = 1e-3,
+    delta: float = 0.0,
+    max_cells: int = 4,
+    grid_points: int = 40,
+    selection: float = 0.2,
+) -> EpsilonBound:
+    """A ``1 - alpha`` statistical lower bound on the epsilon of a mechanism, from ``x``:
+    samples of ``M(D)`` and ``y``: samples of ``M(D')`` (rows = runs, columns = output
+    coordinates), ``D, D'`` neighbours.
+
+    The first ``selection`` fraction of each side's rows selects the event
+    (:func:`select_event`), the rest measures it with exact Clopper-Pearson bounds at
+    ``alpha / 2`` each (module docstring). Works on any vector output, not only histograms.
+
+    >>> import numpy as np
+    >>> x = np.zeros((200, 1)); y = np.zeros((200, 1))  # a constant mechanism
+    >>> epsilon_lower_bound(x, y).lower_bound
+    0.0
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if y.ndim == 1:
+        y = y[:, None]
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ParameterError(
+            f"samples must be (runs, coordinates) alike, got {x.shape} and {y.shape}"
+        )
+    if min(x.shape[0], y.shape[0]) < 4:
+        raise ParameterError("need at least 4 samples per side (two halves of two)")
+    if not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    if not 0 <= delta < 1:
+        raise ParameterError(f"delta must be in [0, 1), got {delta}")
+    if not 0 < selection < 1:
+        raise ParameterError(f"selection must be in (0, 1), got {selection}")
+    hx, hy = int(x.shape[0] * selection), int(y.shape[0] * selection)
+    if min(hx, hy, x.shape[0] - hx, y.shape[0] - hy) < 2:
+        raise ParameterError("too few samples for a selection part and a test part")
+    event = select_event(
+        x[:hx], y[:hy], alpha=alpha, delta=delta, max_cells=max_cells, grid_points=grid_points
+    )
+    test_x, test_y = x[hx:], y[hy:]
+    num, den = (test_x, test_y) if event.forward else (test_y, test_x)
+    k_num, k_den = int(event.occurs(num).sum()), int(event.occurs(den).sum())
+    p_lo, _ = clopper_pearson(k_num, num.shape[0], alpha / 2)
+    _, q_hi = clopper_pearson(k_den, den.shape[0], alpha / 2)
+    bound = math.log((p_lo - delta) / q_hi) if p_lo - delta > 0 else 0.0
+    p_hat, q_hat = k_num / num.shape[0], k_den / den.shape[0]
+    point = 0.0 if p_hat == 0 else math.inf if q_hat == 0 else math.log(p_hat / q_hat)
+    k_d, k_d2 = (k_num, k_den) if event.forward else (k_den, k_num)
+    return EpsilonBound(
+        max(0.0, bound),
+        point,
+        event,
+        k_d,
+        test_x.shape[0],
+        k_d2,
+        test_y.shape[0],
+        p_lo,
+        q_hi,
+        alpha,
+        delta,
+    )
+
+
+# -- neighbouring tables -----------------------------------------------------------------------
+def neighbouring_tables(
+    df: pd.DataFrame,
+    schema: Schema,
+    row: int,
+    changes: Mapping[str, object] | None = None,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+) -> tuple[Table, Table]:
+    """``(D, D')`` encoded with ``schema``: under substitution ``D'`` is ``df`` with row
+    ``row`` (a position) given the values in ``changes``; under add/remove ``D'`` is ``df``
+    without that row (``changes`` must then be empty). Spec 2.9, AMB-6."""
+    nb = parse_neighbours(neighbours)
+    if not 0 <= row < len(df):
+        raise ParameterError(f"row {row} is not a row position of the table (0..{len(df) - 1})")
+    changed = df.reset_index(drop=True).copy()
+    if nb == Neighbours.SUBSTITUTION:
+        if not changes:
+            raise ParameterError("a substitution neighbour needs changes={column: new value}")
+        for name, value in changes.items():
+            if name not in changed.columns:
+                raise ParameterError(f"changes: no column {name!r} in the table")
+            changed[name] = changed[name].astype(object)
+            changed.at[row, name] = value
+    else:
+        if changes:
+            raise ParameterError("an add/remove neighbour removes the row: give no changes")
+        changed = changed.drop(index=row).reset_index(drop=True)
+    return Table.encode(df, schema), Table.encode(changed, schema)
+
+
+def _check_neighbours(d: Table, d2: Table, nb: Neighbours) -> None:
+    """Refuse a pair that are not neighbours under ``nb`` (multisets of decoded rows)."""
+    a = d.to_frame().astype(str)
+    b = d2.to_frame().astype(str)
+    if list(a.columns) != list(b.columns):
+        raise ParameterError("the two tables have different columns")
+    key_a = pd.Series(list(map(tuple, a.to_numpy()))).value_counts()
+    key_b = pd.Series(list(map(tuple, b.to_numpy()))).value_counts()
+    diff = key_a.sub(key_b, fill_value=0)
+    only_a, only_b = int(diff[diff > 0].sum()), int(-diff[diff < 0].sum())
+    if nb == Neighbours.SUBSTITUTION:
+        ok = d.n == d2.n and only_a <= 1 and only_b <= 1
+    else:
+        ok = abs(d.n - d2.n) == 1 and only_a + only_b == 1
+    if not ok:
+        raise ParameterError(
+            f"the tables are not neighbours under {nb.value} ({d.n} and {d2.n} rows, "
+            f"{only_a} and {only_b} rows differ)"
+        )
+
+
+# -- the pipeline, sampled ---------------------------------------------------------------------
+def _same_domain(a: CellDomain, b: CellDomain) -> bool:
+    return (
+        a.names == b.names
+        and a.levels == b.levels
+        and all(np.array_equal(x, y) for x, y in zip(a.labels, b.labels, strict=True))
+    )
+
+
+def sample_histograms(
+    table: Table,
+    epsilon: float,
+    samples: int,
+    *,
+    levels: Mapping[str, int] | str | None = None,
+    with_sa: bool = False,
+    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    measurement: MeasurementFactory = count_measurement,
+) -> tuple[np.ndarray, NoiseSpec, CellDomain]:
+    """``samples`` published count vectors of ``table`` (int64, ``(samples, cells)``), as
+    :func:`~kerckhoffs.dp.counts.dp_histogram` publishes them: the public cell domain, the true
+    counts (one bincount), OpenDP's noise, clamp and round. The noise comes from one
+    measurement over ``cells * batch`` coordinates (``batch`` histograms per OpenDP call),
+    whose scale must equal the release's own ``cells``-long measurement; returns the
+    release's :class:`NoiseSpec` (its ``privacy_map`` is the claimed epsilon) and the domain.
+    """
+    if samples < 1:
+        raise ParameterError(f"samples must be at least 1, got {samples}")
+    mech, nb = parse_mechanism(mechanism), parse_neighbours(neighbours)
+    domain, key = cell_domain(table, levels, with_sa=with_sa)
+    counts = true_counts(key, domain.size)
+    _, spec = measurement(domain.size, epsilon, mech, nb)
+    out = np.empty((samples, domain.size), dtype=np.int64)
+    per_call = max(1, min(samples, BATCH_ELEMENTS // domain.size))
+    done = 0
+    while done < samples:
+        batch = min(per_call, samples - done)
+        meas, big = measurement(domain.size * batch, epsilon, mech, nb)
+        if big.scale != spec.scale or big.mechanism != spec.mechanism:
+            raise ParameterError(  # pragma: no cover (scale depends on Δ and ε only)
+                f"batched measurement scale {big.scale} differs from the release's {spec.scale}"
+            )
+        noisy = post_process(add_noise(np.tile(counts, batch), meas, big))
+        out[done : done + batch] = noisy.reshape(batch, domain.size)
+        done += batch
+    return out, spec, domain
+
+
+def sample_releases(
+    table: Table,
+    epsilon: float,
+    samples: int,
+    *,
+    levels: Mapping[str, int] | str | None = None,
+    with_sa: bool = False,
+    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+) -> tuple[np.ndarray, NoiseSpec]:
+    """``samples`` count vectors from :func:`~kerckhoffs.dp.counts.dp_histogram` itself, one
+    release per sample (about 4 ms each: for slow tests that check the batched sampler draws
+    what the release publishes)."""
+    rows = []
+    spec = None
+    for _ in range(samples):
+        r = dp_histogram(
+            table,
+            epsilon,
+            levels=levels,
+            with_sa=with_sa,
+            mechanism=mechanism,
+            neighbours=neighbours,
+        )
+        rows.append(r.counts["count"].to_numpy(dtype=np.int64))
+        spec = r.noise
+    if spec is None:
+        raise ParameterError(f"samples must be at least 1, got {samples}")
+    return np.stack(rows), spec
+
+
+@dataclass(frozen=True)
+class HistogramAudit:
+    """One tester run on a DP histogram: the claimed epsilon (OpenDP's privacy map at the
+    release's sensitivity), the bound found, and whether it stays within the claim."""
+
+    claimed_epsilon: float
+    claimed_delta: float
+    bound: EpsilonBound
+    mechanism: Mechanism
+    neighbours: Neighbours
+    samples: int
+    cell_labels: list[str]
+
+    @property
+    def lower_bound(self) -> float:
+        """The ``1 - alpha`` lower bound on the true epsilon."""
+        return self.bound.lower_bound
+
+    @property
+    def violated(self) -> bool:
+        """True if the bound exceeds the claim: the release is not as private as it says
+        (false alarm at most ``alpha`` for a correct mechanism)."""
+        return self.bound.lower_bound > self.claimed_epsilon
+
+    def summary(self) -> str:
+        """One line for reports."""
+        b = self.bound
+        verdict = "VIOLATION" if self.violated else "ok"
+        return (
+            f"{self.mechanism.value}/{self.neighbours.value}: claimed epsilon "
+            f"{self.claimed_epsilon:g}, lower bound {b.lower_bound:.3f} (point {b.point:.3f}, "
+            f"alpha {b.alpha:g}, {self.samples} samples per side) on "
+            f"{b.event.describe(self.cell_labels)} [{'D/D′' if b.event.forward else 'D′/D'}]: "
+            f"{verdict}"
+        )
+
+
+def audit_histogram(
+    table: Table,
+    neighbour: Table,
+    epsilon: float,
+    *,
+    levels: Mapping[str, int] | str | None = None,
+    with_sa: bool = False,
+    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    samples: int = 4000,
+    alpha: float = 1e-3,
+    measurement: MeasurementFactory = count_measurement,
+) -> HistogramAudit:
+    """Run the DP histogram pipeline ``samples`` times on ``table`` and on ``neighbour``
+    (neighbours under ``neighbours``, checked) and bound its epsilon from below
+    (:func:`epsilon_lower_bound`). ``measurement`` replaces the noise factory (tests pass a
+    broken one). The domain must be the same public domain for both tables.
+
+    A correct release gives ``violated == False`` except with probability ``alpha``.
+    """
+    nb = parse_neighbours(neighbours)
+    _check_neighbours(table, neighbour, nb)
+    kw: dict[str, Any] = dict(
+        levels=levels, with_sa=with_sa, mechanism=mechanism, neighbours=nb, measurement=measurement
+    )
+    x, spec, dom = sample_histograms(table, epsilon, samples, **kw)
+    y, spec2, dom2 = sample_histograms(neighbour, epsilon, samples, **kw)
+    if not _same_domain(dom, dom2) or spec2.scale != spec.scale:
+        raise ParameterError("the neighbouring tables have different cell domains")
+    frame = dom.frame()
+    labels = ["|".join(map(str, r)) for r in frame.itertuples(index=False)]
+    bound = epsilon_lower_bound(x, y, alpha=alpha, delta=spec.delta)
+    return HistogramAudit(spec.privacy_map, spec.delta, bound, spec.mechanism, nb, samples, labels)
+
+
+__all__ = [
+    "BATCH_ELEMENTS",
+    "EpsilonBound",
+    "Event",
+    "HistogramAudit",
+    "MeasurementFactory",
+    "audit_histogram",
+    "clopper_pearson",
+    "epsilon_lower_bound",
+    "neighbouring_tables",
+    "sample_histograms",
+    "sample_releases",
+    "select_event",
+]
