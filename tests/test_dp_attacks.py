@@ -21,6 +21,7 @@ from kerckhoffs.attacks.dp_intersection import dp_intersection_attack, held_coun
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.locate import locate_all
 from kerckhoffs.attacks.registry import applicable, get_attack
+from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.data.table import Table
@@ -314,3 +315,45 @@ def test_query_error_spreads_an_sa_left_out_of_the_cells() -> None:
         np.array([[1], [0]]), np.array([[2], [0]]), np.ones((2, 1), bool), np.array([2, 1]), 2, (3,)
     )
     assert range_count_estimates(r, rw, source=t) == pytest.approx([0.0, 2.0])
+
+
+def _calibrated(rels: list[Release], table: Table) -> AttackResult:
+    pop = pd.DataFrame({"who": table.qi_columns[0].decode(table.qi[:, 0])})
+    locs = locate_all(rels, pop, table.schema)
+    truth = table.decode_sa(table.sa)
+    return dp_intersection_attack(rels, locs, true_values=truth, against_chance=True)
+
+
+def _one_value_each(table: Table, named: list[str]) -> DPRelease:
+    """A count table in which person i's cell holds exactly one value, ``named[i]`` (the
+    noise replaced by known numbers)."""
+    base = exact_release(table, {})
+    frame = base.counts.copy()
+    hit = dict(zip(table.qi_columns[0].decode(table.qi[:, 0]), named, strict=True))
+    frame[COUNT] = [int(hit[w] == v) for w, v in zip(frame["who"], frame["s"], strict=True)]
+    return DPRelease.from_counts(frame, base.metadata())
+
+
+def test_breaches_are_judged_against_chance() -> None:
+    """What audit runs: the singletons read from noisy counts count only as far as the right
+    ones beat guessing from the value frequencies (their sum over the breached people is the
+    chance expectation). Exact counts: all 100 right against about 12.5 by chance, so all 100
+    are breached with posterior 1. Counts naming the right value for 13 people and a wrong
+    one for 87: 13 right is within chance, so nothing is breached and the details say so."""
+    table = unique_people_table(7)
+    exact = _calibrated([exact_release(table, {}), exact_release(table, {})], table)
+    assert exact.details["beyond_chance"] is True
+    assert int(exact.tuples["breached"].sum()) == N_PEOPLE
+    assert set(exact.tuples["posterior"]) == {1.0}
+    truth = list(table.decode_sa(table.sa))
+    freq = pd.Series(truth).value_counts(normalize=True)
+    assert exact.details["chance_correct"] == round(float(freq.reindex(truth).sum()), 2)
+    wrong = [v if i < 13 else SA_VALUES[(SA_VALUES.index(v) + 1) % len(SA_VALUES)]
+             for i, v in enumerate(truth)]  # fmt: skip
+    guessing = _calibrated([_one_value_each(table, wrong)] * 2, table)
+    d = guessing.details
+    assert d["claimed_breaches"] == N_PEOPLE and d["correct_breach"] == 13
+    assert d["chance_correct"] == round(float(freq.reindex(wrong).sum()), 2)
+    assert d["beyond_chance"] is False and not guessing.tuples["breached"].any()
+    assert set(guessing.tuples["posterior"]) == {0.13}
+    assert "nothing beyond chance" in d["verdict_note"]

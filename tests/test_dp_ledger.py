@@ -378,3 +378,15 @@ def test_budget_command_errors(tmp_path, monkeypatch, capsys):  # type: ignore[n
     assert code == 2 and "not valid JSON" in err and err.count("\n") == 1
     code, _, err = run_cli(monkeypatch, capsys, "budget", bad, "--budget", "x")
     assert code == 2 and "budget 'x'" in err
+
+
+def test_spec_4_3_ledger_vector() -> None:
+    """Spec composition.md 4.3: releases (0.5, 0) and (0.3, 1e-6) give (0.8, 1e-6) to the
+    people in both and (0.5, 0) to those only in the first (basic composition)."""
+    led = Ledger()
+    led.record("first", 0.5, 0.0, ["ann", "bob", "cid"])
+    led.record("second", 0.3, 1e-6, ["bob", "cid"])
+    s = led.spent()
+    assert s.loc["bob", "epsilon"] == pytest.approx(0.8) and s.loc["bob", "delta"] == 1e-6
+    assert s.loc["cid", "epsilon"] == pytest.approx(0.8) and s.loc["cid", "delta"] == 1e-6
+    assert (s.loc["ann", "epsilon"], s.loc["ann", "delta"]) == (0.5, 0.0)

@@ -332,7 +332,7 @@ def intersection_attack(
     )
 
 
-DP_REASON = "not run: a DP release publishes noisy counts, not groups; see dp-intersection"
+DP_REASON = "a DP release publishes noisy counts, not groups; see dp-intersection"
 """Why the intersection attack refuses a DP release (its ``applies`` and its error)."""
 
 

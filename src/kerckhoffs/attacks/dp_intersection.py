@@ -126,11 +126,14 @@ def dp_intersection_attack(
     ids: Sequence[Any] | np.ndarray | None = None,
     rows: np.ndarray | None = None,
     true_values: Sequence[Any] | np.ndarray | None = None,
+    against_chance: bool = False,
 ) -> AttackResult:
     """Threshold every DP release's noisy counts at its ``tau`` (:func:`thresholds`), then
     Algorithm 1 over all releases (module docstring); the arguments and the result are those
     of :func:`~kerckhoffs.attacks.composition.intersection_attack`, plus
     ``details["tau"]`` (per release, None for a non-DP one) and ``details["noise_scale"]``.
+    ``against_chance`` (with ``true_values``; what ``audit`` runs): a breach counts only as
+    far as the correct ones beat guessing (:func:`_against_chance`).
 
     >>> # releases: DP count tables of overlapping populations (with_sa=True)
     >>> # dp_intersection_attack(releases, locate_all(releases, people, schema))
@@ -155,7 +158,57 @@ def dp_intersection_attack(
         float(r.noise.scale) if r.scheme == Scheme.DP else None  # type: ignore[attr-defined]
         for r in releases
     ]
+    if against_chance and true_values is not None:
+        _against_chance(result)
     return result
+
+
+CHANCE_SIGMAS = 3.0
+"""How far above the chance level (in standard deviations) the correct breaches must be for
+the thresholded attack to count as disclosing anything."""
+
+
+def _against_chance(result: AttackResult) -> None:
+    """Calibrate the thresholded breaches against chance (the targets' true values known).
+
+    A value set read from noisy counts is not evidence: the single value it names is often
+    wrong, so the posterior 1 that Algorithm 1 gives a singleton means nothing here. What the
+    adversary really achieves is the share of breaches that name the right value; guessing
+    each breached person's value from the population's value frequencies gets ``E`` of them
+    right on average (standard deviation ``sd``). With ``C`` correct breaches the attack
+    discloses something only when ``C > E + 3 sd``; then each breach's posterior is the
+    precision ``C / N`` and the correct ones are reported as breached. Otherwise nothing is
+    breached, and the details say so ("nothing beyond chance").
+    """
+    t = result.tuples
+    claimed = t["breached"].to_numpy(dtype=bool)
+    n = int(claimed.sum())
+    truth = t["true_value"].astype(str).to_numpy()
+    named = t["sa_value"].astype(str).to_numpy()
+    freq = pd.Series(truth).value_counts(normalize=True)
+    p = freq.reindex(named[claimed]).fillna(0.0).to_numpy(dtype=float)
+    expected = float(p.sum())
+    sd = float(np.sqrt((p * (1 - p)).sum()))
+    correct = claimed & (named == truth)
+    c = int(correct.sum())
+    beyond = c > expected + CHANCE_SIGMAS * sd
+    precision = c / n if n else 0.0
+    posterior = t["posterior"].to_numpy(dtype=float).copy()
+    posterior[claimed] = precision
+    t["posterior"] = posterior
+    t["breached"] = correct if beyond else np.zeros(len(t), dtype=bool)
+    result.details |= {
+        "claimed_breaches": n,
+        "chance_correct": round(expected, 2),
+        "chance_sd": round(sd, 2),
+        "beyond_chance": bool(beyond),
+    }
+    if not beyond:
+        result.details["verdict_note"] = (
+            f"the thresholded intersection names one value for {n:,} people; {c:,} are "
+            f"right, against {expected:.1f} expected by guessing from the value frequencies: "
+            "nothing beyond chance"
+        )
 
 
 # -- the registered attack ------------------------------------------------------------------------
@@ -222,7 +275,9 @@ def run_dp_intersection(
     Options: ``tau`` (threshold on a noisy count, default 0.5) or ``tau_scale`` (a multiple
     of each DP release's noise scale), ``confidence`` (default 1: perfect breaches),
     ``schema`` (default ``knowledge.schema``: the hierarchies that say what a cell covers).
-    A population column named like the SA gives ``truth_in_set`` and ``correct_breach``.
+    A population column named like the SA gives ``truth_in_set`` and ``correct_breach``, and
+    the breaches are then judged against chance (a value set read from noisy counts is not
+    evidence of itself).
     """
     allowed = {"confidence", "schema", "tau", "tau_scale"}
     unknown = sorted(set(options) - allowed)
@@ -252,6 +307,7 @@ def run_dp_intersection(
         not_having=knowledge.not_having,
         ids=population["id"].to_numpy() if "id" in population.columns else None,
         true_values=population[sa].to_numpy() if sa in population.columns else None,
+        against_chance=True,
     )
 
 
