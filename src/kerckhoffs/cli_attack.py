@@ -24,7 +24,7 @@ from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
-from kerckhoffs.release import Release
+from kerckhoffs.release import Release, Scheme
 
 ReleaseOpt = Annotated[
     Path, typer.Option("--release", "-r", help="The attacked release directory (or table file).")
@@ -112,9 +112,13 @@ def _describe(release: Release, know: Knowledge) -> str:
             extra.append(f"a coalition of {len(c.providers)} provider(s)")
         else:
             extra.append(f"the worst coalition of {c.m} provider(s)")
+    size = (
+        f"{release.table.n:,} cells of noisy counts"
+        if release.scheme == Scheme.DP
+        else f"{release.table.n:,} rows, {release.partition.n_groups:,} groups"
+    )
     return (
-        f"release: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
-        f"{release.scheme.value}, by {prov.algorithm}"
+        f"release: {size}, {release.scheme.value}, by {prov.algorithm}"
         + (f" ({params})" if params else "")
         + (f"; knowledge: {', '.join(extra)}" if extra else "; knowledge: none")
     )

@@ -163,7 +163,7 @@ def dp_intersection_attack(
     return result
 
 
-CHANCE_SIGMAS = 3.0
+CHANCE_SIGMAS = 4.0
 """How far above the chance level (in standard deviations) the correct breaches must be for
 the thresholded attack to count as disclosing anything."""
 
@@ -176,7 +176,8 @@ def _against_chance(result: AttackResult) -> None:
     adversary really achieves is the share of breaches that name the right value; guessing
     each breached person's value from the population's value frequencies gets ``E`` of them
     right on average (standard deviation ``sd``). With ``C`` correct breaches the attack
-    discloses something only when ``C > E + 3 sd``; then each breach's posterior is the
+    discloses something only when ``C > E + 4 sd`` (a false alarm about once in 30,000
+    audits of a release that discloses nothing); then each breach's posterior is the
     precision ``C / N`` and the correct ones are reported as breached. Otherwise nothing is
     breached, and the details say so ("nothing beyond chance").
     """
