@@ -25,7 +25,8 @@ NAME = "dp-histogram"
     randomized=True,
     seedable=False,
     options={
-        "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded)",
+        "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded) | "
+        "gaussian (discrete Gaussian, needs dp=EPS,DELTA with DELTA > 0)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
         "the level must come from a hierarchy file or be the root",
         "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
@@ -45,7 +46,8 @@ def dp_histogram_algorithm(
     max_cells: int = MAX_CELLS,
 ) -> DPRelease:
     """Reads epsilon from :class:`~kerckhoffs.models.DifferentialPrivacy` (``dp=EPS``; a
-    delta is met with delta 0: both mechanisms are pure epsilon-DP). ``seed`` is refused:
+    delta is met with delta 0 by Laplace and geometric noise, which are pure epsilon-DP, and
+    spent by ``mechanism=gaussian``, which needs it > 0). ``seed`` is refused:
     OpenDP draws every noise value from a secure generator that cannot be seeded."""
     if seed is not None:
         raise ParameterError(
@@ -65,6 +67,7 @@ def dp_histogram_algorithm(
         neighbours=neighbours,
         max_cells=int(max_cells),
         models=models,
+        delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
     )
     params = {
         "mechanism": release.noise.mechanism.value,

@@ -196,8 +196,9 @@ class DPRelease(Release):
 
     def privacy_loss(self) -> tuple[float, float] | None:
         """``(epsilon, delta)`` of this release: the privacy map OpenDP reported for the
-        release's sensitivity, and delta 0 (both mechanisms are pure epsilon-DP)."""
-        return (self.noise.privacy_map, 0.0)
+        release's sensitivity, and the delta it was fixed at (0 for the pure epsilon-DP
+        mechanisms: Laplace, geometric, randomized response; > 0 for the Gaussian)."""
+        return (self.noise.privacy_map, self.noise.delta)
 
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Compare the recorded privacy loss with each :class:`DifferentialPrivacy` target; a
@@ -401,15 +402,18 @@ def dp_histogram(
     max_cells: int = MAX_CELLS,
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
+    delta: float = 0.0,
 ) -> DPRelease:
     """An ``epsilon``-DP noisy count table of ``table`` over a public cell domain.
 
     Counts every cell (:func:`cell_domain`, :func:`true_counts`), adds OpenDP's noise with
     scale ``Δ/ε`` (``Δ`` = 2 under substitution, 1 under add/remove), clamps at 0 and rounds.
     Fails closed (:class:`PrivacyCheckFailed`) if OpenDP's privacy map exceeds ``epsilon``.
+    ``mechanism="gaussian"`` needs ``delta > 0`` and is ``(epsilon, delta)``-DP
+    (:func:`~kerckhoffs.dp.mechanisms.gaussian_measurement`).
     """
     domain, key = cell_domain(table, levels, with_sa=with_sa, max_cells=max_cells)
-    measurement, noise = count_measurement(domain.size, epsilon, mechanism, neighbours)
+    measurement, noise = count_measurement(domain.size, epsilon, mechanism, neighbours, delta)
     if noise.privacy_map > noise.epsilon:  # pragma: no cover (count_measurement ensures it)
         raise PrivacyCheckFailed(
             f"OpenDP's privacy map {noise.privacy_map} exceeds epsilon {noise.epsilon}"
