@@ -349,6 +349,8 @@ class DPRelease(Release):
         if not (np.isfinite(raw).all() and (raw >= 0).all() and (raw == np.rint(raw)).all()):
             raise InputError("count table: counts must be non-negative integers")
         frame = counts[names].astype(str).reset_index(drop=True)
+        if "marginal" in counts.columns:  # dp-marginals: which marginal each cell is in
+            frame.insert(0, "marginal", counts["marginal"].astype(str).to_numpy(dtype=object))
         frame[COUNT] = raw.astype(np.int64)
         sa_name = str(sa.get("name", "sensitive"))
         table = _cell_table(
