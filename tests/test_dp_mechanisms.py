@@ -197,3 +197,67 @@ def test_marginals_read_back_and_refusals(tmp_path: Path) -> None:
         dp_marginals(table(), 1.0, "sex", levels="zip:1")
     with pytest.raises(ParameterError, match="2 given for 1"):
         dp_marginals(table(), 1.0, "sex", weights="1,2")
+
+
+# -- levels=auto: the exponential mechanism / noisy max (spec 3.8) ---------------------------
+def test_auto_candidates_come_from_the_schema() -> None:
+    from kerckhoffs.dp.select import candidate_levels
+
+    # sex 0..1, zip 0..2 (hierarchy objects given); age's cells come from the data: root only
+    c = candidate_levels(table(), 100)
+    assert len(c) == 6 and {x["age"] for x in c} == {3}
+    assert candidate_levels(table(), 2) == [{"sex": 0, "zip": 2, "age": 3},
+                                            {"sex": 1, "zip": 1, "age": 3},
+                                            {"sex": 1, "zip": 2, "age": 3}]  # fmt: skip
+
+
+def test_auto_utility_sensitivity_bruteforce() -> None:
+    """Moving one record between any two cells changes u by at most 2 (module docstring)."""
+    from kerckhoffs.dp.select import utility
+
+    rng = np.random.default_rng(1)
+    worst = 0
+    for _ in range(300):
+        c = rng.integers(0, 6, size=5)
+        a, b = rng.integers(0, 5, size=2)
+        if c[a] == 0:
+            continue
+        d = c.copy()
+        d[a] -= 1
+        d[b] += 1
+        worst = max(worst, abs(utility(c, 3) - utility(d, 3)))
+    assert worst == 2
+
+
+def test_auto_picks_the_best_candidate_with_a_large_budget_and_records_both() -> None:
+    # by hand, 500 rows (300 M, 200 F, all zip 100), tau small: u = 2*populated - cells:
+    # (sex0,zip0) -2, (0,1) 0, (0,2) 2, (1,0) -1, (1,1) 0, (1,2) 1: the best is sex 0, zip 2
+    r = dp_histogram(table(500), 200.0, levels="auto", selection=0.5)
+    assert {a["name"]: a["level"] for a in r.axes} == {"sex": 0, "zip": 2, "age": 3}
+    sel, counts = r.noise.parts[:2]
+    assert sel["name"] == "level selection" and sel["candidates"] == 6
+    assert sel["epsilon"] == 100.0 and sel["privacy_map"] <= 100.0 and sel["sensitivity"] == 2
+    assert sel["scale"] == pytest.approx(2 * 2 / 100.0)  # non-monotonic: eps = 2 d_in / scale
+    assert r.noise.privacy_map == pytest.approx(200.0) and r.noise.privacy_map <= 200.0
+    assert r.noise.privacy_map == sel["privacy_map"] + counts["privacy_map"]
+    assert "scores" not in json.dumps(r.noise.to_dict())
+
+
+def test_auto_is_randomized_with_a_small_budget() -> None:
+    """With epsilon 0.01 for the choice the pick is near uniform over the 6 candidates."""
+    picks = {
+        tuple(a["level"] for a in dp_histogram(table(500), 0.02, levels="auto", selection=0.5).axes)
+        for _ in range(60)
+    }
+    assert len(picks) >= 3  # each candidate has probability about 1/6: >= 3 distinct w.p. ~1
+
+
+def test_auto_pin_and_refusals(tmp_path: Path) -> None:
+    r = dp_histogram(table(), 1.0, levels="auto,sex:1", models=[DifferentialPrivacy(1)])
+    assert r.axes[0]["level"] == 1
+    r.write(tmp_path / "a")
+    assert Release.from_published(tmp_path / "a").privacy_loss() == r.privacy_loss()
+    with pytest.raises(ParameterError, match="selection"):
+        dp_histogram(table(), 1.0, levels="auto", selection=1.5)
+    with pytest.raises(ParameterError, match="no candidate"):
+        dp_histogram(table(), 1.0, levels="auto", max_cells=0)

@@ -30,7 +30,9 @@ NAME = "dp-histogram"
         "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded) | "
         "gaussian (discrete Gaussian, needs dp=EPS,DELTA with DELTA > 0)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
-        "the level must come from a hierarchy file or be the root",
+        "the level must come from a hierarchy file or be the root; auto (or auto,NAME:LEVEL "
+        "pinning some): chosen with DP (OpenDP noisy max), charged to the budget",
+        "selection": "with levels=auto: the fraction of epsilon spent choosing (default 0.1)",
         "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
         "neighbours": "substitution (default; sensitivity 2) | add-remove (sensitivity 1)",
         "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
@@ -46,6 +48,7 @@ def dp_histogram_algorithm(
     with_sa: bool | str = False,
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
+    selection: float | str = 0.1,
 ) -> DPRelease:
     """Reads epsilon from :class:`~kerckhoffs.models.DifferentialPrivacy` (``dp=EPS``; a
     delta is met with delta 0 by Laplace and geometric noise, which are pure epsilon-DP, and
@@ -63,16 +66,27 @@ def dp_histogram_algorithm(
         max_cells=int(max_cells),
         models=models,
         delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
+        selection=_fraction(selection),
     )
     params = {
         "mechanism": release.noise.mechanism.value,
         "levels": {a["name"]: a["level"] for a in release.axes},
+        "levels_chosen_with_dp": any(
+            p.get("name") == "level selection" for p in release.noise.parts
+        ),
         "with_sa": sa,
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],
     }
     release.provenance = Provenance(NAME, params)
     return release
+
+
+def _fraction(value: float | str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"selection must be a number in (0, 1), got {value!r}") from None
 
 
 def _flag(value: bool | str, name: str) -> bool:
