@@ -261,3 +261,41 @@ def test_auto_pin_and_refusals(tmp_path: Path) -> None:
         dp_histogram(table(), 1.0, levels="auto", selection=1.5)
     with pytest.raises(ParameterError, match="no candidate"):
         dp_histogram(table(), 1.0, levels="auto", max_cells=0)
+
+
+# -- randomized response arithmetic (spec 3.8, 4.3, P15) -------------------------------------
+def test_rr_spec_vector_and_ratio() -> None:
+    from kerckhoffs.dp.randomized_response import keep_probability, opendp_privacy_map
+
+    p, q = keep_probability(math.log(3), 2)  # spec 4.3: each bit kept w.p. 3/4
+    assert (p, q) == pytest.approx((0.75, 0.25), abs=1e-15)
+    for eps, k in [(0.5, 3), (1.0, 10), (2.0, 5)]:
+        p, q = keep_probability(eps, k)
+        assert p / q == pytest.approx(math.exp(eps), rel=1e-12)  # P15: exactly e^eps
+        assert p + (k - 1) * q == pytest.approx(1.0, rel=1e-15)
+        assert opendp_privacy_map(eps, k) == pytest.approx(eps, rel=1e-9)
+
+
+def test_rr_frequency_estimate_is_unbiased_exactly() -> None:
+    """Plug the exact expected response frequencies (Fractions) into the estimator."""
+    from fractions import Fraction
+
+    from kerckhoffs.dp.randomized_response import expected_response
+
+    p, q = Fraction(3, 5), Fraction(1, 5)  # k = 3, e^eps = 3
+    f = [Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]
+    expected = expected_response(f, p, q)
+    assert sum(expected) == 1
+    assert [(e - q) / (p - q) for e in expected] == f
+
+
+def test_rr_frequency_estimate_function_on_expected_counts() -> None:
+    from kerckhoffs.dp.randomized_response import frequency_estimate, keep_probability
+
+    eps = math.log(3)
+    p, q = keep_probability(eps, 3)
+    f = np.array([0.5, 1 / 3, 1 / 6])
+    obs = 6000 * (p * f + q * (1 - f))
+    assert frequency_estimate(obs, eps) == pytest.approx(f, rel=1e-12)
+    with pytest.raises(ParameterError):
+        frequency_estimate(np.array([0, 0]), eps)
