@@ -353,7 +353,7 @@ class DPRelease(Release):
             frame.insert(0, "marginal", counts["marginal"].astype(str).to_numpy(dtype=object))
         frame[COUNT] = raw.astype(np.int64)
         sa_name = str(sa.get("name", "sensitive"))
-        table = _cell_table(
+        table = cell_table(
             frame[names],
             [a["name"] for a in axes if a["role"] == "quasi"],
             sa_name if sa.get("in_cells") else None,
@@ -392,7 +392,7 @@ def _parse_auto(levels: Mapping[str, int] | str | None) -> tuple[bool, dict[str,
     return True, parse_levels(rest)
 
 
-def _cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
+def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
     """The cell table: one row per cell, each axis a categorical column of its labels (an
     SA left out of the cells is the constant ``*``)."""
     df = cells.copy()
@@ -487,7 +487,7 @@ def dp_histogram(
         }
         for i, name in enumerate(domain.names)
     ]
-    cells_table = _cell_table(
+    cells_table = cell_table(
         frame[list(domain.names)],
         list(domain.names[:n_q]),
         table.sa_name if with_sa else None,
@@ -513,6 +513,7 @@ __all__ = [
     "CellDomain",
     "DPRelease",
     "cell_domain",
+    "cell_table",
     "dp_histogram",
     "parse_levels",
     "true_counts",

@@ -31,8 +31,8 @@ from kerckhoffs.dp.counts import (
     COUNT,
     MAX_CELLS,
     DPRelease,
-    _cell_table,
     cell_domain,
+    cell_table,
     parse_levels,
     true_counts,
 )
@@ -235,7 +235,7 @@ def dp_marginals(
     quasi = [a for a in names_used if a != table.sa_name]
     with_sa = table.sa_name in names_used
     release = DPRelease(
-        _cell_table(counts[names_used], quasi, table.sa_name if with_sa else None, table.sa_name),
+        cell_table(counts[names_used], quasi, table.sa_name if with_sa else None, table.sa_name),
         Partition(np.arange(total_cells, dtype=np.int32)),
         Scheme.DP,
         provenance=provenance or Provenance("dp-marginals"),
