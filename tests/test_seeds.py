@@ -45,13 +45,15 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "mondrian-mprivacy": ["k=5", "distinct-l=2", "m-privacy=1"],
     "sequence": ["l=2"],
     "dp-histogram": ["dp=1"],
+    "dp-marginals": ["dp=1"],
 }
 # options an algorithm needs (its candidate generalizations, by age)
 OPTIONS = {
     "sequence": ["-O", f"sequence={SCHEMA.parents[0] / 'sequence_by_age.toml'}"],
     "dp-histogram": ["-O", "levels=age:4,sex:1,zip:1"],
+    "dp-marginals": ["-O", "marginals=zip;zip+nationality", "-O", "levels=zip:1"],
 }
-UNSEEDABLE = {"dp-histogram"}
+UNSEEDABLE = {"dp-histogram", "dp-marginals"}
 """OpenDP cannot be seeded: these refuse a seed, so nothing is published with it."""
 
 

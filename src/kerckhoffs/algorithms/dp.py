@@ -1,6 +1,7 @@
-"""``dp-histogram``: an epsilon-DP noisy count table over a public cell domain (paper 004's
-safe alternative; spec ``composition.md`` 3.8), with OpenDP's noise
-(:mod:`kerckhoffs.dp.counts`, :mod:`kerckhoffs.dp.mechanisms`).
+"""The DP algorithms (paper 004's safe alternative; spec ``composition.md`` 3.8), every random
+draw OpenDP's: ``dp-histogram`` (a noisy count table over a public cell domain,
+:mod:`kerckhoffs.dp.counts`), ``dp-marginals`` (several count tables under one budget,
+:mod:`kerckhoffs.dp.marginals`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from kerckhoffs.algorithms.registry import pick, refuse_others, register
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
+from kerckhoffs.dp.marginals import dp_marginals
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy
@@ -25,9 +27,12 @@ NAME = "dp-histogram"
     randomized=True,
     seedable=False,
     options={
-        "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded)",
+        "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded) | "
+        "gaussian (discrete Gaussian, needs dp=EPS,DELTA with DELTA > 0)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
-        "the level must come from a hierarchy file or be the root",
+        "the level must come from a hierarchy file or be the root; auto (or auto,NAME:LEVEL "
+        "pinning some): chosen with DP (OpenDP noisy max), charged to the budget",
+        "selection": "with levels=auto: the fraction of epsilon spent choosing (default 0.1)",
         "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
         "neighbours": "substitution (default; sensitivity 2) | add-remove (sensitivity 1)",
         "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
@@ -43,18 +48,13 @@ def dp_histogram_algorithm(
     with_sa: bool | str = False,
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
+    selection: float | str = 0.1,
 ) -> DPRelease:
     """Reads epsilon from :class:`~kerckhoffs.models.DifferentialPrivacy` (``dp=EPS``; a
-    delta is met with delta 0: both mechanisms are pure epsilon-DP). ``seed`` is refused:
+    delta is met with delta 0 by Laplace and geometric noise, which are pure epsilon-DP, and
+    spent by ``mechanism=gaussian``, which needs it > 0). ``seed`` is refused:
     OpenDP draws every noise value from a secure generator that cannot be seeded."""
-    if seed is not None:
-        raise ParameterError(
-            f"{NAME} cannot be seeded: OpenDP draws its noise from a secure generator"
-        )
-    refuse_others(models, (DifferentialPrivacy,), NAME)
-    target = pick(models, DifferentialPrivacy, NAME)
-    if target is None:
-        raise ParameterError(f"{NAME} needs a dp=EPS model, e.g. --model dp=1")
+    target = _target(models, seed, NAME)
     sa = _flag(with_sa, "with_sa")
     release = dp_histogram(
         table,
@@ -65,16 +65,28 @@ def dp_histogram_algorithm(
         neighbours=neighbours,
         max_cells=int(max_cells),
         models=models,
+        delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
+        selection=_fraction(selection),
     )
     params = {
         "mechanism": release.noise.mechanism.value,
         "levels": {a["name"]: a["level"] for a in release.axes},
+        "levels_chosen_with_dp": any(
+            p.get("name") == "level selection" for p in release.noise.parts
+        ),
         "with_sa": sa,
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],
     }
     release.provenance = Provenance(NAME, params)
     return release
+
+
+def _fraction(value: float | str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"selection must be a number in (0, 1), got {value!r}") from None
 
 
 def _flag(value: bool | str, name: str) -> bool:
@@ -86,3 +98,78 @@ def _flag(value: bool | str, name: str) -> bool:
     if text in {"false", "no", "0"}:
         return False
     raise ParameterError(f"{name} must be true or false, got {value!r}")
+
+
+def _target(models: list[PrivacyModel], seed: Seed, name: str) -> DifferentialPrivacy:
+    """The DP target of an unseedable DP algorithm (a seed and other models refused)."""
+    if seed is not None:
+        raise ParameterError(
+            f"{name} cannot be seeded: OpenDP draws its noise from a secure generator"
+        )
+    refuse_others(models, (DifferentialPrivacy,), name)
+    target = pick(models, DifferentialPrivacy, name)
+    if target is None:
+        raise ParameterError(f"{name} needs a dp=EPS model, e.g. --model dp=1")
+    return target
+
+
+MARGINALS = "dp-marginals"
+
+
+@register(
+    MARGINALS,
+    summary="DP marginals: noisy count tables of several attribute sets under one budget "
+    "(OpenDP; paper 004)",
+    models=("DifferentialPrivacy",),
+    schemes=(Scheme.DP,),
+    randomized=True,
+    seedable=False,
+    options={
+        "marginals": "the attribute sets, e.g. age+sex;zip+disease (QIs and the SA)",
+        "weights": "split epsilon proportionally, e.g. 1,2 (default: equally)",
+        "mechanism": "geometric (default) | laplace | gaussian (needs dp=EPS,DELTA)",
+        "levels": "NAME:LEVEL,... hierarchy level of each attribute (default 0, the leaves); "
+        "the level must come from a hierarchy file or be the root",
+        "neighbours": "substitution (default; sensitivity 2 per marginal) | add-remove (1)",
+        "max_cells": f"largest total number of cells (default {MAX_CELLS:,})",
+    },
+)
+def dp_marginals_algorithm(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    marginals: str = "",
+    weights: str | None = None,
+    mechanism: str = "geometric",
+    levels: str | dict[str, int] | None = None,
+    neighbours: str = "substitution",
+    max_cells: int = MAX_CELLS,
+) -> DPRelease:
+    """Reads epsilon (and a Gaussian's delta) from ``dp=EPS[,DELTA]``; the shares of the
+    marginals add up to it (basic composition). ``seed`` is refused (OpenDP)."""
+    target = _target(models, seed, MARGINALS)
+    if not marginals:
+        raise ParameterError(f"{MARGINALS} needs -O marginals=NAME+NAME;NAME..., e.g. age+sex;zip")
+    release = dp_marginals(
+        table,
+        target.epsilon,
+        marginals,
+        levels=levels,
+        weights=weights,
+        mechanism=mechanism,
+        neighbours=neighbours,
+        max_cells=int(max_cells),
+        models=models,
+        delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
+    )
+    params = {
+        "marginals": [p["attributes"] for p in release.noise.parts],
+        "epsilons": [p["epsilon"] for p in release.noise.parts],
+        "mechanism": release.noise.mechanism.value,
+        "levels": {a["name"]: a["level"] for a in release.axes},
+        "neighbours": release.noise.neighbours.value,
+        "models": [m.to_dict() for m in models],
+    }
+    release.provenance = Provenance(MARGINALS, params)
+    return release

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -196,8 +196,9 @@ class DPRelease(Release):
 
     def privacy_loss(self) -> tuple[float, float] | None:
         """``(epsilon, delta)`` of this release: the privacy map OpenDP reported for the
-        release's sensitivity, and delta 0 (both mechanisms are pure epsilon-DP)."""
-        return (self.noise.privacy_map, 0.0)
+        release's sensitivity, and the delta it was fixed at (0 for the pure epsilon-DP
+        mechanisms: Laplace, geometric, randomized response; > 0 for the Gaussian)."""
+        return (self.noise.privacy_map, self.noise.delta)
 
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Compare the recorded privacy loss with each :class:`DifferentialPrivacy` target; a
@@ -348,9 +349,11 @@ class DPRelease(Release):
         if not (np.isfinite(raw).all() and (raw >= 0).all() and (raw == np.rint(raw)).all()):
             raise InputError("count table: counts must be non-negative integers")
         frame = counts[names].astype(str).reset_index(drop=True)
+        if "marginal" in counts.columns:  # dp-marginals: which marginal each cell is in
+            frame.insert(0, "marginal", counts["marginal"].astype(str).to_numpy(dtype=object))
         frame[COUNT] = raw.astype(np.int64)
         sa_name = str(sa.get("name", "sensitive"))
-        table = _cell_table(
+        table = cell_table(
             frame[names],
             [a["name"] for a in axes if a["role"] == "quasi"],
             sa_name if sa.get("in_cells") else None,
@@ -379,7 +382,17 @@ class DPRelease(Release):
         return release
 
 
-def _cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
+def _parse_auto(levels: Mapping[str, int] | str | None) -> tuple[bool, dict[str, int]]:
+    """``(True, pinned levels)`` for ``auto`` / ``auto,age:2``; ``(False, {})`` otherwise."""
+    if not isinstance(levels, str):
+        return False, {}
+    head, _, rest = levels.strip().partition(",")
+    if head.strip().lower() != "auto":
+        return False, {}
+    return True, parse_levels(rest)
+
+
+def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
     """The cell table: one row per cell, each axis a categorical column of its labels (an
     SA left out of the cells is the constant ``*``)."""
     df = cells.copy()
@@ -401,15 +414,62 @@ def dp_histogram(
     max_cells: int = MAX_CELLS,
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
+    delta: float = 0.0,
+    selection: float = 0.1,
 ) -> DPRelease:
     """An ``epsilon``-DP noisy count table of ``table`` over a public cell domain.
 
     Counts every cell (:func:`cell_domain`, :func:`true_counts`), adds OpenDP's noise with
     scale ``Δ/ε`` (``Δ`` = 2 under substitution, 1 under add/remove), clamps at 0 and rounds.
     Fails closed (:class:`PrivacyCheckFailed`) if OpenDP's privacy map exceeds ``epsilon``.
+    ``mechanism="gaussian"`` needs ``delta > 0`` and is ``(epsilon, delta)``-DP
+    (:func:`~kerckhoffs.dp.mechanisms.gaussian_measurement`).
+
+    ``levels="auto"`` (or ``"auto,age:2"`` pinning some) chooses the QI levels with DP
+    (:func:`kerckhoffs.dp.select.choose_levels`, OpenDP's noisy max) spending the fraction
+    ``selection`` of epsilon on the choice and the rest on the counts; the recorded privacy
+    map is the sum of both maps, each recorded in ``noise.parts``.
     """
+    auto, pinned = _parse_auto(levels)
+    eps_total = float(epsilon)
+    choice: dict[str, Any] | None = None
+    if auto:
+        if not (0 < float(selection) < 1):
+            raise ParameterError(f"selection must be a fraction in (0, 1), got {selection!r}")
+        from kerckhoffs.dp.select import choose_levels
+
+        eps_sel = eps_total * float(selection)
+        epsilon = (eps_total - eps_sel) * (1 - 1e-12)  # the two maps' sum stays <= eps_total
+        _, probe = count_measurement(1, epsilon, mechanism, neighbours, delta)
+        sa_level = pinned.pop(table.sa_name, 0)
+        levels, choice = choose_levels(
+            table,
+            eps_sel,
+            count_scale=probe.scale,
+            with_sa=with_sa,
+            sa_level=sa_level,
+            max_cells=max_cells,
+            fixed=pinned,
+        )
     domain, key = cell_domain(table, levels, with_sa=with_sa, max_cells=max_cells)
-    measurement, noise = count_measurement(domain.size, epsilon, mechanism, neighbours)
+    measurement, noise = count_measurement(domain.size, epsilon, mechanism, neighbours, delta)
+    if choice is not None:
+        counts_part = {
+            "name": "counts",
+            "epsilon": noise.epsilon,
+            "scale": noise.scale,
+            "privacy_map": noise.privacy_map,
+        }
+        noise = replace(
+            noise,
+            epsilon=eps_total,
+            privacy_map=noise.privacy_map + choice["privacy_map"],
+            parts=(choice, counts_part, *noise.parts),
+        )
+        if noise.privacy_map > eps_total:  # pragma: no cover (1e-12 headroom above)
+            raise PrivacyCheckFailed(
+                f"selection + counts privacy maps {noise.privacy_map} exceed {eps_total}"
+            )
     if noise.privacy_map > noise.epsilon:  # pragma: no cover (count_measurement ensures it)
         raise PrivacyCheckFailed(
             f"OpenDP's privacy map {noise.privacy_map} exceeds epsilon {noise.epsilon}"
@@ -427,7 +487,7 @@ def dp_histogram(
         }
         for i, name in enumerate(domain.names)
     ]
-    cells_table = _cell_table(
+    cells_table = cell_table(
         frame[list(domain.names)],
         list(domain.names[:n_q]),
         table.sa_name if with_sa else None,
@@ -453,6 +513,7 @@ __all__ = [
     "CellDomain",
     "DPRelease",
     "cell_domain",
+    "cell_table",
     "dp_histogram",
     "parse_levels",
     "true_counts",

@@ -41,6 +41,19 @@ class Mechanism(StrEnum):
 
     LAPLACE = "laplace"
     GEOMETRIC = "geometric"
+    GAUSSIAN = "gaussian"
+    """OpenDP's discrete Gaussian on the integer counts, (epsilon, delta)-DP (spec 3.8
+    ``gaussian_mechanism``; Dwork-Roth 2014, not in the paper): L2 sensitivity, zCDP
+    converted to (epsilon, delta) by OpenDP (:func:`gaussian_measurement`)."""
+    RANDOMIZED_RESPONSE = "randomized-response"
+    """k-ary randomized response per record (spec 3.8 ``randomized_response``;
+    :mod:`kerckhoffs.dp.randomized_response`)."""
+
+
+def l2_histogram_sensitivity(neighbours: Neighbours | str) -> float:
+    """L2 sensitivity of a histogram: substitution moves one unit out of a cell and one into
+    another, ``sqrt(1 + 1) = sqrt 2``; add/remove moves one cell by one, 1."""
+    return math.sqrt(2.0) if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1.0
 
 
 def histogram_sensitivity(neighbours: Neighbours | str) -> int:
@@ -84,13 +97,21 @@ class NoiseSpec:
 
     mechanism: Mechanism
     neighbours: Neighbours
-    sensitivity: int
+    sensitivity: int | float
     scale: float
     epsilon: float
     delta: float
     privacy_map: float
     opendp: str
     cells: int
+    parts: tuple[dict[str, Any], ...] = ()
+    """The components of a composed release (the private choice of levels, one entry per
+    marginal; spec 2.11 basic composition: ``privacy_map`` is the sum of theirs), or extra
+    parameters of one mechanism (Gaussian: its zCDP rho; randomized response: its keep
+    probability). Empty for a single Laplace/geometric count vector."""
+    norm: str = "l1"
+    """Which norm :attr:`sensitivity` is in: ``l1`` (Laplace, geometric), ``l2`` (Gaussian),
+    ``records`` (randomized response: one person changes one record)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
@@ -104,8 +125,9 @@ class NoiseSpec:
             "privacy_map": self.privacy_map,
             "opendp": self.opendp,
             "cells": self.cells,
+            "sensitivity_norm": self.norm,
             "post_processing": "clamped at 0 and rounded (sees only the noisy counts)",
-        }
+        } | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
@@ -120,16 +142,22 @@ class NoiseSpec:
                 raise ParameterError(f"{where}: field 'dp.{key}' is missing or not a number")
             return float(v)
 
+        sens = num("sensitivity")
+        parts = data.get("parts", [])
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            raise ParameterError(f"{where}: field 'dp.parts' is not a list of objects")
         return cls(
             parse_mechanism(data.get("mechanism", "")),
             parse_neighbours(data.get("neighbours", "")),
-            int(num("sensitivity")),
+            int(sens) if sens.is_integer() else sens,
             num("scale"),
             num("epsilon"),
             num("delta"),
             num("privacy_map"),
             str(data.get("opendp", "unknown")),
             int(num("cells")),
+            tuple(parts),
+            str(data.get("sensitivity_norm", "l1")),
         )
 
 
@@ -170,6 +198,10 @@ def count_measurement(
     nb = parse_neighbours(neighbours)
     if cells < 1:
         raise ParameterError("the cell domain is empty")
+    if mech == Mechanism.GAUSSIAN:
+        return gaussian_measurement(cells, eps, dlt, nb)
+    if mech == Mechanism.RANDOMIZED_RESPONSE:
+        raise ParameterError("randomized-response perturbs records, not counts: use dp-rr")
     dp.enable_features("contrib")
     sens = histogram_sensitivity(nb)
     if mech == Mechanism.GEOMETRIC:
@@ -194,13 +226,81 @@ def count_measurement(
     return meas, spec
 
 
+def gaussian_measurement(
+    cells: int,
+    epsilon: float,
+    delta: float,
+    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+) -> tuple[Any, NoiseSpec]:
+    """OpenDP's discrete Gaussian on a count vector of ``cells`` cells, made
+    ``(epsilon, delta)``-DP (spec 3.8 ``gaussian_mechanism``; Dwork-Roth 2014).
+
+    The L2 sensitivity is ``sqrt 2`` under substitution, 1 under add/remove
+    (:func:`l2_histogram_sensitivity`). OpenDP's Gaussian is zCDP (``rho = Δ2²/(2σ²)``);
+    ``make_zCDP_to_approxDP`` + ``make_fix_delta`` turn it into the ``(epsilon', delta)``
+    its map reports. The smallest scale ``σ`` with ``epsilon' <= epsilon`` is found by
+    bisection on OpenDP's map (tighter than Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, which
+    also needs ``ε < 1``). ``delta`` 0 is a one-line ParameterError: the Gaussian mechanism is
+    never pure DP.
+    """
+    import opendp.prelude as dp
+
+    eps, dlt = check_budget(epsilon, delta)
+    nb = parse_neighbours(neighbours)
+    if dlt == 0:
+        raise ParameterError(
+            "mechanism gaussian needs delta > 0 (it is (epsilon, delta)-DP): give the model "
+            "as dp=EPS,DELTA, e.g. --model dp=1,1e-6"
+        )
+    if cells < 1:
+        raise ParameterError("the cell domain is empty")
+    dp.enable_features("contrib")
+    space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l2_distance(T="f64"))
+    d_in = l2_histogram_sensitivity(nb)
+
+    def build(sigma: float) -> tuple[Any, Any, float]:
+        zcdp = dp.m.make_gaussian(*space, scale=sigma)
+        approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), dlt)
+        return zcdp, approx, float(approx.map(d_in)[0])
+
+    hi = d_in * math.sqrt(2 * math.log(1.25 / dlt)) / eps
+    while build(hi)[2] > eps:
+        hi *= 2
+    lo = hi / 64
+    while build(lo)[2] <= eps:  # pragma: no cover (the classic bound is never 64x too big)
+        lo /= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if build(mid)[2] <= eps else (mid, hi)
+    zcdp, meas, loss = build(hi)
+    if loss > eps:  # pragma: no cover (hi always satisfies it)
+        raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
+    rho = float(zcdp.map(d_in))
+    spec = NoiseSpec(
+        Mechanism.GAUSSIAN,
+        nb,
+        d_in,
+        hi,
+        eps,
+        dlt,
+        loss,
+        opendp_version(),
+        cells,
+        ({"name": "gaussian", "rho": rho, "delta": dlt},),
+        "l2",
+    )
+    return meas, spec
+
+
 def add_noise(counts: np.ndarray, measurement: Any, spec: NoiseSpec) -> np.ndarray:
     """OpenDP's noisy version of the integer ``counts`` (int64 for the geometric mechanism,
     float64 for Laplace): the only call that reads the true counts."""
     counts = np.asarray(counts, dtype=np.int64)
     if counts.shape != (spec.cells,):
         raise ValueError(f"expected {spec.cells} counts, got shape {counts.shape}")
-    if spec.mechanism == Mechanism.GEOMETRIC:
+    if spec.mechanism in (Mechanism.GEOMETRIC, Mechanism.GAUSSIAN):
         return np.asarray(measurement(counts), dtype=np.int64)
     return np.asarray(measurement(counts.astype(np.float64)), dtype=np.float64)
 
@@ -218,7 +318,9 @@ __all__ = [
     "add_noise",
     "check_budget",
     "count_measurement",
+    "gaussian_measurement",
     "histogram_sensitivity",
+    "l2_histogram_sensitivity",
     "opendp_version",
     "parse_mechanism",
     "parse_neighbours",
