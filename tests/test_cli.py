@@ -123,6 +123,7 @@ def test_demo_writes_release_and_is_deterministic(
             "3. read the release back from its files and check it independently",
             "7. two hospitals, one release",
             "8. the adversary knows the algorithm",
+            "9. two overlapping releases: k-anonymity vs differential privacy",
         ):
             assert section in out, f"missing section {section!r}"
         assert "500 patients" in out
@@ -130,6 +131,8 @@ def test_demo_writes_release_and_is_deterministic(
         row = {line.split("│")[1].strip(): line for line in insiders if line.startswith("│ ")}
         assert "patients" in row["mondrian"]  # one hospital reads the other's patients
         assert all("nobody" in row[n] for n in ("mondrian-mprivacy", "provider-aware"))
+        composed = out[out.index("9. two overlapping releases") :]
+        assert "Mondrian, k = 5" in composed and "DP histogram, epsilon = 1" in composed
         assert sorted(p.name for p in target.iterdir()) == [
             "release.csv",
             "release.json",
