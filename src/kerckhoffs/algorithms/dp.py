@@ -1,7 +1,8 @@
 """The DP algorithms (paper 004's safe alternative; spec ``composition.md`` 3.8), every random
 draw OpenDP's: ``dp-histogram`` (a noisy count table over a public cell domain,
 :mod:`kerckhoffs.dp.counts`), ``dp-marginals`` (several count tables under one budget,
-:mod:`kerckhoffs.dp.marginals`).
+:mod:`kerckhoffs.dp.marginals`), ``dp-rr`` (k-ary randomized response per record, published as
+the count table of responses, :mod:`kerckhoffs.dp.randomized_response`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from kerckhoffs.algorithms.registry import pick, refuse_others, register
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
 from kerckhoffs.dp.marginals import dp_marginals
+from kerckhoffs.dp.randomized_response import dp_rr
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy
@@ -172,4 +174,61 @@ def dp_marginals_algorithm(
         "models": [m.to_dict() for m in models],
     }
     release.provenance = Provenance(MARGINALS, params)
+    return release
+
+
+RR = "dp-rr"
+
+
+@register(
+    RR,
+    summary="DP randomized response: each record's SA value kept w.p. e^eps/(e^eps+k-1), "
+    "else another uniformly; the count table of responses per public cell (paper 004)",
+    models=("DifferentialPrivacy",),
+    schemes=(Scheme.DP,),
+    randomized=True,
+    seedable=False,
+    perturbs_sa=True,
+    options={
+        "levels": "NAME:LEVEL,... hierarchy level of each QI and of the SA (default 0, the "
+        "leaves); the level must come from a hierarchy file or be the root",
+        "perturb": "sa (default: randomize the SA value, QI cells published as is) | cell "
+        "(randomize the whole QI cell x SA value: local DP for the whole record)",
+        "neighbours": "substitution (the only one: one response per record reveals n)",
+        "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
+    },
+)
+def dp_rr_algorithm(
+    table: Table,
+    models: list[PrivacyModel],
+    *,
+    seed: Seed = None,
+    levels: str | dict[str, int] | None = None,
+    perturb: str = "sa",
+    neighbours: str = "substitution",
+    max_cells: int = MAX_CELLS,
+) -> DPRelease:
+    """Reads epsilon from ``dp=EPS`` (randomized response is pure epsilon-DP: a delta is met
+    with delta 0). ``seed`` is refused: every bit comes from OpenDP's secure generator
+    (:mod:`kerckhoffs.dp.randomized_response`)."""
+    target = _target(models, seed, RR)
+    release = dp_rr(
+        table,
+        target.epsilon,
+        levels=levels,
+        perturb=perturb,
+        neighbours=neighbours,
+        max_cells=int(max_cells),
+        models=models,
+    )
+    part = release.noise.parts[0]
+    params = {
+        "perturb": part["perturb"],
+        "categories": part["categories"],
+        "keep_probability": part["keep_probability"],
+        "levels": {a["name"]: a["level"] for a in release.axes},
+        "neighbours": release.noise.neighbours.value,
+        "models": [m.to_dict() for m in models],
+    }
+    release.provenance = Provenance(RR, params)
     return release
