@@ -42,15 +42,17 @@ CASES = {
     # paper 004: a DP count table; a group model is refused (a DP release has no groups)
     "dp-histogram": (["dp=1"], ["dp=1", "k=5"]),
     "dp-marginals": (["dp=1"], ["dp=1", "k=5"]),
+    "dp-rr": (["dp=1"], ["dp=1", "k=5"]),
 }
 # options an algorithm needs (its candidate generalizations; a public cell domain)
 OPTIONS = {
     "sequence": ["-O", f"sequence={ROOT / 'examples' / 'demo' / 'sequence_by_age.toml'}"],
     "dp-histogram": ["-O", "levels=age:4,sex:1,zip:1"],
     "dp-marginals": ["-O", "marginals=zip;zip+nationality", "-O", "levels=zip:1"],
+    "dp-rr": ["-O", "levels=age:4,sex:1,zip:1"],
 }
 # OpenDP cannot be seeded: these refuse --seed (tests/test_dp_histogram.py), so run unseeded
-UNSEEDABLE = {"dp-histogram", "dp-marginals"}
+UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr"}
 
 
 run = run_cli

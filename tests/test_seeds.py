@@ -46,14 +46,16 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "sequence": ["l=2"],
     "dp-histogram": ["dp=1"],
     "dp-marginals": ["dp=1"],
+    "dp-rr": ["dp=1"],
 }
 # options an algorithm needs (its candidate generalizations, by age)
 OPTIONS = {
     "sequence": ["-O", f"sequence={SCHEMA.parents[0] / 'sequence_by_age.toml'}"],
     "dp-histogram": ["-O", "levels=age:4,sex:1,zip:1"],
     "dp-marginals": ["-O", "marginals=zip;zip+nationality", "-O", "levels=zip:1"],
+    "dp-rr": ["-O", "levels=age:4,sex:1,zip:1"],
 }
-UNSEEDABLE = {"dp-histogram", "dp-marginals"}
+UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr"}
 """OpenDP cannot be seeded: these refuse a seed, so nothing is published with it."""
 
 

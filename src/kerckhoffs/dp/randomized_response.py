@@ -100,7 +100,6 @@ def expected_response(freq: list[Fraction], p: Fraction, q: Fraction) -> list[Fr
     return [p * f + q * (1 - f) for f in freq]
 
 
-
 def _map_for(keep: float, k: int) -> float:
     """OpenDP's ``make_randomized_response`` privacy map for ``k`` categories at ``keep``."""
     import opendp.prelude as dp
@@ -116,11 +115,13 @@ def replace_threshold(epsilon: float, k: int) -> tuple[int, float, float]:
     ``keep``: the realized keep probability ``1 - T/2^64`` rounded up to a float (never below
     the true one); ``privacy_map``: OpenDP's map at ``keep``, at most ``epsilon``. ``T`` starts
     at ``ceil(2^64 (1 - p))`` and grows (lowering the loss) until OpenDP's map is within
-    ``epsilon``; an epsilon so large that ``keep`` rounds to 1 is a one-line ParameterError.
+    ``epsilon`` (steps doubling from
+    ``T/2^52``); an epsilon so large that ``keep`` rounds to 1 is a one-line ParameterError.
     """
     eps, _ = check_budget(epsilon)
     p, _ = keep_probability(eps, k)
     t = max(1, math.ceil(Fraction(1.0 - p) * TWO64))
+    step = max(1, t >> 52)
     for _ in range(200):
         exact = Fraction(TWO64 - t, TWO64)
         keep = float(exact)
@@ -134,7 +135,7 @@ def replace_threshold(epsilon: float, k: int) -> tuple[int, float, float]:
         loss = _map_for(keep, k)
         if loss <= eps:
             return t, keep, loss
-        t += max(1, t >> 48)
+        t, step = t + step, 2 * step  # the loss decreases in t
     raise PrivacyCheckFailed(  # pragma: no cover (a few steps always suffice)
         f"OpenDP's randomized-response map stays above epsilon {eps:g}"
     )
@@ -308,7 +309,9 @@ def dp_rr(
         for i, name in enumerate(domain.names)
     ]
     release = DPRelease(
-        cell_table(frame[list(domain.names)], list(domain.names[:n_q]), table.sa_name, table.sa_name),
+        cell_table(
+            frame[list(domain.names)], list(domain.names[:n_q]), table.sa_name, table.sa_name
+        ),
         Partition(np.arange(domain.size, dtype=np.int32)),
         Scheme.DP,
         provenance=provenance or Provenance("dp-rr"),
