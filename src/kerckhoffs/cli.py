@@ -350,10 +350,15 @@ def anonymize(
     sizes = release.partition.sizes
     noise = getattr(release, "noise", None)
     if release.scheme == Scheme.DP and noise is not None:
+        how = (
+            f"each answer kept with probability {1 - float(noise.scale):.4g}"
+            if noise.mechanism.value == "randomized-response"
+            else f"{noise.mechanism.value} noise, scale {noise.scale:g}, sensitivity "
+            f"{noise.sensitivity} under {noise.neighbours.value}"
+        )
         out.print(
             f"{info.name}: {table.n:,} rows -> {release.table.n:,} cells of noisy counts "
-            f"({noise.mechanism.value} noise, scale {noise.scale:g}, sensitivity "
-            f"{noise.sensitivity} under {noise.neighbours.value}) in {elapsed:.2f} s",
+            f"({how}) in {elapsed:.2f} s",
             soft_wrap=True,
         )
     else:
