@@ -69,11 +69,11 @@ def substitution_pair() -> tuple[Any, Any]:
 
 
 def wrong_sensitivity(
-    cells: int, epsilon: float, mechanism: Mechanism, neighbours: Neighbours
+    cells: int, epsilon: float, mechanism: Mechanism, neighbours: Neighbours, delta: float = 0.0
 ) -> tuple[Any, NoiseSpec]:
     """The deliberately broken mechanism: the add/remove sensitivity 1 (scale 1/eps) used
     whatever the neighbour notion; OpenDP's map then still says eps."""
-    return count_measurement(cells, epsilon, mechanism, Neighbours.ADD_REMOVE)
+    return count_measurement(cells, epsilon, mechanism, Neighbours.ADD_REMOVE, delta)
 
 
 # -- Clopper-Pearson ---------------------------------------------------------------------------
