@@ -392,15 +392,17 @@ def test_marginals_within_epsilon_and_sensitivity_one_caught(broken: bool) -> No
 
 # -- levels=auto: the private choice of levels ---------------------------------------------------
 SELECTION_EPS, SELECTION_FRACTION = 4.0, 0.5
-"""The selection gets epsilon 2 (Gumbel scale 2 * 2 / 2 = 2); the counts the other 2 (geometric
-scale 1, so the utility threshold is 3 * 1 = 3: a cell counts from 3 people on)."""
+"""The selection gets epsilon 2 (noisy-max scale 2 * 2 / 2 = 2); the counts the other 2 (times
+1 - 1e-12: geometric scale a hair above 1, so the utility threshold is a hair above 3: a cell
+counts from 4 people on)."""
 
 
 def selection_pair() -> tuple[Any, Any]:
     """19 people: M|100 1, M|101 2, M|200 1, F|100 9, F|101 4, F|200 2; the M|100 person
     becomes F|200. Utilities (2 * #cells >= 3 - #cells) over the candidates (sex, zip)
     levels 00, 01, 02, 10, 11, 12, by hand: D -2 -2 2 1 0 1, D' -2 -2 0 3 2 1
-    (M|* 4 -> 3 stays populated; F|200 2 -> 3 and *|200 3 -> 4 ... see the test)."""
+    (a cell counts from 4 people: e.g. sex alone, M 4 -> 3 loses a populated cell; zip alone,
+    *|200 3 -> 4 gains one)."""
     groups = [("M", "100", 1), ("M", "101", 2), ("M", "200", 1)]
     groups += [("F", "100", 9), ("F", "101", 4), ("F", "200", 2)]
     df = pd.DataFrame(
@@ -488,7 +490,10 @@ def test_choose_levels_itself_matches_the_sampler() -> None:
     """choose_levels (what dp_histogram calls), one call per draw: its choice frequencies on
     D match report-noisy-max at scale 2 as the batched sampler's do."""
     d, _ = selection_pair()
-    picks = [choose_levels(d, 2.0, count_scale=1.0, max_cells=10**6)[0] for _ in range(3000)]
+    # the count scale dp_histogram gives it: 2 / (2 (1 - 1e-12)), a hair above 1, so the
+    # threshold is a hair above 3 and a cell of 3 people does not count (as in the sampler)
+    scale = count_measurement(1, 2.0 * (1 - 1e-12))[1].scale
+    picks = [choose_levels(d, 2.0, count_scale=scale, max_cells=10**6)[0] for _ in range(3000)]
     keys = [(lv["sex"], lv["zip"]) for lv in picks]
     order = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     freq = np.array([keys.count(k) for k in order]) / 3000
