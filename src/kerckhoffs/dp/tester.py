@@ -22,7 +22,17 @@ bound at 3000 samples rises from 1.26 with halves to 1.40) and a test part.
    cells whose mean moves most between ``D`` and ``D'``, and both directions ``D / D'`` and
    ``D' / D``. A quadrant is needed: under substitution each of the two changed cells alone
    moves by one, so a one-cell event never shows more than ``ε`` even when the scale is wrong;
-   the two together show ``2ε``. The event with the best approximate (Wilson) bound wins.
+   the two together show ``2ε``. Further, over the ``k`` most-moved cells (``k`` up to
+   ``max_cells``): orthant events (every cell past its threshold, signed by the direction its
+   mean moves; Laplace/geometric tail ratios multiply, so an orthant through the ``2q`` cells
+   a substitution moves in ``q`` marginals shows all ``q`` marginals' loss) and half-plane
+   events ``sum_i s_i X_i >= t`` (the Gaussian's best events). The event with the best
+   approximate (Wilson) bound wins.
+
+Pipelines covered: :func:`audit_histogram` (dp-histogram: geometric, Laplace, Gaussian with
+its delta), :func:`audit_marginals` (dp-marginals), :func:`audit_level_selection`
+(``levels=auto``'s report-noisy-max choice, a mechanism of its own: its output is a one-hot
+choice, events "level vector j chosen").
 2. *Test part* (independent of the choice): exact Clopper-Pearson bounds, a lower bound
    ``p_lo`` on ``P(E | D)`` and an upper bound ``q_hi`` on ``P(E | D')``, each at one-sided level
    ``α/2``. The reported bound is ``ln((p_lo - δ) / q_hi)`` (0 if not positive).
