@@ -4,8 +4,9 @@
 Picking the levels by looking at the data without noise leaks (paper 002: a data-dependent
 lattice search tells the adversary about the data through the level it chose). So
 ``levels=auto`` makes the choice itself differentially private and charges it to the
-budget: OpenDP's report-noisy-max (``make_noisy_max``, Gumbel noise: exactly the exponential
-mechanism) over the candidate level vectors.
+budget: OpenDP's report-noisy-max (``make_noisy_max`` under max-divergence, which adds
+exponential noise to each score; its Gumbel form, exactly the exponential mechanism, is the
+zCDP variant) over the candidate level vectors.
 
 Candidates: every combination of each QI's public levels (all the levels of a hierarchy the
 schema gives; the root only for a column without one), whose domain has at most
@@ -79,7 +80,7 @@ def utility(counts: np.ndarray, threshold: float) -> int:
 
 
 def noisy_max_measurement(candidates: int, epsilon: float) -> tuple[Any, float, float]:
-    """OpenDP's report-noisy-max (Gumbel) over ``candidates`` integer scores of L-infinity
+    """OpenDP's report-noisy-max (exponential noise) over ``candidates`` integer scores of L-infinity
     sensitivity 2, not monotonic: scale ``2Δ/ε`` nudged up until OpenDP's map is at most
     ``epsilon``. Returns (measurement, scale, map)."""
     import opendp.prelude as dp
@@ -128,7 +129,7 @@ def choose_levels(
     chosen = cands[int(meas(np.asarray(scores, dtype=np.int64).tolist()))]
     part = {
         "name": "level selection",
-        "mechanism": "report-noisy-max (Gumbel; exponential mechanism)",
+        "mechanism": "report-noisy-max (exponential noise)",
         "utility": "2 * #cells with count >= threshold - #cells",
         "threshold": tau,
         "candidates": len(cands),
