@@ -215,12 +215,19 @@ def refuse_others(models: list[PrivacyModel], allowed: tuple[type, ...], algorit
             )
 
 
+GROUP_SCHEMES = (Scheme.GENERALIZATION, Scheme.BUCKETIZATION)
+"""The schemes that publish groups of rows (the DP scheme publishes noisy counts instead)."""
+
+
 def parse_scheme(scheme: Scheme | str, algorithm: str) -> Scheme:
-    """``scheme`` as a :class:`Scheme`; an unknown name is a one-line ParameterError."""
+    """``scheme`` as one of the :data:`GROUP_SCHEMES`; anything else (an unknown name, or
+    ``dp``, which only the DP algorithms publish) is a one-line ParameterError."""
+    known = ", ".join(s.value for s in GROUP_SCHEMES)
     try:
-        return Scheme(scheme)
+        parsed = Scheme(scheme)
     except ValueError:
-        known = ", ".join(s.value for s in Scheme)
-        raise ParameterError(
-            f"{algorithm}: scheme must be one of {known}, got {scheme!r}"
-        ) from None
+        parsed = None
+    if parsed not in GROUP_SCHEMES:
+        raise ParameterError(f"{algorithm}: scheme must be one of {known}, got {scheme!r}")
+    assert parsed is not None
+    return parsed

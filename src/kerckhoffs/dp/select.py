@@ -80,8 +80,8 @@ def utility(counts: np.ndarray, threshold: float) -> int:
 
 
 def noisy_max_measurement(candidates: int, epsilon: float) -> tuple[Any, float, float]:
-    """OpenDP's report-noisy-max (exponential noise) over ``candidates`` integer scores of L-infinity
-    sensitivity 2, not monotonic: scale ``2Δ/ε`` nudged up until OpenDP's map is at most
+    """OpenDP's report-noisy-max (exponential noise) over ``candidates`` integer scores of
+    L-infinity sensitivity 2, not monotonic: scale ``2Δ/ε`` nudged up until OpenDP's map is at most
     ``epsilon``. Returns (measurement, scale, map)."""
     import opendp.prelude as dp
 
