@@ -569,16 +569,7 @@ class Release:
             "sensitive_mode": t.schema.sensitive_mode.value,
             "rows": t.n,
             "groups": self.partition.n_groups,
-            "checks": [
-                {
-                    "model": r.model,
-                    "parameter": r.parameter,
-                    "achieved": _json_num(r.achieved),
-                    "satisfied": r.satisfied,
-                }
-                | ({"spec": models[i].to_dict()} if models is not None else {})
-                for i, r in enumerate(checks or [])
-            ],
+            "checks": checks_json(checks, models),
         }
 
     def write(
@@ -601,27 +592,10 @@ class Release:
         replaced only with ``overwrite`` and only if it is a kerckhoffs release holding nothing
         else (:mod:`kerckhoffs.data.output`).
         """
-        chosen = list(self.models if models is None else models)
-        if not chosen:
-            raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
-        bad = sorted(set(formats) - {"csv", "parquet"})
-        if bad:
-            raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
+        chosen = writable_models(self.models if models is None else models, formats)
         frames, rows = self._frames_and_rows(include_other)
         results = self._verified(chosen, frames, self.metadata(), self._providers_of(chosen, rows))
-        meta = self.metadata(results, chosen)
-        names = [f"{name}.{fmt}" for name in frames for fmt in formats]
-        with (
-            output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
-            claim.staging() as tmp,
-        ):
-            for name, df in frames.items():
-                if "csv" in formats:
-                    df.to_csv(tmp / f"{name}.csv", index=False)
-                if "parquet" in formats:
-                    df.to_parquet(tmp / f"{name}.parquet", index=False)
-            meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
-            (tmp / META).write_bytes(manifest.seal(meta))
+        write_release_files(out_dir, frames, self.metadata(results, chosen), formats, overwrite)
         return results
 
     # -- reading back ------------------------------------------------------------------------
@@ -939,6 +913,60 @@ def _published_table(
     if len(df) == 0:
         raise InputError("the published table has no rows")
     return Table.encode(df.reset_index(drop=True), pub_schema, strict_sensitive=False)
+
+
+def checks_json(
+    checks: list[ModelResult] | None, models: Sequence[PrivacyModel] | None
+) -> list[dict[str, Any]]:
+    """The ``checks`` field of ``release.json``: each independent check that passed, with
+    its model recorded as data when the models are given (a release read back remembers
+    them)."""
+    return [
+        {
+            "model": r.model,
+            "parameter": r.parameter,
+            "achieved": _json_num(r.achieved),
+            "satisfied": r.satisfied,
+        }
+        | ({"spec": models[i].to_dict()} if models is not None else {})
+        for i, r in enumerate(checks or [])
+    ]
+
+
+def writable_models(models: Sequence[PrivacyModel], formats: tuple[str, ...]) -> list[PrivacyModel]:
+    """The models a write checks (at least one: nothing is published unchecked), after
+    refusing an unknown output format; both before any work."""
+    chosen = list(models)
+    if not chosen:
+        raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
+    bad = sorted(set(formats) - {"csv", "parquet"})
+    if bad:
+        raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
+    return chosen
+
+
+def write_release_files(
+    out_dir: str | Path,
+    frames: dict[str, pd.DataFrame],
+    meta: dict[str, Any],
+    formats: tuple[str, ...],
+    overwrite: bool,
+) -> None:
+    """Write checked ``frames`` and their ``release.json`` (sealed, with the SHA-256 of every
+    file) into ``out_dir`` through a staging directory, so a failed write leaves nothing
+    (:mod:`kerckhoffs.data.output`)."""
+    names = [f"{name}.{fmt}" for name in frames for fmt in formats]
+    with (
+        output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
+        claim.staging() as tmp,
+    ):
+        for name, df in frames.items():
+            if "csv" in formats:
+                df.to_csv(tmp / f"{name}.csv", index=False)
+            if "parquet" in formats:
+                df.to_parquet(tmp / f"{name}.parquet", index=False)
+        meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
+        (tmp / META).write_bytes(manifest.seal(meta))
 
 
 __all__ = [

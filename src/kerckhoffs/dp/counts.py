@@ -32,8 +32,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data import manifest
-from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.mechanisms import (
@@ -47,7 +45,17 @@ from kerckhoffs.dp.mechanisms import (
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy
-from kerckhoffs.release import FORMAT, FORMAT_VERSION, META, Partition, Provenance, Release, Scheme
+from kerckhoffs.release import (
+    FORMAT,
+    FORMAT_VERSION,
+    Partition,
+    Provenance,
+    Release,
+    Scheme,
+    checks_json,
+    writable_models,
+    write_release_files,
+)
 
 COUNT = "count"
 COUNTS = "counts"
@@ -259,16 +267,7 @@ class DPRelease(Release):
                 else {"name": self.table.sa_name, "kind": "categorical", "in_cells": False}
             ),
             "dp": self.noise.to_dict(),
-            "checks": [
-                {
-                    "model": r.model,
-                    "parameter": r.parameter,
-                    "achieved": float(r.achieved),
-                    "satisfied": r.satisfied,
-                }
-                | ({"spec": models[i].to_dict()} if models is not None else {})
-                for i, r in enumerate(checks or [])
-            ],
+            "checks": checks_json(checks, models),
         }
 
     def write(
@@ -284,27 +283,10 @@ class DPRelease(Release):
         of every file) if every DP target holds on the privacy loss recorded in the metadata
         about to be written; otherwise nothing is written and
         :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised."""
-        chosen = list(self.models if models is None else models)
-        if not chosen:
-            raise PrivacyCheckFailed("refusing to write a release without a privacy model to check")
-        bad = sorted(set(formats) - {"csv", "parquet"})
-        if bad:
-            raise InputError(f"unknown output format {bad[0]!r} (csv, parquet)")
+        chosen = writable_models(self.models if models is None else models, formats)
         frames = self.frames(include_other)
         results = self.verify(chosen)
-        meta = self.metadata(results, chosen)
-        names = [f"{name}.{fmt}" for name in frames for fmt in formats]
-        with (
-            output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
-            claim.staging() as tmp,
-        ):
-            for name, df in frames.items():
-                if "csv" in formats:
-                    df.to_csv(tmp / f"{name}.csv", index=False)
-                if "parquet" in formats:
-                    df.to_parquet(tmp / f"{name}.parquet", index=False)
-            meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
-            (tmp / META).write_bytes(manifest.seal(meta))
+        write_release_files(out_dir, frames, self.metadata(results, chosen), formats, overwrite)
         return results
 
     @classmethod
