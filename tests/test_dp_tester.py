@@ -32,12 +32,14 @@ from kerckhoffs.dp.mechanisms import (
     count_measurement,
     gaussian_measurement,
 )
+from kerckhoffs.dp.randomized_response import replace_threshold
 from kerckhoffs.dp.select import UTILITY_SENSITIVITY, choose_levels
 from kerckhoffs.dp.tester import (
     Event,
     audit_histogram,
     audit_level_selection,
     audit_marginals,
+    audit_rr,
     clopper_pearson,
     epsilon_lower_bound,
     neighbouring_tables,
@@ -45,6 +47,7 @@ from kerckhoffs.dp.tester import (
     sample_level_choices,
     sample_marginals,
     sample_releases,
+    sample_rr,
 )
 from kerckhoffs.errors import ParameterError
 
@@ -514,3 +517,72 @@ def test_dp_marginals_itself_stays_within_epsilon() -> None:
     bound = epsilon_lower_bound(x, y)
     assert bound.lower_bound <= 2.0
     assert bound.point > 0.5
+
+
+# -- dp-rr: randomized response -----------------------------------------------------------------
+def rr_pair() -> tuple[Any, Any]:
+    """Person 0 is (M, 100, Cold); D' gives them Flu (their QI cell unchanged: perturb=sa)."""
+    return neighbouring_tables(people(), SCHEMA, 0, {"disease": "Flu"})
+
+
+def double_epsilon_keep(epsilon: float, k: int) -> tuple[int, float, float]:
+    """The broken randomized response: the keep probability computed at 2 eps, while the
+    release records OpenDP's map at eps (really ln 2e-ish: 2 eps)."""
+    t, keep, _ = replace_threshold(2 * epsilon, k)
+    return t, keep, replace_threshold(epsilon, k)[2]
+
+
+def test_rr_sampler_keeps_with_the_threshold_probability() -> None:
+    """Record 0 (Cold; cells M|100|Cold, M|100|Flu) keeps its value with probability
+    e/(e + 1) = 0.7311 at epsilon 1, k = 2 (hand-derived; 5 binomial sd at 3000 runs), and
+    every run's count table sums to the 40 records with the QI cell totals exact (perturb=sa:
+    M|100 has 8 people)."""
+    d, _ = rr_pair()
+    s = sample_rr(d, 1.0, 3000, row=0)
+    assert s.k == 2 and s.claimed <= 1.0
+    assert s.values.shape == (3000, len(s.labels)) and (s.values.sum(axis=1) == 1).all()
+    p = math.e / (math.e + 1)
+    kept = s.values[:, s.labels.index("M|100|Cold")].mean()
+    assert abs(kept - p) < 5 * math.sqrt(p * (1 - p) / 3000)
+    assert (
+        s.values[:, s.labels.index("M|100|Flu")].sum()
+        == 3000 - s.values[:, s.labels.index("M|100|Cold")].sum()
+    )
+    c = sample_rr(d, 1.0, 500, row=0, output="counts")
+    assert (c.values.sum(axis=1) == 40).all()
+    cell = c.values[:, c.labels.index("M|100|Cold")] + c.values[:, c.labels.index("M|100|Flu")]
+    assert (cell == 8).all()
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_rr_within_epsilon_and_doubled_keep_caught(broken: bool) -> None:
+    """Events on the changed record's response (measured over 25 runs of 4000 per side:
+    honest 0.87 +- 0.03, max 0.95; broken 1.81 +- 0.03, min 1.76, against the claim 1;
+    perturb=cell below: honest 0.75 +- 0.06, max 0.82; broken 1.72 +- 0.06, min 1.59)."""
+    d, d2 = rr_pair()
+    audit = audit_rr(
+        d, d2, 1.0, samples=4000, **({"threshold": double_epsilon_keep} if broken else {})
+    )
+    assert audit.what == "dp-rr" and audit.claimed_epsilon <= 1.0
+    assert audit.violated == broken, audit.summary()
+    assert audit.cell_labels[audit.bound.event.cells[0]].startswith("M|100|")
+
+
+def test_rr_whole_cell_perturbation_caught() -> None:
+    """perturb=cell over the 8 cells sex x {10*, 20*} x disease: person 0 moves from
+    M|10*|Cold to F|20*|Cold; the doubled keep probability is caught."""
+    d, d2 = neighbouring_tables(people(), SCHEMA, 0, {"sex": "F", "zip": "200"})
+    honest = audit_rr(d, d2, 1.0, levels=LEVELS, perturb="cell", samples=4000)
+    assert not honest.violated, honest.summary()
+    audit = audit_rr(
+        d, d2, 1.0, levels=LEVELS, perturb="cell", samples=4000, threshold=double_epsilon_keep
+    )
+    assert audit.violated, audit.summary()
+
+
+def test_rr_audit_refuses_a_qi_change_under_perturb_sa() -> None:
+    d, d2 = substitution_pair()  # sex changes: not protected by perturb=sa
+    with pytest.raises(ParameterError, match="QI cell"):
+        audit_rr(d, d2, 1.0, samples=100)
+    with pytest.raises(ParameterError, match="exactly one"):
+        audit_rr(d, d, 1.0, samples=100)

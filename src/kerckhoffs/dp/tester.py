@@ -33,6 +33,10 @@ Pipelines covered: :func:`audit_histogram` (dp-histogram: geometric, Laplace, Ga
 its delta), :func:`audit_marginals` (dp-marginals), :func:`audit_level_selection`
 (``levels=auto``'s report-noisy-max choice, a mechanism of its own: its output is a one-hot
 choice, events "level vector j chosen").
+:func:`audit_rr` (dp-rr, k-ary randomized response under substitution of one record's SA
+value or whole cell: the vector is that record's response, one-hot, or the published count
+table; OpenDP's bits for ``runs x rows`` responses at once; a ``threshold`` hook replaces
+the keep/replace threshold so tests can break it).
 2. *Test part* (independent of the choice): exact Clopper-Pearson bounds, a lower bound
    ``p_lo`` on ``P(E | D)`` and an upper bound ``q_hi`` on ``P(E | D')``, each at one-sided level
    ``α/2``. The reported bound is ``ln((p_lo - δ) / q_hi)`` (0 if not positive).
@@ -80,6 +84,7 @@ from kerckhoffs.dp.mechanisms import (
     parse_neighbours,
     post_process,
 )
+from kerckhoffs.dp.randomized_response import PERTURB, randomize, replace_threshold
 from kerckhoffs.dp.select import candidate_levels, noisy_max_measurement, utility
 from kerckhoffs.errors import ParameterError
 
@@ -927,18 +932,174 @@ def audit_level_selection(
     )  # fmt: skip
 
 
+# -- dp-rr: randomized response ------------------------------------------------------------------
+ThresholdFactory = Callable[[float, int], tuple[int, float, float]]
+"""``(epsilon, k) -> (T, keep, privacy_map)``, the shape of
+:func:`kerckhoffs.dp.randomized_response.replace_threshold` (the default for
+:func:`sample_rr`): replace iff a uniform 64-bit integer is ``< T``; the third element is the
+loss the release records (the claim). Tests pass a broken one."""
+
+RR_OUTPUTS = ("response", "counts")
+"""What :func:`sample_rr` returns per run: the changed record's response (one-hot over the
+cells) or the published count table (every cell)."""
+
+
+@dataclass(frozen=True)
+class RRSamples:
+    """Samples of the ``dp-rr`` pipeline: ``values[r]`` is run ``r``'s output vector (the
+    changed record's response one-hot, or the whole count table), ``labels`` one per column,
+    ``claimed`` the loss the release records (OpenDP's map at the realized keep probability),
+    ``keep`` that probability, ``k`` the number of categories one response chooses from."""
+
+    values: np.ndarray
+    labels: list[str]
+    claimed: float
+    keep: float
+    k: int
+
+
+def _changed_row(key: np.ndarray, key2: np.ndarray, radix: int, mode: str) -> int:
+    """The one row position whose cell differs between the aligned keys of ``D`` and ``D'``;
+    under ``perturb=sa`` its QI cell must be the same (only the SA value changes)."""
+    if key.shape != key2.shape:
+        raise ParameterError("dp-rr audits substitution neighbours: the tables differ in size")
+    rows = np.flatnonzero(key != key2)
+    if rows.size != 1:
+        raise ParameterError(
+            f"the tables must differ in exactly one aligned row's cell, got {rows.size} "
+            "(build them with neighbouring_tables)"
+        )
+    row = int(rows[0])
+    if mode == "sa" and key[row] // radix != key2[row] // radix:
+        raise ParameterError(
+            "perturb=sa protects a change of the SA value only: the changed record's QI cell "
+            "must stay the same"
+        )
+    return row
+
+
+def sample_rr(
+    table: Table,
+    epsilon: float,
+    samples: int,
+    *,
+    row: int,
+    levels: Mapping[str, int] | str | None = None,
+    perturb: str = "sa",
+    output: str = "response",
+    threshold: ThresholdFactory = replace_threshold,
+) -> RRSamples:
+    """``samples`` runs of the :func:`~kerckhoffs.dp.randomized_response.dp_rr` pipeline on
+    ``table``: the public cell domain (QI cells x SA values), the threshold ``T`` for ``k``
+    categories (``k`` SA values under ``perturb=sa``, every cell under ``perturb=cell``), then
+    :func:`~kerckhoffs.dp.randomized_response.randomize` with OpenDP's bits on the codes
+    tiled ``samples`` times (``samples x rows`` responses in one call: the rows of one run
+    are independent, as are the runs). ``output="response"`` gives the one-hot response of
+    record ``row`` (the natural event of a substitution of that record: "its response is
+    ``v``", log ratio exactly ``ln(keep (k-1)/(1-keep))``); ``"counts"`` the published count
+    table of every run (one bincount over ``run x cells``). ``threshold`` replaces
+    :func:`~kerckhoffs.dp.randomized_response.replace_threshold` (tests pass a broken one).
+    """
+    if samples < 1:
+        raise ParameterError(f"samples must be at least 1, got {samples}")
+    mode = str(perturb).strip().lower()
+    if mode not in PERTURB:
+        raise ParameterError(f"perturb must be sa or cell, got {perturb!r}")
+    if output not in RR_OUTPUTS:
+        raise ParameterError(f"output must be response or counts, got {output!r}")
+    eps, _ = check_budget(epsilon)
+    domain, key = cell_domain(table, levels, with_sa=True)
+    if not 0 <= row < key.size:
+        raise ParameterError(f"row {row} is not a row position of the table (0..{key.size - 1})")
+    k = domain.radix[-1] if mode == "sa" else domain.size
+    if k < 2:
+        raise ParameterError(
+            f"randomized response needs at least 2 values, the {mode} domain has 1"
+        )
+    t, keep, claimed = threshold(eps, k)
+    size = domain.size
+    n = key.size
+    per_call = max(1, min(samples, BATCH_ELEMENTS // max(1, n)))
+    values = np.zeros((samples, size), dtype=np.int64)
+    done = 0
+    while done < samples:  # a loop over batches of runs, each one OpenDP-bits call
+        batch = min(per_call, samples - done)
+        tiled = np.tile(key, batch)
+        if mode == "sa":
+            response = (tiled // k) * k + randomize(tiled % k, k, t)
+        else:
+            response = randomize(tiled, k, t)
+        runs = response.reshape(batch, n)
+        if output == "counts":
+            flat = np.arange(batch)[:, None] * size + runs
+            values[done : done + batch] = np.bincount(flat.ravel(), minlength=batch * size).reshape(
+                batch, size
+            )
+        else:
+            values[done + np.arange(batch), runs[:, row]] = 1
+        done += batch
+    frame = domain.frame()
+    labels = ["|".join(map(str, r)) for r in frame.itertuples(index=False)]
+    return RRSamples(values, labels, claimed, keep, k)
+
+
+def audit_rr(
+    table: Table,
+    neighbour: Table,
+    epsilon: float,
+    *,
+    levels: Mapping[str, int] | str | None = None,
+    perturb: str = "sa",
+    output: str = "response",
+    samples: int = 4000,
+    alpha: float = 1e-3,
+    threshold: ThresholdFactory = replace_threshold,
+) -> HistogramAudit:
+    """Bound the epsilon of a ``dp-rr`` release from below on substitution neighbours
+    ``table, neighbour`` (row-aligned, as :func:`neighbouring_tables` builds them; one
+    record's SA value changed under ``perturb=sa``, its cell under ``perturb=cell``).
+
+    Only the changed record's response differs in distribution between ``D`` and ``D'`` (the
+    other records' responses are identically distributed and independent of it), so its
+    response is the sharpest output (``output="response"``, the default; the count table,
+    ``"counts"``, is a post-processing of all responses and gives a weaker bound). The
+    claim is the loss the release records (the third element of ``threshold``'s result).
+    """
+    _check_neighbours(table, neighbour, Neighbours.SUBSTITUTION)
+    mode = str(perturb).strip().lower()
+    dom, key = cell_domain(table, levels, with_sa=True)
+    dom2, key2 = cell_domain(neighbour, levels, with_sa=True)
+    if not _same_domain(dom, dom2):
+        raise ParameterError("the neighbouring tables have different cell domains")
+    row = _changed_row(key, key2, dom.radix[-1], mode)
+    kw: dict[str, Any] = dict(
+        row=row, levels=levels, perturb=perturb, output=output, threshold=threshold
+    )
+    a = sample_rr(table, epsilon, samples, **kw)
+    b = sample_rr(neighbour, epsilon, samples, **kw)
+    bound = epsilon_lower_bound(a.values, b.values, alpha=alpha)
+    return HistogramAudit(
+        a.claimed, 0.0, bound, Mechanism.RANDOMIZED_RESPONSE, Neighbours.SUBSTITUTION,
+        samples, a.labels, "dp-rr",
+    )  # fmt: skip
+
+
 __all__ = [
     "BATCH_ELEMENTS",
     "CHOICE_BATCH",
+    "RR_OUTPUTS",
     "EpsilonBound",
     "Event",
     "HistogramAudit",
     "LevelChoices",
     "MeasurementFactory",
+    "RRSamples",
     "SelectionFactory",
+    "ThresholdFactory",
     "audit_histogram",
     "audit_level_selection",
     "audit_marginals",
+    "audit_rr",
     "clopper_pearson",
     "epsilon_lower_bound",
     "neighbouring_tables",
@@ -946,5 +1107,6 @@ __all__ = [
     "sample_level_choices",
     "sample_marginals",
     "sample_releases",
+    "sample_rr",
     "select_event",
 ]
