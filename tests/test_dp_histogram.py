@@ -299,3 +299,36 @@ def test_budget_refusal_end_to_end_with_dp_histogram(  # type: ignore[no-untyped
     )
     assert code == 2 and err.startswith("error:") and "over the budget" in err
     assert not (tmp_path / "b").exists() and ledger.read_bytes() == before
+
+
+def test_level_is_the_same_option_as_levels(  # type: ignore[no-untyped-def]
+    demo_csv: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Issue 14's wording, ``--option level=...``: the same as ``levels=``; both is an error.
+    The release records epsilon 1 and lists every cell of the domain: 1 age x 1 sex x the
+    zip areas of the zip hierarchy's level 1 x the regions of the nationality hierarchy's
+    level 1, empty ones included."""
+    args = ["anonymize", demo_csv, "-s", SCHEMA, "-a", "dp-histogram", "-m", "dp=1"]
+    code, _, err = run_cli(
+        monkeypatch,
+        capsys,
+        *args,
+        "-O",
+        "level=age:4,sex:1,zip:1,nationality:1",
+        "-o",
+        tmp_path / "R",
+    )
+    assert code == 0, err
+    meta = json.loads((tmp_path / "R" / "release.json").read_text())
+    counts = pd.read_csv(tmp_path / "R" / "counts.csv", dtype=str)
+    from kerckhoffs.datasets import hospital_hierarchies
+
+    areas = {row[1] for row in hospital_hierarchies()["zip"]}
+    regions = {row[1] for row in hospital_hierarchies()["nationality"]}
+    cells = len(areas) * len(regions)
+    assert meta["dp"]["epsilon"] == 1.0 and len(counts) == meta["dp"]["cells"] == cells
+    assert set(counts["zip"]) == areas and set(counts["nationality"]) == regions
+    code, _, err = run_cli(
+        monkeypatch, capsys, *args, "-O", "level=age:4", "-O", "levels=age:4", "-o", tmp_path / "X"
+    )
+    assert code == 2 and "not both" in err and not (tmp_path / "X").exists()

@@ -299,3 +299,29 @@ def test_rr_frequency_estimate_function_on_expected_counts() -> None:
     assert frequency_estimate(obs, eps) == pytest.approx(f, rel=1e-12)
     with pytest.raises(ParameterError):
         frequency_estimate(np.array([0, 0]), eps)
+
+
+def test_consistent_totals_by_hand() -> None:
+    """Two tables of the same people: noisy sums 9 (variance 1) and 12 (variance 2) give the
+    common total (9 * 1 + 12 * 0.5) / 1.5 = 10; each table clamped at 0, scaled to 10 and
+    rounded by largest remainders (ties to the lower cell)."""
+    from kerckhoffs.dp.mechanisms import consistent_totals
+
+    a, b = consistent_totals([np.array([4.0, 5.0, 0.0]), np.array([-2.0, 7.0, 7.0])], [1.0, 2.0])
+    assert a.tolist() == [4, 6, 0] and a.sum() == 10  # 4.44 / 5.56 / 0 -> 4 + 6
+    assert b.tolist() == [0, 5, 5] and b.sum() == 10  # 0 / 5 / 5
+    (c,) = consistent_totals([np.array([-1.0, -2.0])], [1.0])
+    assert c.tolist() == [0, 0]
+
+
+def test_marginals_sum_consistently() -> None:
+    """dp-marginals post-processes its tables to one common total (issue 14: cells sum
+    consistently); without it each table keeps its own noisy total."""
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+    from kerckhoffs.dp.counts import COUNT
+    from kerckhoffs.dp.marginals import MARGINAL, dp_marginals
+
+    table = Table.encode(generate_hospital(400, 5), hospital_schema())
+    rel = dp_marginals(table, 1.0, "zip;zip+nationality", levels="zip:1,nationality:1")
+    totals = rel.counts.groupby(MARGINAL)[COUNT].sum()
+    assert totals.nunique() == 1 and (rel.counts[COUNT] >= 0).all()

@@ -21,6 +21,13 @@ from kerckhoffs.release import Provenance, Scheme
 NAME = "dp-histogram"
 
 
+def _levels(levels: str | dict[str, int] | None, level: str | None) -> str | dict[str, int] | None:
+    """``levels``, also accepted as ``level`` (``-O level=age:4,zip:1``); not both."""
+    if level is not None and levels is not None:
+        raise ParameterError("give levels= or level=, not both")
+    return levels if level is None else level
+
+
 @register(
     NAME,
     summary="DP histogram: noisy counts of every cell of a public domain (OpenDP; paper 004)",
@@ -31,6 +38,7 @@ NAME = "dp-histogram"
     options={
         "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded) | "
         "gaussian (discrete Gaussian, needs dp=EPS,DELTA with DELTA > 0)",
+        "level": "the same as levels (either one)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
         "the level must come from a hierarchy file or be the root; auto (or auto,NAME:LEVEL "
         "pinning some): chosen with DP (OpenDP noisy max), charged to the budget",
@@ -47,6 +55,7 @@ def dp_histogram_algorithm(
     seed: Seed = None,
     mechanism: str = "geometric",
     levels: str | dict[str, int] | None = None,
+    level: str | None = None,
     with_sa: bool | str = False,
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
@@ -61,7 +70,7 @@ def dp_histogram_algorithm(
     release = dp_histogram(
         table,
         target.epsilon,
-        levels=levels,
+        levels=_levels(levels, level),
         with_sa=sa,
         mechanism=mechanism,
         neighbours=neighbours,
@@ -130,6 +139,7 @@ MARGINALS = "dp-marginals"
         "marginals": "the attribute sets, e.g. age+sex;zip+disease (QIs and the SA)",
         "weights": "split epsilon proportionally, e.g. 1,2 (default: equally)",
         "mechanism": "geometric (default) | laplace | gaussian (needs dp=EPS,DELTA)",
+        "level": "the same as levels (either one)",
         "levels": "NAME:LEVEL,... hierarchy level of each attribute (default 0, the leaves); "
         "the level must come from a hierarchy file or be the root",
         "neighbours": "substitution (default; sensitivity 2 per marginal) | add-remove (1)",
@@ -145,6 +155,7 @@ def dp_marginals_algorithm(
     weights: str | None = None,
     mechanism: str = "geometric",
     levels: str | dict[str, int] | None = None,
+    level: str | None = None,
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
 ) -> DPRelease:
@@ -157,7 +168,7 @@ def dp_marginals_algorithm(
         table,
         target.epsilon,
         marginals,
-        levels=levels,
+        levels=_levels(levels, level),
         weights=weights,
         mechanism=mechanism,
         neighbours=neighbours,
@@ -190,6 +201,7 @@ RR = "dp-rr"
     seedable=False,
     perturbs_sa=True,
     options={
+        "level": "the same as levels (either one)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI and of the SA (default 0, the "
         "leaves); the level must come from a hierarchy file or be the root",
         "perturb": "sa (default: randomize the SA value, QI cells published as is) | cell "
@@ -204,6 +216,7 @@ def dp_rr_algorithm(
     *,
     seed: Seed = None,
     levels: str | dict[str, int] | None = None,
+    level: str | None = None,
     perturb: str = "sa",
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
@@ -215,7 +228,7 @@ def dp_rr_algorithm(
     release = dp_rr(
         table,
         target.epsilon,
-        levels=levels,
+        levels=_levels(levels, level),
         perturb=perturb,
         neighbours=neighbours,
         max_cells=int(max_cells),

@@ -42,6 +42,7 @@ from kerckhoffs.dp.mechanisms import (
     NoiseSpec,
     add_noise,
     check_budget,
+    consistent_totals,
     count_measurement,
     opendp_version,
     parse_mechanism,
@@ -137,8 +138,13 @@ def dp_marginals(
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
     delta: float = 0.0,
+    consistent: bool = True,
 ) -> DPRelease:
     """An ``(epsilon, delta)``-DP release of several marginal count tables of ``table``.
+
+    ``consistent`` (default): the marginals are post-processed to one common total
+    (:func:`~kerckhoffs.dp.mechanisms.consistent_totals`), so they sum consistently;
+    otherwise each is clamped and rounded on its own.
 
     ``marginals`` names the attribute sets (QIs and the SA); ``levels`` the hierarchy level
     of each attribute (0 = leaves; the level must be public, as for
@@ -183,9 +189,17 @@ def dp_marginals(
     shares = split_budget(eps, len(sets), weights)
     dshares = [dlt * e / eps for e in shares]
     meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps)
+    raw = [
+        add_noise(true_counts(k, d.size), m, spec)
+        for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
+    ]
+    if consistent and len(raw) > 1:
+        variances = [d.size * 2.0 * spec.scale**2 for d, spec in zip(domains, specs, strict=True)]
+        published = consistent_totals(raw, variances)
+    else:
+        published = [post_process(r) for r in raw]
     frames = []
-    for s, d, k, m, spec in zip(sets, domains, keys, meas, specs, strict=True):
-        noisy = post_process(add_noise(true_counts(k, d.size), m, spec))
+    for s, d, noisy in zip(sets, domains, published, strict=True):
         f = d.frame()
         out = pd.DataFrame({MARGINAL: np.full(d.size, "+".join(s), dtype=object)})
         for a in names_used:

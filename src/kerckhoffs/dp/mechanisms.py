@@ -18,6 +18,7 @@ keeps the guarantee (spec 3.8, property P20).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -311,12 +312,41 @@ def post_process(noisy: np.ndarray) -> np.ndarray:
     return np.rint(np.clip(np.asarray(noisy, dtype=np.float64), 0, None)).astype(np.int64)
 
 
+def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -> list[np.ndarray]:
+    """Post-process several noisy count tables of the same people so that every table sums
+    to the same total (spec 3.8: consistency projections are post-processing, DP is kept).
+
+    The common total is the inverse-variance weighted mean of the tables' noisy sums (each
+    sum is an unbiased estimate of the number of people; ``variances[j]`` is the variance of
+    table ``j``'s sum). Each table is clamped at 0, scaled to that total and rounded by
+    largest remainders, so its integer cells add up to it exactly. Reads only the noisy
+    output.
+    """
+    sums = np.array([float(np.sum(v)) for v in noisy])
+    w = 1.0 / np.maximum(np.asarray(variances, dtype=np.float64), 1e-12)
+    total = max(round(float(np.sum(w * sums) / np.sum(w))), 0)
+    out = []
+    for v in noisy:
+        c = np.clip(np.asarray(v, dtype=np.float64), 0, None)
+        mass = float(c.sum())
+        share = c / mass if mass > 0 else np.full(c.size, 1.0 / max(c.size, 1))
+        exact = share * total
+        cells = np.floor(exact).astype(np.int64)
+        short = total - int(cells.sum())
+        if short > 0:  # the largest remainders get the missing units (ties: the lower cell)
+            order = np.argsort(-(exact - cells), kind="stable")[:short]
+            cells[order] += 1
+        out.append(cells)
+    return out
+
+
 __all__ = [
     "Mechanism",
     "Neighbours",
     "NoiseSpec",
     "add_noise",
     "check_budget",
+    "consistent_totals",
     "count_measurement",
     "gaussian_measurement",
     "histogram_sensitivity",
