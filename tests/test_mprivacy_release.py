@@ -216,3 +216,20 @@ def test_cli_providers_only_for_a_release_directory(
         monkeypatch, capsys, "check", DATA, "-s", SCHEMA, "-m", "k=2", "--providers", rows
     )
     assert code == 2 and "only for a release directory" in stderr
+
+
+def test_cli_provider_rows_overwrites_only_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never replace what kerckhoffs did not write: --overwrite replaces the release and a
+    providers file it wrote before, not an unrelated file at the --provider-rows path."""
+    out, rows = tmp_path / "rel", tmp_path / "rows.csv"
+    args = ["anonymize", DATA, "-s", SCHEMA, "-a", "mondrian", "-m", "k=2", "--out", out]
+    assert run_cli(monkeypatch, capsys, *args, "--provider-rows", rows)[0] == 0
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--provider-rows", rows, "--overwrite")
+    assert code == 0, err
+    notes = tmp_path / "notes.csv"
+    notes.write_text("my,own\n1,2\n")
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--provider-rows", notes, "--overwrite")
+    assert code == 2 and "not a providers file kerckhoffs wrote" in err
+    assert notes.read_text() == "my,own\n1,2\n"

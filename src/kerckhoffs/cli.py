@@ -28,7 +28,11 @@ from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out, pri
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.io import atomic_file
 from kerckhoffs.data.output import check_writable_file, output_directory
-from kerckhoffs.data.provider_rows import read_provider_rows, write_provider_rows
+from kerckhoffs.data.provider_rows import (
+    is_provider_rows_file,
+    read_provider_rows,
+    write_provider_rows,
+)
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, NothingReleased
@@ -451,6 +455,11 @@ def _check_provider_rows_file(
             "providers of the rows must never be published; write it elsewhere"
         )
     check_writable_file(target, overwrite=overwrite, protect=protect, flag="--provider-rows")
+    if target.is_file() and not is_provider_rows_file(target):
+        raise InputError(
+            f"--provider-rows {target} exists and is not a providers file kerckhoffs wrote "
+            "(header row,provider): refusing to replace it"
+        )
 
 
 def schema_files(schema: Schema) -> list[Path]:

@@ -36,6 +36,16 @@ def write_provider_rows(path: str | Path, providers: np.ndarray) -> None:
     provider_rows_frame(providers).to_csv(path, index=False)
 
 
+def is_provider_rows_file(path: str | Path) -> bool:
+    """Whether ``path`` starts with this format's header (what ``--overwrite`` may replace:
+    never a file kerckhoffs did not write)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().strip() == ",".join(COLUMNS)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def read_provider_rows(path: str | Path, n_rows: int) -> np.ndarray:
     """The provider label of each of a release's ``n_rows`` published rows, from the file at
     ``path``; a missing file, a missing column, a row number out of range, given twice or
@@ -78,4 +88,10 @@ def read_provider_rows(path: str | Path, n_rows: int) -> np.ndarray:
     return out
 
 
-__all__ = ["COLUMNS", "provider_rows_frame", "read_provider_rows", "write_provider_rows"]
+__all__ = [
+    "COLUMNS",
+    "is_provider_rows_file",
+    "provider_rows_frame",
+    "read_provider_rows",
+    "write_provider_rows",
+]
