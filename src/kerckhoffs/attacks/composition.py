@@ -600,32 +600,30 @@ def overlapping_releases(
 
 
 # -- the registered attack ------------------------------------------------------------------------
-def _sa_name_on_disk(path: Path | Release) -> str | None:
-    """The SA a release publishes: read off its metadata when it is a directory."""
+def meta_on_disk(path: Path | Release) -> dict[str, Any] | None:
+    """A release directory's ``release.json`` as read (None when it is a :class:`Release`
+    or unreadable): what ``applies`` checks cheaply before loading any table."""
     import json
 
     if isinstance(path, Release):
-        return path.table.sa_name
-
-    meta = Path(path) / "release.json"
-    try:
-        return str(json.loads(meta.read_text())["sensitive"]["name"])
-    except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _scheme_on_disk(path: Path) -> str | None:
-    """The scheme a release directory's metadata names (None when unreadable)."""
-    import json
-
     try:
-        return str(json.loads((Path(path) / "release.json").read_text())["scheme"])
-    except (OSError, ValueError, KeyError, TypeError):
+        meta = json.loads((Path(path) / "release.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _sa_name(meta: dict[str, Any] | None) -> str | None:
+    try:
+        return str(meta["sensitive"]["name"])  # type: ignore[index]
+    except (KeyError, TypeError):
         return None
 
 
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
-    on_disk = [_scheme_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
+    metas = [meta_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
+    on_disk = [m.get("scheme") for m in metas if m is not None]
     known = [r for r in knowledge.releases if isinstance(r, Release)]
     if any(r.scheme == Scheme.DP for r in [*releases, *known]) or Scheme.DP.value in on_disk:
         return DP_REASON
@@ -639,7 +637,8 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
         return "no release to attack"
     name = releases[0].table.sa_name
     others = [r.table.sa_name for r in releases[1:]]
-    others += [s for s in map(_sa_name_on_disk, knowledge.releases) if s is not None]
+    others += [r.table.sa_name for r in known]
+    others += [s for s in map(_sa_name, metas) if s is not None]
     bad = [s for s in others if s != name]
     if bad:
         return f"the releases publish different sensitive attributes ({name!r}, {bad[0]!r})"
@@ -714,6 +713,7 @@ __all__ = [
     "intersection_attack",
     "make_subsets",
     "max_values",
+    "meta_on_disk",
     "overlapping_releases",
     "presumed_anonymity",
     "refuse_dp",

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.attacks.composition import attack_result
+from kerckhoffs.attacks.composition import attack_result, meta_on_disk
 from kerckhoffs.attacks.knowledge import Knowledge, NotHaving
 from kerckhoffs.attacks.locate import Location, locate_all
 from kerckhoffs.attacks.registry import register_attack
@@ -213,16 +212,6 @@ def _against_chance(result: AttackResult) -> None:
 
 
 # -- the registered attack ------------------------------------------------------------------------
-def _read_meta(path: Path | Release) -> dict[str, Any] | None:
-    import json
-
-    try:
-        meta = json.loads((Path(path) / "release.json").read_text())  # type: ignore[arg-type]
-    except (OSError, ValueError, TypeError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     if not releases:
         return "no release to attack"
@@ -232,7 +221,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
             "(the attacked one plus knowledge releases = [...])"
         )
     in_memory = [*releases, *(r for r in knowledge.releases if isinstance(r, Release))]
-    metas = [_read_meta(p) for p in knowledge.releases if not isinstance(p, Release)]
+    metas = [meta_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
     dp_on_disk = [m for m in metas if m is not None and m.get("scheme") == Scheme.DP.value]
     if not any(r.scheme == Scheme.DP for r in in_memory) and not dp_on_disk:
         return "no DP release among the releases (the intersection attack applies instead)"

@@ -30,6 +30,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import (
     COUNT,
     MAX_CELLS,
+    CellDomain,
     DPRelease,
     cell_domain,
     cell_table,
@@ -125,6 +126,23 @@ def _measure(
     )
 
 
+def marginal_domain(
+    table: Table, attributes: Sequence[str], levels: Mapping[str, int], max_cells: int = MAX_CELLS
+) -> tuple[CellDomain, np.ndarray]:
+    """The public cell domain of one marginal and each row's cell in it: its own
+    ``attributes`` at ``levels`` (0 by default), every other QI at its root (what the release
+    and the stochastic tester both count)."""
+    own = {a: levels.get(a, 0) for a in attributes}
+    others = {
+        c.name: c.hierarchy.height if c.hierarchy is not None else 0
+        for c in table.qi_columns
+        if c.name not in attributes
+    }
+    return cell_domain(
+        table, own | others, with_sa=table.sa_name in attributes, max_cells=max_cells
+    )
+
+
 def dp_marginals(
     table: Table,
     epsilon: float,
@@ -169,17 +187,8 @@ def dp_marginals(
     stray = sorted(set(lv) - set(names_used))
     if stray:
         raise ParameterError(f"levels: {stray[0]!r} is in no marginal")
-    domains, keys = [], []
-    for s in sets:
-        own = {a: lv.get(a, 0) for a in s}
-        others = {
-            c.name: c.hierarchy.height if c.hierarchy is not None else 0
-            for c in table.qi_columns
-            if c.name not in s
-        }
-        d, k = cell_domain(table, own | others, with_sa=table.sa_name in s, max_cells=max_cells)
-        domains.append(d)
-        keys.append(k)
+    pairs = [marginal_domain(table, s, lv, max_cells) for s in sets]
+    domains, keys = [d for d, _ in pairs], [k for _, k in pairs]
     total_cells = sum(d.size for d in domains)
     if total_cells > max_cells:
         raise ParameterError(
@@ -261,4 +270,4 @@ def dp_marginals(
     return release
 
 
-__all__ = ["MARGINAL", "dp_marginals", "parse_marginals", "split_budget"]
+__all__ = ["MARGINAL", "dp_marginals", "marginal_domain", "parse_marginals", "split_budget"]

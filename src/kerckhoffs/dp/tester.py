@@ -72,7 +72,7 @@ from kerckhoffs.dp.counts import (
     parse_levels,
     true_counts,
 )
-from kerckhoffs.dp.marginals import parse_marginals, split_budget
+from kerckhoffs.dp.marginals import marginal_domain, parse_marginals, split_budget
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
     Neighbours,
@@ -728,8 +728,9 @@ def sample_marginals(
     ``levels``, every other QI at its root), one bincount, the budget split equally or by
     ``weights`` (a Gaussian's delta too), one OpenDP measurement per marginal at scale
     ``Δ/ε_j`` (``measurement`` replaces the factory: tests pass sensitivity 1 per marginal),
-    clamp and round; batched as :func:`sample_histograms`. The claim is the sum of the
-    marginals' maps (basic composition, spec 2.11).
+    clamp and round; batched as :func:`sample_histograms`. The release's common-total
+    post-processing reads only the noisy counts, so it cannot raise the loss and is left
+    out. The claim is the sum of the marginals' maps (basic composition, spec 2.11).
     """
     if samples < 1:
         raise ParameterError(f"samples must be at least 1, got {samples}")
@@ -745,13 +746,7 @@ def sample_marginals(
     shares = split_budget(eps, len(sets), weights)
     blocks, specs, labels = [], [], []
     for one, share in zip(sets, shares, strict=True):
-        own = {a: lv.get(a, 0) for a in one}
-        others = {
-            c.name: c.hierarchy.height if c.hierarchy is not None else 0
-            for c in table.qi_columns
-            if c.name not in one
-        }
-        domain, key = cell_domain(table, own | others, with_sa=table.sa_name in one)
+        domain, key = marginal_domain(table, one, lv)
         block, spec = _sample_counts(
             true_counts(key, domain.size), share, samples, mech, nb, dlt * share / eps, measurement
         )
