@@ -1,0 +1,134 @@
+"""Run many ``kerckhoffs`` commands without paying an interpreter start for each.
+
+Why: the README test runs about 40 commands; started one by one, each costs ~0.7 s of CPU in
+interpreter start and imports, a sixth of the default suite's CPU budget. Here one server
+process imports numpy, pandas, pyarrow and :mod:`kerckhoffs.cli` (what the ``kerckhoffs``
+console script imports before it does anything) once, then *forks* a child per command. The
+child changes to the command's folder, points file descriptors 1 and 2 at files, and calls
+``kerckhoffs.cli.run(argv)``, the function the console script's ``main`` calls. So every
+command still runs in a process of its own, with a clean copy of the imported state, and
+whatever a command imports lazily it imports itself.
+
+The client (:class:`WarmCli`) sends one JSON line per command and reads one back. Anything
+that is not a single ``kerckhoffs`` invocation (pipes, redirections, ``{ ...; }``) is left to
+``bash`` by the caller; :func:`argv_of` says which is which.
+
+Run as a script, this module is the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SHELL_SYNTAX = set("|&;<>(){}$`*?[]\\\"'")
+"""Characters that make a command a shell program rather than one ``kerckhoffs`` call."""
+
+
+def argv_of(command: str) -> list[str] | None:
+    """The arguments of a plain ``kerckhoffs ARGS  # comment`` command, else ``None``."""
+    code = command.partition(" #")[0].strip()
+    if not code.startswith("kerckhoffs ") or SHELL_SYNTAX & set(code):
+        return None
+    words = shlex.split(code)
+    return words[1:]
+
+
+class WarmCli:
+    """A running server; :meth:`run` runs one command, like ``subprocess.run``."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def run(self, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd)}) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the warm kerckhoffs server died")
+        done = json.loads(line)
+        return subprocess.CompletedProcess(
+            ["kerckhoffs", *argv], done["code"], done["stdout"], done["stderr"]
+        )
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=30)
+
+
+def _child(argv: list[str], cwd: str, out_path: str, err_path: str) -> None:
+    """In the forked child: run the command with stdout/stderr on files, then exit."""
+    code = 70
+    try:
+        os.chdir(cwd)
+        for fd, path in ((1, out_path), (2, err_path)):
+            f = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            os.dup2(f, fd)
+            os.close(f)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.argv = ["kerckhoffs", *argv]
+        from kerckhoffs.cli import run
+
+        try:
+            code = run(argv)
+        except SystemExit as exc:  # typer's usage errors and --help end this way
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # a crash must show as a traceback, as the console script would
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def serve() -> None:
+    """The server loop: one JSON request per line on stdin, one JSON answer per line."""
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow
+    import pyarrow.parquet  # noqa: F401
+
+    import kerckhoffs.cli  # noqa: F401
+
+    answers = sys.stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+        for line in sys.stdin:
+            request = json.loads(line)
+            for path in (out_path, err_path):
+                open(path, "w").close()
+            answers.flush()
+            pid = os.fork()
+            if pid == 0:
+                _child(request["argv"], request["cwd"], out_path, err_path)
+            _, status = os.waitpid(pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+            with open(out_path, encoding="utf-8", errors="replace") as f:
+                stdout = f.read()
+            with open(err_path, encoding="utf-8", errors="replace") as f:
+                stderr = f.read()
+            answers.write(json.dumps({"code": code, "stdout": stdout, "stderr": stderr}) + "\n")
+            answers.flush()
+
+
+if __name__ == "__main__":
+    serve()
