@@ -144,11 +144,11 @@ def test_measure_e2_end_to_end() -> None:
 def test_mask_refusal_is_recorded_not_raised() -> None:
     ctx = _small_ctx()
     rows = p1.measure_two_tables(
-        {"dataset": "demo", "qid": 2, "k": 2, "m": 4, "seed": 0, "queries": 100}, ctx
+        {"dataset": "demo", "qid": 2, "k": 10, "m": 20, "seed": 0, "queries": 100}, ctx
     )
     by_alg = {r["algorithm"]: r for r in rows}
     assert by_alg[p1.MCONF]["value"] is None
-    assert "k=2 must be at least m=4" in by_alg[p1.MCONF]["status"]
+    assert "MASK needs (m-1)*|V| = 380 groups satisfying m" in by_alg[p1.MCONF]["status"]
     assert by_alg[p1.ALPHAK]["value"] >= 0 and by_alg[p1.ALPHAK]["status"] == "ok"
 
 

@@ -197,8 +197,8 @@ def test_registered_and_refuses_bad_parameters() -> None:
         mask(table, [KAnonymity(2)])
     with pytest.raises(ParameterError, match="cannot enforce l-diversity"):
         mask(table, [KAnonymity(2), MConfidentiality(2), LDiversity(2)])
-    with pytest.raises(ParameterError, match="k=2 must be at least m=3"):
-        mask(table, [KAnonymity(2), MConfidentiality(3)])
+    with pytest.raises(ParameterError, match=r"needs \(m-1\)\*\|V\| = 4 groups"):
+        mask(table, [KAnonymity(2), MConfidentiality(3)])  # k < m is allowed; this table is not
     with pytest.raises(ParameterError, match="larger than the table"):
         mask(table, [KAnonymity(7), MConfidentiality(2)])
     with pytest.raises(ParameterError, match="replacement"):
@@ -420,3 +420,26 @@ def test_adult_k50_m3() -> None:
     assert all(r.satisfied for r in rel.check(models))
     assert 0 < int(rel.perturbed.sum()) < 1566
     assert not table.sensitive[rel.sa_published[rel.perturbed]].any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_k_below_m_distorts_small_groups_to_no_sensitive_value(seed: int) -> None:
+    """Paper 001 Fig. 10 runs MASK with k = 2 < m. Hand-derived: Mondrian k = 2 pairs the rows
+    by qid (q1 q1 | q2 q2 | q3 q3 | q4 q4); only {q1} holds HIV (1 of 2 > 1/3), the three
+    others hold none, so L = (m - 1) |V| = 2 groups of proportion 0, D = {0}, and the target
+    min(round(0 * 2), floor(2 / 3)) = 0: the one HIV row becomes non-sensitive, nothing else
+    changes, and every group is 3-confidential (no sensitive value left)."""
+    df = pd.DataFrame(
+        {
+            "qid": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+            "disease": ["HIV", "non", "non", "non", "non", "non", "non", "non"],
+        }
+    )
+    schema = Schema(
+        (Column("qid", Role.QUASI, Kind.CATEGORICAL, Q_HIER), Column("disease", Role.SENSITIVE)),
+        frozenset({"HIV"}),
+    )
+    rel = mask(Table.encode(df, schema), [KAnonymity(2), MConfidentiality(3)], seed=seed)
+    assert rel.partition.same_as(Partition.from_labels([0, 0, 1, 1, 2, 2, 3, 3]))
+    assert rel.perturbed.tolist() == [True] + [False] * 7
+    assert counts_by_group(rel) == [Counter({"non": 2})] * 4

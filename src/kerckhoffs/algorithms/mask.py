@@ -453,11 +453,9 @@ def mask(
     mm = pick(models, MConfidentiality, "mask")
     if km is None or mm is None:
         raise ParameterError("mask needs both k-anonymity and m-confidentiality (e.g. k=50, m=3)")
-    k, m = km.k, mm.m
-    if k < m:
-        raise ParameterError(
-            f"mask: k={k} must be at least m={m} (a group smaller than m cannot be m-confidential)"
-        )
+    k, m = km.k, mm.m  # k < m is allowed (paper 001 Fig. 10 has k = 2 points): a group of
+    # fewer than m rows gets the target count floor(|E| / m) = 0 in step 4, so it is distorted
+    # to no sensitive value at all, which is m-confidential
     if replacement not in REPLACEMENTS:
         raise ParameterError(f"mask: replacement must be one of {', '.join(REPLACEMENTS)}")
     if rounding not in ROUNDINGS:
