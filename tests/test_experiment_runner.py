@@ -131,3 +131,37 @@ def test_every_experiment_has_committed_results_and_a_reproduction_row() -> None
         assert (root / "reproduction" / f"{e.name}.csv").is_file(), e.name
         assert (root / "reproduction" / f"{e.name}.png").is_file(), e.name
         assert f"reproduction/{e.name}.png" in text, e.name
+
+
+def _quick(name: str) -> Experiment:
+    """A registered-looking experiment for worker processes (module level: it is pickled)."""
+
+    def measure(point: dict, ctx: Context) -> dict:
+        return {"value": point["x"] * 10 + point["seed"] + (100 if name == "quick-b" else 0)}
+
+    return Experiment(
+        name=name, paper="000", figure="Fig. Q", title="quick", grid=[{"x": 1}, {"x": 2}],
+        measure=measure, plot=Plot(x="x", y="value", xlabel="x", ylabel="value"),
+        claim="none", seeds=(0, 1),
+    )  # fmt: skip
+
+
+def test_parallel_runs_write_what_serial_runs_write(tmp_path: Path) -> None:
+    from kerckhoffs.experiments.parallel import run_many
+
+    seen: list[tuple[str, int]] = []
+    done = run_many(
+        ["quick-a", "quick-b"], tmp_path / "par", tmp_path, jobs=2,
+        on_point=lambda n, d: seen.append((n, d)), resolve=_quick,
+    )  # fmt: skip
+    assert sorted((f.name, f.rows) for f in done) == [("quick-a", 4), ("quick-b", 4)]
+    assert sorted(seen) == [(n, d) for n in ("quick-a", "quick-b") for d in (1, 2, 3, 4)]
+    for name in ("quick-a", "quick-b"):
+        serial = run_experiment(_quick(name), tmp_path / "ser", context=Context(tmp_path))
+        assert (
+            serial["value"].tolist()
+            == pd.read_csv(tmp_path / "par" / f"{name}.csv")["value"].tolist()
+        )
+    # each worker kept its own cache file: a second run measures nothing, appends nothing
+    assert run_many(["quick-a"], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0].rows == 4
+    assert (tmp_path / "par" / ".cache" / "quick-a.jsonl").read_text().count("\n") == 4

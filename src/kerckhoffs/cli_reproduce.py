@@ -14,13 +14,16 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import TaskID
 
 from kerckhoffs.cli_output import fit_words, out, progress_bar, table
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import ArgumentError, InputError
+
+if TYPE_CHECKING:
+    from kerckhoffs.experiments import Context, Experiment
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -74,12 +77,21 @@ def reproduce(
     force: Annotated[
         bool, typer.Option("--force", help="Ignore cached points and measure again.")
     ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Experiments run at once, each in a process of its own (0: one per CPU).",
+        ),
+    ] = 0,
 ) -> None:
     """Regenerate the experiments of papers 000, 001, 002, 003 and 004 on the real data.
 
     One CSV and one PNG per figure or table, cached so an interrupted run resumes.
     """
-    from kerckhoffs.experiments import Context, all_experiments, get_experiment, run_experiment
+    from kerckhoffs.experiments import Context, all_experiments, get_experiment
+    from kerckhoffs.experiments.parallel import available_cpus
 
     if list_only:
         t = table("name", "paper", "figure", "points", "title")
@@ -93,9 +105,23 @@ def reproduce(
         chosen = [get_experiment(n) for n in names]
     else:
         raise InputError("name the experiments to run, or give --all (see --list)")
-    context = Context(_data_dir(data))
+    if jobs < 0:
+        raise ArgumentError("jobs", str(jobs), "must be 0 (one per CPU) or more")
+    data_dir = _data_dir(data)
     _writable_folder(out_dir)
     t0 = time.perf_counter()
+    workers = min(jobs or available_cpus(), len(chosen))
+    if workers > 1:
+        _run_parallel(chosen, out_dir, data_dir, workers, force)
+    else:
+        _run_serial(chosen, out_dir, Context(data_dir), force)
+    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s")
+
+
+def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force: bool) -> None:
+    """One experiment after the other in this process (tables shared between them)."""
+    from kerckhoffs.experiments import run_experiment
+
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
     with progress_bar() as progress:
         overall = progress.add_task("all points", total=total)
@@ -116,7 +142,37 @@ def reproduce(
                 f"{exp.name}: {len(df)} rows -> {out_dir / (exp.name + '.csv')}, "
                 f"{out_dir / (exp.name + '.png')}"
             )
-    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s")
+
+
+def _run_parallel(
+    chosen: list[Experiment], out_dir: Path, data_dir: Path, workers: int, force: bool
+) -> None:
+    """The experiments in ``workers`` processes, those with the most points first."""
+    from kerckhoffs.experiments.parallel import Finished, run_many
+
+    size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
+    order = sorted(size, key=lambda n: -size[n])
+    with progress_bar() as progress:
+        overall = progress.add_task(f"all points ({workers} processes)", total=sum(size.values()))
+        tasks = {n: progress.add_task(n, total=size[n], start=False) for n in order}
+        points = dict.fromkeys(order, 0)
+
+        def on_point(name: str, done: int) -> None:
+            progress.start_task(tasks[name])
+            points[name] = done
+            progress.update(tasks[name], completed=done)
+            progress.update(overall, completed=sum(points.values()))
+
+        def on_done(f: Finished) -> None:
+            on_point(f.name, size[f.name])
+            progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
+            progress.console.print(
+                f"{f.name}: {f.rows} rows -> {out_dir / (f.name + '.csv')}, "
+                f"{out_dir / (f.name + '.png')}"
+            )
+
+        run_many(order, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
+                 on_done=on_done)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

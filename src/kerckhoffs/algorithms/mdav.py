@@ -106,6 +106,7 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
     n_alive = n
     buf_out = np.empty(n)
     buf_tmp = np.empty(n)
+    cols_w = np.empty_like(cols)
     next_id = 0
 
     def dist(point: np.ndarray) -> np.ndarray:
@@ -113,7 +114,10 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
         return _sq_dist(cols, point, buf_out[:m], buf_tmp[:m])
 
     def centroid() -> np.ndarray:
-        return (cols @ alive) / n_alive
+        # numpy's own (pairwise) sum, not a BLAS product: BLAS may split the sum over threads
+        # differently from run to run and machine to machine, and the last bit of the centroid
+        # decides ties in the farthest-point search
+        return np.multiply(cols, alive, out=cols_w).sum(axis=1) / n_alive
 
     def farthest_from(point: np.ndarray) -> int:
         d = dist(point)
@@ -121,7 +125,7 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
         return int(np.argmax(d))
 
     def take(center: int) -> None:
-        nonlocal next_id, ids, cols, alive, n_alive
+        nonlocal next_id, ids, cols, cols_w, alive, n_alive
         d = dist(cols[:, center].copy())
         d[alive == 0.0] = np.inf
         sel = _nearest(d, center, k)
@@ -132,6 +136,7 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
         if n_alive < 0.75 * ids.size:
             keep = alive > 0.0
             ids, cols, alive = ids[keep], np.ascontiguousarray(cols[:, keep]), alive[keep]
+            cols_w = np.empty_like(cols)
 
     while n_alive >= 3 * k:
         r = farthest_from(centroid())

@@ -352,11 +352,15 @@ def centroid_locator_accuracy(ctx: Context, dataset: str, k: int, seed: int) -> 
         rows = np.searchsorted(subs[0], common)
         cent = mdav_centroids(rel)
         x = mdav_encode(rel.table)[rows]
-        c2 = (cent**2).sum(axis=1)
         hit = 0
         for s in range(0, rows.size, 1000):  # chunks of targets keep the distance matrix small
             xs = x[s : s + 1000]
-            dist = c2[None, :] - 2.0 * xs @ cent.T
+            # squared distances coordinate by coordinate, not by a BLAS product: a product's
+            # rounding depends on the BLAS build and its threads, and decided near-ties
+            # differently from run to run (a fresh run differed from the committed CSV)
+            dist = np.zeros((xs.shape[0], cent.shape[0]))
+            for j in range(cent.shape[1]):
+                dist += np.square(xs[:, j, None] - cent[None, :, j])
             hit += int((np.argmin(dist, axis=1) == rel.partition.group[rows[s : s + 1000]]).sum())
         return 100.0 * hit / max(rows.size, 1)
 
