@@ -165,3 +165,22 @@ def test_parallel_runs_write_what_serial_runs_write(tmp_path: Path) -> None:
     # each worker kept its own cache file: a second run measures nothing, appends nothing
     assert run_many(["quick-a"], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0].rows == 4
     assert (tmp_path / "par" / ".cache" / "quick-a.jsonl").read_text().count("\n") == 4
+
+
+def test_no_figure_is_a_strip_wider_than_three_to_one() -> None:
+    """Layout rule (reproduction figures stay readable when scaled down): at most two panels
+    side by side, and every committed PNG at most 3:1 wide (read from its IHDR header)."""
+    import struct
+
+    from kerckhoffs.experiments.runner import PANEL_H, PANEL_W, panel_grid
+
+    assert [panel_grid(n) for n in (1, 2, 3, 4, 5)] == [(1, 1), (1, 2), (2, 2), (2, 2), (3, 2)]
+    for n in range(1, 9):
+        rows, cols = panel_grid(n)
+        assert rows * cols >= n and PANEL_W * cols <= 3 * PANEL_H * rows
+    pngs = sorted((Path(__file__).resolve().parents[1] / "reproduction").glob("*.png"))
+    assert len(pngs) >= 50
+    for png in pngs:
+        head = png.read_bytes()[:24]
+        width, height = struct.unpack(">II", head[16:24])
+        assert width <= 3 * height, f"{png.name}: {width}x{height}"

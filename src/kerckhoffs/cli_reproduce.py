@@ -77,6 +77,12 @@ def reproduce(
     force: Annotated[
         bool, typer.Option("--force", help="Ignore cached points and measure again.")
     ] = False,
+    replot: Annotated[
+        bool,
+        typer.Option(
+            "--replot", help="Only redraw the PNGs from the CSVs already in --out; measure nothing."
+        ),
+    ] = False,
     jobs: Annotated[
         int,
         typer.Option(
@@ -105,6 +111,9 @@ def reproduce(
         chosen = [get_experiment(n) for n in names]
     else:
         raise InputError("name the experiments to run, or give --all (see --list)")
+    if replot:
+        _replot(chosen, out_dir)
+        return
     if jobs < 0:
         raise ArgumentError("jobs", str(jobs), "must be 0 (one per CPU) or more")
     data_dir = _data_dir(data)
@@ -116,6 +125,22 @@ def reproduce(
     else:
         _run_serial(chosen, out_dir, Context(data_dir), force)
     out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s")
+
+
+def _replot(chosen: list[Experiment], out_dir: Path) -> None:
+    import pandas as pd
+
+    from kerckhoffs.data.io import atomic_file
+    from kerckhoffs.experiments.runner import plot_experiment
+
+    missing = [e.name for e in chosen if not (out_dir / f"{e.name}.csv").is_file()]
+    if missing:
+        raise InputError(f"--replot: {out_dir / (missing[0] + '.csv')} does not exist")
+    for exp in chosen:
+        df = pd.read_csv(out_dir / f"{exp.name}.csv")
+        with atomic_file(out_dir / f"{exp.name}.png") as tmp:
+            plot_experiment(exp, df, tmp)
+        out.print(f"{exp.name}: {out_dir / (exp.name + '.png')}")
 
 
 def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force: bool) -> None:

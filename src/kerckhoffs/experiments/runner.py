@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.io import atomic_file
@@ -104,6 +105,17 @@ def _plain_row(row: Row) -> Row:
     return out
 
 
+PANEL_W, PANEL_H = 5.5, 4.0
+"""Inches per panel: a grid of at most two columns keeps every figure at most 2.75:1, so it
+stays readable when a page scales it down (a strip of four panels was 5.5:1)."""
+
+
+def panel_grid(n: int) -> tuple[int, int]:
+    """Rows and columns for ``n`` panels: one or two side by side, more in two columns."""
+    cols = min(n, 2)
+    return -(-n // cols), cols
+
+
 def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     """Draw the experiment's plot (median over seeds) into ``path`` (PNG)."""
     try:
@@ -118,10 +130,13 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     spec = exp.plot
     ys = [spec.y] if isinstance(spec.y, str) else list(spec.y)
     panels = list(dict.fromkeys(df[spec.panels])) if spec.panels and len(df) else [None]
+    rows, cols = panel_grid(len(panels))
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False, sharey=False
+        rows, cols, figsize=(PANEL_W * cols, PANEL_H * rows), squeeze=False, sharey=False
     )
-    for ax, panel in zip(axes[0], panels, strict=True):
+    for ax in axes.flat[len(panels) :]:
+        ax.remove()
+    for ax, panel in zip(axes.flat, panels, strict=False):
         sub = df if panel is None else df[df[spec.panels] == panel]
         _draw(ax, sub, spec, ys)
         ax.set_xlabel(spec.xlabel)
@@ -134,7 +149,7 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
         if spec.logy:
             ax.set_yscale("log")
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=8, framealpha=0.6)  # data under a legend stays visible
         ax.grid(alpha=0.3)
     fig.suptitle(f"{exp.figure} (paper {exp.paper}): {exp.title}", fontsize=10)
     fig.tight_layout()
@@ -157,9 +172,14 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
             ax.bar(pos, med.to_numpy(), width, label=_label(s, y, ys))
         ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=20, fontsize=8)
         return
+    values = []
     for i, (s, y) in enumerate(lines):
         sub = df if s is None else df[df[spec.series] == s]
-        med = sub.groupby(spec.x, sort=True)[y].median()
+        med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
+        label = _label(s, y, ys)
+        if med.isna().all():  # every point refused or not measured: say so in the legend
+            label = f"{label or y}: refused, no value"
+        values.append(med.dropna().to_numpy())
         # distinct markers and dashes, so series with equal values stay visible on each other
         ax.plot(
             med.index,
@@ -167,8 +187,13 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
             marker=MARKERS[i % len(MARKERS)],
             linestyle=DASHES[i % len(DASHES)],
             markersize=7 - (i % 3),
-            label=_label(s, y, ys),
+            label=label,
         )
+    flat = np.concatenate(values) if values else np.array([])
+    if (
+        flat.size and not np.any(flat) and not spec.logy
+    ):  # all zero: show 0 low on a unit axis, not mid-way
+        ax.set_ylim(-0.05, 1.0)
     xs = pd.to_numeric(df[spec.x], errors="coerce")
     if xs.notna().all() and (xs == xs.round()).all():  # k, l, m, qi, qd: integer ticks only
         from matplotlib.ticker import MaxNLocator
