@@ -108,13 +108,28 @@ SCENARIOS = {
     "i": ("mondrian", "mondrian"),
     "ii": ("mdav", "mdav"),
     "iii": ("mondrian", "mdav"),
+    "relaxed": ("mondrian-relaxed", "mondrian-relaxed"),
 }
 SCENARIO_LABEL = {
     "i": "(i) Mondrian + Mondrian",
     "ii": "(ii) MDAV + MDAV",
     "iii": "(iii) Mondrian + MDAV",
+    "relaxed": "(i) relaxed Mondrian (ties split) on both",
     "cells": "(i) Mondrian, located by published cells",
 }
+PAPER_FIG1 = {"adult": 12.0, "census": 60.0}
+"""The paper's perfect-breach levels at k = 5 (Fig. 1, read from the text: "about")."""
+PAPER_FIG2 = {"adult": 60.0, "census": 95.0}
+"""The paper's partial breach at C = 25 %, k = 5 (Fig. 2: Adult "more than 60 %")."""
+SIZE_GRID = {
+    "adult": (6000, 8000, 10_000, 12_000, 14_000, 16_000, 17_581),
+    "census": (8000, 12_000, 16_000, 20_000, 25_000, 30_000, 37_593),
+}
+"""Subset sizes (overlap 5000 included) for the sensitivity experiment; the last is the even
+split of the rest that the other figures use ([AMB-14])."""
+FINE_SA = "occupation_citizenship"
+"""A Census SA with a domain like IPUMS's occupation (247 values): the detailed occupation
+crossed with citizenship (225 values in the stand-in), for the domain-size hypothesis."""
 DATA_NOTE = (
     "Adult: adult.csv, 30,162 rows, SA occupation (14 values), QIs age, workclass, education, "
     "marital-status, race, sex, native-country (paper Table 2). Census stand-in (replaces "
@@ -165,7 +180,9 @@ def census_frame(ctx: Context) -> pd.DataFrame:
         df = load_census(ctx.data_dir / "census")
         rng = np.random.default_rng(CENSUS_SAMPLE_SEED)
         rows = np.sort(rng.choice(len(df), size=min(CENSUS_ROWS, len(df)), replace=False))
-        return df.iloc[rows].reset_index(drop=True)
+        out = df.iloc[rows].reset_index(drop=True)
+        out[FINE_SA] = out["occupation"].astype(str) + " | " + out["citizenship"].astype(str)
+        return out
 
     return ctx.cached("p004:census-frame", make)
 
@@ -227,20 +244,21 @@ def constrained_mondrian(
 
 # -- releases and the attack (spec 3.6-3.7) -------------------------------------------------------
 def subsets_of(
-    ctx: Context, dataset: str, n_chunks: int, seed: int
+    ctx: Context, dataset: str, n_chunks: int, seed: int, size: int | None = None
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Spec 3.6: ``n_chunks`` subsets sharing :data:`OVERLAP` rows (even split of the rest)."""
+    """Spec 3.6: ``n_chunks`` subsets sharing :data:`OVERLAP` rows (even split of the rest,
+    or ``size`` rows each, overlap included)."""
     n = table_of(ctx, dataset).n
-    return ctx.cached(
-        f"p004:subsets:{dataset}:{n_chunks}:{seed}",
-        lambda: make_subsets(n, n_chunks, OVERLAP, seed),
-    )
+    key = f"p004:subsets:{dataset}:{n_chunks}:{seed}" + (f":{size}" if size else "")
+    return ctx.cached(key, lambda: make_subsets(n, n_chunks, OVERLAP, seed, size=size))
 
 
 def _anonymize(sub: Table, scheme: str, params: dict[str, Any]) -> Release:
     k = int(params["k"])
     if scheme in ("mondrian", "mdav"):
         return get_algorithm(scheme).run(sub, [KAnonymity(k)], seed=0)
+    if scheme == "mondrian-relaxed":  # LeFevre's relaxed partitioning: ties at the median split
+        return get_algorithm("mondrian").run(sub, [KAnonymity(k)], cuts="relaxed")
     if scheme == "entropy-l":
         return constrained_mondrian(sub, k, l=float(params["l"]))
     if scheme == "t-closeness":
@@ -257,17 +275,18 @@ def release_of(
     seed: int,
     n_chunks: int,
     j: int,
+    size: int | None = None,
 ) -> Release:
     """Release ``j`` of the ``n_chunks`` subsets of ``seed``. Only the partition is cached
     (a group id per row, small; the release is rebuilt around it). k-anonymity (Mondrian,
     MDAV) never reads the SA, so a Census release with another SA but the same QIs reuses
     the occupation release's partition (same rows, same QIs: the same partition)."""
-    subs, _ = subsets_of(ctx, dataset, n_chunks, seed)
+    subs, _ = subsets_of(ctx, dataset, n_chunks, seed, size)
     sub = take_rows(table_of(ctx, dataset, sa), subs[j])
-    sa_blind = scheme in ("mondrian", "mdav") and sa != COUNTRY_SA
+    sa_blind = scheme in ("mondrian", "mondrian-relaxed", "mdav") and sa != COUNTRY_SA
     key_sa = None if sa_blind else sa
     key = f"p004:partition:{dataset}:{key_sa}:{scheme}:{sorted(params.items())}"
-    key += f":{seed}:{n_chunks}:{j}"
+    key += f":{seed}:{n_chunks}:{j}" + (f":{size}" if size else "")
     made: list[Release] = []
 
     def make() -> np.ndarray:
@@ -292,6 +311,7 @@ def attack_metrics(
     sa: str | None = None,
     n_chunks: int | None = None,
     by_cells: bool = False,
+    size: int | None = None,
 ) -> dict[str, Any]:
     """Spec 3.7 for one setting: releases of the first ``len(schemes)`` of ``n_chunks``
     subsets (default as many as releases), the intersection attack with the oracle locator
@@ -301,11 +321,13 @@ def attack_metrics(
     chunks = n_chunks or n_rel
     key = f"p004:attack:{dataset}:{sa}:{list(schemes)}:{sorted(params.items())}:{seed}:{chunks}"
     key += ":cells" if by_cells else ""
+    key += f":{size}" if size else ""
 
     def make() -> dict[str, Any]:
-        subs, common = subsets_of(ctx, dataset, chunks, seed)
+        subs, common = subsets_of(ctx, dataset, chunks, seed, size)
         releases = [
-            release_of(ctx, dataset, sa, s, params, seed, chunks, j) for j, s in enumerate(schemes)
+            release_of(ctx, dataset, sa, s, params, seed, chunks, j, size)
+            for j, s in enumerate(schemes)
         ]
         table = table_of(ctx, dataset, sa)
         over = OverlappingReleases(table, releases, list(subs[:n_rel]), common)
@@ -384,17 +406,73 @@ def measure_fig1(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
         rows.append(row)
     m = attack_metrics(ctx, dataset, SCENARIOS["i"], {"k": k}, seed, by_cells=True)
     rows.append({"panel": PANEL[dataset], "scenario": SCENARIO_LABEL["cells"], **m})
+    if k == 5:
+        rows.append({"panel": PANEL[dataset], "scenario": "paper, k = 5 (about)",
+                     "pvp100": PAPER_FIG1[dataset]})  # fmt: skip
     return rows
 
 
 def measure_fig2(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """Partial breach PVP_C for every confidence level, scenario (i)."""
     dataset, k, seed = _k_point(point)
-    m = attack_metrics(ctx, dataset, SCENARIOS["i"], {"k": k}, seed)
-    return [
-        {"panel": PANEL[dataset], "confidence": f"C = {pct}%", "pvp": m[f"pvp{pct}"]}
-        for pct, _ in LEVELS
-    ]
+    rows = []
+    for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+        m = attack_metrics(ctx, dataset, SCENARIOS[sc], {"k": k}, seed)
+        panel = f"{PANEL[dataset]}, {how}"
+        rows += [
+            {"panel": panel, "confidence": f"C = {pct}%", "pvp": m[f"pvp{pct}"]}
+            for pct, _ in LEVELS
+        ]
+        if k == 5:
+            ref = "more than" if dataset == "adult" else "about"
+            rows.append({"panel": panel, "confidence": f"paper, C = 25%, k = 5 ({ref})",
+                         "pvp": PAPER_FIG2[dataset]})  # fmt: skip
+    return rows
+
+
+def measure_subset_size(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """Perfect and partial breach (scenario (i), k = 5) at one subset size, for strict and
+    relaxed Mondrian, with the mean class size the targets sit in."""
+    dataset, size, seed = str(point["dataset"]), int(point["size"]), int(point["seed"])
+    rows = []
+    for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+        m = attack_metrics(ctx, dataset, SCENARIOS[sc], {"k": 5}, seed, size=size)
+        rows.append(
+            {
+                "panel": PANEL[dataset],
+                "cuts": how,
+                "pvp100": m["pvp100"],
+                "pvp25": m["pvp25"],
+                "partition_size_1": m["partition_size_1"],
+                "partition_size_2": m["partition_size_2"],
+            }
+        )
+    return rows
+
+
+def measure_sa_domain(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """The domain-size hypothesis on the Census stand-in: the same partitions (k-anonymity
+    never reads the SA) attacked through occupation (46 values) and through occupation x
+    citizenship (225 values, like IPUMS's 247), strict and relaxed Mondrian."""
+    k, seed = int(point["k"]), int(point["seed"])
+    rows = []
+    for sa in ("occupation", FINE_SA):
+        table = table_of(ctx, "census", sa)
+        values = int(np.unique(table.sa).size)
+        for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+            m = attack_metrics(ctx, "census", SCENARIOS[sc], {"k": k}, seed, sa=sa)
+            rows.append(
+                {
+                    "series": f"{sa} ({values} values), {how}",
+                    "sa": sa,
+                    "sa_values": values,
+                    "sa_entropy_bits": sa_entropy(table),
+                    "cuts": how,
+                    "pvp100": m["pvp100"],
+                    "pvp25": m["pvp25"],
+                }
+            )
+    return rows
 
 
 def measure_fig3(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
@@ -559,6 +637,7 @@ K_LABEL = "k (k1 = k2)"
 register_experiment(
     Experiment(
         name="composition-fig1",
+        version=2,
         paper=PAPER,
         figure="Fig. 1",
         title="perfect breach by the intersection attack",
@@ -578,11 +657,14 @@ register_experiment(
         "The nearest-centroid locator finds about 70% of individuals in microaggregated data.",
         seeds=SEEDS,
         notes=DATA_NOTE + " MDAV publishes each cluster's cells; centroid_locator_pct is the "
-        "nearest-centroid locator's accuracy on the MDAV release of subset 1. The extra series "
-        "locates targets by Mondrian's published cells instead of the oracle.",
+        "nearest-centroid locator's accuracy on the MDAV release of subset 1. Extra series: "
+        "targets located by Mondrian's published cells instead of the oracle; relaxed Mondrian "
+        "(ties at the median split between the halves, LeFevre et al.); the paper's level at "
+        "k = 5.",
     ),
     Experiment(
         name="composition-fig2",
+        version=2,
         paper=PAPER,
         figure="Fig. 2",
         title="partial breach at several confidence levels (scenario (i))",
@@ -599,7 +681,50 @@ register_experiment(
         claim="The breach grows sharply as the confidence level is relaxed: at k = 5 and "
         "C = 25%, about 95% of IPUMS's overlap population and more than 60% of Adult's.",
         seeds=SEEDS,
-        notes=DATA_NOTE + " C = 100/50/33/25/20% means |S_i| <= 1/2/3/4/5 values.",
+        notes=DATA_NOTE + " C = 100/50/33/25/20% means |S_i| <= 1/2/3/4/5 values. Panels "
+        "for strict and relaxed Mondrian; the paper's level at C = 25 %, k = 5.",
+    ),
+    Experiment(
+        name="composition-fig1-size",
+        paper=PAPER,
+        figure="Fig. 1 (sensitivity)",
+        title="perfect breach vs subset size, k = 5, strict and relaxed Mondrian",
+        grid=[{"dataset": d, "size": n} for d in DATASETS for n in SIZE_GRID[d]],
+        measure=measure_subset_size,
+        plot=Plot(
+            x="size",
+            y="pvp100",
+            xlabel="rows per subset (5000 shared); the last point is the even split",
+            ylabel="perfect breach (% of overlap population)",
+            series="cuts",
+            panels="panel",
+        ),
+        claim="The paper does not give the subsets' sizes ([AMB-14]); its Fig. 1 levels "
+        "(Adult about 12 %, IPUMS about 60 % at k = 5) are compared with ours at several.",
+        seeds=SEEDS,
+        notes=DATA_NOTE + " Each subset: the 5000 shared rows plus size - 5000 rows of its own. "
+        "Mondrian halves exactly, so a class's size depends on the subset size divided by a "
+        "power of two; relaxed cuts also split rows with equal QIs.",
+    ),
+    Experiment(
+        name="composition-sa-domain",
+        paper=PAPER,
+        figure="§3.5 (domain size)",
+        title="Census stand-in: breach with a 46-value and a 225-value SA",
+        grid=[{"k": k} for k in K_GRID],
+        measure=measure_sa_domain,
+        plot=Plot(
+            x="k",
+            y="pvp100",
+            xlabel=K_LABEL,
+            ylabel="perfect breach (% of overlap population)",
+            series="series",
+        ),
+        claim="Attacks are more severe on IPUMS, plausibly because of its larger sensitive "
+        "domain (247 occupations).",
+        seeds=SEEDS,
+        notes=DATA_NOTE + " Same partitions for both SAs (k-anonymity never reads the SA); "
+        "occupation_citizenship = the detailed occupation crossed with citizenship.",
     ),
     Experiment(
         name="composition-fig3",
