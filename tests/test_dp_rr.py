@@ -223,3 +223,19 @@ def test_write_read_back_and_fail_closed(tmp_path: Path) -> None:
     assert isinstance(back, DPRelease) and back.privacy_loss() == r.privacy_loss()
     assert back.counts["count"].tolist() == r.counts["count"].tolist()
     assert rr_estimates(back)["estimate"].notna().sum() == 6
+
+
+def test_release_json_says_what_each_mechanism_post_processed() -> None:
+    """Each DP algorithm records its own post-processing (dp-rr publishes the randomized
+    records' counts as drawn: nothing is clamped or rounded)."""
+    from kerckhoffs.dp.counts import dp_histogram
+    from kerckhoffs.dp.marginals import dp_marginals
+    from kerckhoffs.dp.mechanisms import CLAMP_AND_ROUND
+
+    t = table()
+    assert dp_rr(t, 1.0).noise.to_dict()["post_processing"].startswith("none:")
+    assert dp_histogram(t, 1.0).noise.to_dict()["post_processing"] == CLAMP_AND_ROUND
+    both = dp_marginals(t, 1.0, "sex;zip+disease").noise.to_dict()["post_processing"]
+    assert both.startswith("one common total for every marginal")
+    alone = dp_marginals(t, 1.0, "sex;zip+disease", consistent=False).noise
+    assert alone.to_dict()["post_processing"] == CLAMP_AND_ROUND

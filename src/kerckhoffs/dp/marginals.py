@@ -38,6 +38,7 @@ from kerckhoffs.dp.counts import (
     true_counts,
 )
 from kerckhoffs.dp.mechanisms import (
+    CLAMP_AND_ROUND,
     Mechanism,
     Neighbours,
     NoiseSpec,
@@ -242,6 +243,13 @@ def dp_marginals(
         total_cells,
         parts,
         specs[0].norm,
+        (
+            "one common total for every marginal (inverse-variance weighted mean of their noisy "
+            "sums), then clamped at 0, scaled to that total and rounded by largest remainders "
+            "(sees only the noisy counts)"
+            if consistent and len(raw) > 1
+            else CLAMP_AND_ROUND
+        ),
     )
     if noise.privacy_map > eps:  # pragma: no cover (_measure ensures it)
         raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps}")

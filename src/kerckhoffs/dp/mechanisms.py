@@ -90,6 +90,10 @@ def opendp_version() -> str:
     return version("opendp")
 
 
+CLAMP_AND_ROUND = "clamped at 0 and rounded (sees only the noisy counts)"
+"""The post-processing of a noisy count vector (Laplace, geometric, Gaussian)."""
+
+
 @dataclass(frozen=True)
 class NoiseSpec:
     """What a DP count release records about its noise: mechanism, neighbour notion, L1
@@ -113,6 +117,9 @@ class NoiseSpec:
     norm: str = "l1"
     """Which norm :attr:`sensitivity` is in: ``l1`` (Laplace, geometric), ``l2`` (Gaussian),
     ``records`` (randomized response: one person changes one record)."""
+    post_processing: str = CLAMP_AND_ROUND
+    """What was done to the noisy output before publication (it sees only that output, so it
+    costs no privacy): said in release.json so a reader knows what the counts are."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
@@ -127,7 +134,7 @@ class NoiseSpec:
             "opendp": self.opendp,
             "cells": self.cells,
             "sensitivity_norm": self.norm,
-            "post_processing": "clamped at 0 and rounded (sees only the noisy counts)",
+            "post_processing": self.post_processing,
         } | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
 
     @classmethod
@@ -159,6 +166,7 @@ class NoiseSpec:
             int(num("cells")),
             tuple(parts),
             str(data.get("sensitivity_norm", "l1")),
+            str(data.get("post_processing", CLAMP_AND_ROUND)),
         )
 
 

@@ -297,6 +297,7 @@ def dp_rr(
             },
         ),
         "records",
+        "none: the counts are those of the randomized records, as drawn",
     )
     n_q = table.d
     axes = [
