@@ -39,18 +39,19 @@ def counts_by_group(release: Release) -> list[Counter]:
 Q_HIER = Hierarchy([["q1", "Q", "*"], ["q2", "Q", "*"], ["q3", "R", "*"], ["q4", "R", "*"]], "q")
 
 
-def table_xxi() -> Table:
-    df = pd.DataFrame(
-        {
-            "qid": ["q1", "q2", "q3", "q3", "q4", "q4"],
-            "disease": ["HIV", "HIV", "HIV", "non", "non", "non"],
-        }
-    )
+def qid_table(qid: list[str], disease: list[str]) -> Table:
+    """One QI ``qid`` (hierarchy Q_HIER) and the SA ``disease`` with HIV sensitive."""
     schema = Schema(
         (Column("qid", Role.QUASI, Kind.CATEGORICAL, Q_HIER), Column("disease", Role.SENSITIVE)),
         frozenset({"HIV"}),
     )
-    return Table.encode(df, schema)
+    return Table.encode(pd.DataFrame({"qid": qid, "disease": disease}), schema)
+
+
+def table_xxi() -> Table:
+    return qid_table(
+        ["q1", "q2", "q3", "q3", "q4", "q4"], ["HIV", "HIV", "HIV", "non", "non", "non"]
+    )
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -91,17 +92,10 @@ def test_table_xxi_plan() -> None:
 def test_table_xxi_two_lookalikes_hypothetical() -> None:
     # the paper's aside: with L = {q3, q4}, D = {1/2: 1/2, 0: 1/2}, and drawing 0 changes both
     # Q values. Two violating groups force u = 2 (m = 2) so L = {q3, q4} as in the aside.
-    df = pd.DataFrame(
-        {
-            "qid": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
-            "disease": ["HIV", "HIV", "HIV", "HIV", "HIV", "non", "non", "non"],
-        }
+    table = qid_table(
+        ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+        ["HIV", "HIV", "HIV", "HIV", "HIV", "non", "non", "non"],
     )
-    schema = Schema(
-        (Column("qid", Role.QUASI, Kind.CATEGORICAL, Q_HIER), Column("disease", Role.SENSITIVE)),
-        frozenset({"HIV"}),
-    )
-    table = Table.encode(df, schema)
     part = Partition.by_qi(table)
     seen = set()
     for seed in range(40):
@@ -429,17 +423,8 @@ def test_k_below_m_distorts_small_groups_to_no_sensitive_value(seed: int) -> Non
     others hold none, so L = (m - 1) |V| = 2 groups of proportion 0, D = {0}, and the target
     min(round(0 * 2), floor(2 / 3)) = 0: the one HIV row becomes non-sensitive, nothing else
     changes, and every group is 3-confidential (no sensitive value left)."""
-    df = pd.DataFrame(
-        {
-            "qid": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
-            "disease": ["HIV", "non", "non", "non", "non", "non", "non", "non"],
-        }
-    )
-    schema = Schema(
-        (Column("qid", Role.QUASI, Kind.CATEGORICAL, Q_HIER), Column("disease", Role.SENSITIVE)),
-        frozenset({"HIV"}),
-    )
-    rel = mask(Table.encode(df, schema), [KAnonymity(2), MConfidentiality(3)], seed=seed)
+    table = qid_table(["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"], ["HIV"] + ["non"] * 7)
+    rel = mask(table, [KAnonymity(2), MConfidentiality(3)], seed=seed)
     assert rel.partition.same_as(Partition.from_labels([0, 0, 1, 1, 2, 2, 3, 3]))
     assert rel.perturbed.tolist() == [True] + [False] * 7
     assert counts_by_group(rel) == [Counter({"non": 2})] * 4
