@@ -124,21 +124,26 @@ class Grouped:
     def sizes(self) -> np.ndarray:
         return self.hist.sum(axis=1)
 
+    @cached_property
+    def first(self) -> np.ndarray:
+        """One cell of each group (all cells of a group share its node ids): one scatter of
+        the cells instead of one per QI, then gathers of the (few) groups."""
+        out = np.empty(self.hist.shape[0], dtype=np.int64)
+        out[self.gid] = np.arange(self.gid.size, dtype=np.int64)
+        return out
+
     def group_cols(self) -> tuple[np.ndarray, ...]:
         """Each group's node id on each QI."""
-        out = []
-        for c in self.cols:
-            g = np.empty(self.hist.shape[0], dtype=np.int32)
-            g[self.gid] = c
-            out.append(g)
-        return tuple(out)
+        first = self.first
+        return tuple(c[first] for c in self.cols)
 
     def freq(self) -> FrequencySet:
         """The node's own frequency set (its non-empty (group, SA) cells)."""
         g_nz, s_nz = np.nonzero(self.hist)
+        cell = self.first[g_nz]
         return FrequencySet(
             self.node,
-            tuple(g[g_nz] for g in self.group_cols()),
+            tuple(c[cell] for c in self.cols),
             s_nz.astype(np.int32),
             self.hist[g_nz, s_nz],
         )
@@ -148,6 +153,11 @@ CACHE_CELLS = 4_000_000
 """Most cells the search keeps in frequency sets of evaluated nodes (beyond the table's)."""
 KEY_LIMIT = 2**62
 """Group keys are mixed-radix int64 below this domain size, else rows are factorized."""
+ANCHOR_SHARE = 0.5
+"""An anchor (:meth:`Evaluator.prepare`) is kept if it has fewer cells than this share of the
+frequency set it is computed from."""
+MAX_ANCHORS = 4
+"""Most anchors kept at once (the most recent ones)."""
 DENSE_FACTOR, DENSE_SLACK = 4, 4096
 """A key domain up to ``DENSE_FACTOR * cells + DENSE_SLACK`` is ranked densely (no hashing)."""
 
@@ -182,6 +192,7 @@ class Evaluator:
         self.n_sa = t.n_sa
         self.keys: dict[int, int] = {}  # node index -> exact metric key (satisfying nodes)
         self.kept: dict[int, FrequencySet] = {}
+        self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
         self._kept_cells = 0
         self._kept_height = 0
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
@@ -253,8 +264,8 @@ class Evaluator:
 
     def _source(self, index: int) -> FrequencySet:
         """The smallest kept frequency set at a node below ``index`` (else the table's):
-        a kept child if there is one, else any kept node below (kept nodes all have one
-        height, so only a node at least two heights above them needs the scan)."""
+        a kept child if there is one, else any kept node or anchor below (kept nodes all
+        have one height, so only a node at least two heights above them needs the scan)."""
         best = self.base
         node = self.lattice.node(index)
         for j, stride in enumerate(self.lattice.strides.tolist()):
@@ -268,7 +279,50 @@ class Evaluator:
                 f = self.kept[i]
                 if f.size < best.size:
                     best = f
+        for f in self.anchors.values():
+            if f.size < best.size and all(a <= b for a, b in zip(f.levels, node, strict=True)):
+                best = f
         return best
+
+    def prepare(self, indices: list[int]) -> int:
+        """Before evaluating ``indices`` (a top-down layer, which has no evaluated node below
+        it to roll up from): compute the frequency set of their meet (every QI at the least
+        level among them, a node below each of them) once, from the smallest source below
+        it, and keep it as an *anchor* they roll up from, if it is much smaller than that
+        source. Near the top of the lattice the meet's frequency set has a few thousand cells
+        where the table's has tens of thousands. Returns the cells of the frequency set the
+        nodes will roll up from (the anchor's, else its source's): their cost."""
+        if not indices:
+            return 0
+        lat = self.lattice
+        meet = lat.levels[np.asarray(indices, dtype=np.int64)].min(axis=0)
+        z = int(np.dot(meet, lat.strides))
+        if z in self.anchors:
+            return self.anchors[z].size
+        src = self._source(z)
+        if len(indices) < 2 or src.levels == lat.node(z):
+            return src.size
+        grouped = self._group(src, lat.node(z))
+        cells = int(np.count_nonzero(grouped.hist))
+        if cells >= ANCHOR_SHARE * src.size or self._kept_cells + cells > CACHE_CELLS:
+            return src.size
+        freq = grouped.freq()
+        self.anchors[z] = freq
+        self._kept_cells += freq.size
+        if len(self.anchors) > MAX_ANCHORS:
+            self._kept_cells -= self.anchors.pop(next(iter(self.anchors))).size
+        return freq.size
+
+    def bottom_cost(self) -> int:
+        """Cells of the frequency set the next bottom-up layer rolls up from (the smallest
+        kept one, else the table's): its cost per node."""
+        return min((f.size for f in self.kept.values()), default=self.base.size)
+
+    def release_anchors(self) -> None:
+        """Drop the anchors (end of a search)."""
+        for f in self.anchors.values():
+            self._kept_cells -= f.size
+        self.anchors.clear()
 
     def keep(self, index: int, grouped: Grouped) -> None:
         """Keep a node's frequency set as a source for nodes above it, if it is much smaller
@@ -314,9 +368,12 @@ class Evaluator:
         loss = math.nan
         if satisfied:
             if self.metric == "loss":
-                kept = np.where(ok, sizes, 0)
-                numerators = self.loss.numerators(grouped.group_cols(), kept, node)
-                key = self.loss.key(numerators, violating)
+                if violating == 0:  # every row kept: the loss is the table's at these levels
+                    key = self.loss.node_key(node)
+                else:
+                    kept = np.where(ok, sizes, 0)
+                    numerators = self.loss.numerators(grouped.group_cols(), kept, node)
+                    key = self.loss.key(numerators, violating)
                 loss = self.loss.value(key)
             elif self.metric == "discernibility":
                 key = int(np.dot(sizes[ok], sizes[ok])) + violating * lat.table.n
@@ -370,10 +427,12 @@ def check_feasible(ev: Evaluator, name: str) -> None:
 
 
 __all__ = [
+    "ANCHOR_SHARE",
     "CACHE_CELLS",
     "DENSE_FACTOR",
     "DENSE_SLACK",
     "KEY_LIMIT",
+    "MAX_ANCHORS",
     "MONOTONE_MODELS",
     "Evaluator",
     "FrequencySet",
