@@ -220,15 +220,18 @@ class Evaluator:
 
     def _group(self, src: FrequencySet, node: Node) -> Grouped:
         """Group ``src``'s cells at ``node``: group id per cell and per-group SA histogram."""
-        if src is getattr(self, "base", None):
-            cols = tuple(self._base_col(j, lvl) for j, lvl in enumerate(node))
-        else:
-            cols = tuple(
-                c if a == b else self._map(j, a, b)[c]
-                for j, (c, a, b) in enumerate(zip(src.cols, src.levels, node, strict=True))
-            )
         lat = self.lattice
         radix = [lat.columns[j].coverage[lvl].size for j, lvl in enumerate(node)]
+        if src is getattr(self, "base", None):
+            cols = tuple(self._base_col(j, lvl) for j, lvl in enumerate(node))
+        else:  # a QI at its root (one node) maps every cell to node 0: no gather needed
+            zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
+            cols = tuple(
+                c if a == b else (zero if r == 1 else self._map(j, a, b)[c])
+                for j, (c, a, b, r) in enumerate(
+                    zip(src.cols, src.levels, node, radix, strict=True)
+                )
+            )
         domain = math.prod(radix)
         m = src.size
         if domain < KEY_LIMIT:
@@ -343,10 +346,18 @@ class Evaluator:
     # -- judging ---------------------------------------------------------------------------
     def ok_groups(self, counts: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
         """Groups (rows of ``counts``) that satisfy every model."""
-        cache = {} if sizes is None else {"sizes": sizes}
-        hist = GroupHistogram(counts, self.sensitive, self.mode, self.sa_kind, cache)
+        if sizes is None:
+            sizes = counts.sum(axis=1)
+        hist: GroupHistogram | None = None
         ok = np.ones(counts.shape[0], dtype=bool)
         for m in self.models:
+            if type(m) is KAnonymity:  # its group_ok, without the rest of its report
+                ok &= sizes >= m.k
+                continue
+            if hist is None:
+                hist = GroupHistogram(
+                    counts, self.sensitive, self.mode, self.sa_kind, {"sizes": sizes}
+                )
             ok &= m.evaluate(hist).group_ok
         return ok
 

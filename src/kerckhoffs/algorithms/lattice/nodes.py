@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -126,7 +126,7 @@ class Lattice:
         """Quasi-identifier names, in level-vector order."""
         return [c.name for c in self.columns]
 
-    @property
+    @cached_property
     def heights(self) -> Node:
         """Height of each QI's hierarchy (its largest level)."""
         return tuple(c.height for c in self.columns)
