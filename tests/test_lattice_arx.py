@@ -205,3 +205,36 @@ def test_same_results_as_the_kept_baseline(strategy: str) -> None:
                 assert new.evaluated <= old.evaluated
             else:
                 assert facts(new.visits) == facts(old.visits), (models, suppression, metric)
+
+
+@pytest.mark.parametrize("max_anchors", [1, 16])
+def test_rolling_up_from_anchors_changes_nothing(
+    max_anchors: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Top-down layers rolled up from anchors (their meet's frequency set), forced on every
+    layer (kept whatever their size) and with one or many kept at once: every evaluated node
+    gets the baseline's naive-scan result, and the minimal nodes and choice are the
+    baseline's."""
+    from kerckhoffs.algorithms.lattice import evaluate as module
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+
+    monkeypatch.setattr(module, "ANCHOR_SHARE", 2.0)
+    monkeypatch.setattr(module, "MAX_ANCHORS", max_anchors)
+    made = []
+    prepare = module.Evaluator.prepare
+
+    def counting(self: module.Evaluator, indices: list[int]) -> None:
+        before = len(self.anchors)
+        prepare(self, indices)
+        made.append(len(self.anchors) > before)
+
+    monkeypatch.setattr(module.Evaluator, "prepare", counting)
+    base = _baseline()
+    t = Table.encode(generate_hospital(500, seed=8), hospital_schema(sensitive_subset=True))
+    for models in ([KAnonymity(3)], [LDiversity(2)], [KAnonymity(2), LDiversity(1.5)]):
+        new = search_lattice(t, models)
+        naive = base.search_lattice(t, models, strategy="naive")  # type: ignore[attr-defined]
+        truth = {v[0]: v for v in facts(naive.visits)}
+        assert all(v == truth[v[0]] for v in facts(new.visits) if v[2])
+        assert new.minimal == naive.minimal and new.chosen == naive.chosen
+    assert any(made)
