@@ -6,9 +6,20 @@ privacy models read it (:mod:`kerckhoffs.models`). The search does this on *freq
 rather than rows: the table's distinct (node vector, SA) cells with their counts, computed
 once, or better the frequency set of an evaluated node below (a child, one level lower on one
 QI: Incognito's "rollup", LeFevre et al. 2005 section 3), mapped up to the node's levels and
-re-aggregated with the same code (:class:`Evaluator`).
+re-aggregated with the same code (:class:`Evaluator`). A top-down layer has no evaluated node
+below it; it rolls up from an *anchor*, the frequency set of the meet of its nodes, computed
+once (:meth:`Evaluator.prepare`). Any source below the node gives the same groups (only their
+numbering differs), so the verdict, group count, violating rows and loss do not depend on it.
 :func:`~kerckhoffs.algorithms.lattice.search.evaluate_node` runs it on the rows themselves (one
 cell per row), the reference the tests compare against.
+
+**Cost per node** (issue 15): a node's groups come from a mixed-radix key over the QIs that
+are not at their root (a QI at its root maps every cell to node 0 and is skipped), ranked
+densely when its domain is small, else hashed; one ``bincount`` gives the histogram. The loss
+of a node that suppresses nothing is not computed from its groups at all: every row is
+published at the node's levels, so paper 001's Definition 7 sum over groups is the sum over
+rows, a per-QI, per-level constant (:meth:`.LossScale.node_key`). Group columns (for a kept
+frequency set, or the loss with suppressed rows) are gathered from one cell per group.
 
 **Monotone models (generalization property, spec ``minimality.md`` 2.6).** If a node
 satisfies the model, so does every generalization of it, because a generalization only
