@@ -204,6 +204,7 @@ class Evaluator:
         self.keys: dict[int, int] = {}  # node index -> exact metric key (satisfying nodes)
         self.kept: dict[int, FrequencySet] = {}
         self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
+        self._strides = lattice.strides.tolist()
         self._kept_cells = 0
         self._kept_height = 0
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
@@ -278,13 +279,17 @@ class Evaluator:
 
     def _source(self, index: int) -> FrequencySet:
         """The smallest kept frequency set at a node below ``index`` (else the table's):
-        a kept child if there is one, else any kept node or anchor below (kept nodes all
-        have one height, so only a node at least two heights above them needs the scan)."""
+        a kept child if there is one, else an anchor below, else any kept node below (kept
+        nodes all have one height, so only a node at least two heights above them needs that
+        scan)."""
         best = self.base
         node = self.lattice.node(index)
-        for j, stride in enumerate(self.lattice.strides.tolist()):
+        for j, stride in enumerate(self._strides):
             f = self.kept.get(index - stride) if node[j] > 0 else None
             if f is not None and f.size < best.size:
+                best = f
+        for f in self.anchors.values():
+            if f.size < best.size and all(a <= b for a, b in zip(f.levels, node, strict=True)):
                 best = f
         if best is self.base and self.kept and sum(node) >= self._kept_height + 2:
             ids = np.fromiter(self.kept, dtype=np.int64, count=len(self.kept))
@@ -293,9 +298,6 @@ class Evaluator:
                 f = self.kept[i]
                 if f.size < best.size:
                     best = f
-        for f in self.anchors.values():
-            if f.size < best.size and all(a <= b for a, b in zip(f.levels, node, strict=True)):
-                best = f
         return best
 
     def prepare(self, indices: list[int]) -> int:
