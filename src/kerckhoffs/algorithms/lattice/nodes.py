@@ -187,7 +187,7 @@ class Lattice:
 
     def by_height(self) -> list[np.ndarray]:
         """Node indices of each height, each in lexicographic order (read-only arrays)."""
-        return self.shape.layers
+        return list(self.shape.layers)  # a new list: callers may reorder it
 
     # -- rows -------------------------------------------------------------------------------
     def row_nodes(self, node: Node) -> np.ndarray:
