@@ -24,6 +24,7 @@ Writes ``benchmarks/results/lattice_arx.csv`` and ``.png``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -119,6 +120,7 @@ def main() -> None:
                     "cpu_median_s": round(cpu, 5),
                     "wall_median_s": round(wall, 5),
                     "runs": args.repeat,
+                    "load_1min": round(os.getloadavg()[0], 2),  # 2 cores, shared
                     "source": "measured",
                 }
             )
