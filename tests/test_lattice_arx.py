@@ -238,3 +238,18 @@ def test_rolling_up_from_anchors_changes_nothing(
         assert all(v == truth[v[0]] for v in facts(new.visits) if v[2])
         assert new.minimal == naive.minimal and new.chosen == naive.chosen
     assert any(made)
+
+
+def test_lattice_shape_is_shared_read_only_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node arrays are built once per shape and cannot be written through; a lattice
+    above SHAPE_CACHE_NODES gets its own (not kept between searches)."""
+    from kerckhoffs.algorithms.lattice import nodes
+
+    a, b = nodes.lattice_shape((1, 3, 2)), nodes.lattice_shape((1, 3, 2))
+    assert a is b and a.levels.shape == (24, 3)
+    assert a.nodes[a.layers[1][0]] == (0, 0, 1)  # height 1, lexicographic first
+    assert [len(x) for x in a.layers] == [1, 3, 5, 6, 5, 3, 1]
+    with pytest.raises(ValueError, match="read-only"):
+        a.levels[0, 0] = 1
+    monkeypatch.setattr(nodes, "SHAPE_CACHE_NODES", 10)
+    assert nodes.lattice_shape((1, 3, 2)) is not nodes.lattice_shape((1, 3, 2))

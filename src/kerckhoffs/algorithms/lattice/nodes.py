@@ -88,13 +88,29 @@ class LatticeShape:
         self.layers = [order[bounds[i] : bounds[i + 1]] for i in range(sum(heights) + 1)]
         for a in (self.strides, self.levels, self.node_heights, *self.layers):
             a.flags.writeable = False
-        self.nodes: list[Node] = [tuple(r) for r in self.levels.tolist()]
+
+    @cached_property
+    def nodes(self) -> list[Node]:
+        """The level vector of every node as a tuple, in index order."""
+        return [tuple(r) for r in self.levels.tolist()]
+
+
+SHAPE_CACHE_NODES = 1_000_000
+"""Lattice shapes up to this many nodes are kept between searches (:func:`lattice_shape`);
+larger ones (up to :data:`MAX_NODES`, hundreds of MB of tuples) are built per lattice."""
 
 
 @lru_cache(maxsize=16)
+def _cached_shape(heights: Node) -> LatticeShape:
+    return LatticeShape(heights)
+
+
 def lattice_shape(heights: Node) -> LatticeShape:
-    """The (cached) :class:`LatticeShape` of ``heights``."""
-    return LatticeShape(tuple(heights))
+    """The :class:`LatticeShape` of ``heights``, cached up to :data:`SHAPE_CACHE_NODES`."""
+    heights = tuple(heights)
+    if math.prod(h + 1 for h in heights) > SHAPE_CACHE_NODES:
+        return LatticeShape(heights)
+    return _cached_shape(heights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,7 +152,7 @@ class Lattice:
         """Number of nodes."""
         return math.prod(h + 1 for h in self.heights)
 
-    @property
+    @cached_property
     def shape(self) -> LatticeShape:
         """The node arrays of this lattice's heights (shared by every lattice of that shape)."""
         return lattice_shape(self.heights)
@@ -219,6 +235,7 @@ def above(lat: Lattice, mask: np.ndarray, layers: list[np.ndarray], strict: bool
 
 __all__ = [
     "MAX_NODES",
+    "SHAPE_CACHE_NODES",
     "ColumnLevels",
     "Lattice",
     "LatticeShape",
