@@ -72,6 +72,22 @@ class LossScale:
         )
         return total + suppressed * len(columns) * lcm
 
+    @cached_property
+    def level_keys(self) -> list[list[int]]:
+        """Per QI and level, its share of :meth:`key` when no row is suppressed
+        (:meth:`column_numerators` times ``lcm / (base - 1)``)."""
+        out = []
+        for c, per in zip(self.lattice.columns, self.column_numerators(), strict=True):
+            mult = self.lcm // (c.base - 1) if c.base > 1 else 0
+            out.append([s * mult for s in per])
+        return out
+
+    def node_key(self, node: Node) -> int:
+        """:meth:`key` of ``node`` with no row suppressed: every row is published at the
+        node's levels, so the sum over groups is the sum over rows, known per QI and level
+        without grouping (the same exact integer)."""
+        return sum(keys[lvl] for keys, lvl in zip(self.level_keys, node, strict=True))
+
     def value(self, key: int) -> float:
         """The loss of a key, rounded once to a float."""
         lat = self.lattice
@@ -129,10 +145,7 @@ def generalization_sequence(table: Table, metric: str = "loss") -> list[Node]:
     if metric == "height":
         keys = [int(x) for x in lat.node_heights]
     elif metric == "loss":
-        scale = LossScale(lat)
-        per = scale.column_numerators()
-        mult = [scale.lcm // (c.base - 1) if c.base > 1 else 0 for c in lat.columns]
-        tables = [[s * m for s in col] for col, m in zip(per, mult, strict=True)]
+        tables = LossScale(lat).level_keys
         keys = [sum(tables[j][lvl] for j, lvl in enumerate(row)) for row in levels.tolist()]
     else:
         keys = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -68,6 +68,51 @@ def column_levels(table: Table, j: int) -> ColumnLevels:
     )
 
 
+class LatticeShape:
+    """The node arrays of a lattice with given heights: level vectors, heights, strides, the
+    nodes of each height, the level-vector tuples. They depend on the heights alone, so they
+    are built once per shape (:func:`lattice_shape`) rather than once per search (15,360 tuples
+    on Adult); the arrays are read-only."""
+
+    def __init__(self, heights: Node) -> None:
+        self.heights = heights
+        radix = [h + 1 for h in heights]
+        self.strides = np.array(
+            [math.prod(radix[j + 1 :]) for j in range(len(radix))], dtype=np.int64
+        )
+        grids = np.indices(radix, dtype=np.int32)
+        self.levels = grids.reshape(len(heights), -1).T.copy()
+        self.node_heights = self.levels.sum(axis=1)
+        order = np.argsort(self.node_heights, kind="stable")
+        bounds = np.searchsorted(self.node_heights[order], np.arange(sum(heights) + 2))
+        self.layers = [order[bounds[i] : bounds[i + 1]] for i in range(sum(heights) + 1)]
+        for a in (self.strides, self.levels, self.node_heights, *self.layers):
+            a.flags.writeable = False
+
+    @cached_property
+    def nodes(self) -> list[Node]:
+        """The level vector of every node as a tuple, in index order."""
+        return [tuple(r) for r in self.levels.tolist()]
+
+
+SHAPE_CACHE_NODES = 1_000_000
+"""Lattice shapes up to this many nodes are kept between searches (:func:`lattice_shape`);
+larger ones (up to :data:`MAX_NODES`, hundreds of MB of tuples) are built per lattice."""
+
+
+@lru_cache(maxsize=16)
+def _cached_shape(heights: Node) -> LatticeShape:
+    return LatticeShape(heights)
+
+
+def lattice_shape(heights: Node) -> LatticeShape:
+    """The :class:`LatticeShape` of ``heights``, cached up to :data:`SHAPE_CACHE_NODES`."""
+    heights = tuple(heights)
+    if math.prod(h + 1 for h in heights) > SHAPE_CACHE_NODES:
+        return LatticeShape(heights)
+    return _cached_shape(heights)
+
+
 @dataclass(frozen=True, eq=False)
 class Lattice:
     """The generalization lattice of a table: one hierarchy level per quasi-identifier.
@@ -97,7 +142,7 @@ class Lattice:
         """Quasi-identifier names, in level-vector order."""
         return [c.name for c in self.columns]
 
-    @property
+    @cached_property
     def heights(self) -> Node:
         """Height of each QI's hierarchy (its largest level)."""
         return tuple(c.height for c in self.columns)
@@ -108,26 +153,29 @@ class Lattice:
         return math.prod(h + 1 for h in self.heights)
 
     @cached_property
+    def shape(self) -> LatticeShape:
+        """The node arrays of this lattice's heights (shared by every lattice of that shape)."""
+        return lattice_shape(self.heights)
+
+    @property
     def strides(self) -> np.ndarray:
         """Index step of one level on each QI."""
-        radix = [h + 1 for h in self.heights]
-        return np.array([math.prod(radix[j + 1 :]) for j in range(len(radix))], dtype=np.int64)
+        return self.shape.strides
 
     @property
     def top(self) -> Node:
         """The node publishing every QI at its root."""
         return self.heights
 
-    @cached_property
+    @property
     def levels(self) -> np.ndarray:
         """Level vector of every node, int32 [size, d], in index order."""
-        grids = np.indices([h + 1 for h in self.heights], dtype=np.int32)
-        return grids.reshape(len(self.heights), -1).T.copy()
+        return self.shape.levels
 
-    @cached_property
+    @property
     def node_heights(self) -> np.ndarray:
         """Height (sum of levels) of every node."""
-        return self.levels.sum(axis=1)
+        return self.shape.node_heights
 
     def index(self, node: Node) -> int:
         """Index of a level vector."""
@@ -136,11 +184,7 @@ class Lattice:
 
     def node(self, index: int) -> Node:
         """Level vector of an index."""
-        return self._nodes[index]
-
-    @cached_property
-    def _nodes(self) -> list[Node]:
-        return [tuple(r) for r in self.levels.tolist()]
+        return self.shape.nodes[index]
 
     def check_node(self, node: Node | dict[str, int]) -> Node:
         """A level vector (from a tuple or a name -> level mapping), validated."""
@@ -158,11 +202,8 @@ class Lattice:
         return node
 
     def by_height(self) -> list[np.ndarray]:
-        """Node indices of each height, each in lexicographic order."""
-        h = self.node_heights
-        order = np.argsort(h, kind="stable")
-        bounds = np.searchsorted(h[order], np.arange(sum(self.heights) + 2))
-        return [order[bounds[i] : bounds[i + 1]] for i in range(sum(self.heights) + 1)]
+        """Node indices of each height, each in lexicographic order (read-only arrays)."""
+        return list(self.shape.layers)  # a new list: callers may reorder it
 
     # -- rows -------------------------------------------------------------------------------
     def row_nodes(self, node: Node) -> np.ndarray:
@@ -192,4 +233,14 @@ def above(lat: Lattice, mask: np.ndarray, layers: list[np.ndarray], strict: bool
     return out
 
 
-__all__ = ["MAX_NODES", "ColumnLevels", "Lattice", "Node", "above", "column_levels"]
+__all__ = [
+    "MAX_NODES",
+    "SHAPE_CACHE_NODES",
+    "ColumnLevels",
+    "Lattice",
+    "LatticeShape",
+    "Node",
+    "above",
+    "column_levels",
+    "lattice_shape",
+]

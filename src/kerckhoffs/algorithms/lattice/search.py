@@ -9,10 +9,22 @@ same published node; they differ in how many nodes they evaluate.
   every other node is evaluated, from the frequency set of a child.
 - ``"two-way"`` (default): the same bottom-up frontier plus a top-down one, which tags every
   specialization of a violating node as violating (the contrapositive of the generalization
-  property); at each step the frontier whose next height has fewer untagged nodes advances.
-  On Adult with k = 5 the minimal nodes sit near the top of the lattice (no suppression: every
-  rare value must be generalized away), so bottom-up alone evaluates 15,269 of the 15,360
-  nodes and two-way about 450.
+  property); at each step the top-down frontier advances unless the next bottom layer has at
+  most ``1/TOP_DOWN_BIAS`` (1/8) as many untagged nodes as the next top layer. The bias is
+  measured, not derived: a top-down node is cheap (near the top few QIs are left below their
+  root, and the layer rolls up from one small *anchor*, :meth:`.Evaluator.prepare`) and a
+  violating one tags its whole down-set, while the lowest layers are the most expensive to
+  evaluate (frequency sets nearly the table's size) and, under k-anonymity on real data,
+  rarely satisfy. On Adult with k = 5 the minimal nodes sit near the top of the lattice (no
+  suppression: every rare value must be generalized away), so bottom-up alone evaluates
+  15,269 of the 15,360 nodes, two-way with equal weights (bias 1, issue 15's starting point)
+  450 and with bias 8 208; on ARX's Adult (6,480 nodes, k = 5) 208 -> 111 (ARX 3.9's Flash
+  checks 142). Tried on eleven settings (the five of ``tests/test_lattice_arx.py``; ARX's
+  Adult and the 45,222-row Adult with k = 2; the latter with l = 2; distinct l = 3 on SA
+  occupation; 5,000 generated hospital rows with k = 2 and 5), bias 8 evaluates 28-54% fewer
+  nodes than bias 1 on every one, and biases 32 or 1,000 save at most 3 more nodes on the
+  five. Any bias gives the same minimal nodes: it only changes which frontier tags a node
+  first.
 - ``"samarati"``: Samarati's binary search on the height for the lowest height holding a
   satisfying node (sound because, for a monotone predicate, a satisfying node at height ``h``
   has a satisfying parent at ``h + 1``), then every node of that height is evaluated; the
@@ -35,6 +47,7 @@ lexicographically lowest level vector.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,6 +66,9 @@ from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity
 
 STRATEGIES = ("two-way", "incognito", "samarati", "naive")
+TOP_DOWN_BIAS = 8
+"""The two-way search advances bottom-up only when the next bottom layer has at most
+``1/TOP_DOWN_BIAS`` as many untagged nodes as the next top layer (module docstring)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,29 +79,68 @@ class LatticeSearch:
     included, with ``evaluated=False``); ``minimal`` the minimal satisfying nodes found, in
     lexicographic order (for ``"samarati"``: those of the lowest satisfying height);
     ``chosen`` the published node; ``losses`` the metric value of each minimal node.
+
+    The search records its visits compactly (``order``: node indices in visiting order;
+    ``tags``: -1 evaluated, 1 tagged satisfying, 0 tagged violating; ``results``: the
+    evaluated nodes' results by index) and builds ``visits`` only when asked: on Adult a
+    search evaluates about 200 of 6,480 nodes and nobody reads the other 6,280.
     """
 
     lattice: Lattice
     strategy: str
     metric: str
     suppression: float
-    visits: tuple[NodeResult, ...]
+    order: np.ndarray
+    tags: np.ndarray
+    results: dict[int, NodeResult]
     minimal: tuple[Node, ...]
     losses: dict[Node, float]
     chosen: Node
 
+    @cached_property
+    def visits(self) -> tuple[NodeResult, ...]:
+        """Every visited node's result, in visiting order (tagged ones with unknown fields)."""
+        node = self.lattice.node
+        return tuple(
+            self.results[i] if t < 0 else NodeResult(node(i), bool(t), evaluated=False)
+            for i, t in zip(self.order.tolist(), self.tags.tolist(), strict=True)
+        )
+
     @property
     def evaluated(self) -> int:
         """Number of nodes evaluated (not tagged)."""
-        return sum(v.evaluated for v in self.visits)
+        return int(np.count_nonzero(self.tags < 0))
 
     @property
     def chosen_result(self) -> NodeResult:
         """The visit that evaluated the chosen node."""
-        return next(v for v in self.visits if v.levels == self.chosen and v.evaluated)
+        return self.results[self.lattice.index(self.chosen)]
 
 
-def _sweep(ev: Evaluator, two_way: bool) -> tuple[list[NodeResult], list[int]]:
+class _Trace:
+    """Visits recorded per layer (node indices, tags) plus the evaluated results."""
+
+    def __init__(self) -> None:
+        self.order: list[np.ndarray] = []
+        self.tags: list[np.ndarray] = []
+        self.results: dict[int, NodeResult] = {}
+
+    def add(self, nodes: np.ndarray, tags: np.ndarray) -> None:
+        self.order.append(nodes)
+        self.tags.append(tags)
+
+    def evaluated(self, idx: int, res: NodeResult) -> None:
+        self.order.append(np.array([idx], dtype=np.int64))
+        self.tags.append(np.array([-1], dtype=np.int8))
+        self.results[idx] = res
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.order:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int8)
+        return np.concatenate(self.order).astype(np.int64), np.concatenate(self.tags)
+
+
+def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
     """Bottom-up by height with predictive tagging (Incognito); with ``two_way`` also a
     top-down frontier tagging the specializations of violating nodes, the two frontiers
     advancing on the side with fewer untagged nodes next (module docstring)."""
@@ -103,25 +158,29 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[list[NodeResult], list[int]]:
     up = np.zeros(lat.size, dtype=bool)  # >= an evaluated satisfying node
     down = np.zeros(lat.size, dtype=bool)  # <= a node with too many violating rows
     qsat = np.zeros(lat.size, dtype=bool)
-    visits: list[NodeResult] = []
+    trace = _Trace()
     lo, hi = 0, len(layers) - 1
     last_kept: list[int] = []
     while lo <= hi:
         if two_way and lo < hi:
             n_lo = int(np.count_nonzero(~(up[layers[lo]] | down[layers[lo]])))
             n_hi = int(np.count_nonzero(~(up[layers[hi]] | down[layers[hi]])))
-            bottom = n_lo <= n_hi
+            bottom = n_lo * TOP_DOWN_BIAS <= n_hi
         else:
             bottom = True
         nodes = layers[lo] if bottom else layers[hi]
+        # tags of a layer's nodes do not change while the layer is visited (an evaluation
+        # tags only the node itself; the carry to other heights comes after the layer)
+        tags = np.where(up[nodes], 1, np.where(down[nodes], 0, -1)).astype(np.int8)
+        trace.add(nodes, tags)
         new_up = new_down = False
         kept: list[int] = []
-        for idx in nodes.tolist():
-            if up[idx] or down[idx]:
-                visits.append(NodeResult(lat.node(idx), bool(up[idx]), evaluated=False))
-                continue
+        todo = nodes[tags < 0].tolist()
+        if not bottom:
+            ev.prepare(todo)
+        for idx in todo:
             res, grouped = ev.evaluate(idx)
-            visits.append(res)
+            trace.results[idx] = res
             if res.satisfied:
                 up[idx] = qsat[idx] = new_up = True
             else:
@@ -147,20 +206,19 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[list[NodeResult], list[int]]:
                         can = layers[h][levels[layers[h], j] < heights[j]]
                         down[can] |= down[can + stride]
     ev.forget(last_kept)
+    ev.release_anchors()
     minimal = np.flatnonzero(qsat & ~above(lat, qsat, layers, strict=True))
-    return visits, minimal.tolist()
+    return trace, minimal.tolist()
 
 
-def _samarati(ev: Evaluator) -> tuple[list[NodeResult], list[int]]:
+def _samarati(ev: Evaluator) -> tuple[_Trace, list[int]]:
     layers = ev.lattice.by_height()
-    done: dict[int, NodeResult] = {}
-    visits: list[NodeResult] = []
+    trace = _Trace()
 
     def judge(idx: int) -> NodeResult:
-        if idx not in done:
-            done[idx] = ev.evaluate(idx)[0]
-            visits.append(done[idx])
-        return done[idx]
+        if idx not in trace.results:
+            trace.evaluated(idx, ev.evaluate(idx)[0])
+        return trace.results[idx]
 
     lo, hi = 0, len(layers) - 1  # the top satisfies (checked before the search)
     while lo < hi:
@@ -170,15 +228,18 @@ def _samarati(ev: Evaluator) -> tuple[list[NodeResult], list[int]]:
         else:
             lo = mid + 1
     minimal = [i for i in layers[lo].tolist() if judge(i).satisfied]
-    return visits, minimal
+    return trace, minimal
 
 
-def _naive(ev: Evaluator) -> tuple[list[NodeResult], list[int]]:
+def _naive(ev: Evaluator) -> tuple[_Trace, list[int]]:
     lat = ev.lattice
-    visits = [ev.evaluate(i, ev.base)[0] for i in range(lat.size)]
-    sat = np.array([v.satisfied for v in visits], dtype=bool)
+    trace = _Trace()
+    for i in range(lat.size):
+        trace.results[i] = ev.evaluate(i, ev.base)[0]
+    trace.add(np.arange(lat.size, dtype=np.int64), np.full(lat.size, -1, dtype=np.int8))
+    sat = np.array([trace.results[i].satisfied for i in range(lat.size)], dtype=bool)
     layers = lat.by_height()
-    return visits, np.flatnonzero(sat & ~above(lat, sat, layers, strict=True)).tolist()
+    return trace, np.flatnonzero(sat & ~above(lat, sat, layers, strict=True)).tolist()
 
 
 def search_lattice(
@@ -209,22 +270,24 @@ def search_lattice(
         )
     check_feasible(ev, name)
     if strategy in ("two-way", "incognito"):
-        visits, minimal = _sweep(ev, two_way=strategy == "two-way")
+        trace, minimal = _sweep(ev, two_way=strategy == "two-way")
     elif strategy == "samarati":
-        visits, minimal = _samarati(ev)
+        trace, minimal = _samarati(ev)
     else:
-        visits, minimal = _naive(ev)
+        trace, minimal = _naive(ev)
     lat = ev.lattice
     chosen = min(minimal, key=lambda i: (ev.keys[i], i))
-    evaluated = {v.levels: v for v in visits if v.evaluated}
+    order, tags = trace.arrays()
     return LatticeSearch(
         lat,
         strategy,
         metric,
         float(suppression),
-        tuple(visits),
+        order,
+        tags,
+        trace.results,
         tuple(lat.node(i) for i in minimal),
-        {lat.node(i): evaluated[lat.node(i)].loss for i in minimal},
+        {lat.node(i): trace.results[i].loss for i in minimal},
         lat.node(chosen),
     )
 
