@@ -285,13 +285,6 @@ def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     return np.maximum, sens
 
 
-def _code_sort(codes: np.ndarray, size: int, dtype: type) -> np.ndarray:
-    """Stable argsort of small non-negative codes (radix sort through uint16 when it fits)."""
-    if size <= np.iinfo(np.uint16).max:
-        return np.argsort(codes.astype(np.uint16), kind="stable").astype(dtype)
-    return np.argsort(codes, kind="stable").astype(dtype)
-
-
 def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
     out = np.zeros(x.size, dtype=np.int64)
     np.cumsum(x[:-1], out=out[1:])
@@ -305,28 +298,189 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
 
 
-def _search(
-    code_at: Callable[[np.ndarray], np.ndarray],
-    lo: np.ndarray,
-    hi: np.ndarray,
-    value: np.ndarray,
-    above: bool,
-) -> np.ndarray:
-    """Per segment, the first position in ``[lo, hi)`` whose code is ``> value`` (``above``)
-    or ``>= value``, ``hi`` if none: a binary search run for all segments at once (codes are
-    sorted inside each segment), dropping the segments that are done."""
-    lo = lo.copy()
-    hi = hi.copy()
-    act = np.flatnonzero(lo < hi)
-    while act.size:
-        a, b = lo[act], hi[act]
-        mid = (a + b) >> 1
-        c = code_at(mid)
-        before = c <= value[act] if above else c < value[act]
-        lo[act] = np.where(before, mid + 1, a)
-        hi[act] = np.where(before, b, mid)
-        act = act[lo[act] < hi[act]]
-    return lo
+DENSE_BINS = 1 << 22
+"""A level histogram is a dense ``bincount`` while its ``n_groups * W`` bins stay below
+``max(DENSE_BINS, 4 * active units)``; above that (wide numeric domains, many groups) the
+keys are compressed by sorting (``np.unique``), so memory stays bounded by the input size."""
+
+
+@dataclass(frozen=True, eq=False)
+class LevelHistogram:
+    """The non-empty cells of a per-(group, code) count table of one level, sparse.
+
+    ``key[i] = group * width + code`` (ascending) holds ``count[i] > 0`` rows. Two of them
+    computed on disjoint row sets (two chunks of a table) sum by merging keys, which is what
+    a distributed level needs; ``unit_cell`` (optional) is the cell index of every input unit.
+    """
+
+    key: np.ndarray
+    count: np.ndarray
+    width: int
+    unit_cell: np.ndarray | None = None
+
+
+def level_histogram(
+    group: np.ndarray,
+    codes: np.ndarray,
+    n_groups: int,
+    width: int,
+    weight: np.ndarray | None = None,
+    *,
+    cells: bool = False,
+) -> LevelHistogram:
+    """The (group, code) histogram of one level (Mondrian's counting step, issue 15).
+
+    ``group`` (int64) and ``codes`` (``0 <= code < width``) per active unit, ``weight`` the
+    rows each unit stands for (None: one). One ``bincount`` over ``group * width + code``
+    when the dense table is small enough (:data:`DENSE_BINS`), else a sort of the keys.
+    ``cells=True`` also returns each unit's cell index (for the SA pairs, whose halves are
+    counted by cell).
+    """
+    key = group * width
+    key += codes
+    bins = n_groups * width
+    if bins <= max(DENSE_BINS, 4 * key.size):
+        hist = np.bincount(key, weights=weight, minlength=bins)
+        nz = np.flatnonzero(hist)
+        count = hist[nz]
+        unit_cell = None
+        if cells:
+            rank = np.cumsum(hist > 0, dtype=np.int64)
+            rank -= 1
+            unit_cell = rank[key]
+        out_key = nz
+    else:
+        out_key, inv = np.unique(key, return_inverse=True)
+        count = np.bincount(inv, weights=weight, minlength=out_key.size)
+        unit_cell = inv.astype(np.int64) if cells else None
+    if count.dtype != np.int64:
+        count = count.astype(np.int64)
+    return LevelHistogram(out_key, count, width, unit_cell)
+
+
+@dataclass(frozen=True, eq=False)
+class MedianCuts:
+    """Per group of one level and one quasi-identifier: the candidate median cut.
+
+    ``spread`` = max code - min code; ``value`` the median code ``v``; ``below`` the rows
+    with a code ``< v``; ``left`` = ``|L|`` (``|G|`` when ``spread == 0``: no cut). Under
+    strict cuts ``L`` is ``{code <= v}`` (lower median) or ``{code < v}`` (upper); under
+    relaxed cuts it is ``{code < v}`` plus the first ``left - below`` rows with code ``v``.
+    """
+
+    spread: np.ndarray
+    value: np.ndarray
+    below: np.ndarray
+    left: np.ndarray
+
+
+def median_cuts(hist: LevelHistogram, sizes: np.ndarray, lower: bool, strict: bool) -> MedianCuts:
+    """Each group's median cut on one quasi-identifier, from its (summed) level histogram.
+
+    The lower median is the smallest ``v`` with ``|{t <= v}| >= ceil(|G|/2)``; the upper one
+    the code at sorted position ``floor(|G|/2)``, i.e. the smallest ``v`` with
+    ``|{t <= v}| >= floor(|G|/2) + 1`` (module docstring). Found for all groups at once by
+    one ``searchsorted`` in the cumulative counts of the histogram's cells (cells are sorted
+    by group, then code, and every group has at least one).
+    """
+    width = hist.width
+    n_groups = sizes.size
+    first = np.searchsorted(hist.key, np.arange(n_groups, dtype=np.int64) * width)
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = hist.key.size - 1
+    code = hist.key % width
+    spread = code[last] - code[first]
+    cum = np.cumsum(hist.count)
+    before = cum[first] - hist.count[first]
+    target = before + ((sizes + 1) // 2 if lower else sizes // 2 + 1)
+    at = np.searchsorted(cum, target)
+    upto = cum[at] - before
+    below = upto - hist.count[at]
+    cut = spread > 0
+    left = sizes.copy()  # |L| = |G|: not a cut
+    if strict:
+        left[cut] = (upto if lower else below)[cut]
+    else:
+        half = (sizes + 1) // 2 if lower else sizes // 2
+        left[cut] = half[cut]
+    return MedianCuts(spread, code[at], below, left)
+
+
+def _tie_ranks(group: np.ndarray) -> np.ndarray:
+    """Rank of each element among the earlier elements with the same ``group`` value."""
+    order = np.argsort(group, kind="stable")
+    sorted_g = group[order]
+    idx = np.arange(group.size, dtype=np.int64)
+    run_start = np.zeros(group.size, dtype=np.int64)
+    if group.size:
+        new_run = np.empty(group.size, dtype=bool)
+        new_run[0] = True
+        np.not_equal(sorted_g[1:], sorted_g[:-1], out=new_run[1:])
+        run_start = np.maximum.accumulate(np.where(new_run, idx, 0))
+    rank = np.empty(group.size, dtype=np.int64)
+    rank[order] = idx - run_start
+    return rank
+
+
+def _fold_units(
+    table: Table, with_sa: bool
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Rows with the same QI codes (and SA code, ``with_sa``) collapsed into units.
+
+    Returns ``(unit of each row, first row of each unit, rows per unit)``, units numbered by
+    first appearance; ``(None, None, None)`` when every row is distinct. Columns are folded
+    into one int64 key (mixed radix, re-compressed by ``factorize`` before it could overflow).
+    """
+    import pandas as pd
+
+    n = table.n
+    cols = [table.qi[:, j] for j in range(table.d)]
+    spans = [max(c.size, 1) for c in table.qi_columns]
+    if with_sa:
+        cols.append(table.sa)
+        spans.append(max(table.n_sa, 1))
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for col, radix in zip(cols, spans, strict=True):
+        if span * radix >= 2**62:
+            codes, uniques = pd.factorize(key, sort=False)
+            key = codes.astype(np.int64, copy=False)
+            span = max(len(uniques), 1)
+        key *= radix
+        key += col
+        span *= radix
+    unit, uniques = pd.factorize(key, sort=False)
+    del key
+    n_units = len(uniques)
+    if n_units == n:
+        return None, None, None
+    unit = unit.astype(np.int64, copy=False)
+    # ids come in order of first appearance: a unit starts where the running max grows
+    top = np.maximum.accumulate(unit)
+    first = np.flatnonzero(np.diff(top, prepend=-1))
+    del top
+    return unit, first, np.bincount(unit, minlength=n_units)
+
+
+class _Units:
+    """The active units of the recursion (rows, or collapsed duplicate rows) and their logs."""
+
+    def __init__(self, row_unit: np.ndarray | None, sa_log: SAReadLog | None) -> None:
+        self.row_unit = row_unit
+        self.sa_log = sa_log
+
+    def record(self, units: np.ndarray, set_ids: np.ndarray, what: str) -> None:
+        """Log an SA read on sets of units (expanded to their rows)."""
+        assert self.sa_log is not None
+        if self.row_unit is None:
+            self.sa_log.record(units, set_ids, what)
+            return
+        of_unit = np.full(int(self.row_unit.max()) + 1, -1, dtype=np.int64)
+        of_unit[units] = set_ids
+        of_row = of_unit[self.row_unit]
+        rows = np.flatnonzero(of_row >= 0)
+        self.sa_log.record(rows, of_row[rows], what)
 
 
 def mondrian_groups(
@@ -336,6 +490,7 @@ def mondrian_groups(
     median: str = "lower",
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
+    collapse: bool = True,
 ) -> np.ndarray:
     """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
 
@@ -343,16 +498,28 @@ def mondrian_groups(
     No precondition is checked here: a table whose root violates the rule's model comes back
     as one group. Group ids are in order of first appearance in the rows.
 
-    How (module docstring): every active group is a segment ``[start, start + size)`` of
-    ``perms[j]``, the active row ids sorted by (group, code of QI ``j``, row id), for every
-    ``j`` (and ``perms[d]`` sorted by (group, SA, row id) when the rule reads the SA). At
-    each depth, for all groups at once: ranges and medians are gathers at segment positions;
-    ``|L|`` is a binary search inside the segments; the rule is evaluated dimension by
-    dimension in each group's order of normalized range, the halves' SA counts coming from
-    one ``bincount`` over the (group, SA) pairs of the smaller half of the groups still
-    undecided. Finished groups are dropped; each split group is split stably in every
-    ``perms[j]`` (a cumulative sum gives each row its rank within its half), so the orders
-    stay sorted without sorting again.
+    How (module docstring; issue 15 "Mondrian by counting"): the recursion runs level by
+    level, and each level is three steps, each a pure function of arrays so that a level can
+    be computed on chunks of the table and summed (what a distributed run does):
+
+    1. *histograms* (:func:`level_histogram`): from the codes of the active units and their
+       group ids, one ``bincount`` per quasi-identifier over ``group * W + code`` (and one
+       over ``group * n_sa + SA`` when the rule reads the SA);
+    2. *cuts* (:func:`median_cuts`, then the rule): from the (summed) histograms, every
+       group's normalized ranges, medians and ``|L|``; the rule is evaluated dimension by
+       dimension in each group's order of normalized range. When it reads the halves' SA,
+       their counts are one more ``bincount`` over the (group, SA) cells of the left rows of
+       the candidates being decided (the right half is the group minus the left);
+    3. *map*: finished groups leave; a split group ``g`` (the ``r``-th split one) sends its
+       rows to ``2r`` (left) or ``2r + 1``, the same numbering as the sorted-orders engine of
+       earlier versions (``benchmarks/baselines/mondrian_v0.py``), so the partition and the
+       ``sa_log`` records are identical to it.
+
+    Units: under strict cuts rows with equal QI codes always stay together (and, for rules
+    reading the SA, rows with equal QI and SA codes contribute equally to every count), so
+    with ``collapse`` (default) duplicate rows are folded into one weighted unit first; the
+    histograms are then weighted ``bincount`` s and the partition is the same. Relaxed cuts
+    split rows equal to the median by row id and always run on rows.
 
     ``sa_log`` (:mod:`~kerckhoffs.algorithms.sa_reads`) records the SA statistics the rule
     reads: ``c(G)`` of every group with a candidate cut (rules reading the group's SA) and
@@ -369,86 +536,86 @@ def mondrian_groups(
     lower = median == "lower"
     strict = cuts == "strict"
     n, d = table.n, table.d
-    # (typed Any: the index width is chosen at run time, which numpy's stubs cannot follow)
-    idx: Any = np.int32 if n < np.iinfo(np.int32).max else np.int64
-    qi = table.qi
-    sa = table.sa
+    if n == 0:
+        return np.zeros(0, dtype=np.int32)
     widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)
+    domains = [max(c.size, 1) for c in table.qi_columns]
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
     reducer, sens_mask = _bounded_reducer(table)
-    n_sa_hist = max(table.n_sa, 1)
+    n_sa = max(table.n_sa, 1)
 
-    perms = [_code_sort(qi[:, j], table.qi_columns[j].size, idx) for j in range(d)]
+    # the units: rows, or (strict cuts) distinct rows with their multiplicity
+    row_unit = first_row = weight = None
+    if collapse and strict:
+        row_unit, first_row, weight = _fold_units(table, need_pairs)
+    units = _Units(row_unit, sa_log)
+    codes = []
+    for j in range(d):
+        col = table.qi[:, j] if first_row is None else table.qi[first_row, j]
+        codes.append(col.astype(np.min_scalar_type(domains[j] - 1)))
+    sa_u = None
     if need_pairs:
-        perms.append(_code_sort(sa, max(table.n_sa, 1), idx))
-    out = np.full(n, -1, dtype=np.int64)
+        sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(
+            np.min_scalar_type(n_sa - 1)
+        )
+    n_units = n if first_row is None else first_row.size
+    wf = None if weight is None else weight.astype(np.float64)
+
+    uid = np.arange(n_units, dtype=np.int64)  # the active units
+    gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
+    out = np.full(n_units, -1, dtype=np.int64)
     next_id = 0
-    sizes = np.array([n], dtype=np.int64)
-    is_left = np.zeros(n, dtype=bool)
-    pair_of_row = np.zeros(n, dtype=idx) if halves_sa else None
+    sizes = np.array([n], dtype=np.int64)  # rows per group
+
+    def left_of(pos: np.ndarray, grp: np.ndarray, j: int, mc: MedianCuts) -> np.ndarray:
+        """Whether the active units ``pos`` (of groups ``grp``) go left when cut on ``j``."""
+        c = codes[j][pos]
+        v = mc.value[grp]
+        if strict:
+            return c <= v if lower else c < v
+        left = c < v
+        tie = np.flatnonzero(c == v)
+        if tie.size:
+            rank = _tie_ranks(grp[tie])
+            left[tie] = rank < (mc.left - mc.below)[grp[tie]]
+        return left
 
     while sizes.size:
         n_groups = sizes.size
-        n_act = int(sizes.sum())
-        starts = _exclusive_cumsum(sizes)
-        ends = starts + sizes
         every = np.arange(n_groups)
 
-        # SA statistics of the groups, from the (group, SA) pairs of the SA order
-        bounded = pair_tot = pair_first = pair_count = pair_w = pair_sa = None
+        # 1. histograms, 2. candidate cuts: SA statistics of the groups from the SA pairs
+        bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
         if need_pairs:
-            s_sorted = sa[perms[d]]
-            change = np.empty(n_act, dtype=bool)
-            change[0] = True
-            np.not_equal(s_sorted[1:], s_sorted[:-1], out=change[1:])
-            change[starts[1:]] = True
-            pair_start = np.flatnonzero(change)
-            pair_tot = np.diff(np.append(pair_start, n_act))
-            pair_pos = np.cumsum(change, dtype=idx)
-            pair_pos -= 1
-            pair_first = pair_pos[starts].astype(np.int64)
-            pair_count = np.diff(np.append(pair_first, pair_start.size))
+            assert sa_u is not None
+            pairs_hist = level_histogram(gid, sa_u, n_groups, n_sa, wf, cells=halves_sa)
+            pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
+            pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
+            pair_sa = pairs_hist.key % n_sa
             if sens_mask is not None:
-                pair_w = sens_mask[s_sorted[pair_start]]
-            bounded = _reduce(pair_tot, pair_w, reducer, pair_first)
-            if rule.reads_halves_hist:
-                pair_sa = s_sorted[pair_start].astype(np.int64)
-            if pair_of_row is not None:
-                pair_of_row[perms[d]] = pair_pos
-            del s_sorted, change, pair_pos
+                pair_w = sens_mask[pair_sa]
+            bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
         # candidate cuts: normalized range and |L| of every group on every dimension
         norm = np.zeros((n_groups, d), dtype=np.float64)
         n_left = np.empty((n_groups, d), dtype=np.int64)
+        med: list[MedianCuts] = []
         for j in range(d):
-            col, p = qi[:, j], perms[j]
-
-            def code_at(pos: np.ndarray, col: np.ndarray = col, p: np.ndarray = p) -> np.ndarray:
-                return col[p[pos]]
-
-            spread = code_at(ends - 1) - code_at(starts)
+            mc = median_cuts(
+                level_histogram(gid, codes[j], n_groups, domains[j], wf), sizes, lower, strict
+            )
+            med.append(mc)
             if widths[j] > 0:
-                norm[:, j] = spread / widths[j]
-            nl = sizes.copy()  # |L| = |G|: not a cut
-            g = np.flatnonzero(spread > 0)
-            if strict:
-                s, e, m = starts[g], ends[g], sizes[g]
-                if lower:  # L = {t <= v}, v the value at sorted position ceil(m/2) - 1
-                    med = s + (m + 1) // 2 - 1
-                    nl[g] = _search(code_at, med + 1, e, code_at(med), True) - s
-                else:  # L = {t < v}, v the value at sorted position floor(m/2)
-                    med = s + m // 2
-                    nl[g] = _search(code_at, s, med, code_at(med), False) - s
-            else:
-                nl[g] = (sizes[g] + 1) // 2 if lower else sizes[g] // 2
-            n_left[:, j] = nl
+                norm[:, j] = mc.spread / widths[j]
+            n_left[:, j] = mc.left
         cand = (n_left > 0) & (n_left < sizes[:, None])
 
         # allowed cuts
         allowed = np.zeros((n_groups, d), dtype=bool)
         if sa_log is not None and rule.reads_group_sa:
-            _log_groups(sa_log, perms[0], starts, sizes, np.flatnonzero(cand.any(axis=1)))
+            pos = np.flatnonzero(cand.any(axis=1)[gid])
+            units.record(uid[pos], gid[pos], "S_max of the group being cut")
         if not halves_sa:
             gi, ji = np.nonzero(cand)
             if gi.size:
@@ -458,11 +625,13 @@ def mondrian_groups(
                 allowed[gi, ji] = rule.allowed(stats)
         else:
             # try each group's dimensions in its order, reading halves only when needed
-            assert pair_of_row is not None and pair_tot is not None and bounded is not None
-            assert pair_first is not None and pair_count is not None
+            assert pairs_hist is not None and pairs_hist.unit_cell is not None
+            assert bounded is not None and pair_first is not None and pair_count is not None
+            assert pair_sa is not None
             order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
             n_cand = cand.sum(axis=1)
             undecided = n_cand > 0
+            slot = np.full(n_groups, -1, dtype=np.int64)
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
@@ -473,38 +642,44 @@ def mondrian_groups(
                     if not g.size:
                         continue
                     nl, m = n_left[g, j], sizes[g]
-                    small_left = nl <= m - nl
-                    length = np.where(small_left, nl, m - nl)
-                    pos = _ranges(np.where(small_left, starts[g], starts[g] + nl), length)
-                    pid = pair_of_row[perms[j][pos]].astype(np.int64)
+                    slot[g] = np.arange(g.size)
+                    pos = np.flatnonzero(slot[gid] >= 0)
+                    grp = gid[pos]
+                    left = left_of(pos, grp, j, med[j])
+                    slot[g] = -1
+                    lpos = pos[left]
+                    cnt_all = np.bincount(
+                        pairs_hist.unit_cell[lpos],
+                        weights=None if wf is None else wf[lpos],
+                        minlength=pairs_hist.key.size,
+                    )
                     pf, pc = pair_first[g], pair_count[g]
                     local_first = _exclusive_cumsum(pc)
-                    pid -= np.repeat(pf - local_first, length)
-                    cnt = np.bincount(pid, minlength=int(pc.sum()))
                     pairs = _ranges(pf, pc)
+                    cnt = cnt_all[pairs].astype(np.int64, copy=False)
+                    rest = pairs_hist.count[pairs] - cnt
                     w = None if pair_w is None else pair_w[pairs]
-                    b_small = _reduce(cnt, w, reducer, local_first)
-                    b_other = _reduce(pair_tot[pairs] - cnt, w, reducer, local_first)
                     h_left = h_right = None
-                    if pair_sa is not None:  # full histograms of the halves
+                    if rule.reads_halves_hist:  # full histograms of the halves
                         cand_of_pair = np.repeat(np.arange(g.size), pc)
-                        small = np.zeros((g.size, n_sa_hist), dtype=np.int64)
-                        small[cand_of_pair, pair_sa[pairs]] = cnt
-                        other = np.zeros_like(small)
-                        other[cand_of_pair, pair_sa[pairs]] = pair_tot[pairs] - cnt
-                        h_left = np.where(small_left[:, None], small, other)
-                        h_right = np.where(small_left[:, None], other, small)
+                        h_left = np.zeros((g.size, n_sa), dtype=np.int64)
+                        h_left[cand_of_pair, pair_sa[pairs]] = cnt
+                        h_right = np.zeros_like(h_left)
+                        h_right[cand_of_pair, pair_sa[pairs]] = rest
                     stats = CutStats(
                         m,
                         nl,
                         bounded[g],
-                        np.where(small_left, b_small, b_other),
-                        np.where(small_left, b_other, b_small),
+                        _reduce(cnt, w, reducer, local_first),
+                        _reduce(rest, w, reducer, local_first),
                         h_left,
                         h_right,
                     )
                     if sa_log is not None:
-                        _log_halves(sa_log, perms[j], starts[g], m, nl)
+                        slot[g] = np.arange(g.size)
+                        half = 2 * slot[grp] + ~left
+                        slot[g] = -1
+                        units.record(uid[pos], half, "S_max of the candidate halves")
                     ok = np.asarray(rule.allowed(stats), dtype=bool)
                     allowed[g[ok], j] = True
                     undecided[g[ok]] = False
@@ -514,70 +689,38 @@ def mondrian_groups(
         split = allowed[every, best]
         nl_best = n_left[every, best]
 
-        # finished groups leave with their final ids
+        # 3. map: finished groups leave with their final ids
         if not split.all():
-            done = np.flatnonzero(~split)
-            pos = _ranges(starts[done], sizes[done])
-            out[perms[0][pos]] = np.repeat(next_id + np.arange(done.size), sizes[done])
-            next_id += done.size
+            done = ~split
+            fin_id = np.cumsum(done) - 1 + next_id
+            gone = done[gid]
+            out[uid[gone]] = fin_id[gid[gone]]
+            next_id += int(done.sum())
             if not split.any():
                 break
-            keep = _ranges(starts[split], sizes[split])
-            perms = [p[keep] for p in perms]
-            sizes, nl_best, best = sizes[split], nl_best[split], best[split]
-            starts = _exclusive_cumsum(sizes)
-            n_act = int(sizes.sum())
-
-        # which rows go left: the first |L| positions of the group in its chosen dimension
+            keep = np.flatnonzero(~gone)
+            uid, gid = uid[keep], gid[keep]
+            codes = [c[keep] for c in codes]
+            if sa_u is not None:
+                sa_u = sa_u[keep]
+            if wf is not None:
+                wf = wf[keep]
+        rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
+        new_gid = 2 * rank[gid]
         for j in range(d):
-            g = np.flatnonzero(best == j)
+            g = np.flatnonzero(split & (best == j))
             if not g.size:
                 continue
-            pos = _ranges(starts[g], sizes[g])
-            rank = pos - np.repeat(starts[g], sizes[g])
-            is_left[perms[j][pos]] = rank < np.repeat(nl_best[g], sizes[g])
-
-        # split every order stably: L keeps the group's start, R starts |L| further
-        start_m1 = np.repeat((starts - 1).astype(idx), sizes)
-        right_base = np.arange(n_act, dtype=idx)
-        right_base += np.repeat(nl_best.astype(idx), sizes)
-        has_prev = starts > 0
-        for i, p in enumerate(perms):
-            left = is_left[p]
-            lefts = np.cumsum(left, dtype=idx)  # lefts in [0, pos]
-            before = np.zeros(sizes.size, dtype=idx)
-            before[has_prev] = lefts[starts[has_prev] - 1]
-            lefts -= np.repeat(before, sizes)  # lefts in [start, pos]
-            dest = np.where(left, start_m1 + lefts, right_base - lefts)
-            new_p = np.empty_like(p)
-            new_p[dest] = p
-            perms[i] = new_p
-        new_sizes = np.empty(2 * sizes.size, dtype=np.int64)
-        new_sizes[0::2] = nl_best
-        new_sizes[1::2] = sizes - nl_best
+            pos = np.flatnonzero((split & (best == j))[gid])
+            new_gid[pos] += ~left_of(pos, gid[pos], j, med[j])
+        gid = new_gid
+        new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
+        new_sizes[0::2] = nl_best[split]
+        new_sizes[1::2] = sizes[split] - nl_best[split]
         sizes = new_sizes
 
     assert (out >= 0).all()
-    return Partition.from_labels(out).group
-
-
-def _log_groups(
-    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, g: np.ndarray
-) -> None:
-    """Record that ``c(G)`` was read for the groups ``g`` (segments of ``perm``)."""
-    pos = _ranges(starts[g], sizes[g])
-    sa_log.record(perm[pos], np.repeat(g, sizes[g]), "S_max of the group being cut")
-
-
-def _log_halves(
-    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nl: np.ndarray
-) -> None:
-    """Record that ``c(L)`` and ``c(R)`` were read for candidate cuts (groups are segments of
-    ``perm``, the order of the cut dimension; ``L`` = the first ``nl`` positions)."""
-    pos = _ranges(starts, sizes)
-    rank = pos - np.repeat(starts, sizes)
-    half = 2 * np.repeat(np.arange(sizes.size), sizes) + (rank >= np.repeat(nl, sizes))
-    sa_log.record(perm[pos], half, "S_max of the candidate halves")
+    return Partition.from_labels(out if row_unit is None else out[row_unit]).group
 
 
 def _reduce(
