@@ -407,6 +407,14 @@ def median_cuts(hist: LevelHistogram, sizes: np.ndarray, lower: bool, strict: bo
     return MedianCuts(spread, code[at], below, left)
 
 
+def _by_value(dim: np.ndarray, d: int) -> list[np.ndarray]:
+    """For ``j`` in ``0 .. d-1`` the positions (ascending) where ``dim == j`` (``dim`` int8,
+    ``-1`` for none): one stable radix sort instead of ``d`` masks."""
+    order = np.argsort(dim, kind="stable")
+    ends = np.cumsum(np.bincount(dim + 1, minlength=d + 1))
+    return [order[ends[j] : ends[j + 1]] for j in range(d)]
+
+
 def _tie_ranks(group: np.ndarray) -> np.ndarray:
     """Rank of each element among the earlier elements with the same ``group`` value."""
     order = np.argsort(group, kind="stable")
@@ -550,16 +558,16 @@ def mondrian_groups(
     if collapse and strict:
         row_unit, first_row, weight = _fold_units(table, need_pairs)
     units = _Units(row_unit, sa_log)
-    codes = []
+    n_units = n if first_row is None else first_row.size
+    code_type = np.min_scalar_type(max(domains) - 1)
+    codes = np.empty((n_units, d), dtype=code_type, order="F")  # column j: codes[:, j]
     for j in range(d):
-        col = table.qi[:, j] if first_row is None else table.qi[first_row, j]
-        codes.append(col.astype(np.min_scalar_type(domains[j] - 1)))
+        codes[:, j] = table.qi[:, j] if first_row is None else table.qi[first_row, j]
     sa_u = None
     if need_pairs:
         sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(
             np.min_scalar_type(n_sa - 1)
         )
-    n_units = n if first_row is None else first_row.size
     wf = None if weight is None else weight.astype(np.float64)
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
@@ -567,19 +575,30 @@ def mondrian_groups(
     out = np.full(n_units, -1, dtype=np.int64)
     next_id = 0
     sizes = np.array([n], dtype=np.int64)  # rows per group
+    left_u = np.zeros(n_units, dtype=bool)  # whether the unit goes left in its group's cut
 
-    def left_of(pos: np.ndarray, grp: np.ndarray, j: int, mc: MedianCuts) -> np.ndarray:
-        """Whether the active units ``pos`` (of groups ``grp``) go left when cut on ``j``."""
-        c = codes[j][pos]
-        v = mc.value[grp]
+    def mark_left(
+        sub: np.ndarray, dim_of: np.ndarray, value: np.ndarray, ties: np.ndarray
+    ) -> np.ndarray:
+        """Set ``left_u`` of the active units ``sub`` whose group ``g`` is cut on
+        ``dim_of[g] >= 0`` at median ``value[g]`` (``ties[g]`` rows equal to it go left
+        under relaxed cuts); returns the mask of ``sub`` in such groups."""
+        grp = gid[sub]
+        dim = dim_of[grp]
+        on = dim >= 0
+        flat = np.maximum(dim, 0) * gid.size
+        flat += sub
+        c = codes.ravel(order="F")[flat]  # (codes is F-ordered: a view)
+        v = value[grp]
         if strict:
-            return c <= v if lower else c < v
-        left = c < v
-        tie = np.flatnonzero(c == v)
-        if tie.size:
-            rank = _tie_ranks(grp[tie])
-            left[tie] = rank < (mc.left - mc.below)[grp[tie]]
-        return left
+            left = c <= v if lower else c < v
+        else:
+            left = c < v
+            tie = np.flatnonzero(on & (c == v))
+            if tie.size:
+                left[tie] = _tie_ranks(grp[tie]) < ties[grp[tie]]
+        left_u[sub] = left
+        return on
 
     while sizes.size:
         n_groups = sizes.size
@@ -597,18 +616,19 @@ def mondrian_groups(
                 pair_w = sens_mask[pair_sa]
             bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
-        # candidate cuts: normalized range and |L| of every group on every dimension
+        # candidate cuts: normalized range, median and |L| of every group on every dimension
         norm = np.zeros((n_groups, d), dtype=np.float64)
         n_left = np.empty((n_groups, d), dtype=np.int64)
-        med: list[MedianCuts] = []
+        value = np.empty((n_groups, d), dtype=np.int64)
+        ties = np.empty((n_groups, d), dtype=np.int64)
         for j in range(d):
-            mc = median_cuts(
-                level_histogram(gid, codes[j], n_groups, domains[j], wf), sizes, lower, strict
-            )
-            med.append(mc)
+            hist = level_histogram(gid, codes[:, j], n_groups, domains[j], wf)
+            mc = median_cuts(hist, sizes, lower, strict)
             if widths[j] > 0:
                 norm[:, j] = mc.spread / widths[j]
             n_left[:, j] = mc.left
+            value[:, j] = mc.value
+            ties[:, j] = mc.left - mc.below
         cand = (n_left > 0) & (n_left < sizes[:, None])
 
         # allowed cuts
@@ -632,27 +652,30 @@ def mondrian_groups(
             n_cand = cand.sum(axis=1)
             undecided = n_cand > 0
             slot = np.full(n_groups, -1, dtype=np.int64)
+            dim_of = np.empty(n_groups, dtype=np.int64)
+            sub = np.arange(gid.size) if undecided.all() else np.flatnonzero(undecided[gid])
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
                     break
+                if r:  # only the units of groups still undecided
+                    sub = sub[undecided[gid[sub]]]
                 dims = order[todo, r]
+                # the left rows of every candidate of this round: one gather of their codes
+                dim_of.fill(-1)
+                dim_of[todo] = dims
+                on = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
+                lpos = sub[on & left_u[sub]]
+                cnt_all = np.bincount(
+                    pairs_hist.unit_cell[lpos],
+                    weights=None if wf is None else wf[lpos],
+                    minlength=pairs_hist.key.size,
+                )
                 for j in range(d):
                     g = todo[dims == j]
                     if not g.size:
                         continue
                     nl, m = n_left[g, j], sizes[g]
-                    slot[g] = np.arange(g.size)
-                    pos = np.flatnonzero(slot[gid] >= 0)
-                    grp = gid[pos]
-                    left = left_of(pos, grp, j, med[j])
-                    slot[g] = -1
-                    lpos = pos[left]
-                    cnt_all = np.bincount(
-                        pairs_hist.unit_cell[lpos],
-                        weights=None if wf is None else wf[lpos],
-                        minlength=pairs_hist.key.size,
-                    )
                     pf, pc = pair_first[g], pair_count[g]
                     local_first = _exclusive_cumsum(pc)
                     pairs = _ranges(pf, pc)
@@ -676,18 +699,23 @@ def mondrian_groups(
                         h_right,
                     )
                     if sa_log is not None:
+                        pos = sub[dim_of[gid[sub]] == j]
                         slot[g] = np.arange(g.size)
-                        half = 2 * slot[grp] + ~left
+                        half = 2 * slot[gid[pos]] + ~left_u[pos]
                         slot[g] = -1
                         units.record(uid[pos], half, "S_max of the candidate halves")
                     ok = np.asarray(rule.allowed(stats), dtype=bool)
                     allowed[g[ok], j] = True
                     undecided[g[ok]] = False
+            # a group's last evaluated candidate is its allowed one: left_u holds its halves
 
         # first allowed dimension in order of decreasing normalized range (ties: lower index)
         best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
         split = allowed[every, best]
         nl_best = n_left[every, best]
+        if not halves_sa:
+            sub = np.arange(gid.size) if split.all() else np.flatnonzero(split[gid])
+            mark_left(sub, np.where(split, best, -1), value[every, best], ties[every, best])
 
         # 3. map: finished groups leave with their final ids
         if not split.all():
@@ -699,21 +727,18 @@ def mondrian_groups(
             if not split.any():
                 break
             keep = np.flatnonzero(~gone)
-            uid, gid = uid[keep], gid[keep]
-            codes = [c[keep] for c in codes]
+            uid, gid, left_u = uid[keep], gid[keep], left_u[keep]
+            kept = np.empty((keep.size, d), dtype=code_type, order="F")
+            for j in range(d):
+                np.take(codes[:, j], keep, out=kept[:, j])
+            codes = kept
             if sa_u is not None:
                 sa_u = sa_u[keep]
             if wf is not None:
                 wf = wf[keep]
         rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
-        new_gid = 2 * rank[gid]
-        for j in range(d):
-            g = np.flatnonzero(split & (best == j))
-            if not g.size:
-                continue
-            pos = np.flatnonzero((split & (best == j))[gid])
-            new_gid[pos] += ~left_of(pos, gid[pos], j, med[j])
-        gid = new_gid
+        gid = 2 * rank[gid]
+        gid += ~left_u
         new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
         new_sizes[0::2] = nl_best[split]
         new_sizes[1::2] = sizes[split] - nl_best[split]
