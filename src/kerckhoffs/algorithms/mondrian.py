@@ -299,9 +299,11 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 DENSE_BINS = 1 << 22
+DENSE_BINS_PER_UNIT = 4
 """A level histogram is a dense ``bincount`` while its ``n_groups * W`` bins stay below
-``max(DENSE_BINS, 4 * active units)``; above that (wide numeric domains, many groups) the
-keys are compressed by sorting (``np.unique``), so memory stays bounded by the input size."""
+``max(DENSE_BINS, DENSE_BINS_PER_UNIT * active units)``; above that (wide numeric domains,
+many groups) the keys are compressed by sorting (``np.unique``), so memory stays bounded by
+the input size."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,7 +341,7 @@ def level_histogram(
     key = group * width
     key += codes
     bins = n_groups * width
-    if bins <= max(DENSE_BINS, 4 * key.size):
+    if bins <= max(DENSE_BINS, DENSE_BINS_PER_UNIT * key.size):
         hist = np.bincount(key, weights=weight, minlength=bins)
         nz = np.flatnonzero(hist)
         count = hist[nz]
@@ -466,8 +468,11 @@ def _fold_units(
     unit = unit.astype(np.int64, copy=False)
     # ids come in order of first appearance: a unit starts where the running max grows
     top = np.maximum.accumulate(unit)
-    first = np.flatnonzero(np.diff(top, prepend=-1))
+    grows = np.empty(n, dtype=bool)
+    grows[0] = True
+    np.not_equal(top[1:], top[:-1], out=grows[1:])
     del top
+    first = np.flatnonzero(grows)
     return unit, first, np.bincount(unit, minlength=n_units)
 
 
@@ -579,10 +584,10 @@ def mondrian_groups(
 
     def mark_left(
         sub: np.ndarray, dim_of: np.ndarray, value: np.ndarray, ties: np.ndarray
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Set ``left_u`` of the active units ``sub`` whose group ``g`` is cut on
         ``dim_of[g] >= 0`` at median ``value[g]`` (``ties[g]`` rows equal to it go left
-        under relaxed cuts); returns the mask of ``sub`` in such groups."""
+        under relaxed cuts); returns the mask of ``sub`` in such groups and the left flags."""
         grp = gid[sub]
         dim = dim_of[grp]
         on = dim >= 0
@@ -598,7 +603,7 @@ def mondrian_groups(
             if tie.size:
                 left[tie] = _tie_ranks(grp[tie]) < ties[grp[tie]]
         left_u[sub] = left
-        return on
+        return on, left
 
     while sizes.size:
         n_groups = sizes.size
@@ -664,8 +669,8 @@ def mondrian_groups(
                 # the left rows of every candidate of this round: one gather of their codes
                 dim_of.fill(-1)
                 dim_of[todo] = dims
-                on = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
-                lpos = sub[on & left_u[sub]]
+                on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
+                lpos = sub[on & left]
                 cnt_all = np.bincount(
                     pairs_hist.unit_cell[lpos],
                     weights=None if wf is None else wf[lpos],
@@ -745,7 +750,12 @@ def mondrian_groups(
         sizes = new_sizes
 
     assert (out >= 0).all()
-    return Partition.from_labels(out if row_unit is None else out[row_unit]).group
+    # ids in order of first appearance in the rows (units are numbered that way)
+    first_unit = np.full(next_id, n_units, dtype=np.int64)
+    np.minimum.at(first_unit, out, np.arange(n_units, dtype=np.int64))
+    relabel = np.empty(next_id, dtype=np.int32)
+    relabel[np.argsort(first_unit)] = np.arange(next_id, dtype=np.int32)
+    return relabel[out] if row_unit is None else relabel[out][row_unit]
 
 
 def _reduce(
