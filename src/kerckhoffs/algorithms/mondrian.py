@@ -639,7 +639,8 @@ def mondrian_groups(
         # allowed cuts
         allowed = np.zeros((n_groups, d), dtype=bool)
         if sa_log is not None and rule.reads_group_sa:
-            pos = np.flatnonzero(cand.any(axis=1)[gid])
+            has_cand: np.ndarray = cand.any(axis=1)
+            pos = np.flatnonzero(has_cand[gid])
             units.record(uid[pos], gid[pos], "S_max of the group being cut")
         if not halves_sa:
             gi, ji = np.nonzero(cand)
