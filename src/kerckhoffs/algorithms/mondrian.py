@@ -639,7 +639,7 @@ def mondrian_groups(
         # allowed cuts
         allowed = np.zeros((n_groups, d), dtype=bool)
         if sa_log is not None and rule.reads_group_sa:
-            has_cand: np.ndarray = cand.any(axis=1)
+            has_cand = np.asarray(cand.any(axis=1))
             pos = np.flatnonzero(has_cand[gid])
             units.record(uid[pos], gid[pos], "S_max of the group being cut")
         if not halves_sa:
