@@ -54,17 +54,22 @@ BASELINE = _baseline()
 
 
 # -- the two counting steps, by hand ---------------------------------------------------------------
-def test_level_histogram_counts_group_code_cells() -> None:
-    # group 0 holds codes 0, 1, 1, 3; group 1 holds 2, 2 (width 4: keys g * 4 + code)
+def test_level_histogram_counts_group_cell_pairs() -> None:
+    # one column of width 4: group 0 holds 0, 1, 1, 3; group 1 holds 2, 2 (keys g * 4 + cell)
     group = np.array([0, 1, 0, 0, 1, 0], dtype=np.int64)
-    codes = np.array([1, 2, 0, 3, 2, 1], dtype=np.uint8)
-    h = level_histogram(group, codes, 2, 4)
+    cells = np.array([1, 2, 0, 3, 2, 1], dtype=np.uint8)
+    h = level_histogram(group, cells, 2, 4)
     assert h.key.tolist() == [0, 1, 3, 6]
     assert h.count.tolist() == [1, 2, 1, 2]
     # weighted units (a unit standing for several rows) and each unit's cell
-    hw = level_histogram(group, codes, 2, 4, np.array([1.0, 2, 1, 5, 1, 1]), cells=True)
+    hw = level_histogram(group, cells, 2, 4, np.array([1.0, 2, 1, 5, 1, 1]), unit_cells=True)
     assert hw.count.tolist() == [1, 2, 5, 3]
     assert hw.unit_cell is not None and hw.unit_cell.tolist() == [1, 3, 0, 2, 3, 1]
+    # two columns side by side (domains 2 and 3: cells 0-1 and 2-4, width 5), weighted
+    two = np.array([[0, 2], [1, 4], [1, 2]], dtype=np.uint8)
+    h2 = level_histogram(np.array([0, 0, 1]), two, 2, 5, np.array([2.0, 1, 3]))
+    assert h2.key.tolist() == [0, 1, 2, 4, 6, 7]
+    assert h2.count.tolist() == [2, 1, 2, 1, 3, 3]
 
 
 def test_level_histogram_compressed_when_dense_is_too_large(
@@ -73,34 +78,39 @@ def test_level_histogram_compressed_when_dense_is_too_large(
     monkeypatch.setattr(mondrian_module, "DENSE_BINS", 0)
     monkeypatch.setattr(mondrian_module, "DENSE_BINS_PER_UNIT", 0)
     group = np.array([0, 1, 0, 0, 1, 0], dtype=np.int64)
-    codes = np.array([1, 2, 0, 3, 2, 1], dtype=np.int64)
-    h = level_histogram(group, codes, 2, 4, cells=True)
+    cells = np.array([1, 2, 0, 3, 2, 1], dtype=np.int64)
+    h = level_histogram(group, cells, 2, 4, unit_cells=True)
     assert h.key.tolist() == [0, 1, 3, 6] and h.count.tolist() == [1, 2, 1, 2]
     assert h.unit_cell is not None and h.unit_cell.tolist() == [1, 3, 0, 2, 3, 1]
 
 
 def test_median_cuts_by_hand() -> None:
-    # group 0: codes 0 1 1 3 (4 rows); group 1: 2 2 (one value); group 2: 0 0 0 5 5 (5 rows)
-    rows = [(0, 0), (0, 1), (0, 1), (0, 3), (1, 2), (1, 2), (2, 0), (2, 0), (2, 0), (2, 5), (2, 5)]
-    group = np.array([g for g, _ in rows], dtype=np.int64)
-    codes = np.array([c for _, c in rows], dtype=np.int64)
-    h = level_histogram(group, codes, 3, 6)
+    # QI a (domain 6): group 0 holds 0 1 1 3; group 1 holds 2 2 (one value); group 2 holds
+    # 0 0 0 5 5. QI b (domain 2, cells 6-7): group 0 holds 1 1 1 1; group 1: 0 1; group 2:
+    # 0 1 1 1 1
+    rows = [(0, 0, 1), (0, 1, 1), (0, 1, 1), (0, 3, 1), (1, 2, 0), (1, 2, 1)]
+    rows += [(2, 0, 0), (2, 0, 1), (2, 0, 1), (2, 5, 1), (2, 5, 1)]
+    group = np.array([g for g, _, _ in rows], dtype=np.int64)
+    cells = np.array([[a, 6 + b] for _, a, b in rows], dtype=np.int64)
+    h = level_histogram(group, cells, 3, 8)
     sizes = np.array([4, 2, 5], dtype=np.int64)
-    lo = median_cuts(h, sizes, lower=True, strict=True)
-    # lower median: group 0 sorted 0 1 1 3, position ceil(4/2)-1 = 1 -> v = 1, L = {0, 1, 1}
-    # group 2 sorted 0 0 0 5 5, position 2 -> v = 0, L = {0, 0, 0}
-    assert lo.spread.tolist() == [3, 0, 5]
-    assert lo.value.tolist() == [1, 2, 0]
-    assert lo.below.tolist() == [1, 0, 0]
-    assert lo.left.tolist() == [3, 2, 3]  # group 1 has one value: |L| = |G|, no cut
-    up = median_cuts(h, sizes, lower=False, strict=True)
-    # upper median: position floor(m/2): group 0 -> 1 (L = {0}); group 2 -> 0 (L empty)
-    assert up.value.tolist() == [1, 2, 0]
-    assert up.left.tolist() == [1, 2, 0]
-    rel = median_cuts(h, sizes, lower=True, strict=False)
-    assert rel.left.tolist() == [2, 2, 3]  # ceil(m/2) rows, unless the group has one value
-    rel_up = median_cuts(h, sizes, lower=False, strict=False)
-    assert rel_up.left.tolist() == [2, 2, 2]
+    lo = median_cuts(h, sizes, [6, 2], lower=True, strict=True)
+    # lower median, QI a: group 0 sorted 0 1 1 3, position ceil(4/2)-1 = 1 -> v = 1,
+    # L = {0, 1, 1}; group 2 sorted 0 0 0 5 5, position 2 -> v = 0, L = {0, 0, 0}.
+    # QI b: group 1 sorted 0 1 -> v = 0, L = {0}; group 2: 0 1 1 1 1 -> v = 1, L = all
+    assert lo.spread.tolist() == [[3, 0], [0, 1], [5, 1]]
+    assert lo.value.tolist() == [[1, 1], [2, 0], [0, 1]]
+    assert lo.below.tolist() == [[1, 0], [0, 0], [0, 1]]
+    assert lo.left.tolist() == [[3, 4], [2, 1], [3, 5]]  # no spread: |L| = |G|, no cut
+    up = median_cuts(h, sizes, [6, 2], lower=False, strict=True)
+    # upper median, position floor(m/2): QI a group 0 -> 1 (L = {0}); group 2 -> 0 (L empty);
+    # QI b group 1 -> 1 (L = {0}); group 2 -> 1 (L = {0})
+    assert up.value.tolist() == [[1, 1], [2, 1], [0, 1]]
+    assert up.left.tolist() == [[1, 4], [2, 1], [0, 1]]
+    rel = median_cuts(h, sizes, [6, 2], lower=True, strict=False)
+    assert rel.left.tolist() == [[2, 4], [2, 1], [3, 3]]  # ceil(m/2) rows where a cut exists
+    rel_up = median_cuts(h, sizes, [6, 2], lower=False, strict=False)
+    assert rel_up.left.tolist() == [[2, 4], [2, 1], [2, 2]]
 
 
 # -- equality with the sorted-orders engine --------------------------------------------------------

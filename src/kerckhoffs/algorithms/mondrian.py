@@ -300,19 +300,21 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 DENSE_BINS = 1 << 22
 DENSE_BINS_PER_UNIT = 4
-"""A level histogram is a dense ``bincount`` while its ``n_groups * W`` bins stay below
-``max(DENSE_BINS, DENSE_BINS_PER_UNIT * active units)``; above that (wide numeric domains,
-many groups) the keys are compressed by sorting (``np.unique``), so memory stays bounded by
-the input size."""
+"""A level histogram is a dense ``bincount`` while its ``n_groups * width`` bins stay below
+``max(DENSE_BINS, DENSE_BINS_PER_UNIT * keys)``; above that (wide numeric domains, many
+groups) the keys are compressed by sorting (``np.unique``), so memory stays bounded by the
+input size."""
 
 
 @dataclass(frozen=True, eq=False)
 class LevelHistogram:
-    """The non-empty cells of a per-(group, code) count table of one level, sparse.
+    """The non-empty cells of one level's per-(group, cell) counts, sparse.
 
-    ``key[i] = group * width + code`` (ascending) holds ``count[i] > 0`` rows. Two of them
-    computed on disjoint row sets (two chunks of a table) sum by merging keys, which is what
-    a distributed level needs; ``unit_cell`` (optional) is the cell index of every input unit.
+    ``key[i] = group * width + cell`` (ascending) holds ``count[i] > 0`` rows. For the
+    quasi-identifiers the cells of QI ``j`` are ``offset_j + code`` (the QIs' code domains side
+    by side, ``width`` their total); for the SA, the SA code. Two histograms computed on
+    disjoint row sets (chunks of a table) sum by merging keys, which is what a distributed
+    level needs. ``unit_cell`` (optional) is the index in ``key`` of every input unit.
     """
 
     key: np.ndarray
@@ -323,38 +325,49 @@ class LevelHistogram:
 
 def level_histogram(
     group: np.ndarray,
-    codes: np.ndarray,
+    cells: np.ndarray,
     n_groups: int,
     width: int,
     weight: np.ndarray | None = None,
     *,
-    cells: bool = False,
+    unit_cells: bool = False,
 ) -> LevelHistogram:
-    """The (group, code) histogram of one level (Mondrian's counting step, issue 15).
+    """The (group, cell) histogram of one level (Mondrian's counting step, issue 15).
 
-    ``group`` (int64) and ``codes`` (``0 <= code < width``) per active unit, ``weight`` the
-    rows each unit stands for (None: one). One ``bincount`` over ``group * width + code``
-    when the dense table is small enough (:data:`DENSE_BINS`), else a sort of the keys.
-    ``cells=True`` also returns each unit's cell index (for the SA pairs, whose halves are
-    counted by cell).
+    ``group`` (int64) per active unit, ``cells`` its cell (``[n]``) or one cell per QI
+    (``[n, d]``, values ``0 <= cell < width``), ``weight`` the rows each unit stands for
+    (None: one; ``[n]``, or ``[n * d]`` already repeated per column). One ``bincount`` over
+    ``group * width + cell`` for all columns at once while the dense table is small enough
+    (:data:`DENSE_BINS`), else a sort of the keys. ``unit_cells=True`` also returns each
+    unit's cell index (one column only: the SA pairs, whose halves are counted by cell).
     """
-    key = group * width
-    key += codes
+    n = group.size
+    base = group * width
+    if cells.ndim == 1:
+        key = base
+        key += cells
+    else:
+        key = np.empty((cells.shape[1], n), dtype=np.int64)
+        for j in range(cells.shape[1]):
+            np.add(base, cells[:, j], out=key[j])
+        key = key.reshape(-1)
+        if weight is not None and weight.size == n and cells.shape[1] > 1:
+            weight = np.tile(weight, cells.shape[1])
     bins = n_groups * width
+    unit_cell = None
     if bins <= max(DENSE_BINS, DENSE_BINS_PER_UNIT * key.size):
         hist = np.bincount(key, weights=weight, minlength=bins)
-        nz = np.flatnonzero(hist)
-        count = hist[nz]
-        unit_cell = None
-        if cells:
+        out_key = np.flatnonzero(hist)
+        count = hist[out_key]
+        if unit_cells:
             rank = np.cumsum(hist > 0, dtype=np.int64)
             rank -= 1
             unit_cell = rank[key]
-        out_key = nz
     else:
         out_key, inv = np.unique(key, return_inverse=True)
         count = np.bincount(inv, weights=weight, minlength=out_key.size)
-        unit_cell = inv.astype(np.int64) if cells else None
+        if unit_cells:
+            unit_cell = inv.astype(np.int64)
     if count.dtype != np.int64:
         count = count.astype(np.int64)
     return LevelHistogram(out_key, count, width, unit_cell)
@@ -362,7 +375,8 @@ def level_histogram(
 
 @dataclass(frozen=True, eq=False)
 class MedianCuts:
-    """Per group of one level and one quasi-identifier: the candidate median cut.
+    """Per group and quasi-identifier of one level (arrays ``[n_groups, d]``): the candidate
+    median cut.
 
     ``spread`` = max code - min code; ``value`` the median code ``v``; ``below`` the rows
     with a code ``< v``; ``left`` = ``|L|`` (``|G|`` when ``spread == 0``: no cut). Under
@@ -376,45 +390,49 @@ class MedianCuts:
     left: np.ndarray
 
 
-def median_cuts(hist: LevelHistogram, sizes: np.ndarray, lower: bool, strict: bool) -> MedianCuts:
-    """Each group's median cut on one quasi-identifier, from its (summed) level histogram.
+def median_cuts(
+    hist: LevelHistogram, sizes: np.ndarray, domains: Sequence[int], lower: bool, strict: bool
+) -> MedianCuts:
+    """Every group's median cut on every quasi-identifier, from the level's (summed) QI
+    histogram (cells of QI ``j`` at offset ``domains[0] + .. + domains[j-1]``).
 
     The lower median is the smallest ``v`` with ``|{t <= v}| >= ceil(|G|/2)``; the upper one
     the code at sorted position ``floor(|G|/2)``, i.e. the smallest ``v`` with
-    ``|{t <= v}| >= floor(|G|/2) + 1`` (module docstring). Found for all groups at once by
-    one ``searchsorted`` in the cumulative counts of the histogram's cells (cells are sorted
-    by group, then code, and every group has at least one).
+    ``|{t <= v}| >= floor(|G|/2) + 1`` (module docstring). Found for all (group, QI) segments
+    at once by one ``searchsorted`` in the cumulative counts of the histogram's cells (cells
+    are sorted by group, QI, code, and every segment has at least one).
     """
-    width = hist.width
+    d = len(domains)
+    offsets = np.zeros(d, dtype=np.int64)
+    np.cumsum(domains[:-1], out=offsets[1:])
     n_groups = sizes.size
-    first = np.searchsorted(hist.key, np.arange(n_groups, dtype=np.int64) * width)
+    seg_start = (np.arange(n_groups, dtype=np.int64)[:, None] * hist.width + offsets).ravel()
+    first = np.searchsorted(hist.key, seg_start)
     last = np.empty_like(first)
     last[:-1] = first[1:] - 1
     last[-1] = hist.key.size - 1
-    code = hist.key % width
-    spread = code[last] - code[first]
+    m = np.repeat(sizes, d)
+    spread = hist.key[last] - hist.key[first]
     cum = np.cumsum(hist.count)
     before = cum[first] - hist.count[first]
-    target = before + ((sizes + 1) // 2 if lower else sizes // 2 + 1)
+    target = before + ((m + 1) // 2 if lower else m // 2 + 1)
     at = np.searchsorted(cum, target)
     upto = cum[at] - before
     below = upto - hist.count[at]
     cut = spread > 0
-    left = sizes.copy()  # |L| = |G|: not a cut
+    left = m.copy()  # |L| = |G|: not a cut
     if strict:
         left[cut] = (upto if lower else below)[cut]
     else:
-        half = (sizes + 1) // 2 if lower else sizes // 2
+        half = (m + 1) // 2 if lower else m // 2
         left[cut] = half[cut]
-    return MedianCuts(spread, code[at], below, left)
-
-
-def _by_value(dim: np.ndarray, d: int) -> list[np.ndarray]:
-    """For ``j`` in ``0 .. d-1`` the positions (ascending) where ``dim == j`` (``dim`` int8,
-    ``-1`` for none): one stable radix sort instead of ``d`` masks."""
-    order = np.argsort(dim, kind="stable")
-    ends = np.cumsum(np.bincount(dim + 1, minlength=d + 1))
-    return [order[ends[j] : ends[j + 1]] for j in range(d)]
+    shape = (n_groups, d)
+    return MedianCuts(
+        spread.reshape(shape),
+        (hist.key[at] - seg_start).reshape(shape),
+        below.reshape(shape),
+        left.reshape(shape),
+    )
 
 
 def _tie_ranks(group: np.ndarray) -> np.ndarray:
@@ -434,22 +452,17 @@ def _tie_ranks(group: np.ndarray) -> np.ndarray:
 
 
 def _fold_units(
-    table: Table, with_sa: bool
-) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """Rows with the same QI codes (and SA code, ``with_sa``) collapsed into units.
+    cols: Sequence[np.ndarray], spans: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Equal tuples of ``cols`` (codes ``0 <= c < spans[j]``) collapsed into units.
 
-    Returns ``(unit of each row, first row of each unit, rows per unit)``, units numbered by
-    first appearance; ``(None, None, None)`` when every row is distinct. Columns are folded
-    into one int64 key (mixed radix, re-compressed by ``factorize`` before it could overflow).
+    Returns ``(unit of each element, first element of each unit)``, units numbered by first
+    appearance, or None when every tuple is distinct. Columns are folded into one int64 key
+    (mixed radix, re-compressed by ``factorize`` before it could overflow), then factorized.
     """
     import pandas as pd
 
-    n = table.n
-    cols = [table.qi[:, j] for j in range(table.d)]
-    spans = [max(c.size, 1) for c in table.qi_columns]
-    if with_sa:
-        cols.append(table.sa)
-        spans.append(max(table.n_sa, 1))
+    n = cols[0].size
     key = np.zeros(n, dtype=np.int64)
     span = 1
     for col, radix in zip(cols, spans, strict=True):
@@ -462,9 +475,8 @@ def _fold_units(
         span *= radix
     unit, uniques = pd.factorize(key, sort=False)
     del key
-    n_units = len(uniques)
-    if n_units == n:
-        return None, None, None
+    if len(uniques) == n:
+        return None
     unit = unit.astype(np.int64, copy=False)
     # ids come in order of first appearance: a unit starts where the running max grows
     top = np.maximum.accumulate(unit)
@@ -472,12 +484,11 @@ def _fold_units(
     grows[0] = True
     np.not_equal(top[1:], top[:-1], out=grows[1:])
     del top
-    first = np.flatnonzero(grows)
-    return unit, first, np.bincount(unit, minlength=n_units)
+    return unit, np.flatnonzero(grows)
 
 
 class _Units:
-    """The active units of the recursion (rows, or collapsed duplicate rows) and their logs."""
+    """How rows map to the QI units of the recursion, for the SA-read log (rows)."""
 
     def __init__(self, row_unit: np.ndarray | None, sa_log: SAReadLog | None) -> None:
         self.row_unit = row_unit
@@ -558,22 +569,64 @@ def mondrian_groups(
     reducer, sens_mask = _bounded_reducer(table)
     n_sa = max(table.n_sa, 1)
 
-    # the units: rows, or (strict cuts) distinct rows with their multiplicity
-    row_unit = first_row = weight = None
+    # The units. QI units (the recursion's): rows, or under strict cuts the distinct QI
+    # tuples with their row counts. SA units (the SA pairs' histograms, rules reading the
+    # SA): the distinct (QI, SA) tuples, each pointing to its QI unit (``qof``).
+    spans = [max(c.size, 1) for c in table.qi_columns]
+    qi_cols = [table.qi[:, j] for j in range(d)]
+    row_unit = first_row = qof = None  # row -> QI unit; QI unit -> a row; SA unit -> QI unit
+    s_first = s_weight = None  # SA unit -> a row, rows per SA unit
+    q_weight = None
     if collapse and strict:
-        row_unit, first_row, weight = _fold_units(table, need_pairs)
+        if need_pairs:
+            folded = _fold_units([*qi_cols, table.sa], [*spans, n_sa])
+            if folded is not None:  # SA units = distinct (QI, SA); QI units from them
+                row_s, s_first = folded
+                s_weight = np.bincount(row_s, minlength=s_first.size)
+                by_qi = _fold_units([c[s_first] for c in qi_cols], spans)
+                if by_qi is None:
+                    row_unit, first_row, q_weight = row_s, s_first, s_weight
+                    s_first = s_weight = None
+                else:
+                    qof, q_first = by_qi
+                    row_unit, first_row = qof[row_s], s_first[q_first]
+                    q_weight = np.bincount(qof, weights=s_weight, minlength=q_first.size)
+            else:  # every row distinct; QI units may still repeat
+                by_qi = _fold_units(qi_cols, spans)
+                if by_qi is not None:
+                    qof, first_row = by_qi
+                    row_unit = qof
+                    q_weight = np.bincount(qof, minlength=first_row.size)
+                    s_first, s_weight = np.arange(n), None
+        else:
+            by_qi = _fold_units(qi_cols, spans)
+            if by_qi is not None:
+                row_unit, first_row = by_qi
+                q_weight = np.bincount(row_unit, minlength=first_row.size)
     units = _Units(row_unit, sa_log)
     n_units = n if first_row is None else first_row.size
-    code_type = np.min_scalar_type(max(domains) - 1)
+    # the QIs' cells side by side: QI j's code + offsets[j] (one histogram for all QIs)
+    offsets = np.zeros(d, dtype=np.int64)
+    np.cumsum(domains[:-1], out=offsets[1:])
+    width = int(sum(domains))
+    code_type = np.min_scalar_type(width - 1)
     codes = np.empty((n_units, d), dtype=code_type, order="F")  # column j: codes[:, j]
     for j in range(d):
-        codes[:, j] = table.qi[:, j] if first_row is None else table.qi[first_row, j]
-    sa_u = None
+        codes[:, j] = qi_cols[j] if first_row is None else qi_cols[j][first_row]
+        codes[:, j] += code_type.type(offsets[j])
+    wf = None if q_weight is None else q_weight.astype(np.float64)
+    wf_cols = None if wf is None else np.tile(wf, d)
+    sa_type = np.min_scalar_type(n_sa - 1)
+    sa_u = ws = None  # SA units: their SA code and rows (None: the QI units are the SA units)
     if need_pairs:
-        sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(
-            np.min_scalar_type(n_sa - 1)
-        )
-    wf = None if weight is None else weight.astype(np.float64)
+        if qof is None:
+            sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(sa_type)
+        else:
+            assert s_first is not None
+            sa_u = table.sa[s_first].astype(sa_type)
+            ws = None if s_weight is None else s_weight.astype(np.float64)
+    else:
+        qof = None
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
     gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
@@ -611,9 +664,11 @@ def mondrian_groups(
 
         # 1. histograms, 2. candidate cuts: SA statistics of the groups from the SA pairs
         bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
+        gid_s = gid if qof is None else gid[qof]  # the group of every SA unit
         if need_pairs:
             assert sa_u is not None
-            pairs_hist = level_histogram(gid, sa_u, n_groups, n_sa, wf, cells=halves_sa)
+            w_s = wf if qof is None else ws
+            pairs_hist = level_histogram(gid_s, sa_u, n_groups, n_sa, w_s, unit_cells=halves_sa)
             pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
             pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
             pair_sa = pairs_hist.key % n_sa
@@ -622,18 +677,16 @@ def mondrian_groups(
             bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
         # candidate cuts: normalized range, median and |L| of every group on every dimension
+        mc = median_cuts(
+            level_histogram(gid, codes, n_groups, width, wf_cols), sizes, domains, lower, strict
+        )
         norm = np.zeros((n_groups, d), dtype=np.float64)
-        n_left = np.empty((n_groups, d), dtype=np.int64)
-        value = np.empty((n_groups, d), dtype=np.int64)
-        ties = np.empty((n_groups, d), dtype=np.int64)
         for j in range(d):
-            hist = level_histogram(gid, codes[:, j], n_groups, domains[j], wf)
-            mc = median_cuts(hist, sizes, lower, strict)
             if widths[j] > 0:
-                norm[:, j] = mc.spread / widths[j]
-            n_left[:, j] = mc.left
-            value[:, j] = mc.value
-            ties[:, j] = mc.left - mc.below
+                norm[:, j] = mc.spread[:, j] / widths[j]
+        n_left = mc.left
+        value = mc.value + offsets  # in cell space, as ``codes``
+        ties = mc.left - mc.below
         cand = (n_left > 0) & (n_left < sizes[:, None])
 
         # allowed cuts
@@ -660,59 +713,66 @@ def mondrian_groups(
             slot = np.full(n_groups, -1, dtype=np.int64)
             dim_of = np.empty(n_groups, dtype=np.int64)
             sub = np.arange(gid.size) if undecided.all() else np.flatnonzero(undecided[gid])
+            sub_s = sub if qof is None else np.flatnonzero(undecided[gid_s])
+            goes_left = None if qof is None else np.zeros(gid.size, dtype=bool)
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
                     break
                 if r:  # only the units of groups still undecided
                     sub = sub[undecided[gid[sub]]]
+                    sub_s = sub if qof is None else sub_s[undecided[gid_s[sub_s]]]
                 dims = order[todo, r]
                 # the left rows of every candidate of this round: one gather of their codes
                 dim_of.fill(-1)
                 dim_of[todo] = dims
                 on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
                 lpos = sub[on & left]
+                if goes_left is not None:  # the SA units of the left QI units
+                    assert qof is not None
+                    goes_left[sub] = on & left
+                    lpos = sub_s[goes_left[qof[sub_s]]]
+                w_left = wf if qof is None else ws
                 cnt_all = np.bincount(
                     pairs_hist.unit_cell[lpos],
-                    weights=None if wf is None else wf[lpos],
+                    weights=None if w_left is None else w_left[lpos],
                     minlength=pairs_hist.key.size,
                 )
-                for j in range(d):
-                    g = todo[dims == j]
-                    if not g.size:
-                        continue
-                    nl, m = n_left[g, j], sizes[g]
-                    pf, pc = pair_first[g], pair_count[g]
-                    local_first = _exclusive_cumsum(pc)
-                    pairs = _ranges(pf, pc)
-                    cnt = cnt_all[pairs].astype(np.int64, copy=False)
-                    rest = pairs_hist.count[pairs] - cnt
-                    w = None if pair_w is None else pair_w[pairs]
-                    h_left = h_right = None
-                    if rule.reads_halves_hist:  # full histograms of the halves
-                        cand_of_pair = np.repeat(np.arange(g.size), pc)
-                        h_left = np.zeros((g.size, n_sa), dtype=np.int64)
-                        h_left[cand_of_pair, pair_sa[pairs]] = cnt
-                        h_right = np.zeros_like(h_left)
-                        h_right[cand_of_pair, pair_sa[pairs]] = rest
-                    stats = CutStats(
-                        m,
-                        nl,
-                        bounded[g],
-                        _reduce(cnt, w, reducer, local_first),
-                        _reduce(rest, w, reducer, local_first),
-                        h_left,
-                        h_right,
-                    )
-                    if sa_log is not None:
-                        pos = sub[dim_of[gid[sub]] == j]
-                        slot[g] = np.arange(g.size)
-                        half = 2 * slot[gid[pos]] + ~left_u[pos]
-                        slot[g] = -1
-                        units.record(uid[pos], half, "S_max of the candidate halves")
-                    ok = np.asarray(rule.allowed(stats), dtype=bool)
-                    allowed[g[ok], j] = True
-                    undecided[g[ok]] = False
+                # the round's candidates (one per group in todo) evaluated at once
+                pc = pair_count[todo]
+                local_first = _exclusive_cumsum(pc)
+                pairs = _ranges(pair_first[todo], pc)
+                cnt = cnt_all[pairs].astype(np.int64, copy=False)
+                rest = pairs_hist.count[pairs] - cnt
+                w = None if pair_w is None else pair_w[pairs]
+                h_left = h_right = None
+                if rule.reads_halves_hist:  # full histograms of the halves
+                    cand_of_pair = np.repeat(np.arange(todo.size), pc)
+                    h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
+                    h_left[cand_of_pair, pair_sa[pairs]] = cnt
+                    h_right = np.zeros_like(h_left)
+                    h_right[cand_of_pair, pair_sa[pairs]] = rest
+                stats = CutStats(
+                    sizes[todo],
+                    n_left[todo, dims],
+                    bounded[todo],
+                    _reduce(cnt, w, reducer, local_first),
+                    _reduce(rest, w, reducer, local_first),
+                    h_left,
+                    h_right,
+                )
+                if sa_log is not None:  # one record per dimension, candidates numbered in it
+                    for j in range(d):
+                        g = todo[dims == j]
+                        if g.size:
+                            pos = sub[dim_of[gid[sub]] == j]
+                            slot[g] = np.arange(g.size)
+                            half = 2 * slot[gid[pos]] + ~left_u[pos]
+                            slot[g] = -1
+                            units.record(uid[pos], half, "S_max of the candidate halves")
+                ok = np.asarray(rule.allowed(stats), dtype=bool)
+                allowed[todo[ok], dims[ok]] = True
+                undecided[todo[ok]] = False
             # a group's last evaluated candidate is its allowed one: left_u holds its halves
 
         # first allowed dimension in order of decreasing normalized range (ties: lower index)
@@ -733,15 +793,24 @@ def mondrian_groups(
             if not split.any():
                 break
             keep = np.flatnonzero(~gone)
+            if qof is not None:  # the SA units follow their QI units
+                keep_s = np.flatnonzero(~gone[qof])
+                new_index = np.cumsum(~gone) - 1
+                qof = new_index[qof[keep_s]]
+                assert sa_u is not None
+                sa_u = sa_u[keep_s]
+                if ws is not None:
+                    ws = ws[keep_s]
+            elif sa_u is not None:
+                sa_u = sa_u[keep]
             uid, gid, left_u = uid[keep], gid[keep], left_u[keep]
             kept = np.empty((keep.size, d), dtype=code_type, order="F")
             for j in range(d):
                 np.take(codes[:, j], keep, out=kept[:, j])
             codes = kept
-            if sa_u is not None:
-                sa_u = sa_u[keep]
             if wf is not None:
                 wf = wf[keep]
+                wf_cols = np.tile(wf, d)
         rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
         gid = 2 * rank[gid]
         gid += ~left_u
