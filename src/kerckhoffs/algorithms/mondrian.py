@@ -618,13 +618,18 @@ def mondrian_groups(
     wf_cols = None if wf is None else np.tile(wf, d)
     sa_type = np.min_scalar_type(n_sa - 1)
     sa_u = ws = None  # SA units: their SA code and rows (None: the QI units are the SA units)
+    s_count = s_start = np.zeros(0, dtype=np.int64)  # SA units per QI unit, first one
     if need_pairs:
         if qof is None:
             sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(sa_type)
-        else:
+        else:  # SA units ordered by QI unit: those of a QI unit are a segment
             assert s_first is not None
-            sa_u = table.sa[s_first].astype(sa_type)
-            ws = None if s_weight is None else s_weight.astype(np.float64)
+            by_q = np.argsort(qof, kind="stable")
+            qof = qof[by_q]
+            sa_u = table.sa[s_first[by_q]].astype(sa_type)
+            ws = None if s_weight is None else s_weight[by_q].astype(np.float64)
+            s_count = np.bincount(qof, minlength=n_units)
+            s_start = _exclusive_cumsum(s_count)
     else:
         qof = None
 
@@ -664,7 +669,7 @@ def mondrian_groups(
 
         # 1. histograms, 2. candidate cuts: SA statistics of the groups from the SA pairs
         bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
-        gid_s = gid if qof is None else gid[qof]  # the group of every SA unit
+        gid_s = gid if qof is None else np.repeat(gid, s_count)  # the group of every SA unit
         if need_pairs:
             assert sa_u is not None
             w_s = wf if qof is None else ws
@@ -713,25 +718,20 @@ def mondrian_groups(
             slot = np.full(n_groups, -1, dtype=np.int64)
             dim_of = np.empty(n_groups, dtype=np.int64)
             sub = np.arange(gid.size) if undecided.all() else np.flatnonzero(undecided[gid])
-            sub_s = sub if qof is None else np.flatnonzero(undecided[gid_s])
-            goes_left = None if qof is None else np.zeros(gid.size, dtype=bool)
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
                     break
                 if r:  # only the units of groups still undecided
                     sub = sub[undecided[gid[sub]]]
-                    sub_s = sub if qof is None else sub_s[undecided[gid_s[sub_s]]]
                 dims = order[todo, r]
                 # the left rows of every candidate of this round: one gather of their codes
                 dim_of.fill(-1)
                 dim_of[todo] = dims
                 on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
                 lpos = sub[on & left]
-                if goes_left is not None:  # the SA units of the left QI units
-                    assert qof is not None
-                    goes_left[sub] = on & left
-                    lpos = sub_s[goes_left[qof[sub_s]]]
+                if qof is not None:  # the SA units of the left QI units: their segments
+                    lpos = _ranges(s_start[lpos], s_count[lpos])
                 w_left = wf if qof is None else ws
                 cnt_all = np.bincount(
                     pairs_hist.unit_cell[lpos],
@@ -797,6 +797,8 @@ def mondrian_groups(
                 keep_s = np.flatnonzero(~gone[qof])
                 new_index = np.cumsum(~gone) - 1
                 qof = new_index[qof[keep_s]]
+                s_count = s_count[keep]
+                s_start = _exclusive_cumsum(s_count)
                 assert sa_u is not None
                 sa_u = sa_u[keep_s]
                 if ws is not None:
