@@ -571,38 +571,17 @@ def mondrian_groups(
 
     # The units. QI units (the recursion's): rows, or under strict cuts the distinct QI
     # tuples with their row counts. SA units (the SA pairs' histograms, rules reading the
-    # SA): the distinct (QI, SA) tuples, each pointing to its QI unit (``qof``).
+    # SA): the distinct (QI unit, SA) pairs with their row counts, ordered by QI unit
+    # (``qof``: their QI unit; None when they are the QI units themselves).
     spans = [max(c.size, 1) for c in table.qi_columns]
     qi_cols = [table.qi[:, j] for j in range(d)]
-    row_unit = first_row = qof = None  # row -> QI unit; QI unit -> a row; SA unit -> QI unit
-    s_first = s_weight = None  # SA unit -> a row, rows per SA unit
+    row_unit = first_row = None  # row -> QI unit, QI unit -> its first row
     q_weight = None
     if collapse and strict:
-        if need_pairs:
-            folded = _fold_units([*qi_cols, table.sa], [*spans, n_sa])
-            if folded is not None:  # SA units = distinct (QI, SA); QI units from them
-                row_s, s_first = folded
-                s_weight = np.bincount(row_s, minlength=s_first.size)
-                by_qi = _fold_units([c[s_first] for c in qi_cols], spans)
-                if by_qi is None:
-                    row_unit, first_row, q_weight = row_s, s_first, s_weight
-                    s_first = s_weight = None
-                else:
-                    qof, q_first = by_qi
-                    row_unit, first_row = qof[row_s], s_first[q_first]
-                    q_weight = np.bincount(qof, weights=s_weight, minlength=q_first.size)
-            else:  # every row distinct; QI units may still repeat
-                by_qi = _fold_units(qi_cols, spans)
-                if by_qi is not None:
-                    qof, first_row = by_qi
-                    row_unit = qof
-                    q_weight = np.bincount(qof, minlength=first_row.size)
-                    s_first, s_weight = np.arange(n), None
-        else:
-            by_qi = _fold_units(qi_cols, spans)
-            if by_qi is not None:
-                row_unit, first_row = by_qi
-                q_weight = np.bincount(row_unit, minlength=first_row.size)
+        by_qi = _fold_units(qi_cols, spans)
+        if by_qi is not None:
+            row_unit, first_row = by_qi
+            q_weight = np.bincount(row_unit, minlength=first_row.size)
     units = _Units(row_unit, sa_log)
     n_units = n if first_row is None else first_row.size
     # the QIs' cells side by side: QI j's code + offsets[j] (one histogram for all QIs)
@@ -617,21 +596,21 @@ def mondrian_groups(
     wf = None if q_weight is None else q_weight.astype(np.float64)
     wf_cols = None if wf is None else np.tile(wf, d)
     sa_type = np.min_scalar_type(n_sa - 1)
-    sa_u = ws = None  # SA units: their SA code and rows (None: the QI units are the SA units)
+    qof = sa_u = ws = None  # SA units: QI unit, SA code, rows
     s_count = s_start = np.zeros(0, dtype=np.int64)  # SA units per QI unit, first one
     if need_pairs:
-        if qof is None:
-            sa_u = (table.sa if first_row is None else table.sa[first_row]).astype(sa_type)
-        else:  # SA units ordered by QI unit: those of a QI unit are a segment
-            assert s_first is not None
-            by_q = np.argsort(qof, kind="stable")
-            qof = qof[by_q]
-            sa_u = table.sa[s_first[by_q]].astype(sa_type)
-            ws = None if s_weight is None else s_weight[by_q].astype(np.float64)
-            s_count = np.bincount(qof, minlength=n_units)
-            s_start = _exclusive_cumsum(s_count)
-    else:
-        qof = None
+        if row_unit is None:
+            sa_u = table.sa.astype(sa_type)
+        else:
+            pair = level_histogram(row_unit, table.sa, n_units, n_sa)  # (QI unit, SA) cells
+            if pair.key.size == n_units:  # one SA value per QI unit
+                sa_u = table.sa[first_row].astype(sa_type)
+            else:
+                qof = pair.key // n_sa
+                sa_u = (pair.key - qof * n_sa).astype(sa_type)
+                ws = pair.count.astype(np.float64)
+                s_count = np.bincount(qof, minlength=n_units)
+                s_start = _exclusive_cumsum(s_count)
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
     gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
