@@ -222,6 +222,22 @@ def test_same_groups_with_compressed_histograms(
         _same_as_baseline(table, RULES[rule](table), median, cuts)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tables(),
+    st.sampled_from(sorted(RULES)),
+    st.sampled_from(["lower", "upper"]),
+    st.sampled_from(["strict", "relaxed"]),
+)
+def test_same_groups_with_column_by_column_histograms(
+    table: Table, rule: str, median: str, cuts: str
+) -> None:
+    # the path of large inputs: QI keys counted one column at a time into reused buffers
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mondrian_module, "COLUMN_KEYS", 0)
+        _same_as_baseline(table, RULES[rule](table), median, cuts)
+
+
 def test_collapsed_duplicates_on_a_tie_heavy_table() -> None:
     # 2,000 rows over 3 x 4 x 2 QI values and 3 SA values: every unit stands for many rows
     rng = np.random.default_rng(7)
