@@ -299,15 +299,16 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 DENSE_BINS = 1 << 22
-DENSE_BINS_PER_UNIT = 4
+DENSE_BINS_PER_UNIT = 2
 """A level histogram is a dense ``bincount`` while its ``n_groups * width`` bins stay below
 ``max(DENSE_BINS, DENSE_BINS_PER_UNIT * keys)``; above that (wide numeric domains, many
 groups) the keys are compressed by sorting (``np.unique``), so memory stays bounded by the
 input size."""
 
 COLUMN_KEYS = 1 << 22
-"""Above this many keys (active units x QIs) a level's QI histogram is counted column by
-column into one table, with reused key buffers, instead of building all keys at once."""
+"""Above this many keys (active units x QIs) a level's QI histograms are counted one column
+at a time (each with its own dense-or-sorted choice, keys in one reused buffer) instead of
+all columns at once, so memory stays a few arrays of the active units."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,70 +336,53 @@ def level_histogram(
     weight: np.ndarray | None = None,
     *,
     unit_cells: bool = False,
+    first_cell: int = 0,
     buffer: np.ndarray | None = None,
 ) -> LevelHistogram:
     """The (group, cell) histogram of one level (Mondrian's counting step, issue 15).
 
     ``group`` (int64) per active unit, ``cells`` its cell (``[n]``) or one cell per QI
-    (``[n, d]``, values ``0 <= cell < width``), ``weight`` the rows each unit stands for
-    (None: one; ``[n]``, or ``[n * d]`` already repeated per column). A ``bincount`` over
-    ``group * width + cell`` while the dense table is small enough (:data:`DENSE_BINS`), for
-    all columns at once, or column by column into one table when the keys of all columns
-    would be large (more than :data:`COLUMN_KEYS`; ``buffer``, int64 of at least ``2 n``, is
-    then reused for the keys instead of fresh temporaries); else a sort of the keys.
+    (``[n, d]``), ``first_cell <= cell < first_cell + width``; ``weight`` the rows each unit
+    stands for (None: one; ``[n]``, or ``[n * d]`` already repeated per column). One
+    ``bincount`` over ``group * width + cell - first_cell`` (all columns at once) while the
+    dense table is small enough (:data:`DENSE_BINS`), else a sort of the keys.
     ``unit_cells=True`` also returns each unit's cell index (one column only: the SA pairs,
-    whose halves are counted by cell).
+    whose halves are counted by cell). ``buffer`` (int64, at least ``n``) is used for the
+    keys of one column instead of a fresh temporary (large inputs).
     """
     n = group.size
     d = 1 if cells.ndim == 1 else cells.shape[1]
+    if buffer is not None and d == 1 and buffer.size >= n:
+        key = np.multiply(group, width, out=buffer[:n])
+    else:
+        key = group * width
+    if first_cell:
+        key -= first_cell
+    if cells.ndim == 1:
+        key += cells
+    else:
+        base = key
+        key = np.empty((d, n), dtype=np.int64)
+        for j in range(d):
+            np.add(base, cells[:, j], out=key[j])
+        key = key.reshape(-1)
+        if weight is not None and weight.size == n and d > 1:
+            weight = np.tile(weight, d)
     bins = n_groups * width
     unit_cell = None
-    dense = bins <= max(DENSE_BINS, DENSE_BINS_PER_UNIT * n * d)
-    if dense and d > 1 and n * d > COLUMN_KEYS and not unit_cells:
-        # column by column: memory n keys, not n * d
-        if buffer is None or buffer.size < 2 * n:
-            buffer = np.empty(2 * n, dtype=np.int64)
-        base, key = buffer[:n], buffer[n : 2 * n]
-        np.multiply(group, width, out=base)
-        hist = None
-        for j in range(d):
-            np.add(base, cells[:, j], out=key)
-            w = None
-            if weight is not None:
-                w = weight[j * n : (j + 1) * n] if weight.size == n * d else weight
-            part = np.bincount(key, weights=w, minlength=bins)
-            if hist is None:
-                hist = part
-            else:
-                hist += part
-        assert hist is not None
+    if bins <= max(DENSE_BINS, DENSE_BINS_PER_UNIT * key.size):
+        hist = np.bincount(key, weights=weight, minlength=bins)
         out_key = np.flatnonzero(hist)
         count = hist[out_key]
+        if unit_cells:
+            rank = np.cumsum(hist > 0, dtype=np.int64)
+            rank -= 1
+            unit_cell = rank[key]
     else:
-        base = group * width
-        if cells.ndim == 1:
-            key = base
-            key += cells
-        else:
-            key = np.empty((d, n), dtype=np.int64)
-            for j in range(d):
-                np.add(base, cells[:, j], out=key[j])
-            key = key.reshape(-1)
-            if weight is not None and weight.size == n and d > 1:
-                weight = np.tile(weight, d)
-        if dense:
-            hist = np.bincount(key, weights=weight, minlength=bins)
-            out_key = np.flatnonzero(hist)
-            count = hist[out_key]
-            if unit_cells:
-                rank = np.cumsum(hist > 0, dtype=np.int64)
-                rank -= 1
-                unit_cell = rank[key]
-        else:
-            out_key, inv = np.unique(key, return_inverse=True)
-            count = np.bincount(inv, weights=weight, minlength=out_key.size)
-            if unit_cells:
-                unit_cell = inv.astype(np.int64)
+        out_key, inv = np.unique(key, return_inverse=True)
+        count = np.bincount(inv, weights=weight, minlength=out_key.size)
+        if unit_cells:
+            unit_cell = inv.astype(np.int64)
     if count.dtype != np.int64:
         count = count.astype(np.int64)
     return LevelHistogram(out_key, count, width, unit_cell)
@@ -625,8 +609,9 @@ def mondrian_groups(
         codes[:, j] = qi_cols[j] if first_row is None else qi_cols[j][first_row]
         codes[:, j] += code_type.type(offsets[j])
     wf = None if q_weight is None else q_weight.astype(np.float64)
-    wf_cols = None if wf is None else wf if n_units * d > COLUMN_KEYS else np.tile(wf, d)
-    key_buffer = np.empty(2 * n_units, dtype=np.int64) if n_units * d > COLUMN_KEYS else None
+    by_column = n_units * d > COLUMN_KEYS
+    wf_cols = None if wf is None or by_column else np.tile(wf, d)
+    key_buffer = np.empty(n_units, dtype=np.int64) if by_column else None
     sa_type = np.min_scalar_type(n_sa - 1)
     qof = sa_u = ws = None  # SA units: QI unit, SA code, rows
     s_count = s_start = np.zeros(0, dtype=np.int64)  # SA units per QI unit, first one
@@ -693,13 +678,34 @@ def mondrian_groups(
             bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
         # candidate cuts: normalized range, median and |L| of every group on every dimension
-        mc = median_cuts(
-            level_histogram(gid, codes, n_groups, width, wf_cols, buffer=key_buffer),
-            sizes,
-            domains,
-            lower,
-            strict,
-        )
+        if not by_column:
+            hist = level_histogram(gid, codes, n_groups, width, wf_cols)
+            mc = median_cuts(hist, sizes, domains, lower, strict)
+        else:  # large inputs: one column at a time
+            cols = [
+                median_cuts(
+                    level_histogram(
+                        gid,
+                        codes[:, j],
+                        n_groups,
+                        domains[j],
+                        wf,
+                        first_cell=int(offsets[j]),
+                        buffer=key_buffer,
+                    ),
+                    sizes,
+                    domains[j : j + 1],
+                    lower,
+                    strict,
+                )
+                for j in range(d)
+            ]
+            mc = MedianCuts(
+                *(
+                    np.hstack([getattr(c, f) for c in cols])
+                    for f in ("spread", "value", "below", "left")
+                )
+            )
         norm = np.zeros((n_groups, d), dtype=np.float64)
         for j in range(d):
             if widths[j] > 0:
@@ -827,7 +833,7 @@ def mondrian_groups(
             codes = kept
             if wf is not None:
                 wf = wf[keep]
-                wf_cols = wf if wf.size * d > COLUMN_KEYS else np.tile(wf, d)
+                wf_cols = None if by_column else np.tile(wf, d)
         rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
         gid = 2 * rank[gid]
         gid += ~left_u
