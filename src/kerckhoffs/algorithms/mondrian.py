@@ -26,13 +26,21 @@ dimension when the cut is not allowed; a group with no allowed cut is published 
   subset-aware bounded count of :attr:`~kerckhoffs.models.GroupHistogram.sensitive_count`).
   Given both models, both must hold (:class:`AllCuts`).
 
-Speed: the recursion runs level by level. All groups of one depth are processed at once with
-numpy: the active rows are kept, per quasi-identifier, in an order sorted by (group, code, row
-id) (and one more order by (group, SA, row id) for the SA statistics). Each group is a
-contiguous segment of every order, so medians are one gather, the halves' sizes one
-``searchsorted`` and the halves' SA histograms one ``bincount`` over (group, SA) pairs. A cut
-splits every order stably in O(n) (no re-sorting), and finished groups leave the arrays.
-Nothing loops over rows or groups in Python; the loops are over depths and dimensions.
+Speed (issue 15, "Mondrian by counting"): the recursion runs level by level, all groups of
+one depth at once, and decides every cut by counting. Per level, one ``bincount`` over
+``(group, QI, code)`` cells gives every group's code histogram on every quasi-identifier
+(code domains sit side by side), from which the normalized ranges (first and last non-empty
+cell), the medians and ``|L|`` (one ``searchsorted`` in the cumulative counts) follow; the
+SA statistics are one ``bincount`` over (group, SA) cells, and the halves' SA counts one
+more over the cells of the left rows of the candidates being decided (the right half is the
+group minus the left). Rows never need sorting: under strict cuts, rows with equal QI codes
+always travel together, so duplicate rows are first folded into weighted units (the
+histograms are weighted), which bounds every level's work by the number of distinct rows.
+Relaxed cuts send the rows equal to the median left in row order (a stable sort of only
+those tie rows). Nothing loops over rows or groups in Python; the loops are over depths,
+dimensions and rounds of fallback dimensions. The previous engine, which kept d + 1 sorted
+orders and split them stably at each depth, is kept as the reference the partitions are
+tested against (``benchmarks/baselines/mondrian_v0.py``).
 
 Original Mondrian for l-diversity is *not* algorithm-safe (spec 2.1, Theorem 5.1): a rejected
 cut consults ``S_max`` of halves that are never published. Mondrian+ (paper 000 Algorithm 1,
@@ -542,23 +550,28 @@ def mondrian_groups(
     be computed on chunks of the table and summed (what a distributed run does):
 
     1. *histograms* (:func:`level_histogram`): from the codes of the active units and their
-       group ids, one ``bincount`` per quasi-identifier over ``group * W + code`` (and one
-       over ``group * n_sa + SA`` when the rule reads the SA);
+       group ids, one ``bincount`` over ``(group, QI, code)`` cells, the QIs' code domains
+       side by side (one QI at a time for large inputs), and one over ``group * n_sa + SA``
+       when the rule reads the SA;
     2. *cuts* (:func:`median_cuts`, then the rule): from the (summed) histograms, every
-       group's normalized ranges, medians and ``|L|``; the rule is evaluated dimension by
-       dimension in each group's order of normalized range. When it reads the halves' SA,
-       their counts are one more ``bincount`` over the (group, SA) cells of the left rows of
-       the candidates being decided (the right half is the group minus the left);
+       group's normalized ranges, medians and ``|L|``; the rule is evaluated in rounds, round
+       ``r`` trying each undecided group's ``r``-th dimension in order of normalized range
+       (all candidates of a round in one call: rules are elementwise). When it reads the
+       halves' SA, their counts are one more ``bincount`` over the (group, SA) cells of the
+       left rows of the round's candidates (the right half is the group minus the left);
     3. *map*: finished groups leave; a split group ``g`` (the ``r``-th split one) sends its
        rows to ``2r`` (left) or ``2r + 1``, the same numbering as the sorted-orders engine of
        earlier versions (``benchmarks/baselines/mondrian_v0.py``), so the partition and the
        ``sa_log`` records are identical to it.
 
-    Units: under strict cuts rows with equal QI codes always stay together (and, for rules
-    reading the SA, rows with equal QI and SA codes contribute equally to every count), so
-    with ``collapse`` (default) duplicate rows are folded into one weighted unit first; the
-    histograms are then weighted ``bincount`` s and the partition is the same. Relaxed cuts
-    split rows equal to the median by row id and always run on rows.
+    Units: under strict cuts rows with equal QI codes always stay together, so with
+    ``collapse`` (default) they are folded into one weighted QI unit first (one
+    ``factorize`` of the folded QI codes), and rows with equal QI and SA codes into one
+    weighted SA unit of it; the histograms are then weighted ``bincount`` s and the
+    partition is the same (``collapse=False`` runs on rows, for tests). Relaxed cuts split
+    rows equal to the median by row id and always run on rows. Memory: a few arrays of the
+    active units; a dense histogram is used while it has at most
+    ``max(DENSE_BINS, DENSE_BINS_PER_UNIT * keys)`` bins, else its keys are sorted.
 
     ``sa_log`` (:mod:`~kerckhoffs.algorithms.sa_reads`) records the SA statistics the rule
     reads: ``c(G)`` of every group with a candidate cut (rules reading the group's SA) and
@@ -1090,8 +1103,12 @@ __all__ = [
     "FunctionCut",
     "KAnonymityCut",
     "LDiversityCut",
+    "LevelHistogram",
     "LookAheadCut",
+    "MedianCuts",
     "as_rule",
+    "level_histogram",
+    "median_cuts",
     "mondrian",
     "mondrian_groups",
     "mondrian_plus",
