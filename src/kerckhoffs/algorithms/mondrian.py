@@ -460,17 +460,19 @@ def median_cuts(
 
 def _tie_ranks(group: np.ndarray) -> np.ndarray:
     """Rank of each element among the earlier elements with the same ``group`` value."""
+    n = group.size
+    if not n:
+        return np.zeros(0, dtype=np.int64)
     order = np.argsort(group, kind="stable")
     sorted_g = group[order]
-    idx = np.arange(group.size, dtype=np.int64)
-    run_start = np.zeros(group.size, dtype=np.int64)
-    if group.size:
-        new_run = np.empty(group.size, dtype=bool)
-        new_run[0] = True
-        np.not_equal(sorted_g[1:], sorted_g[:-1], out=new_run[1:])
-        run_start = np.maximum.accumulate(np.where(new_run, idx, 0))
-    rank = np.empty(group.size, dtype=np.int64)
-    rank[order] = idx - run_start
+    starts = np.flatnonzero(sorted_g[1:] != sorted_g[:-1])
+    del sorted_g
+    starts += 1
+    starts = np.concatenate(([0], starts))
+    lengths = np.diff(np.append(starts, n))
+    small: Any = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    rank = np.empty(n, dtype=small)
+    rank[order] = np.arange(n, dtype=small) - np.repeat(starts.astype(small), lengths)
     return rank
 
 
@@ -623,6 +625,7 @@ def mondrian_groups(
         codes[:, j] += code_type.type(offsets[j])
     wf = None if q_weight is None else q_weight.astype(np.float64)
     by_column = n_units * d > COLUMN_KEYS
+    dim_type: Any = np.int8 if d < 127 else np.int32
     wf_cols = None if wf is None or by_column else np.tile(wf, d)
     key_buffer = np.empty(n_units, dtype=np.int64) if by_column else None
     sa_type = np.min_scalar_type(n_sa - 1)
@@ -656,12 +659,15 @@ def mondrian_groups(
         ``dim_of[g] >= 0`` at median ``value[g]`` (``ties[g]`` rows equal to it go left
         under relaxed cuts); returns the mask of ``sub`` in such groups and the left flags."""
         grp = gid[sub]
-        dim = dim_of[grp]
+        dim = dim_of[grp]  # small ints
         on = dim >= 0
-        flat = np.maximum(dim, 0) * gid.size
+        flat = dim.astype(np.int64)
+        np.maximum(flat, 0, out=flat)
+        flat *= gid.size
         flat += sub
         c = codes.ravel(order="F")[flat]  # (codes is F-ordered: a view)
-        v = value[grp]
+        del flat
+        v = value.astype(code_type)[grp]
         if strict:
             left = c <= v if lower else c < v
         else:
@@ -682,7 +688,9 @@ def mondrian_groups(
         if need_pairs:
             assert sa_u is not None
             w_s = wf if qof is None else ws
-            pairs_hist = level_histogram(gid_s, sa_u, n_groups, n_sa, w_s, unit_cells=halves_sa)
+            pairs_hist = level_histogram(
+                gid_s, sa_u, n_groups, n_sa, w_s, unit_cells=halves_sa, buffer=key_buffer
+            )
             pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
             pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
             pair_sa = pairs_hist.key % n_sa
@@ -750,7 +758,7 @@ def mondrian_groups(
             n_cand = cand.sum(axis=1)
             undecided = n_cand > 0
             slot = np.full(n_groups, -1, dtype=np.int64)
-            dim_of = np.empty(n_groups, dtype=np.int64)
+            dim_of = np.empty(n_groups, dtype=dim_type)
             sub = np.arange(gid.size) if undecided.all() else np.flatnonzero(undecided[gid])
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
@@ -815,7 +823,8 @@ def mondrian_groups(
         nl_best = n_left[every, best]
         if not halves_sa:
             sub = np.arange(gid.size) if split.all() else np.flatnonzero(split[gid])
-            mark_left(sub, np.where(split, best, -1), value[every, best], ties[every, best])
+            best_of = np.where(split, best, -1).astype(dim_type)
+            mark_left(sub, best_of, value[every, best], ties[every, best])
 
         # 3. map: finished groups leave with their final ids
         if not split.all():
