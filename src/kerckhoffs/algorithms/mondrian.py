@@ -764,12 +764,12 @@ def mondrian_groups(
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
                     break
-                if r:  # only the units of groups still undecided
-                    sub = sub[undecided[gid[sub]]]
                 dims = order[todo, r]
                 # the left rows of every candidate of this round: one gather of their codes
                 dim_of.fill(-1)
                 dim_of[todo] = dims
+                if r:  # only the units of groups with a candidate in this round
+                    sub = sub[dim_of[gid[sub]] >= 0]
                 on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
                 lpos = sub[on & left]
                 if qof is not None:  # the SA units of the left QI units: their segments
