@@ -346,6 +346,7 @@ def level_histogram(
     unit_cells: bool = False,
     first_cell: int = 0,
     buffer: np.ndarray | None = None,
+    columns: Sequence[int] | None = None,
 ) -> LevelHistogram:
     """The (group, cell) histogram of one level (Mondrian's counting step, issue 15).
 
@@ -356,10 +357,13 @@ def level_histogram(
     dense table is small enough (:data:`DENSE_BINS`), else a sort of the keys.
     ``unit_cells=True`` also returns each unit's cell index (one column only: the SA pairs,
     whose halves are counted by cell). ``buffer`` (int64, at least ``n``) is used for the
-    keys of one column instead of a fresh temporary (large inputs).
+    keys of one column instead of a fresh temporary (large inputs). ``columns``: count only
+    these columns of a 2-D ``cells``.
     """
     n = group.size
-    d = 1 if cells.ndim == 1 else cells.shape[1]
+    if cells.ndim == 2 and columns is None:
+        columns = range(cells.shape[1])
+    d = 1 if cells.ndim == 1 else len(columns or ())
     if buffer is not None and d == 1 and buffer.size >= n:
         key = np.multiply(group, width, out=buffer[:n])
     else:
@@ -369,10 +373,11 @@ def level_histogram(
     if cells.ndim == 1:
         key += cells
     else:
+        assert columns is not None
         base = key
         key = np.empty((d, n), dtype=np.int64)
-        for j in range(d):
-            np.add(base, cells[:, j], out=key[j])
+        for i, j in enumerate(columns):
+            np.add(base, cells[:, j], out=key[i])
         key = key.reshape(-1)
         if weight is not None and weight.size == n and d > 1:
             weight = np.tile(weight, d)
@@ -414,7 +419,13 @@ class MedianCuts:
 
 
 def median_cuts(
-    hist: LevelHistogram, sizes: np.ndarray, domains: Sequence[int], lower: bool, strict: bool
+    hist: LevelHistogram,
+    sizes: np.ndarray,
+    domains: Sequence[int],
+    lower: bool,
+    strict: bool,
+    *,
+    offsets: np.ndarray | None = None,
 ) -> MedianCuts:
     """Every group's median cut on every quasi-identifier, from the level's (summed) QI
     histogram (cells of QI ``j`` at offset ``domains[0] + .. + domains[j-1]``).
@@ -423,11 +434,14 @@ def median_cuts(
     the code at sorted position ``floor(|G|/2)``, i.e. the smallest ``v`` with
     ``|{t <= v}| >= floor(|G|/2) + 1`` (module docstring). Found for all (group, QI) segments
     at once by one ``searchsorted`` in the cumulative counts of the histogram's cells (cells
-    are sorted by group, QI, code, and every segment has at least one).
+    are sorted by group, QI, code, and every segment has at least one). ``offsets``: the
+    first cell of each QI when they are not the running sums of ``domains`` (a histogram of
+    some of the QIs only).
     """
     d = len(domains)
-    offsets = np.zeros(d, dtype=np.int64)
-    np.cumsum(domains[:-1], out=offsets[1:])
+    if offsets is None:
+        offsets = np.zeros(d, dtype=np.int64)
+        np.cumsum(domains[:-1], out=offsets[1:])
     n_groups = sizes.size
     seg_start = (np.arange(n_groups, dtype=np.int64)[:, None] * hist.width + offsets).ravel()
     first = np.searchsorted(hist.key, seg_start)
@@ -626,7 +640,8 @@ def mondrian_groups(
     wf = None if q_weight is None else q_weight.astype(np.float64)
     by_column = n_units * d > COLUMN_KEYS
     dim_type: Any = np.int8 if d < 127 else np.int32
-    wf_cols = None if wf is None or by_column else np.tile(wf, d)
+    alive = np.ones(d, dtype=bool)  # QIs with more than one value in some active group
+    wf_cols, wf_cols_n = None, 0  # the weights repeated for the live QIs, how many
     key_buffer = np.empty(n_units, dtype=np.int64) if by_column else None
     sa_type = np.min_scalar_type(n_sa - 1)
     qof = sa_u = ws = None  # SA units: QI unit, SA code, rows
@@ -699,11 +714,23 @@ def mondrian_groups(
             bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
         # candidate cuts: normalized range, median and |L| of every group on every dimension
-        if not by_column:
-            hist = level_histogram(gid, codes, n_groups, width, wf_cols)
-            mc = median_cuts(hist, sizes, domains, lower, strict)
+        # (a QI with one value in every group keeps one value in their subgroups: skipped)
+        live = [j for j in range(d) if alive[j]]
+        spread = np.zeros((n_groups, d), dtype=np.int64)
+        med_code = np.zeros((n_groups, d), dtype=np.int64)
+        below = np.zeros((n_groups, d), dtype=np.int64)
+        n_left = np.repeat(sizes[:, None], d, axis=1)  # |L| = |G|: no cut
+        if not by_column and live:
+            if len(live) != wf_cols_n and wf is not None:
+                wf_cols, wf_cols_n = np.tile(wf, len(live)), len(live)
+            hist = level_histogram(gid, codes, n_groups, width, wf_cols, columns=live)
+            part = [
+                median_cuts(
+                    hist, sizes, [domains[j] for j in live], lower, strict, offsets=offsets[live]
+                )
+            ]
         else:  # large inputs: one column at a time
-            cols = [
+            part = [
                 median_cuts(
                     level_histogram(
                         gid,
@@ -719,21 +746,20 @@ def mondrian_groups(
                     lower,
                     strict,
                 )
-                for j in range(d)
+                for j in live
             ]
-            mc = MedianCuts(
-                *(
-                    np.hstack([getattr(c, f) for c in cols])
-                    for f in ("spread", "value", "below", "left")
-                )
-            )
+        if live:
+            spread[:, live] = np.hstack([c.spread for c in part])
+            med_code[:, live] = np.hstack([c.value for c in part])
+            below[:, live] = np.hstack([c.below for c in part])
+            n_left[:, live] = np.hstack([c.left for c in part])
+        alive &= (spread > 0).any(axis=0)
         norm = np.zeros((n_groups, d), dtype=np.float64)
-        for j in range(d):
+        for j in live:
             if widths[j] > 0:
-                norm[:, j] = mc.spread[:, j] / widths[j]
-        n_left = mc.left
-        value = mc.value + offsets  # in cell space, as ``codes``
-        ties = mc.left - mc.below
+                norm[:, j] = spread[:, j] / widths[j]
+        value = med_code + offsets  # in cell space, as ``codes``
+        ties = n_left - below
         cand = (n_left > 0) & (n_left < sizes[:, None])
 
         # allowed cuts
@@ -855,7 +881,7 @@ def mondrian_groups(
             codes = kept
             if wf is not None:
                 wf = wf[keep]
-                wf_cols = None if by_column else np.tile(wf, d)
+                wf_cols_n = 0  # (repeated again at the next histogram)
         rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
         gid = 2 * rank[gid]
         gid += ~left_u
