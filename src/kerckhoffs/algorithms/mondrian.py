@@ -26,13 +26,21 @@ dimension when the cut is not allowed; a group with no allowed cut is published 
   subset-aware bounded count of :attr:`~kerckhoffs.models.GroupHistogram.sensitive_count`).
   Given both models, both must hold (:class:`AllCuts`).
 
-Speed: the recursion runs level by level. All groups of one depth are processed at once with
-numpy: the active rows are kept, per quasi-identifier, in an order sorted by (group, code, row
-id) (and one more order by (group, SA, row id) for the SA statistics). Each group is a
-contiguous segment of every order, so medians are one gather, the halves' sizes one
-``searchsorted`` and the halves' SA histograms one ``bincount`` over (group, SA) pairs. A cut
-splits every order stably in O(n) (no re-sorting), and finished groups leave the arrays.
-Nothing loops over rows or groups in Python; the loops are over depths and dimensions.
+Speed (issue 15, "Mondrian by counting"): the recursion runs level by level, all groups of
+one depth at once, and decides every cut by counting. Per level, one ``bincount`` over
+``(group, QI, code)`` cells gives every group's code histogram on every quasi-identifier
+(code domains sit side by side), from which the normalized ranges (first and last non-empty
+cell), the medians and ``|L|`` (one ``searchsorted`` in the cumulative counts) follow; the
+SA statistics are one ``bincount`` over (group, SA) cells, and the halves' SA counts one
+more over the cells of the left rows of the candidates being decided (the right half is the
+group minus the left). Rows never need sorting: under strict cuts, rows with equal QI codes
+always travel together, so duplicate rows are first folded into weighted units (the
+histograms are weighted), which bounds every level's work by the number of distinct rows.
+Relaxed cuts send the rows equal to the median left in row order (a stable sort of only
+those tie rows). Nothing loops over rows or groups in Python; the loops are over depths,
+dimensions and rounds of fallback dimensions. The previous engine, which kept d + 1 sorted
+orders and split them stably at each depth, is kept as the reference the partitions are
+tested against (``benchmarks/baselines/mondrian_v0.py``).
 
 Original Mondrian for l-diversity is *not* algorithm-safe (spec 2.1, Theorem 5.1): a rejected
 cut consults ``S_max`` of halves that are never published. Mondrian+ (paper 000 Algorithm 1,
@@ -285,13 +293,6 @@ def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     return np.maximum, sens
 
 
-def _code_sort(codes: np.ndarray, size: int, dtype: type) -> np.ndarray:
-    """Stable argsort of small non-negative codes (radix sort through uint16 when it fits)."""
-    if size <= np.iinfo(np.uint16).max:
-        return np.argsort(codes.astype(np.uint16), kind="stable").astype(dtype)
-    return np.argsort(codes, kind="stable").astype(dtype)
-
-
 def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
     out = np.zeros(x.size, dtype=np.int64)
     np.cumsum(x[:-1], out=out[1:])
@@ -305,28 +306,244 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
 
 
-def _search(
-    code_at: Callable[[np.ndarray], np.ndarray],
-    lo: np.ndarray,
-    hi: np.ndarray,
-    value: np.ndarray,
-    above: bool,
-) -> np.ndarray:
-    """Per segment, the first position in ``[lo, hi)`` whose code is ``> value`` (``above``)
-    or ``>= value``, ``hi`` if none: a binary search run for all segments at once (codes are
-    sorted inside each segment), dropping the segments that are done."""
-    lo = lo.copy()
-    hi = hi.copy()
-    act = np.flatnonzero(lo < hi)
-    while act.size:
-        a, b = lo[act], hi[act]
-        mid = (a + b) >> 1
-        c = code_at(mid)
-        before = c <= value[act] if above else c < value[act]
-        lo[act] = np.where(before, mid + 1, a)
-        hi[act] = np.where(before, b, mid)
-        act = act[lo[act] < hi[act]]
-    return lo
+DENSE_BINS = 1 << 22
+DENSE_BINS_PER_UNIT = 2
+"""A level histogram is a dense ``bincount`` while its ``n_groups * width`` bins stay below
+``max(DENSE_BINS, DENSE_BINS_PER_UNIT * keys)``; above that (wide numeric domains, many
+groups) the keys are compressed by sorting (``np.unique``), so memory stays bounded by the
+input size."""
+
+COLUMN_KEYS = 1 << 22
+"""Above this many keys (active units x QIs) a level's QI histograms are counted one column
+at a time (each with its own dense-or-sorted choice, keys in one reused buffer) instead of
+all columns at once, so memory stays a few arrays of the active units."""
+
+
+@dataclass(frozen=True, eq=False)
+class LevelHistogram:
+    """The non-empty cells of one level's per-(group, cell) counts, sparse.
+
+    ``key[i] = group * width + cell`` (ascending) holds ``count[i] > 0`` rows. For the
+    quasi-identifiers the cells of QI ``j`` are ``offset_j + code`` (the QIs' code domains side
+    by side, ``width`` their total); for the SA, the SA code. Two histograms computed on
+    disjoint row sets (chunks of a table) sum by merging keys, which is what a distributed
+    level needs. ``unit_cell`` (optional) is the index in ``key`` of every input unit.
+    """
+
+    key: np.ndarray
+    count: np.ndarray
+    width: int
+    unit_cell: np.ndarray | None = None
+
+
+def level_histogram(
+    group: np.ndarray,
+    cells: np.ndarray,
+    n_groups: int,
+    width: int,
+    weight: np.ndarray | None = None,
+    *,
+    unit_cells: bool = False,
+    first_cell: int = 0,
+    buffer: np.ndarray | None = None,
+    columns: Sequence[int] | None = None,
+) -> LevelHistogram:
+    """The (group, cell) histogram of one level (Mondrian's counting step, issue 15).
+
+    ``group`` (int64) per active unit, ``cells`` its cell (``[n]``) or one cell per QI
+    (``[n, d]``), ``first_cell <= cell < first_cell + width``; ``weight`` the rows each unit
+    stands for (None: one; ``[n]``, or ``[n * d]`` already repeated per column). One
+    ``bincount`` over ``group * width + cell - first_cell`` (all columns at once) while the
+    dense table is small enough (:data:`DENSE_BINS`), else a sort of the keys.
+    ``unit_cells=True`` also returns each unit's cell index (one column only: the SA pairs,
+    whose halves are counted by cell). ``buffer`` (int64, at least ``n``) is used for the
+    keys of one column instead of a fresh temporary (large inputs). ``columns``: count only
+    these columns of a 2-D ``cells``.
+    """
+    n = group.size
+    if cells.ndim == 2 and columns is None:
+        columns = range(cells.shape[1])
+    d = 1 if cells.ndim == 1 else len(columns or ())
+    if buffer is not None and d == 1 and buffer.size >= n:
+        key = np.multiply(group, width, out=buffer[:n])
+    else:
+        key = group * width
+    if first_cell:
+        key -= first_cell
+    if cells.ndim == 1:
+        key += cells
+    else:
+        assert columns is not None
+        base = key
+        key = np.empty((d, n), dtype=np.int64)
+        for i, j in enumerate(columns):
+            np.add(base, cells[:, j], out=key[i])
+        key = key.reshape(-1)
+        if weight is not None and weight.size == n and d > 1:
+            weight = np.tile(weight, d)
+    bins = n_groups * width
+    unit_cell = None
+    if bins <= max(DENSE_BINS, DENSE_BINS_PER_UNIT * key.size):
+        hist = np.bincount(key, weights=weight, minlength=bins)
+        out_key = np.flatnonzero(hist)
+        count = hist[out_key]
+        if unit_cells:
+            rank = np.cumsum(hist > 0, dtype=np.int64)
+            rank -= 1
+            unit_cell = rank[key]
+    else:
+        out_key, inv = np.unique(key, return_inverse=True)
+        count = np.bincount(inv, weights=weight, minlength=out_key.size)
+        if unit_cells:
+            unit_cell = inv.astype(np.int64)
+    if count.dtype != np.int64:
+        count = count.astype(np.int64)
+    return LevelHistogram(out_key, count, width, unit_cell)
+
+
+@dataclass(frozen=True, eq=False)
+class MedianCuts:
+    """Per group and quasi-identifier of one level (arrays ``[n_groups, d]``): the candidate
+    median cut.
+
+    ``spread`` = max code - min code; ``value`` the median code ``v``; ``below`` the rows
+    with a code ``< v``; ``left`` = ``|L|`` (``|G|`` when ``spread == 0``: no cut). Under
+    strict cuts ``L`` is ``{code <= v}`` (lower median) or ``{code < v}`` (upper); under
+    relaxed cuts it is ``{code < v}`` plus the first ``left - below`` rows with code ``v``.
+    """
+
+    spread: np.ndarray
+    value: np.ndarray
+    below: np.ndarray
+    left: np.ndarray
+
+
+def median_cuts(
+    hist: LevelHistogram,
+    sizes: np.ndarray,
+    domains: Sequence[int],
+    lower: bool,
+    strict: bool,
+    *,
+    offsets: np.ndarray | None = None,
+) -> MedianCuts:
+    """Every group's median cut on every quasi-identifier, from the level's (summed) QI
+    histogram (cells of QI ``j`` at offset ``domains[0] + .. + domains[j-1]``).
+
+    The lower median is the smallest ``v`` with ``|{t <= v}| >= ceil(|G|/2)``; the upper one
+    the code at sorted position ``floor(|G|/2)``, i.e. the smallest ``v`` with
+    ``|{t <= v}| >= floor(|G|/2) + 1`` (module docstring). Found for all (group, QI) segments
+    at once by one ``searchsorted`` in the cumulative counts of the histogram's cells (cells
+    are sorted by group, QI, code, and every segment has at least one). ``offsets``: the
+    first cell of each QI when they are not the running sums of ``domains`` (a histogram of
+    some of the QIs only).
+    """
+    d = len(domains)
+    if offsets is None:
+        offsets = np.zeros(d, dtype=np.int64)
+        np.cumsum(domains[:-1], out=offsets[1:])
+    n_groups = sizes.size
+    seg_start = (np.arange(n_groups, dtype=np.int64)[:, None] * hist.width + offsets).ravel()
+    first = np.searchsorted(hist.key, seg_start)
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = hist.key.size - 1
+    m = np.repeat(sizes, d)
+    spread = hist.key[last] - hist.key[first]
+    cum = np.cumsum(hist.count)
+    before = cum[first] - hist.count[first]
+    target = before + ((m + 1) // 2 if lower else m // 2 + 1)
+    at = np.searchsorted(cum, target)
+    upto = cum[at] - before
+    below = upto - hist.count[at]
+    cut = spread > 0
+    left = m.copy()  # |L| = |G|: not a cut
+    if strict:
+        left[cut] = (upto if lower else below)[cut]
+    else:
+        half = (m + 1) // 2 if lower else m // 2
+        left[cut] = half[cut]
+    shape = (n_groups, d)
+    return MedianCuts(
+        spread.reshape(shape),
+        (hist.key[at] - seg_start).reshape(shape),
+        below.reshape(shape),
+        left.reshape(shape),
+    )
+
+
+def _tie_ranks(group: np.ndarray) -> np.ndarray:
+    """Rank of each element among the earlier elements with the same ``group`` value."""
+    n = group.size
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(group, kind="stable")
+    sorted_g = group[order]
+    starts = np.flatnonzero(sorted_g[1:] != sorted_g[:-1])
+    del sorted_g
+    starts += 1
+    starts = np.concatenate(([0], starts))
+    lengths = np.diff(np.append(starts, n))
+    small: Any = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    rank = np.empty(n, dtype=small)
+    rank[order] = np.arange(n, dtype=small) - np.repeat(starts.astype(small), lengths)
+    return rank
+
+
+def _fold_units(
+    cols: Sequence[np.ndarray], spans: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Equal tuples of ``cols`` (codes ``0 <= c < spans[j]``) collapsed into units.
+
+    Returns ``(unit of each element, first element of each unit)``, units numbered by first
+    appearance, or None when every tuple is distinct. Columns are folded into one int64 key
+    (mixed radix, re-compressed by ``factorize`` before it could overflow), then factorized.
+    """
+    import pandas as pd
+
+    n = cols[0].size
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for col, radix in zip(cols, spans, strict=True):
+        if span * radix >= 2**62:
+            codes, uniques = pd.factorize(key, sort=False)
+            key = codes.astype(np.int64, copy=False)
+            span = max(len(uniques), 1)
+        key *= radix
+        key += col
+        span *= radix
+    unit, uniques = pd.factorize(key, sort=False)
+    del key
+    if len(uniques) == n:
+        return None
+    unit = unit.astype(np.int64, copy=False)
+    # ids come in order of first appearance: a unit starts where the running max grows
+    top = np.maximum.accumulate(unit)
+    grows = np.empty(n, dtype=bool)
+    grows[0] = True
+    np.not_equal(top[1:], top[:-1], out=grows[1:])
+    del top
+    return unit, np.flatnonzero(grows)
+
+
+class _Units:
+    """How rows map to the QI units of the recursion, for the SA-read log (rows)."""
+
+    def __init__(self, row_unit: np.ndarray | None, sa_log: SAReadLog | None) -> None:
+        self.row_unit = row_unit
+        self.sa_log = sa_log
+
+    def record(self, units: np.ndarray, set_ids: np.ndarray, what: str) -> None:
+        """Log an SA read on sets of units (expanded to their rows)."""
+        assert self.sa_log is not None
+        if self.row_unit is None:
+            self.sa_log.record(units, set_ids, what)
+            return
+        of_unit = np.full(int(self.row_unit.max()) + 1, -1, dtype=np.int64)
+        of_unit[units] = set_ids
+        of_row = of_unit[self.row_unit]
+        rows = np.flatnonzero(of_row >= 0)
+        self.sa_log.record(rows, of_row[rows], what)
 
 
 def mondrian_groups(
@@ -336,6 +553,7 @@ def mondrian_groups(
     median: str = "lower",
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
+    collapse: bool = True,
 ) -> np.ndarray:
     """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
 
@@ -343,16 +561,33 @@ def mondrian_groups(
     No precondition is checked here: a table whose root violates the rule's model comes back
     as one group. Group ids are in order of first appearance in the rows.
 
-    How (module docstring): every active group is a segment ``[start, start + size)`` of
-    ``perms[j]``, the active row ids sorted by (group, code of QI ``j``, row id), for every
-    ``j`` (and ``perms[d]`` sorted by (group, SA, row id) when the rule reads the SA). At
-    each depth, for all groups at once: ranges and medians are gathers at segment positions;
-    ``|L|`` is a binary search inside the segments; the rule is evaluated dimension by
-    dimension in each group's order of normalized range, the halves' SA counts coming from
-    one ``bincount`` over the (group, SA) pairs of the smaller half of the groups still
-    undecided. Finished groups are dropped; each split group is split stably in every
-    ``perms[j]`` (a cumulative sum gives each row its rank within its half), so the orders
-    stay sorted without sorting again.
+    How (module docstring; issue 15 "Mondrian by counting"): the recursion runs level by
+    level, and each level is three steps, each a pure function of arrays so that a level can
+    be computed on chunks of the table and summed (what a distributed run does):
+
+    1. *histograms* (:func:`level_histogram`): from the codes of the active units and their
+       group ids, one ``bincount`` over ``(group, QI, code)`` cells, the QIs' code domains
+       side by side (one QI at a time for large inputs), and one over ``group * n_sa + SA``
+       when the rule reads the SA;
+    2. *cuts* (:func:`median_cuts`, then the rule): from the (summed) histograms, every
+       group's normalized ranges, medians and ``|L|``; the rule is evaluated in rounds, round
+       ``r`` trying each undecided group's ``r``-th dimension in order of normalized range
+       (all candidates of a round in one call: rules are elementwise). When it reads the
+       halves' SA, their counts are one more ``bincount`` over the (group, SA) cells of the
+       left rows of the round's candidates (the right half is the group minus the left);
+    3. *map*: finished groups leave; a split group ``g`` (the ``r``-th split one) sends its
+       rows to ``2r`` (left) or ``2r + 1``, the same numbering as the sorted-orders engine of
+       earlier versions (``benchmarks/baselines/mondrian_v0.py``), so the partition and the
+       ``sa_log`` records are identical to it.
+
+    Units: under strict cuts rows with equal QI codes always stay together, so with
+    ``collapse`` (default) they are folded into one weighted QI unit first (one
+    ``factorize`` of the folded QI codes), and rows with equal QI and SA codes into one
+    weighted SA unit of it; the histograms are then weighted ``bincount`` s and the
+    partition is the same (``collapse=False`` runs on rows, for tests). Relaxed cuts split
+    rows equal to the median by row id and always run on rows. Memory: a few arrays of the
+    active units; a dense histogram is used while it has at most
+    ``max(DENSE_BINS, DENSE_BINS_PER_UNIT * keys)`` bins, else its keys are sorted.
 
     ``sa_log`` (:mod:`~kerckhoffs.algorithms.sa_reads`) records the SA statistics the rule
     reads: ``c(G)`` of every group with a candidate cut (rules reading the group's SA) and
@@ -369,86 +604,170 @@ def mondrian_groups(
     lower = median == "lower"
     strict = cuts == "strict"
     n, d = table.n, table.d
-    # (typed Any: the index width is chosen at run time, which numpy's stubs cannot follow)
-    idx: Any = np.int32 if n < np.iinfo(np.int32).max else np.int64
-    qi = table.qi
-    sa = table.sa
+    if n == 0:
+        return np.zeros(0, dtype=np.int32)
     widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)
+    domains = [max(c.size, 1) for c in table.qi_columns]
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
     reducer, sens_mask = _bounded_reducer(table)
-    n_sa_hist = max(table.n_sa, 1)
+    n_sa = max(table.n_sa, 1)
 
-    perms = [_code_sort(qi[:, j], table.qi_columns[j].size, idx) for j in range(d)]
+    # The units. QI units (the recursion's): rows, or under strict cuts the distinct QI
+    # tuples with their row counts. SA units (the SA pairs' histograms, rules reading the
+    # SA): the distinct (QI unit, SA) pairs with their row counts, ordered by QI unit
+    # (``qof``: their QI unit; None when they are the QI units themselves).
+    spans = [max(c.size, 1) for c in table.qi_columns]
+    qi_cols = [table.qi[:, j] for j in range(d)]
+    row_unit = first_row = None  # row -> QI unit, QI unit -> its first row
+    q_weight = None
+    if collapse and strict:
+        by_qi = _fold_units(qi_cols, spans)
+        if by_qi is not None:
+            row_unit, first_row = by_qi
+            q_weight = np.bincount(row_unit, minlength=first_row.size)
+    units = _Units(row_unit, sa_log)
+    n_units = n if first_row is None else first_row.size
+    # the QIs' cells side by side: QI j's code + offsets[j] (one histogram for all QIs)
+    offsets = np.zeros(d, dtype=np.int64)
+    np.cumsum(domains[:-1], out=offsets[1:])
+    width = int(sum(domains))
+    code_type = np.min_scalar_type(width - 1)
+    codes = np.empty((n_units, d), dtype=code_type, order="F")  # column j: codes[:, j]
+    for j in range(d):
+        codes[:, j] = qi_cols[j] if first_row is None else qi_cols[j][first_row]
+        codes[:, j] += code_type.type(offsets[j])
+    wf = None if q_weight is None else q_weight.astype(np.float64)
+    by_column = n_units * d > COLUMN_KEYS
+    dim_type: Any = np.int8 if d < 127 else np.int32
+    alive = np.ones(d, dtype=bool)  # QIs with more than one value in some active group
+    wf_cols, wf_cols_n = None, 0  # the weights repeated for the live QIs, how many
+    key_buffer = np.empty(n_units, dtype=np.int64) if by_column else None
+    sa_type = np.min_scalar_type(n_sa - 1)
+    qof = sa_u = ws = None  # SA units: QI unit, SA code, rows
+    s_count = s_start = np.zeros(0, dtype=np.int64)  # SA units per QI unit, first one
     if need_pairs:
-        perms.append(_code_sort(sa, max(table.n_sa, 1), idx))
-    out = np.full(n, -1, dtype=np.int64)
+        if row_unit is None:
+            sa_u = table.sa.astype(sa_type)
+        else:
+            pair = level_histogram(row_unit, table.sa, n_units, n_sa)  # (QI unit, SA) cells
+            if pair.key.size == n_units:  # one SA value per QI unit
+                sa_u = table.sa[first_row].astype(sa_type)
+            else:
+                qof = pair.key // n_sa
+                sa_u = (pair.key - qof * n_sa).astype(sa_type)
+                ws = pair.count.astype(np.float64)
+                s_count = np.bincount(qof, minlength=n_units)
+                s_start = _exclusive_cumsum(s_count)
+
+    uid = np.arange(n_units, dtype=np.int64)  # the active units
+    gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
+    out = np.full(n_units, -1, dtype=np.int64)
     next_id = 0
-    sizes = np.array([n], dtype=np.int64)
-    is_left = np.zeros(n, dtype=bool)
-    pair_of_row = np.zeros(n, dtype=idx) if halves_sa else None
+    sizes = np.array([n], dtype=np.int64)  # rows per group
+    left_u = np.zeros(n_units, dtype=bool)  # whether the unit goes left in its group's cut
+
+    def mark_left(
+        sub: np.ndarray, dim_of: np.ndarray, value: np.ndarray, ties: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Set ``left_u`` of the active units ``sub`` whose group ``g`` is cut on
+        ``dim_of[g] >= 0`` at median ``value[g]`` (``ties[g]`` rows equal to it go left
+        under relaxed cuts); returns the mask of ``sub`` in such groups and the left flags."""
+        grp = gid[sub]
+        dim = dim_of[grp]  # small ints
+        on = dim >= 0
+        flat = dim.astype(np.int64)
+        np.maximum(flat, 0, out=flat)
+        flat *= gid.size
+        flat += sub
+        c = codes.ravel(order="F")[flat]  # (codes is F-ordered: a view)
+        del flat
+        v = value.astype(code_type)[grp]
+        if strict:
+            left = c <= v if lower else c < v
+        else:
+            left = c < v
+            tie = np.flatnonzero(on & (c == v))
+            if tie.size:
+                left[tie] = _tie_ranks(grp[tie]) < ties[grp[tie]]
+        left_u[sub] = left
+        return on, left
 
     while sizes.size:
         n_groups = sizes.size
-        n_act = int(sizes.sum())
-        starts = _exclusive_cumsum(sizes)
-        ends = starts + sizes
         every = np.arange(n_groups)
 
-        # SA statistics of the groups, from the (group, SA) pairs of the SA order
-        bounded = pair_tot = pair_first = pair_count = pair_w = pair_sa = None
+        # 1. histograms, 2. candidate cuts: SA statistics of the groups from the SA pairs
+        bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
+        gid_s = gid if qof is None else np.repeat(gid, s_count)  # the group of every SA unit
         if need_pairs:
-            s_sorted = sa[perms[d]]
-            change = np.empty(n_act, dtype=bool)
-            change[0] = True
-            np.not_equal(s_sorted[1:], s_sorted[:-1], out=change[1:])
-            change[starts[1:]] = True
-            pair_start = np.flatnonzero(change)
-            pair_tot = np.diff(np.append(pair_start, n_act))
-            pair_pos = np.cumsum(change, dtype=idx)
-            pair_pos -= 1
-            pair_first = pair_pos[starts].astype(np.int64)
-            pair_count = np.diff(np.append(pair_first, pair_start.size))
+            assert sa_u is not None
+            w_s = wf if qof is None else ws
+            pairs_hist = level_histogram(
+                gid_s, sa_u, n_groups, n_sa, w_s, unit_cells=halves_sa, buffer=key_buffer
+            )
+            pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
+            pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
+            pair_sa = pairs_hist.key % n_sa
             if sens_mask is not None:
-                pair_w = sens_mask[s_sorted[pair_start]]
-            bounded = _reduce(pair_tot, pair_w, reducer, pair_first)
-            if rule.reads_halves_hist:
-                pair_sa = s_sorted[pair_start].astype(np.int64)
-            if pair_of_row is not None:
-                pair_of_row[perms[d]] = pair_pos
-            del s_sorted, change, pair_pos
+                pair_w = sens_mask[pair_sa]
+            bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
 
-        # candidate cuts: normalized range and |L| of every group on every dimension
+        # candidate cuts: normalized range, median and |L| of every group on every dimension
+        # (a QI with one value in every group keeps one value in their subgroups: skipped)
+        live = [j for j in range(d) if alive[j]]
+        spread = np.zeros((n_groups, d), dtype=np.int64)
+        med_code = np.zeros((n_groups, d), dtype=np.int64)
+        below = np.zeros((n_groups, d), dtype=np.int64)
+        n_left = np.repeat(sizes[:, None], d, axis=1)  # |L| = |G|: no cut
+        if not by_column and live:
+            if len(live) != wf_cols_n and wf is not None:
+                wf_cols, wf_cols_n = np.tile(wf, len(live)), len(live)
+            hist = level_histogram(gid, codes, n_groups, width, wf_cols, columns=live)
+            part = [
+                median_cuts(
+                    hist, sizes, [domains[j] for j in live], lower, strict, offsets=offsets[live]
+                )
+            ]
+        else:  # large inputs: one column at a time
+            part = [
+                median_cuts(
+                    level_histogram(
+                        gid,
+                        codes[:, j],
+                        n_groups,
+                        domains[j],
+                        wf,
+                        first_cell=int(offsets[j]),
+                        buffer=key_buffer,
+                    ),
+                    sizes,
+                    domains[j : j + 1],
+                    lower,
+                    strict,
+                )
+                for j in live
+            ]
+        if live:
+            spread[:, live] = np.hstack([c.spread for c in part])
+            med_code[:, live] = np.hstack([c.value for c in part])
+            below[:, live] = np.hstack([c.below for c in part])
+            n_left[:, live] = np.hstack([c.left for c in part])
+        alive &= (spread > 0).any(axis=0)
         norm = np.zeros((n_groups, d), dtype=np.float64)
-        n_left = np.empty((n_groups, d), dtype=np.int64)
-        for j in range(d):
-            col, p = qi[:, j], perms[j]
-
-            def code_at(pos: np.ndarray, col: np.ndarray = col, p: np.ndarray = p) -> np.ndarray:
-                return col[p[pos]]
-
-            spread = code_at(ends - 1) - code_at(starts)
+        for j in live:
             if widths[j] > 0:
-                norm[:, j] = spread / widths[j]
-            nl = sizes.copy()  # |L| = |G|: not a cut
-            g = np.flatnonzero(spread > 0)
-            if strict:
-                s, e, m = starts[g], ends[g], sizes[g]
-                if lower:  # L = {t <= v}, v the value at sorted position ceil(m/2) - 1
-                    med = s + (m + 1) // 2 - 1
-                    nl[g] = _search(code_at, med + 1, e, code_at(med), True) - s
-                else:  # L = {t < v}, v the value at sorted position floor(m/2)
-                    med = s + m // 2
-                    nl[g] = _search(code_at, s, med, code_at(med), False) - s
-            else:
-                nl[g] = (sizes[g] + 1) // 2 if lower else sizes[g] // 2
-            n_left[:, j] = nl
+                norm[:, j] = spread[:, j] / widths[j]
+        value = med_code + offsets  # in cell space, as ``codes``
+        ties = n_left - below
         cand = (n_left > 0) & (n_left < sizes[:, None])
 
         # allowed cuts
         allowed = np.zeros((n_groups, d), dtype=bool)
         if sa_log is not None and rule.reads_group_sa:
-            _log_groups(sa_log, perms[0], starts, sizes, np.flatnonzero(cand.any(axis=1)))
+            has_cand = np.asarray(cand.any(axis=1))
+            pos = np.flatnonzero(has_cand[gid])
+            units.record(uid[pos], gid[pos], "S_max of the group being cut")
         if not halves_sa:
             gi, ji = np.nonzero(cand)
             if gi.size:
@@ -458,126 +777,126 @@ def mondrian_groups(
                 allowed[gi, ji] = rule.allowed(stats)
         else:
             # try each group's dimensions in its order, reading halves only when needed
-            assert pair_of_row is not None and pair_tot is not None and bounded is not None
-            assert pair_first is not None and pair_count is not None
+            assert pairs_hist is not None and pairs_hist.unit_cell is not None
+            assert bounded is not None and pair_first is not None and pair_count is not None
+            assert pair_sa is not None
             order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
             n_cand = cand.sum(axis=1)
             undecided = n_cand > 0
+            slot = np.full(n_groups, -1, dtype=np.int64)
+            dim_of = np.empty(n_groups, dtype=dim_type)
+            sub = np.arange(gid.size) if undecided.all() else np.flatnonzero(undecided[gid])
             for r in range(d):
                 todo = np.flatnonzero(undecided & (n_cand > r))
                 if not todo.size:
                     break
                 dims = order[todo, r]
-                for j in range(d):
-                    g = todo[dims == j]
-                    if not g.size:
-                        continue
-                    nl, m = n_left[g, j], sizes[g]
-                    small_left = nl <= m - nl
-                    length = np.where(small_left, nl, m - nl)
-                    pos = _ranges(np.where(small_left, starts[g], starts[g] + nl), length)
-                    pid = pair_of_row[perms[j][pos]].astype(np.int64)
-                    pf, pc = pair_first[g], pair_count[g]
-                    local_first = _exclusive_cumsum(pc)
-                    pid -= np.repeat(pf - local_first, length)
-                    cnt = np.bincount(pid, minlength=int(pc.sum()))
-                    pairs = _ranges(pf, pc)
-                    w = None if pair_w is None else pair_w[pairs]
-                    b_small = _reduce(cnt, w, reducer, local_first)
-                    b_other = _reduce(pair_tot[pairs] - cnt, w, reducer, local_first)
-                    h_left = h_right = None
-                    if pair_sa is not None:  # full histograms of the halves
-                        cand_of_pair = np.repeat(np.arange(g.size), pc)
-                        small = np.zeros((g.size, n_sa_hist), dtype=np.int64)
-                        small[cand_of_pair, pair_sa[pairs]] = cnt
-                        other = np.zeros_like(small)
-                        other[cand_of_pair, pair_sa[pairs]] = pair_tot[pairs] - cnt
-                        h_left = np.where(small_left[:, None], small, other)
-                        h_right = np.where(small_left[:, None], other, small)
-                    stats = CutStats(
-                        m,
-                        nl,
-                        bounded[g],
-                        np.where(small_left, b_small, b_other),
-                        np.where(small_left, b_other, b_small),
-                        h_left,
-                        h_right,
-                    )
-                    if sa_log is not None:
-                        _log_halves(sa_log, perms[j], starts[g], m, nl)
-                    ok = np.asarray(rule.allowed(stats), dtype=bool)
-                    allowed[g[ok], j] = True
-                    undecided[g[ok]] = False
+                # the left rows of every candidate of this round: one gather of their codes
+                dim_of.fill(-1)
+                dim_of[todo] = dims
+                if r:  # only the units of groups with a candidate in this round
+                    sub = sub[dim_of[gid[sub]] >= 0]
+                on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
+                lpos = sub[on & left]
+                if qof is not None:  # the SA units of the left QI units: their segments
+                    lpos = _ranges(s_start[lpos], s_count[lpos])
+                w_left = wf if qof is None else ws
+                cnt_all = np.bincount(
+                    pairs_hist.unit_cell[lpos],
+                    weights=None if w_left is None else w_left[lpos],
+                    minlength=pairs_hist.key.size,
+                )
+                # the round's candidates (one per group in todo) evaluated at once
+                pc = pair_count[todo]
+                local_first = _exclusive_cumsum(pc)
+                pairs = _ranges(pair_first[todo], pc)
+                cnt = cnt_all[pairs].astype(np.int64, copy=False)
+                rest = pairs_hist.count[pairs] - cnt
+                w = None if pair_w is None else pair_w[pairs]
+                h_left = h_right = None
+                if rule.reads_halves_hist:  # full histograms of the halves
+                    cand_of_pair = np.repeat(np.arange(todo.size), pc)
+                    h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
+                    h_left[cand_of_pair, pair_sa[pairs]] = cnt
+                    h_right = np.zeros_like(h_left)
+                    h_right[cand_of_pair, pair_sa[pairs]] = rest
+                stats = CutStats(
+                    sizes[todo],
+                    n_left[todo, dims],
+                    bounded[todo],
+                    _reduce(cnt, w, reducer, local_first),
+                    _reduce(rest, w, reducer, local_first),
+                    h_left,
+                    h_right,
+                )
+                if sa_log is not None:  # one record per dimension, candidates numbered in it
+                    for j in range(d):
+                        g = todo[dims == j]
+                        if g.size:
+                            pos = sub[dim_of[gid[sub]] == j]
+                            slot[g] = np.arange(g.size)
+                            half = 2 * slot[gid[pos]] + ~left_u[pos]
+                            slot[g] = -1
+                            units.record(uid[pos], half, "S_max of the candidate halves")
+                ok = np.asarray(rule.allowed(stats), dtype=bool)
+                allowed[todo[ok], dims[ok]] = True
+                undecided[todo[ok]] = False
+            # a group's last evaluated candidate is its allowed one: left_u holds its halves
 
         # first allowed dimension in order of decreasing normalized range (ties: lower index)
         best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
         split = allowed[every, best]
         nl_best = n_left[every, best]
+        if not halves_sa:
+            sub = np.arange(gid.size) if split.all() else np.flatnonzero(split[gid])
+            best_of = np.where(split, best, -1).astype(dim_type)
+            mark_left(sub, best_of, value[every, best], ties[every, best])
 
-        # finished groups leave with their final ids
+        # 3. map: finished groups leave with their final ids
         if not split.all():
-            done = np.flatnonzero(~split)
-            pos = _ranges(starts[done], sizes[done])
-            out[perms[0][pos]] = np.repeat(next_id + np.arange(done.size), sizes[done])
-            next_id += done.size
+            done = ~split
+            fin_id = np.cumsum(done) - 1 + next_id
+            gone = done[gid]
+            out[uid[gone]] = fin_id[gid[gone]]
+            next_id += int(done.sum())
             if not split.any():
                 break
-            keep = _ranges(starts[split], sizes[split])
-            perms = [p[keep] for p in perms]
-            sizes, nl_best, best = sizes[split], nl_best[split], best[split]
-            starts = _exclusive_cumsum(sizes)
-            n_act = int(sizes.sum())
-
-        # which rows go left: the first |L| positions of the group in its chosen dimension
-        for j in range(d):
-            g = np.flatnonzero(best == j)
-            if not g.size:
-                continue
-            pos = _ranges(starts[g], sizes[g])
-            rank = pos - np.repeat(starts[g], sizes[g])
-            is_left[perms[j][pos]] = rank < np.repeat(nl_best[g], sizes[g])
-
-        # split every order stably: L keeps the group's start, R starts |L| further
-        start_m1 = np.repeat((starts - 1).astype(idx), sizes)
-        right_base = np.arange(n_act, dtype=idx)
-        right_base += np.repeat(nl_best.astype(idx), sizes)
-        has_prev = starts > 0
-        for i, p in enumerate(perms):
-            left = is_left[p]
-            lefts = np.cumsum(left, dtype=idx)  # lefts in [0, pos]
-            before = np.zeros(sizes.size, dtype=idx)
-            before[has_prev] = lefts[starts[has_prev] - 1]
-            lefts -= np.repeat(before, sizes)  # lefts in [start, pos]
-            dest = np.where(left, start_m1 + lefts, right_base - lefts)
-            new_p = np.empty_like(p)
-            new_p[dest] = p
-            perms[i] = new_p
-        new_sizes = np.empty(2 * sizes.size, dtype=np.int64)
-        new_sizes[0::2] = nl_best
-        new_sizes[1::2] = sizes - nl_best
+            keep = np.flatnonzero(~gone)
+            if qof is not None:  # the SA units follow their QI units
+                keep_s = np.flatnonzero(~gone[qof])
+                new_index = np.cumsum(~gone) - 1
+                qof = new_index[qof[keep_s]]
+                s_count = s_count[keep]
+                s_start = _exclusive_cumsum(s_count)
+                assert sa_u is not None
+                sa_u = sa_u[keep_s]
+                if ws is not None:
+                    ws = ws[keep_s]
+            elif sa_u is not None:
+                sa_u = sa_u[keep]
+            uid, gid, left_u = uid[keep], gid[keep], left_u[keep]
+            kept = np.empty((keep.size, d), dtype=code_type, order="F")
+            for j in range(d):
+                np.take(codes[:, j], keep, out=kept[:, j])
+            codes = kept
+            if wf is not None:
+                wf = wf[keep]
+                wf_cols_n = 0  # (repeated again at the next histogram)
+        rank = np.cumsum(split) - 1  # the r-th split group's halves are 2r and 2r + 1
+        gid = 2 * rank[gid]
+        gid += ~left_u
+        new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
+        new_sizes[0::2] = nl_best[split]
+        new_sizes[1::2] = sizes[split] - nl_best[split]
         sizes = new_sizes
 
     assert (out >= 0).all()
-    return Partition.from_labels(out).group
-
-
-def _log_groups(
-    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, g: np.ndarray
-) -> None:
-    """Record that ``c(G)`` was read for the groups ``g`` (segments of ``perm``)."""
-    pos = _ranges(starts[g], sizes[g])
-    sa_log.record(perm[pos], np.repeat(g, sizes[g]), "S_max of the group being cut")
-
-
-def _log_halves(
-    sa_log: SAReadLog, perm: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nl: np.ndarray
-) -> None:
-    """Record that ``c(L)`` and ``c(R)`` were read for candidate cuts (groups are segments of
-    ``perm``, the order of the cut dimension; ``L`` = the first ``nl`` positions)."""
-    pos = _ranges(starts, sizes)
-    rank = pos - np.repeat(starts, sizes)
-    half = 2 * np.repeat(np.arange(sizes.size), sizes) + (rank >= np.repeat(nl, sizes))
-    sa_log.record(perm[pos], half, "S_max of the candidate halves")
+    # ids in order of first appearance in the rows (units are numbered that way)
+    first_unit = np.full(next_id, n_units, dtype=np.int64)
+    np.minimum.at(first_unit, out, np.arange(n_units, dtype=np.int64))
+    relabel = np.empty(next_id, dtype=np.int32)
+    relabel[np.argsort(first_unit)] = np.arange(next_id, dtype=np.int32)
+    return relabel[out] if row_unit is None else relabel[out][row_unit]
 
 
 def _reduce(
@@ -819,8 +1138,12 @@ __all__ = [
     "FunctionCut",
     "KAnonymityCut",
     "LDiversityCut",
+    "LevelHistogram",
     "LookAheadCut",
+    "MedianCuts",
     "as_rule",
+    "level_histogram",
+    "median_cuts",
     "mondrian",
     "mondrian_groups",
     "mondrian_plus",
