@@ -156,3 +156,23 @@ def test_numeric_only_tables_give_the_default_partition(t: Table, k: int) -> Non
     a = Partition(hierarchy_cut_groups(t, KAnonymityCut(k)))
     b = Partition(mondrian_groups(t, KAnonymityCut(k)))
     assert a.same_as(b)
+
+
+def test_the_option_of_the_registered_mondrian() -> None:
+    import pytest
+
+    from kerckhoffs.algorithms import get
+    from kerckhoffs.errors import ParameterError
+    from kerckhoffs.models import KAnonymity
+
+    jobs = ["nurse", "nurse", "doctor", "doctor", "clerk", "clerk", "lawyer", "lawyer"]
+    t = job_table([*jobs, "cook", "cook"])
+    rel = get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="hierarchy")
+    assert rel.partition.n_groups == 1 and rel.provenance.parameters["categorical_cuts"] == (
+        "hierarchy"
+    )
+    default = get("mondrian").run(t, [KAnonymity(3)])
+    assert default.partition.n_groups == 2
+    assert "categorical_cuts" not in default.provenance.parameters  # older releases' bytes
+    with pytest.raises(ParameterError, match="categorical_cuts must be one of median, hierarchy"):
+        get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="children")

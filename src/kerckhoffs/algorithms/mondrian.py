@@ -971,6 +971,8 @@ def _rule_from_models(
     options={
         "median": "lower (default) | upper: which median value splits a group",
         "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
+        "categorical_cuts": "median (default) | hierarchy: cut a categorical QI at its median "
+        "code, or into the children of its common hierarchy node (cells never overlap)",
     },
 )
 def mondrian(
@@ -980,6 +982,7 @@ def mondrian(
     seed: Seed = None,
     median: str = "lower",
     cuts: str = "strict",
+    categorical_cuts: str = "median",
     sa_log: SAReadLog | None = None,
 ) -> Release:
     """Mondrian for k-anonymity, frequency l-diversity (spec ``asap.md`` 2.1, 2.3), entropy
@@ -997,12 +1000,30 @@ def mondrian(
     ``sa_log`` records the SA statistics read (information-flow audit, spec 1.10 item 2):
     under l-diversity, ``S_max`` of the whole table and of every candidate half; a rejected
     cut's halves are never published, so the audit fails wherever a cut was rejected on them.
+
+    ``categorical_cuts``: ``"median"`` (default) cuts a categorical QI at the median of its
+    hierarchy-ordered codes, so two groups may publish the same or nested cells;
+    ``"hierarchy"`` splits it into the children of the group's common hierarchy node
+    (LeFevre's categorical split; published cells never overlap, so every person's cells
+    locate their group: :mod:`kerckhoffs.algorithms.mondrian_hierarchy`).
     """
+    from kerckhoffs.algorithms.mondrian_hierarchy import CATEGORICAL_CUTS, hierarchy_cut_groups
+
+    if categorical_cuts not in CATEGORICAL_CUTS:
+        raise ParameterError(
+            f"mondrian: categorical_cuts must be one of {', '.join(CATEGORICAL_CUTS)}, "
+            f"got {categorical_cuts!r}"
+        )
     rule, params = _rule_from_models(table, models, "mondrian")
     if sa_log is not None and "l" in params:
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
-    group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
+    if categorical_cuts == "hierarchy":
+        group = hierarchy_cut_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
+    else:
+        group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
     params.update(median=median, cuts=cuts)
+    if categorical_cuts != "median":  # recorded only when not the default (older releases)
+        params["categorical_cuts"] = categorical_cuts
     return Release(
         table,
         Partition(group),
