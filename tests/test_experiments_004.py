@@ -203,20 +203,26 @@ def test_measures_run_end_to_end(demo_ctx: Context, tmp_path: Path) -> None:
         assert r["drop_per_person"] >= 0
         shares = [r[f"pvp{pct}"] for pct, _ in p004.LEVELS]
         assert shares == sorted(shares)
-    oracle, cells = rows[0], rows[4]
-    assert cells["scenario"].endswith("located by published cells")
+    oracle, cells = rows[0], rows[5]
+    assert cells["scenario"] == "(i) Mondrian, located by published cells"
+    # hierarchy cuts publish cells that never overlap: the cells locate as the oracle does
+    assert rows[6]["pvp100"] == rows[4]["pvp100"] and rows[6]["ea_post"] == rows[4]["ea_post"]
     assert cells["ea_post"] >= oracle["ea_post"]  # cells never locate better than the oracle
     assert 0 <= rows[1]["centroid_locator_pct"] <= 100
     # Fig. 2-4 read the same cached attack as scenario (i)
     fig2 = p004.measure_fig2({"dataset": "adult", "k": 5, "seed": 0}, demo_ctx)
     assert fig2[0]["pvp"] == oracle["pvp100"]
-    assert [r["panel"] for r in fig2] == ["(a) Adult, strict Mondrian"] * 6 + [
-        "(a) Adult, relaxed Mondrian"
-    ] * 6
+    assert [r["panel"] for r in fig2] == [
+        f"(a) Adult, {how} Mondrian"
+        for how in ("strict", "relaxed", "hierarchy-cut")
+        for _ in range(6)
+    ]
     assert fig2[6]["pvp"] == rows[3]["pvp100"]  # relaxed, C = 100 %: Fig. 1's relaxed series
     # the subset-size sensitivity: both cut rules, classes of at least k = 5 rows
     sized = p004.measure_subset_size({"dataset": "adult", "size": 800, "seed": 0}, demo_ctx)
-    assert [r["cuts"] for r in sized] == ["strict Mondrian", "relaxed Mondrian"]
+    assert [r["cuts"] for r in sized] == [
+        "strict Mondrian", "relaxed Mondrian", "hierarchy-cut Mondrian"
+    ]  # fmt: skip
     assert all(r["partition_size_1"] >= 5 and r["partition_size_2"] >= 5 for r in sized)
     assert sized[1]["partition_size_1"] <= sized[0]["partition_size_1"]
     # Fig. 8, P4: nested releases only shrink S_i

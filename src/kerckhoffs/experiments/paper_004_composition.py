@@ -109,14 +109,27 @@ SCENARIOS = {
     "ii": ("mdav", "mdav"),
     "iii": ("mondrian", "mdav"),
     "relaxed": ("mondrian-relaxed", "mondrian-relaxed"),
+    "hierarchy": ("mondrian-hierarchy", "mondrian-hierarchy"),
 }
 SCENARIO_LABEL = {
     "i": "(i) Mondrian + Mondrian",
     "ii": "(ii) MDAV + MDAV",
     "iii": "(iii) Mondrian + MDAV",
     "relaxed": "(i) relaxed Mondrian (ties split) on both",
+    "hierarchy": "(i) Mondrian, categorical QIs cut along the hierarchy",
     "cells": "(i) Mondrian, located by published cells",
+    "hierarchy-cells": "(i) hierarchy-cut Mondrian, located by published cells",
 }
+CUT_RULES = (
+    ("i", "strict Mondrian"),
+    ("relaxed", "relaxed Mondrian"),
+    ("hierarchy", "hierarchy-cut Mondrian"),
+)
+"""Mondrian's three cut rules in Figs 1-2 and the sensitivity experiments: median cuts that
+keep ties together (the default), relaxed cuts that split them, and categorical QIs cut into
+their hierarchy children (LeFevre's categorical split)."""
+SA_BLIND = ("mondrian", "mondrian-relaxed", "mondrian-hierarchy", "mdav")
+"""Schemes under k-anonymity alone, which never read the SA (their partition serves every SA)."""
 PAPER_FIG1 = {"adult": 12.0, "census": 60.0}
 """The paper's perfect-breach levels at k = 5 (Fig. 1, read from the text: "about")."""
 PAPER_FIG2 = {"adult": 60.0, "census": 95.0}
@@ -259,6 +272,8 @@ def _anonymize(sub: Table, scheme: str, params: dict[str, Any]) -> Release:
         return get_algorithm(scheme).run(sub, [KAnonymity(k)], seed=0)
     if scheme == "mondrian-relaxed":  # LeFevre's relaxed partitioning: ties at the median split
         return get_algorithm("mondrian").run(sub, [KAnonymity(k)], cuts="relaxed")
+    if scheme == "mondrian-hierarchy":  # LeFevre's categorical split into hierarchy children
+        return get_algorithm("mondrian").run(sub, [KAnonymity(k)], categorical_cuts="hierarchy")
     if scheme == "entropy-l":
         return constrained_mondrian(sub, k, l=float(params["l"]))
     if scheme == "t-closeness":
@@ -283,7 +298,7 @@ def release_of(
     the occupation release's partition (same rows, same QIs: the same partition)."""
     subs, _ = subsets_of(ctx, dataset, n_chunks, seed, size)
     sub = take_rows(table_of(ctx, dataset, sa), subs[j])
-    sa_blind = scheme in ("mondrian", "mondrian-relaxed", "mdav") and sa != COUNTRY_SA
+    sa_blind = scheme in SA_BLIND and sa != COUNTRY_SA
     key_sa = None if sa_blind else sa
     key = f"p004:partition:{dataset}:{key_sa}:{scheme}:{sorted(params.items())}"
     key += f":{seed}:{n_chunks}:{j}" + (f":{size}" if size else "")
@@ -404,8 +419,9 @@ def measure_fig1(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
         if sc == "ii":
             row["centroid_locator_pct"] = centroid_locator_accuracy(ctx, dataset, k, seed)
         rows.append(row)
-    m = attack_metrics(ctx, dataset, SCENARIOS["i"], {"k": k}, seed, by_cells=True)
-    rows.append({"panel": PANEL[dataset], "scenario": SCENARIO_LABEL["cells"], **m})
+    for sc, label in (("i", "cells"), ("hierarchy", "hierarchy-cells")):
+        m = attack_metrics(ctx, dataset, SCENARIOS[sc], {"k": k}, seed, by_cells=True)
+        rows.append({"panel": PANEL[dataset], "scenario": SCENARIO_LABEL[label], **m})
     if k == 5:
         rows.append({"panel": PANEL[dataset], "scenario": "paper, k = 5 (about)",
                      "pvp100": PAPER_FIG1[dataset]})  # fmt: skip
@@ -416,7 +432,7 @@ def measure_fig2(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """Partial breach PVP_C for every confidence level, scenario (i)."""
     dataset, k, seed = _k_point(point)
     rows = []
-    for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+    for sc, how in CUT_RULES:
         m = attack_metrics(ctx, dataset, SCENARIOS[sc], {"k": k}, seed)
         panel = f"{PANEL[dataset]}, {how}"
         rows += [
@@ -432,10 +448,11 @@ def measure_fig2(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 
 def measure_subset_size(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """Perfect and partial breach (scenario (i), k = 5) at one subset size, for strict and
-    relaxed Mondrian, with the mean class size the targets sit in."""
+    relaxed Mondrian and Mondrian with hierarchy cuts, with the mean class size the targets sit
+    in."""
     dataset, size, seed = str(point["dataset"]), int(point["size"]), int(point["seed"])
     rows = []
-    for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+    for sc, how in CUT_RULES:
         m = attack_metrics(ctx, dataset, SCENARIOS[sc], {"k": 5}, seed, size=size)
         rows.append(
             {
@@ -453,13 +470,13 @@ def measure_subset_size(point: dict[str, Any], ctx: Context) -> list[dict[str, A
 def measure_sa_domain(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """The domain-size hypothesis on the Census stand-in: the same partitions (k-anonymity
     never reads the SA) attacked through occupation (46 values) and through occupation x
-    citizenship (225 values, like IPUMS's 247), strict and relaxed Mondrian."""
+    citizenship (225 values, like IPUMS's 247), under the three cut rules."""
     k, seed = int(point["k"]), int(point["seed"])
     rows = []
     for sa in ("occupation", FINE_SA):
         table = table_of(ctx, "census", sa)
         values = int(np.unique(table.sa).size)
-        for sc, how in (("i", "strict Mondrian"), ("relaxed", "relaxed Mondrian")):
+        for sc, how in CUT_RULES:
             m = attack_metrics(ctx, "census", SCENARIOS[sc], {"k": k}, seed, sa=sa)
             rows.append(
                 {
@@ -637,7 +654,7 @@ K_LABEL = "k (k1 = k2)"
 register_experiment(
     Experiment(
         name="composition-fig1",
-        version=2,
+        version=3,
         paper=PAPER,
         figure="Fig. 1",
         title="perfect breach by the intersection attack",
@@ -658,13 +675,14 @@ register_experiment(
         seeds=SEEDS,
         notes=DATA_NOTE + " MDAV publishes each cluster's cells; centroid_locator_pct is the "
         "nearest-centroid locator's accuracy on the MDAV release of subset 1. Extra series: "
-        "targets located by Mondrian's published cells instead of the oracle; relaxed Mondrian "
-        "(ties at the median split between the halves, LeFevre et al.); the paper's level at "
-        "k = 5.",
+        "targets located by Mondrian's published cells instead of the oracle; Mondrian with "
+        "categorical QIs cut into hierarchy children, by the oracle and by its cells; relaxed "
+        "Mondrian (ties at the median split between the halves, LeFevre et al.); the paper's "
+        "level at k = 5.",
     ),
     Experiment(
         name="composition-fig2",
-        version=2,
+        version=3,
         paper=PAPER,
         figure="Fig. 2",
         title="partial breach at several confidence levels (scenario (i))",
@@ -682,13 +700,14 @@ register_experiment(
         "C = 25%, about 95% of IPUMS's overlap population and more than 60% of Adult's.",
         seeds=SEEDS,
         notes=DATA_NOTE + " C = 100/50/33/25/20% means |S_i| <= 1/2/3/4/5 values. Panels "
-        "for strict and relaxed Mondrian; the paper's level at C = 25 %, k = 5.",
+        "for strict, relaxed and hierarchy-cut Mondrian; the paper's level at C = 25 %, k = 5.",
     ),
     Experiment(
         name="composition-fig1-size",
+        version=2,
         paper=PAPER,
         figure="Fig. 1 (sensitivity)",
-        title="perfect breach vs subset size, k = 5, strict and relaxed Mondrian",
+        title="perfect breach vs subset size, k = 5, three Mondrian cut rules",
         grid=[{"dataset": d, "size": n} for d in DATASETS for n in SIZE_GRID[d]],
         measure=measure_subset_size,
         plot=Plot(
@@ -708,6 +727,7 @@ register_experiment(
     ),
     Experiment(
         name="composition-sa-domain",
+        version=2,
         paper=PAPER,
         figure="§3.5 (domain size)",
         title="Census stand-in: breach with a 46-value and a 225-value SA",
