@@ -33,7 +33,7 @@ import pandas as pd
 
 from kerckhoffs.data import manifest
 from kerckhoffs.data.external import read_external
-from kerckhoffs.data.io import read_table
+from kerckhoffs.data.io import read_table, write_csv
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
@@ -962,7 +962,7 @@ def write_release_files(
     ):
         for name, df in frames.items():
             if "csv" in formats:
-                df.to_csv(tmp / f"{name}.csv", index=False)
+                write_csv(df, tmp / f"{name}.csv")
             if "parquet" in formats:
                 df.to_parquet(tmp / f"{name}.parquet", index=False)
         meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}

@@ -3,20 +3,30 @@
 Reading detects the delimiter from the header line (``,``, ``;``, tab or ``|``) unless one is
 given, and turns the usual failures (missing file, empty file, wrong delimiter, ragged rows)
 into one-line :class:`~kerckhoffs.errors.InputError` messages.
+
+Writing (:func:`write_csv`) renders a DataFrame through pyarrow into exactly the bytes pandas'
+``to_csv(index=False)`` writes (issue 15: pandas' writer was a quarter of a 1M-row
+``anonymize``; pyarrow's is about 15x faster), so releases keep their bytes and digests.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from kerckhoffs.errors import InputError, input_error
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DELIMITERS = (",", ";", "\t", "|")
 
@@ -127,3 +137,125 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# -- writing CSV -------------------------------------------------------------------------------
+def _quoted_chars() -> tuple[str, ...]:
+    """The characters that make Python's ``csv`` writer (which pandas' ``to_csv`` drives with
+    ``QUOTE_MINIMAL`` and line terminator ``\\n``) quote a field, probed on this Python: 3.11
+    quotes ``,`` ``"`` and ``\\n`` but not ``\\r``; later versions may differ."""
+    found = []
+    for c in (",", '"', "\n", "\r"):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow([f"a{c}b", "x"])
+        if buf.getvalue().startswith('"'):
+            found.append(c)
+    return tuple(found)
+
+
+QUOTED_CHARS = _quoted_chars()
+"""Characters whose presence makes a CSV field quoted (``"`` doubled inside)."""
+
+
+def _cell_text(column: pd.Series) -> pa.Array | None:
+    """The column as an arrow array whose text rendering is exactly pandas' ``to_csv`` text of
+    each cell (missing: null, written empty), or None for a dtype this writer does not render
+    (pandas writes it then).
+
+    pandas (``get_values_for_csv``) writes integers in decimal, numpy floats and booleans as
+    ``ndarray.astype(str)`` (``0.1``, ``1e-05``, ``True``) and extension arrays (its ``str``
+    dtype, nullable integers) and objects through ``str()``; arrow's integer and string
+    columns render the same text, the rest is converted here with pandas' own expression.
+    """
+    import pyarrow as pa
+
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return pa.array(column.to_numpy())
+    if isinstance(dtype, np.dtype) and dtype.kind in "fb":
+        arr = column.to_numpy()
+        text = arr.astype(str).astype(object)
+        text[pd.isna(arr)] = None
+        return pa.array(text, type=pa.large_string())
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        try:
+            arr = pa.array(column.array, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu":
+        return pa.array(column.array, from_pandas=True)
+    return None
+
+
+ARROW_UNQUOTED = (",", '"', "\n", "\r")
+"""Characters ``pyarrow.csv.write_csv`` refuses to write unquoted (``quoting_style="none"``)."""
+
+
+def _holds(arr: pa.Array, chars: tuple[str, ...]) -> bool:
+    """Whether some cell of a string array may hold one of ``chars`` (checked on the raw value
+    bytes, no per-row work; conservative for a sliced array)."""
+    import pyarrow as pa
+
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return False
+    data = arr.buffers()[2]
+    if data is None:
+        return False
+    raw = data.to_pybytes()
+    return any(c.encode() in raw for c in chars)
+
+
+def _quoted(arr: pa.Array) -> pa.Array:
+    """Each cell as the text pandas writes for it: quoted (``"`` doubled) when it holds one of
+    :data:`QUOTED_CHARS`, missing cells empty."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    large = pa.large_string()
+    text = pc.cast(arr, large)
+    if _holds(text, QUOTED_CHARS):
+        need = pc.match_substring_regex(text, "[" + "".join(QUOTED_CHARS) + "]")
+        quote = pa.scalar('"', large)
+        wrapped = pc.binary_join_element_wise(
+            quote, pc.replace_substring(text, '"', '""'), quote, pa.scalar("", large)
+        )
+        text = pc.if_else(need, wrapped, text)
+    return pc.fill_null(text, "")
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    """Write ``df`` to ``path`` as the exact bytes of ``df.to_csv(path, index=False)``.
+
+    The header line is pandas' own; the rows are rendered by pyarrow: straight through
+    ``pyarrow.csv.write_csv`` when no cell needs quoting (the usual release: numbers and
+    hierarchy labels), otherwise by joining per-cell texts quoted as Python's ``csv`` module
+    quotes them (``QUOTE_MINIMAL``). Frames pyarrow cannot render identically (a dtype such as
+    datetime or categorical, a single column, no rows) are written by pandas.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    arrays = [_cell_text(df.iloc[:, j]) for j in range(df.shape[1])]
+    if df.shape[1] < 2 or len(df) == 0 or any(a is None for a in arrays):
+        df.to_csv(path, index=False)  # pandas' own bytes
+        return
+    cells = [a for a in arrays if a is not None]
+    header = df.head(0).to_csv(index=False).encode("utf-8")
+    with open(path, "wb") as fh:
+        fh.write(header)
+        if not any(_holds(a, ARROW_UNQUOTED) for a in cells):
+            names = [f"c{j}" for j in range(len(cells))]
+            options = pa_csv.WriteOptions(include_header=False, quoting_style="none")
+            pa_csv.write_csv(pa.Table.from_arrays(cells, names=names), fh, options)
+            return
+        import pyarrow.compute as pc
+
+        large = pa.large_string()
+        lines = pc.binary_join_element_wise(*[_quoted(a) for a in cells], pa.scalar(",", large))
+        lines = pc.binary_join_element_wise(lines, pa.scalar("", large), pa.scalar("\n", large))
+        offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)
+        start, end = offsets[lines.offset], offsets[lines.offset + len(lines)]
+        fh.write(memoryview(lines.buffers()[2])[start:end])
