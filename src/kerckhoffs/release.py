@@ -188,7 +188,7 @@ class Partition:
 
     def order(self) -> np.ndarray:
         """Row indices sorted by group (stable), with :meth:`starts` the group boundaries."""
-        return np.argsort(self.group, kind="stable")
+        return stable_order(self.group)
 
     def starts(self) -> np.ndarray:
         """Offset of each group's first row in :meth:`order`."""
@@ -420,7 +420,7 @@ class Release:
             keys += [part.sizes, sa_hash]
         else:
             qi = self.table.qi
-            by_qi = np.lexsort((*(qi[:, j] for j in range(qi.shape[1] - 1, -1, -1)), part.group))
+            by_qi = stable_order(part.group, *(qi[:, j] for j in range(qi.shape[1])))
             first = by_qi[starts]
             row = np.zeros(qi.shape[0], dtype=np.uint64)
             for j in range(qi.shape[1]):
@@ -461,18 +461,18 @@ class Release:
         numbering = self.published_numbering(cells)
         own = self.partition.group  # the ids that index cells and histograms
         group = numbering[own]
-        sa_labels = t.sa_column.decode(self.sa_published)
         if self.scheme == Scheme.GENERALIZATION:
-            order = np.lexsort((self.sa_published, group))
+            order = stable_order(group, self.sa_published)
             assert cells is not None
             df = cells.iloc[own[order]].reset_index(drop=True)
             df.insert(0, GROUP, group[order])
-            df[t.sa_name] = sa_labels[order]
+            # the SA's few values as a pandas array once, then taken row by row (the dtype
+            # pandas infers for the decoded column, without converting a million objects)
+            df[t.sa_name] = pd.Series(t.sa_column.values).array.take(self.sa_published[order])
             if include_other and t.other is not None:
                 df = pd.concat([df, t.other.iloc[order].reset_index(drop=True)], axis=1)
             return {"release": df}, order
-        keys = [t.qi[:, j] for j in range(t.d - 1, -1, -1)]
-        order = np.lexsort((*keys, group))
+        order = stable_order(group, *(t.qi[:, j] for j in range(t.d)))
         qit = pd.DataFrame({GROUP: group[order]})
         for j, col in enumerate(t.qi_columns):
             qit[col.name] = col.decode(t.qi[order, j])
@@ -539,7 +539,7 @@ class Release:
                 df[col.name] = pd.Categorical.from_codes(*_codes_and_categories(labels, own))
         df[t.sa_name] = t.sa_column.decode(self.sa_published)
         if order == "group":
-            rows = np.lexsort((self.sa_published, group))
+            rows = stable_order(group, self.sa_published)
             df = df.iloc[rows].reset_index(drop=True)
         return df
 
@@ -863,6 +863,32 @@ def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
     prov = meta.get("provenance", {})
     if not isinstance(prov, dict) or not isinstance(prov.get("parameters", {}), dict):
         raise bad("provenance", "an object with an algorithm and parameters")
+
+
+def stable_order(*keys: np.ndarray) -> np.ndarray:
+    """Row indices sorted by the non-negative integer ``keys`` (the first is the primary
+    one), ties kept in row order: exactly ``np.lexsort(keys[::-1])``.
+
+    When the keys and the row index fit together in 63 bits they are packed into one int64
+    per row and sorted once (numpy's SIMD sort; about 6x faster than a stable argsort or
+    lexsort of 1M rows, issue 15); otherwise lexsort.
+    """
+    n = len(keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.intp)
+    bits = [int(k.max()).bit_length() for k in keys]
+    index_bits = (n - 1).bit_length()
+    if sum(bits) + index_bits > 63 or any(int(k.min()) < 0 for k in keys):
+        return np.lexsort(keys[::-1])
+    packed = np.zeros(n, dtype=np.int64)
+    for k, b in zip(keys, bits, strict=True):
+        packed <<= b
+        packed |= k.astype(np.int64, copy=False)
+    packed <<= index_bits
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    packed &= (1 << index_bits) - 1
+    return packed.astype(np.intp, copy=False)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,33 +38,38 @@ def sniff_delimiter(header: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def read_table(
-    path: str | Path,
-    sep: str | None = None,
-    text_columns: Iterable[str] = (),
-    na_values: Iterable[str] = (),
-) -> pd.DataFrame:
-    """Read a CSV (with a header) or Parquet file into a DataFrame.
+def read_columns(path: str | Path, sep: str | None = None) -> list[str]:
+    """The column names of a CSV (its header line, names stripped) or Parquet file, with the
+    same one-line errors as :func:`read_table` for a file that cannot be a table."""
+    path = _existing(path)
+    if _is_parquet(path):
+        import pyarrow.parquet as pq
 
-    ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as
-    zip ``02134`` keep their leading zeros. A file whose header splits into a single column while
-    it contains another delimiter is reported as a delimiter mismatch. Only empty cells (and
-    the texts in ``na_values``) are missing: ``NA``, ``null`` and pandas' other default
-    missing markers are values. A header that names a column twice is refused (pandas would
-    silently rename the second one ``NAME.1``).
-    """
+        try:
+            return [str(n) for n in pq.read_schema(path).names]
+        except Exception as exc:  # pyarrow raises many types
+            raise InputError(f"{path}: cannot read Parquet ({exc})") from None
+    used = _delimiter(path, sep)
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        names = next(csv.reader([fh.readline()], delimiter=used))
+    return [n.strip() for n in names]
+
+
+def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if path.is_dir():
         raise InputError(f"{path} is a directory, not a data file")
-    if path.suffix.lower() in {".parquet", ".pq"}:
-        try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises many types
-            raise InputError(f"{path}: cannot read Parquet ({exc})") from None
-        _unique_names(path, [str(c) for c in df.columns])
-        return df
+    return path
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in {".parquet", ".pq"}
+
+
+def _delimiter(path: Path, sep: str | None) -> str:
+    """The delimiter to read ``path`` with (``sep``, or sniffed from the header line)."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             header = fh.readline().rstrip("\r\n")
@@ -80,21 +85,69 @@ def read_table(
                 f"{path}: the header has no {used!r} delimiter but contains {others[0]!r}; "
                 f"use --sep {others[0]!r}"
             )
+    return used
+
+
+def read_table(
+    path: str | Path,
+    sep: str | None = None,
+    text_columns: Iterable[str] = (),
+    na_values: Iterable[str] = (),
+    columns: Iterable[str] | None = None,
+    category_columns: Iterable[str] = (),
+) -> pd.DataFrame:
+    """Read a CSV (with a header) or Parquet file into a DataFrame.
+
+    ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as
+    zip ``02134`` keep their leading zeros. A file whose header splits into a single column while
+    it contains another delimiter is reported as a delimiter mismatch. Only empty cells (and
+    the texts in ``na_values``) are missing: ``NA``, ``null`` and pandas' other default
+    missing markers are values. A header that names a column twice is refused (pandas would
+    silently rename the second one ``NAME.1``). ``columns``: read only these (those of them
+    the file has; the others are never parsed, so a wide file costs the memory of the
+    columns used: issue 15). ``category_columns`` (text columns) come back as pandas
+    categoricals of their text (a CSV is then read in chunks of :data:`CHUNK_ROWS` rows, each
+    chunk's text turned into codes at once, so a column's text is never held whole).
+    """
+    path = _existing(path)
+    wanted_columns = None if columns is None else {c.strip() for c in columns}
+    if _is_parquet(path):
+        try:
+            if wanted_columns is None:
+                df = pd.read_parquet(path)
+            else:
+                present = [n for n in read_columns(path) if n in wanted_columns]
+                df = pd.read_parquet(path, columns=present)
+        except InputError:
+            raise
+        except Exception as exc:  # pyarrow raises many types
+            raise InputError(f"{path}: cannot read Parquet ({exc})") from None
+        _unique_names(path, [str(c) for c in df.columns])
+        return df
+    used = _delimiter(path, sep)
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             names = next(csv.reader([fh.readline()], delimiter=used))
         _unique_names(path, [n.strip() for n in names])
         wanted = {c.strip() for c in text_columns}
         dtype = {name: str for name in names if name.strip() in wanted}
-        df = pd.read_csv(
-            path,
-            sep=used,
-            encoding="utf-8-sig",
-            skipinitialspace=True,
-            dtype=dtype or None,
-            keep_default_na=False,
-            na_values=["", *na_values],
-        )
+        options = {
+            "sep": used,
+            "encoding": "utf-8-sig",
+            "skipinitialspace": True,
+            "dtype": dtype or None,
+            "keep_default_na": False,
+            "na_values": ["", *na_values],
+        }
+        categories = {c.strip() for c in category_columns} & {n.strip() for n in names}
+        df = None
+        if categories or wanted_columns is not None:
+            df = _read_chunked(path, options, wanted_columns, categories)
+        if df is None:
+            df = pd.read_csv(path, **options)
+            if wanted_columns is not None:
+                df.columns = [str(c).strip() for c in df.columns]
+                df = df[[c for c in df.columns if c in wanted_columns]]
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: file is empty") from None
     except pd.errors.ParserError as exc:
@@ -103,6 +156,53 @@ def read_table(
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start} of a read block)") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+CHUNK_ROWS = 500_000
+"""Rows per chunk when text columns are read as categoricals."""
+
+
+def _read_chunked(
+    path: Path, options: dict[str, Any], keep: set[str] | None, categories: set[str]
+) -> pd.DataFrame | None:
+    """Read a CSV chunk by chunk, keeping only the ``keep`` columns (all when None) and
+    turning the ``categories`` columns into categoricals as each chunk arrives (categories
+    sorted, as ``factorize(sort=True)`` sorts the text).
+
+    Every column is still parsed (pandas' ``usecols`` would stop reporting rows with too
+    many fields). None when the kept columns' inferred dtypes differ between chunks (a
+    column of numbers with a text or missing cell in some chunk): pandas then reads the
+    whole file at once, so the result never depends on the chunking.
+    """
+    from pandas.api.types import union_categoricals
+
+    parts = []
+    with pd.read_csv(path, chunksize=CHUNK_ROWS, **options) as reader:
+        for chunk in reader:
+            chunk.columns = [str(c).strip() for c in chunk.columns]
+            if keep is not None:
+                chunk = chunk[[c for c in chunk.columns if c in keep]]
+            for c in categories & set(chunk.columns):
+                chunk[c] = chunk[c].astype("category")
+            parts.append(chunk)
+    if not parts:
+        return None
+    first = parts[0]
+    if any(list(p.columns) != list(first.columns) for p in parts):
+        return None
+    data = {}
+    for c in first.columns:
+        if c in categories:
+            try:
+                joined = union_categoricals([p[c] for p in parts], sort_categories=True)
+            except TypeError:  # a chunk with no text in the column has other categories
+                return None
+            data[c] = pd.Series(joined)
+        elif any(p[c].dtype != first[c].dtype for p in parts):
+            return None
+        else:
+            data[c] = pd.concat([p[c] for p in parts], ignore_index=True)
+    return pd.DataFrame(data)
 
 
 def _unique_names(path: Path, names: list[str]) -> None:

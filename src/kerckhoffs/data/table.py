@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
-from kerckhoffs.data.io import read_table
+from kerckhoffs.data.io import read_columns, read_table
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
 from kerckhoffs.errors import HierarchyError, InputError, SchemaError
 
@@ -164,10 +164,26 @@ class Table:
     def from_csv(
         cls, path: str | Path, schema: Schema, *, sep: str | None = None, keep_other: bool = False
     ) -> Table:
-        """Read ``path`` (CSV or Parquet) and encode it with ``schema``."""
+        """Read ``path`` (CSV or Parquet) and encode it with ``schema``.
+
+        Only the columns the encoding uses are parsed (quasi-identifiers, sensitive,
+        provider; every column with ``keep_other``): identifiers and unlisted columns are
+        checked in the header but never read, so a wide file costs the memory of the columns
+        used (issue 15: 1.7 GB -> see ``benchmarks/bench_anonymize_memory.py``).
+        """
+        if schema.count is None:  # encode refuses a count column first
+            check_columns(read_columns(path, sep), schema)
         text = [c.name for c in schema.columns if c.kind == Kind.CATEGORICAL]
-        df = read_table(path, sep=sep, text_columns=text, na_values=schema.na_values)
-        return cls.encode(df, schema, keep_other=keep_other)
+        used = None if keep_other else [c.name for c in _used_columns(schema)]
+        df = read_table(
+            path,
+            sep=sep,
+            text_columns=text,
+            na_values=schema.na_values,
+            columns=used,
+            category_columns=[c.name for c in _used_columns(schema) if c.name in text],
+        )
+        return cls.encode(df, schema, keep_other=keep_other, columns_checked=True)
 
     @classmethod
     def encode(
@@ -177,12 +193,15 @@ class Table:
         *,
         keep_other: bool = False,
         strict_sensitive: bool = True,
+        columns_checked: bool = False,
     ) -> Table:
         """Encode ``df`` with ``schema`` (see the module docstring for the rules).
 
         With ``strict_sensitive`` a sensitive value named by the schema that the SA domain
         lacks is an error (a misspelt value would silently protect nothing); releases read
-        back pass False, since perturbation may have removed a value.
+        back pass False, since perturbation may have removed a value. ``columns_checked``:
+        the caller has checked the schema's columns against the file's header
+        (:meth:`from_csv` reads only the columns used), so only those are required here.
         """
         if schema.count is not None:  # its lines are groups, not people: refuse, never guess
             raise SchemaError(
@@ -195,23 +214,10 @@ class Table:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise InputError(f"column {dupes[0]!r} appears more than once in the data")
-        present = set(names)
-        for col in schema.columns:
-            if col.name not in present:
-                listed = ", ".join(sorted(present)[:12])
-                hint = ""
-                if len(present) == 1 and any(d in next(iter(present)) for d in ";,\t|"):
-                    hint = " (wrong delimiter? the header was read as one column)"
-                raise SchemaError(
-                    f"column {col.name!r} named in the schema is not in the data "
-                    f"(columns: {listed}){hint}"
-                )
+        check_columns(names, schema, _used_columns(schema) if columns_checked else None)
         if len(df) == 0:
             raise InputError("the table has no rows")
-        used = [*schema.quasi, schema.sensitive]
-        if schema.provider is not None:
-            used.append(schema.provider)
-
+        used = _used_columns(schema)
         notes: list[str] = []
         keep = np.ones(len(df), dtype=bool)
         series: dict[str, pd.Series] = {}
@@ -299,6 +305,30 @@ class Table:
             notes=notes,
             index=df.index[row_ids],
         )
+
+
+def _used_columns(schema: Schema) -> list[Column]:
+    """The columns an encoding reads: quasi-identifiers, the sensitive one, the provider."""
+    used = [*schema.quasi, schema.sensitive]
+    if schema.provider is not None:
+        used.append(schema.provider)
+    return used
+
+
+def check_columns(names: list[str], schema: Schema, columns: list[Column] | None = None) -> None:
+    """Refuse data whose columns ``names`` lack one the schema names (``columns``: only
+    these), with a hint when the header was read as one column (a wrong delimiter)."""
+    present = set(names)
+    for col in schema.columns if columns is None else columns:
+        if col.name not in present:
+            listed = ", ".join(sorted(present)[:12])
+            hint = ""
+            if len(present) == 1 and any(d in next(iter(present)) for d in ";,\t|"):
+                hint = " (wrong delimiter? the header was read as one column)"
+            raise SchemaError(
+                f"column {col.name!r} named in the schema is not in the data "
+                f"(columns: {listed}){hint}"
+            )
 
 
 INT64 = (-(2**63), 2**63 - 1)
