@@ -22,7 +22,8 @@ only if every requested privacy model holds on what was read back.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -584,9 +585,11 @@ class Release:
         """Write the release to ``out_dir`` if every model (default: the models it was made
         for) holds on the materialized files.
 
-        The check is independent of the algorithm: the frames about to be written are read
-        back by :meth:`from_frames` and the models evaluated on that. If any fails, nothing is
-        written and :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised. ``release.json``
+        The check is independent of the algorithm: the files are written into a staging
+        directory, read back (:func:`write_release_files`: the Parquet file, the CSV verified
+        by its SHA-256 against the table read back) and rebuilt by :meth:`from_frames`, and the
+        models are evaluated on that. If any fails, nothing is written and
+        :class:`~kerckhoffs.errors.PrivacyCheckFailed` is raised. ``release.json``
         records the SHA-256 of every file and of itself (:mod:`kerckhoffs.data.manifest`), so
         a release edited afterwards is refused when read back. An existing ``out_dir`` is
         replaced only with ``overwrite`` and only if it is a kerckhoffs release holding nothing
@@ -594,8 +597,15 @@ class Release:
         """
         chosen = writable_models(self.models if models is None else models, formats)
         frames, rows = self._frames_and_rows(include_other)
-        results = self._verified(chosen, frames, self.metadata(), self._providers_of(chosen, rows))
-        write_release_files(out_dir, frames, self.metadata(results, chosen), formats, overwrite)
+        providers = self._providers_of(chosen, rows)
+        del rows
+        results: list[ModelResult] = []
+
+        def check(written: dict[str, pd.DataFrame]) -> dict[str, Any]:
+            results.extend(self._verified(chosen, written, self.metadata(), providers))
+            return self.metadata(results, chosen)
+
+        write_release_files(out_dir, frames, self.metadata(), formats, overwrite, check=check)
         return results
 
     # -- reading back ------------------------------------------------------------------------
@@ -637,20 +647,25 @@ class Release:
             if df is None:
                 raise InputError("generalized release: no release table")
             _need_columns(df, [*qi_names, sa_name], "release table")
+            # each QI column's cells as text once (its distinct values converted, not its rows)
+            qi_frame = pd.DataFrame({c: text_categories(df[c]) for c in qi_names})
+            codes = [qi_frame[c].cat.codes.to_numpy() for c in qi_names]  # -1: missing
             if GROUP in df.columns:
                 partition = Partition.from_labels(df[GROUP].to_numpy())
-                cells = df[qi_names].astype(str)
-                per_group = cells.assign(_g=partition.group).drop_duplicates()
-                if len(per_group) != partition.n_groups:
-                    raise InputError(
-                        "release table: some group has more than one combination of QI cells"
-                    )
-            else:
-                key = pd.MultiIndex.from_frame(df[qi_names].astype(str))
-                partition = Partition(pd.factorize(key)[0].astype(np.int32))
+                if partition.n:
+                    order, starts = partition.order(), partition.starts()
+                    for c in codes:
+                        by_group = c[order]
+                        lo = np.minimum.reduceat(by_group, starts)
+                        if not np.array_equal(lo, np.maximum.reduceat(by_group, starts)):
+                            raise InputError(
+                                "release table: some group has more than one combination of "
+                                "QI cells"
+                            )
+            else:  # rows with the same cells form a group (numbered by first appearance)
+                partition = Partition.from_columns(np.stack([c + 1 for c in codes], axis=1))
             qi_kinds = dict.fromkeys(qi_names, Kind.CATEGORICAL)
             sa_values = df[sa_name]
-            qi_frame = df[qi_names].astype(str)
         else:
             qit, st = frames.get("qit"), frames.get("st")
             if qit is None or st is None:
@@ -903,6 +918,17 @@ def _json_num(x: float) -> float | str:
     return "inf" if x == np.inf else float(x)
 
 
+def text_categories(column: pd.Series) -> pd.Categorical:
+    """``column.astype(str)`` as a categorical: each distinct value converted to text once
+    (values whose texts coincide, such as ``1`` and ``"1"``, become one category), missing
+    cells missing. The published cells of a release, without a string per row."""
+    codes, uniques = pd.factorize(column)
+    text = pd.Series(uniques).astype(str)
+    t_codes, t_uniques = pd.factorize(text)
+    merged = np.where(codes < 0, -1, t_codes[np.maximum(codes, 0)] if len(t_codes) else -1)
+    return pd.Categorical.from_codes(merged, categories=pd.Index(t_uniques))
+
+
 def _need_columns(df: pd.DataFrame, names: list[str], what: str) -> None:
     missing = [c for c in names if c not in df.columns]
     if missing:
@@ -935,7 +961,8 @@ def _published_table(
         base_dir=schema.base_dir if schema is not None else None,
     )
     df = qi_frame.copy()
-    df[sa_name] = sa_values.to_numpy()
+    categorical = isinstance(sa_values.dtype, pd.CategoricalDtype)
+    df[sa_name] = sa_values.array if categorical else sa_values.to_numpy()
     if len(df) == 0:
         raise InputError("the published table has no rows")
     return Table.encode(df.reset_index(drop=True), pub_schema, strict_sensitive=False)
@@ -977,11 +1004,22 @@ def write_release_files(
     meta: dict[str, Any],
     formats: tuple[str, ...],
     overwrite: bool,
+    check: Callable[[dict[str, pd.DataFrame]], dict[str, Any]] | None = None,
 ) -> None:
     """Write checked ``frames`` and their ``release.json`` (sealed, with the SHA-256 of every
     file) into ``out_dir`` through a staging directory, so a failed write leaves nothing
-    (:mod:`kerckhoffs.data.output`)."""
+    (:mod:`kerckhoffs.data.output`).
+
+    ``check`` is the fail-closed check on what was written: it gets the tables read back from
+    the staged files and returns the metadata to seal (raising leaves nothing written). The
+    tables are read from the Parquet files when they were written (text columns as
+    dictionaries: no string per row), and the CSV files are verified by their SHA-256
+    against the CSV rendering of the table read back (:func:`~kerckhoffs.data.io.write_csv`,
+    the writer that wrote them) instead of being parsed; with CSV alone, the CSV is read
+    back. ``frames`` is emptied once written, so their memory is free for the read-back.
+    """
     names = [f"{name}.{fmt}" for name in frames for fmt in formats]
+    tables = list(frames)
     with (
         output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
         claim.staging() as tmp,
@@ -991,8 +1029,59 @@ def write_release_files(
                 write_csv(df, tmp / f"{name}.csv")
             if "parquet" in formats:
                 df.to_parquet(tmp / f"{name}.parquet", index=False)
+        frames.clear()
+        del df
         meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
+        if check is not None:
+            written = {name: read_back(tmp, name, meta, formats) for name in tables}
+            meta = dict(check(written), files=meta["files"])
         (tmp / META).write_bytes(manifest.seal(meta))
+
+
+def read_back(
+    folder: Path, name: str, meta: dict[str, Any], formats: tuple[str, ...]
+) -> pd.DataFrame:
+    """The table ``name`` as written into ``folder``: its Parquet file (string columns as
+    pandas categoricals), with its CSV, if written too, verified to be byte for byte the CSV
+    rendering of that table (SHA-256 against ``meta["files"]``); or its CSV, parsed, when no
+    Parquet was written. Raises :class:`~kerckhoffs.errors.PrivacyCheckFailed` when the CSV
+    and the Parquet file disagree."""
+    if "parquet" not in formats:
+        text = [q["name"] for q in meta["quasi"]]
+        cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
+        return read_table(folder / f"{name}.csv", text_columns=cells.get(name, ()))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = folder / f"{name}.parquet"
+    schema = pq.read_schema(path)
+    text = [
+        f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    df = pq.read_table(path, read_dictionary=text).to_pandas()
+    if "csv" in formats:
+        digest = hashlib.sha256()
+        write_csv(df, _Digest(digest))
+        if f"{manifest.ALGO}:{digest.hexdigest()}" != meta["files"][f"{name}.csv"]:
+            raise PrivacyCheckFailed(
+                f"release not written: {name}.csv is not the CSV rendering of {name}.parquet"
+            )
+    return df
+
+
+class _Digest:
+    """A binary sink that only hashes what is written to it."""
+
+    def __init__(self, digest: Any) -> None:
+        self.digest = digest
+        self.closed = False
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.digest.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        return None
 
 
 __all__ = [

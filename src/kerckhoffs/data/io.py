@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -240,6 +240,12 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
 
 
 # -- writing CSV -------------------------------------------------------------------------------
+class BinarySink(Protocol):
+    """Where :func:`write_csv` can write besides a path: an open binary file, a hasher."""
+
+    def write(self, data: bytes | memoryview, /) -> int: ...
+
+
 def _quoted_chars() -> tuple[str, ...]:
     """The characters that make Python's ``csv`` writer (which pandas' ``to_csv`` drives with
     ``QUOTE_MINIMAL`` and line terminator ``\\n``) quote a field, probed on this Python: 3.11
@@ -287,6 +293,13 @@ def _cell_text(column: pd.Series) -> pa.Array | None:
         return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu":
         return pa.array(column.array, from_pandas=True)
+    if isinstance(dtype, pd.CategoricalDtype):  # text categories: arrow dictionary<string>
+        arr = pa.array(column.array)
+        value_type = getattr(arr.type, "value_type", None)
+        if value_type is not None and (
+            pa.types.is_string(value_type) or pa.types.is_large_string(value_type)
+        ):
+            return arr
     return None
 
 
@@ -299,6 +312,8 @@ def _holds(arr: pa.Array, chars: tuple[str, ...]) -> bool:
     bytes, no per-row work; conservative for a sliced array)."""
     import pyarrow as pa
 
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return False
     data = arr.buffers()[2]
@@ -326,8 +341,9 @@ def _quoted(arr: pa.Array) -> pa.Array:
     return pc.fill_null(text, "")
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Write ``df`` to ``path`` as the exact bytes of ``df.to_csv(path, index=False)``.
+def write_csv(df: pd.DataFrame, path: str | Path | BinarySink) -> None:
+    """Write ``df`` to ``path`` (or a binary file object) as the exact bytes of
+    ``df.to_csv(path, index=False)``.
 
     The header line is pandas' own; the rows are rendered by pyarrow: straight through
     ``pyarrow.csv.write_csv`` when no cell needs quoting (the usual release: numbers and
@@ -340,11 +356,15 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> None:
 
     arrays = [_cell_text(df.iloc[:, j]) for j in range(df.shape[1])]
     if df.shape[1] < 2 or len(df) == 0 or any(a is None for a in arrays):
-        df.to_csv(path, index=False)  # pandas' own bytes
+        if isinstance(path, str | Path):
+            df.to_csv(path, index=False)  # pandas' own bytes
+        else:
+            path.write(df.to_csv(index=False).encode("utf-8"))
         return
     cells = [a for a in arrays if a is not None]
     header = df.head(0).to_csv(index=False).encode("utf-8")
-    with open(path, "wb") as fh:
+    with contextlib.ExitStack() as stack:
+        fh = stack.enter_context(open(path, "wb")) if isinstance(path, str | Path) else path
         fh.write(header)
         if not any(_holds(a, ARROW_UNQUOTED) for a in cells):
             names = [f"c{j}" for j in range(len(cells))]
