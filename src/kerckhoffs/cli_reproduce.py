@@ -14,13 +14,15 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import TaskID
 
 from kerckhoffs.cli_output import fit_words, out, progress_bar, table
 from kerckhoffs.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -244,7 +244,7 @@ class Table:
                             f'column {col.name!r}: missing = "category" needs a categorical '
                             'column (declare kind = "categorical" or use "drop")'
                         )
-                    s = s.astype(object).where(~na, MISSING_LABEL)
+                    s = _fill_missing(s, na, sorted_later=col.role == Role.PROVIDER)
             series[col.name] = s
         if not keep.all():
             series = {k: v[keep] for k, v in series.items()}
@@ -305,6 +305,25 @@ class Table:
             notes=notes,
             index=df.index[row_ids],
         )
+
+
+def _fill_missing(s: pd.Series, na: np.ndarray, *, sorted_later: bool) -> pd.Series:
+    """``s`` with its missing cells replaced by :data:`MISSING_LABEL` (``"?"``), the value
+    the ``category`` policy makes of them.
+
+    Text stays text: pandas' arrow strings are filled in place of being cast to Python
+    objects (the object cast was 39% of encoding Census-Income, issue 15), categoricals get
+    the label as a category; anything else, and a categorical whose codes are sorted by
+    category later (the provider), goes through objects as before. Every path gives the
+    same values in the same order, so the same codes.
+    """
+    if isinstance(s.dtype, pd.StringDtype):
+        return s.fillna(MISSING_LABEL)
+    if isinstance(s.dtype, pd.CategoricalDtype) and not sorted_later:
+        if MISSING_LABEL not in s.cat.categories:
+            s = s.cat.add_categories([MISSING_LABEL])
+        return s.fillna(MISSING_LABEL)
+    return s.astype(object).where(~na, MISSING_LABEL)
 
 
 def _used_columns(schema: Schema) -> list[Column]:
