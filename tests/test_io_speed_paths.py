@@ -131,3 +131,17 @@ def test_write_checks_the_table_read_back(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(release_module, "read_back", real)
     results = release.write(tmp_path / "out", [KAnonymity(3)])
     assert all(r.satisfied for r in results)
+
+
+def test_parquet_written_a_row_group_at_a_time_is_the_same_file(tmp_path: Path) -> None:
+    """Over pyarrow's default row group (1Mi rows) the text is written row group by row
+    group; the file is the one ``to_parquet`` writes for the frame holding ``str``."""
+    n = release_module.PARQUET_ROW_GROUP + 1000
+    rng = np.random.default_rng(0)
+    labels = pd.Index(["[20-29]", "*", "Flu", "ü"], dtype="str")
+    cat = pd.Categorical.from_codes(rng.integers(0, 4, n), categories=labels)
+    compact = pd.DataFrame({"group": np.arange(n, dtype=np.int32), "cell": cat})
+    text = compact.astype({"cell": release_module.TEXT_DTYPE})
+    release_module.write_parquet(compact, tmp_path / "new.parquet", ["cell"])
+    text.to_parquet(tmp_path / "old.parquet", index=False)
+    assert (tmp_path / "new.parquet").read_bytes() == (tmp_path / "old.parquet").read_bytes()

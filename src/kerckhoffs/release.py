@@ -456,7 +456,16 @@ class Release:
         table of a generalization, the QI table of a bucketization), in file order."""
         return self._frames_and_rows(False)[1]
 
-    def _frames_and_rows(self, include_other: bool) -> tuple[dict[str, pd.DataFrame], np.ndarray]:
+    def _frames_and_rows(
+        self, include_other: bool, compact: bool = False
+    ) -> tuple[dict[str, pd.DataFrame], np.ndarray]:
+        """The published tables and the row of :attr:`table` behind each published row.
+
+        ``compact`` (for :meth:`write`): text columns of the release table that pandas holds
+        as ``str`` (the QI cells, the SA) come as categoricals of the same text instead, a
+        code per row rather than a string; :func:`write_release_files` writes them as text,
+        a Parquet row group at a time, so the files are the same bytes.
+        """
         t = self.table
         cells = self.generalized_cells() if self.scheme == Scheme.GENERALIZATION else None
         numbering = self.published_numbering(cells)
@@ -465,11 +474,27 @@ class Release:
         if self.scheme == Scheme.GENERALIZATION:
             order = stable_order(group, self.sa_published)
             assert cells is not None
-            df = cells.iloc[own[order]].reset_index(drop=True)
-            df.insert(0, GROUP, group[order])
+            rows_group = own[order]
+            if compact:
+                df = pd.DataFrame({GROUP: group[order]})
+                for c in cells.columns:
+                    if cells[c].dtype == TEXT_DTYPE:
+                        codes, labels = pd.factorize(cells[c])
+                        df[c] = pd.Categorical.from_codes(codes[rows_group], categories=labels)
+                    else:
+                        df[c] = cells[c].iloc[rows_group].reset_index(drop=True)
+            else:
+                df = cells.iloc[rows_group].reset_index(drop=True)
+                df.insert(0, GROUP, group[order])
             # the SA's few values as a pandas array once, then taken row by row (the dtype
             # pandas infers for the decoded column, without converting a million objects)
-            df[t.sa_name] = pd.Series(t.sa_column.values).array.take(self.sa_published[order])
+            sa_values = pd.Series(t.sa_column.values).array
+            if compact and sa_values.dtype == TEXT_DTYPE and pd.Index(sa_values).is_unique:
+                df[t.sa_name] = pd.Categorical.from_codes(
+                    self.sa_published[order], categories=pd.Index(sa_values)
+                )
+            else:
+                df[t.sa_name] = sa_values.take(self.sa_published[order])
             if include_other and t.other is not None:
                 df = pd.concat([df, t.other.iloc[order].reset_index(drop=True)], axis=1)
             return {"release": df}, order
@@ -596,7 +621,11 @@ class Release:
         else (:mod:`kerckhoffs.data.output`).
         """
         chosen = writable_models(self.models if models is None else models, formats)
-        frames, rows = self._frames_and_rows(include_other)
+        frames, rows = self._frames_and_rows(include_other, compact=True)
+        text = {
+            name: [c for c in df.columns if c in self._compact_names() and _is_categorical(df[c])]
+            for name, df in frames.items()
+        }
         providers = self._providers_of(chosen, rows)
         del rows
         results: list[ModelResult] = []
@@ -605,8 +634,14 @@ class Release:
             results.extend(self._verified(chosen, written, self.metadata(), providers))
             return self.metadata(results, chosen)
 
-        write_release_files(out_dir, frames, self.metadata(), formats, overwrite, check=check)
+        write_release_files(
+            out_dir, frames, self.metadata(), formats, overwrite, check=check, text=text
+        )
         return results
+
+    def _compact_names(self) -> set[str]:
+        """Columns :meth:`_frames_and_rows` may turn into categoricals (QI cells and SA)."""
+        return {*self.table.qi_names, self.table.sa_name}
 
     # -- reading back ------------------------------------------------------------------------
     @classmethod
@@ -922,10 +957,17 @@ def text_categories(column: pd.Series) -> pd.Categorical:
     """``column.astype(str)`` as a categorical: each distinct value converted to text once
     (values whose texts coincide, such as ``1`` and ``"1"``, become one category), missing
     cells missing. The published cells of a release, without a string per row."""
-    codes, uniques = pd.factorize(column)
+    if isinstance(column.dtype, pd.CategoricalDtype):  # read back as a dictionary: its codes
+        codes = column.cat.codes.to_numpy()
+        uniques = column.cat.categories
+    else:
+        codes, uniques = pd.factorize(column)
     text = pd.Series(uniques).astype(str)
     t_codes, t_uniques = pd.factorize(text)
-    merged = np.where(codes < 0, -1, t_codes[np.maximum(codes, 0)] if len(t_codes) else -1)
+    if len(t_codes) == len(uniques) and np.array_equal(t_codes, np.arange(len(uniques))):
+        merged = codes  # every category a text of its own, in order: the codes stand
+    else:
+        merged = np.where(codes < 0, -1, t_codes[np.maximum(codes, 0)] if len(t_codes) else -1)
     return pd.Categorical.from_codes(merged, categories=pd.Index(t_uniques))
 
 
@@ -1005,6 +1047,7 @@ def write_release_files(
     formats: tuple[str, ...],
     overwrite: bool,
     check: Callable[[dict[str, pd.DataFrame]], dict[str, Any]] | None = None,
+    text: dict[str, list[str]] | None = None,
 ) -> None:
     """Write checked ``frames`` and their ``release.json`` (sealed, with the SHA-256 of every
     file) into ``out_dir`` through a staging directory, so a failed write leaves nothing
@@ -1017,6 +1060,8 @@ def write_release_files(
     against the CSV rendering of the table read back (:func:`~kerckhoffs.data.io.write_csv`,
     the writer that wrote them) instead of being parsed; with CSV alone, the CSV is read
     back. ``frames`` is emptied once written, so their memory is free for the read-back.
+    ``text``: per table, categorical columns that stand for pandas ``str`` columns (see
+    :meth:`Release._frames_and_rows`), written as the ``str`` column would be.
     """
     names = [f"{name}.{fmt}" for name in frames for fmt in formats]
     tables = list(frames)
@@ -1028,7 +1073,7 @@ def write_release_files(
             if "csv" in formats:
                 write_csv(df, tmp / f"{name}.csv")
             if "parquet" in formats:
-                df.to_parquet(tmp / f"{name}.parquet", index=False)
+                write_parquet(df, tmp / f"{name}.parquet", (text or {}).get(name, []))
         frames.clear()
         del df
         meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
@@ -1036,6 +1081,37 @@ def write_release_files(
             written = {name: read_back(tmp, name, meta, formats) for name in tables}
             meta = dict(check(written), files=meta["files"])
         (tmp / META).write_bytes(manifest.seal(meta))
+
+
+PARQUET_ROW_GROUP = 1024 * 1024
+"""pyarrow's default largest row group (rows), which ``DataFrame.to_parquet`` writes with."""
+
+TEXT_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
+"""pandas' default ``str`` dtype: the dtype of the published text columns."""
+
+
+def _is_categorical(column: pd.Series) -> bool:
+    return isinstance(column.dtype, pd.CategoricalDtype)
+
+
+def write_parquet(df: pd.DataFrame, path: Path, text: list[str]) -> None:
+    """``df.to_parquet(path, index=False)`` with the categorical columns ``text`` written as
+    pandas ``str`` columns: the same bytes as for the frame holding them as ``str``, with the
+    text of one row group (:data:`PARQUET_ROW_GROUP` rows) in memory at a time."""
+    if not text or len(df) <= PARQUET_ROW_GROUP:
+        df.astype(dict.fromkeys(text, TEXT_DTYPE)).to_parquet(path, index=False)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    as_text = dict.fromkeys(text, TEXT_DTYPE)
+    schema = pa.Table.from_pandas(df.head(0).astype(as_text), preserve_index=False).schema
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, len(df), PARQUET_ROW_GROUP):
+            part = df.iloc[start : start + PARQUET_ROW_GROUP].astype(as_text)
+            writer.write_table(pa.Table.from_pandas(part, preserve_index=False, schema=schema))
+            del part
+            pa.default_memory_pool().release_unused()  # the row group's text, back to the OS
 
 
 def read_back(
