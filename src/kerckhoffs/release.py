@@ -1096,21 +1096,34 @@ def _is_categorical(column: pd.Series) -> bool:
 
 def write_parquet(df: pd.DataFrame, path: Path, text: list[str]) -> None:
     """``df.to_parquet(path, index=False)`` with the categorical columns ``text`` written as
-    pandas ``str`` columns: the same bytes as for the frame holding them as ``str``, with the
-    text of one row group (:data:`PARQUET_ROW_GROUP` rows) in memory at a time."""
-    if not text or len(df) <= PARQUET_ROW_GROUP:
-        df.astype(dict.fromkeys(text, TEXT_DTYPE)).to_parquet(path, index=False)
+    pandas ``str`` columns: the same bytes as for the frame holding them as ``str`` (the same
+    arrow table: the dictionaries decoded by arrow, pandas' metadata for the ``str`` frame),
+    with the text of one row group (:data:`PARQUET_ROW_GROUP` rows) in memory at a time."""
+    if not text:
+        df.to_parquet(path, index=False)
         return
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     as_text = dict.fromkeys(text, TEXT_DTYPE)
     schema = pa.Table.from_pandas(df.head(0).astype(as_text), preserve_index=False).schema
+
+    def arrow(part: pd.DataFrame) -> pa.Table:
+        table = pa.Table.from_pandas(part, preserve_index=False)
+        for name in text:
+            i = table.schema.get_field_index(name)
+            table = table.set_column(
+                i, schema.field(i), pc.cast(table.column(i), schema.field(i).type)
+            )
+        return table.replace_schema_metadata(schema.metadata)
+
+    if len(df) <= PARQUET_ROW_GROUP:
+        pq.write_table(arrow(df), path)
+        return
     with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, len(df), PARQUET_ROW_GROUP):
-            part = df.iloc[start : start + PARQUET_ROW_GROUP].astype(as_text)
-            writer.write_table(pa.Table.from_pandas(part, preserve_index=False, schema=schema))
-            del part
+            writer.write_table(arrow(df.iloc[start : start + PARQUET_ROW_GROUP]))
             pa.default_memory_pool().release_unused()  # the row group's text, back to the OS
 
 
