@@ -8,12 +8,12 @@ previous one run side by side in one benchmark, on the same inputs, alternating.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,26 +63,38 @@ def run_cli(src: Path, args: list[str], env: dict[str, str] | None = None) -> Ru
     return run([sys.executable, "-c", code, str(src), *args], env)
 
 
+LAUNCHER = r"""
+import json, os, subprocess, sys, time
+t0 = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print(json.dumps([time.perf_counter() - t0, usage.ru_utime, usage.ru_stime,
+                  usage.ru_maxrss, os.waitstatus_to_exitcode(status)]))
+"""
+"""Starts the measured process from a small interpreter: a child's peak RSS counts the memory
+of the process it was forked from (before ``exec``), so forking from this benchmark (pandas
+and the generated data loaded) would inflate every peak."""
+
+
 def run(cmd: list[str], env: dict[str, str] | None = None) -> Run:
-    """Run ``cmd`` and measure it by ``os.wait4`` (this child only)."""
+    """Run ``cmd`` and measure it by ``os.wait4`` (that process only), through
+    :data:`LAUNCHER`."""
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=full_env, text=True
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", LAUNCHER, *cmd],
+        capture_output=True,
+        text=True,
+        env=full_env,
     )
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall, user, system, peak_kb, code = json.loads(done.stdout.strip().splitlines()[-1])
     return Run(
         wall_s=wall,
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        user_s=usage.ru_utime,
-        sys_s=usage.ru_stime,
-        peak_mb=usage.ru_maxrss / 1024,
-        returncode=proc.returncode,
-        stderr=err,
+        cpu_s=user + system,
+        user_s=user,
+        sys_s=system,
+        peak_mb=peak_kb / 1024,
+        returncode=code,
+        stderr=done.stderr,
     )
 
 
