@@ -34,7 +34,7 @@ import pandas as pd
 
 from kerckhoffs.data import manifest
 from kerckhoffs.data.external import read_external
-from kerckhoffs.data.io import read_table, write_csv
+from kerckhoffs.data.io import read_table, release_memory, write_csv
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
@@ -621,6 +621,7 @@ class Release:
         else (:mod:`kerckhoffs.data.output`).
         """
         chosen = writable_models(self.models if models is None else models, formats)
+        release_memory()  # what the algorithm freed, before the release tables are built
         frames, rows = self._frames_and_rows(include_other, compact=True)
         text = {
             name: [c for c in df.columns if c in self._compact_names() and _is_categorical(df[c])]
@@ -1076,6 +1077,7 @@ def write_release_files(
                 write_parquet(df, tmp / f"{name}.parquet", (text or {}).get(name, []))
         frames.clear()
         del df
+        release_memory()  # the tables' memory, before they are read back
         meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
         if check is not None:
             written = {name: read_back(tmp, name, meta, formats) for name in tables}

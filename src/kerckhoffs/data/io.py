@@ -205,6 +205,29 @@ def _read_chunked(
     return pd.DataFrame(data)
 
 
+def release_memory() -> None:
+    """Give memory freed by a large step back to the operating system: arrow's pool
+    (``release_unused``) and the C heap (glibc's ``malloc_trim``; nothing elsewhere).
+
+    Reading a CSV or writing a release frees hundreds of MB that the allocators would keep
+    for the process, so the next step (Mondrian, the fail-closed check) would add its peak on
+    top of them (issue 15: the 3M-row ``anonymize`` peak)."""
+    import ctypes
+    import ctypes.util
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except OSError:
+        trim = None
+    if trim is not None:
+        trim(0)
+
+
 def _unique_names(path: Path, names: list[str]) -> None:
     seen: dict[str, int] = {}
     for i, name in enumerate(names):

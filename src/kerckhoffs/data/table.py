@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
-from kerckhoffs.data.io import read_columns, read_table
+from kerckhoffs.data.io import read_columns, read_table, release_memory
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
 from kerckhoffs.errors import HierarchyError, InputError, SchemaError
 
@@ -183,7 +183,10 @@ class Table:
             columns=used,
             category_columns=[c.name for c in _used_columns(schema) if c.name in text],
         )
-        return cls.encode(df, schema, keep_other=keep_other, columns_checked=True)
+        table = cls.encode(df, schema, keep_other=keep_other, columns_checked=True)
+        del df
+        release_memory()  # the parsed text, freed, back to the OS before the algorithm runs
+        return table
 
     @classmethod
     def encode(
