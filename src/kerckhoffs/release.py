@@ -1098,35 +1098,37 @@ def _is_categorical(column: pd.Series) -> bool:
 
 def write_parquet(df: pd.DataFrame, path: Path, text: list[str]) -> None:
     """``df.to_parquet(path, index=False)`` with the categorical columns ``text`` written as
-    pandas ``str`` columns: the same bytes as for the frame holding them as ``str`` (the same
-    arrow table: the dictionaries decoded by arrow, pandas' metadata for the ``str`` frame),
-    with the text of one row group (:data:`PARQUET_ROW_GROUP` rows) in memory at a time."""
-    if not text:
-        df.to_parquet(path, index=False)
+    pandas ``str`` columns: the same bytes as for the frame holding them as ``str`` (arrow
+    decodes the categories; no Python string per row), with the text of one row group
+    (:data:`PARQUET_ROW_GROUP` rows) in memory at a time."""
+    if len(df) <= PARQUET_ROW_GROUP:
+        _as_text(df, text).to_parquet(path, index=False)
         return
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    as_text = dict.fromkeys(text, TEXT_DTYPE)
-    schema = pa.Table.from_pandas(df.head(0).astype(as_text), preserve_index=False).schema
-
-    def arrow(part: pd.DataFrame) -> pa.Table:
-        table = pa.Table.from_pandas(part, preserve_index=False)
-        for name in text:
-            i = table.schema.get_field_index(name)
-            table = table.set_column(
-                i, schema.field(i), pc.cast(table.column(i), schema.field(i).type)
-            )
-        return table.replace_schema_metadata(schema.metadata)
-
-    if len(df) <= PARQUET_ROW_GROUP:
-        pq.write_table(arrow(df), path)
-        return
+    head = _as_text(df.head(0), text)
+    schema = pa.Table.from_pandas(head, preserve_index=False).schema
     with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, len(df), PARQUET_ROW_GROUP):
-            writer.write_table(arrow(df.iloc[start : start + PARQUET_ROW_GROUP]))
+            part = _as_text(df.iloc[start : start + PARQUET_ROW_GROUP], text)
+            writer.write_table(pa.Table.from_pandas(part, preserve_index=False, schema=schema))
+            del part
             pa.default_memory_pool().release_unused()  # the row group's text, back to the OS
+
+
+def _as_text(df: pd.DataFrame, text: list[str]) -> pd.DataFrame:
+    """``df`` with the categorical columns ``text`` as pandas ``str`` columns (decoded by
+    arrow)."""
+    if not text:
+        return df
+    import pyarrow as pa
+
+    columns = {}
+    for name in text:
+        decoded = pa.array(df[name].array).cast(pa.large_string())
+        columns[name] = pd.arrays.ArrowStringArray(pa.chunked_array([decoded]), dtype=TEXT_DTYPE)
+    return df.assign(**columns)
 
 
 def read_back(
