@@ -18,23 +18,76 @@ check it against privacy models, attack it, write it.
 
 __version__ = "0.1.0"
 
-from kerckhoffs.api import (
-    AuditReport,
-    CheckReport,
-    KnownSeedWarning,
-    Measures,
-    anonymize,
-    attack,
-    audit,
-    check,
-    measure,
-    read_release,
-)
-from kerckhoffs.data.hierarchy import Hierarchy
-from kerckhoffs.data.schema import Column, Kind, MissingPolicy, Role, Schema, SensitiveMode
-from kerckhoffs.data.table import Table
-from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
-from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kerckhoffs.api import (
+        AuditReport,
+        CheckReport,
+        KnownSeedWarning,
+        Measures,
+        anonymize,
+        attack,
+        audit,
+        check,
+        measure,
+        read_release,
+    )
+    from kerckhoffs.data.hierarchy import Hierarchy
+    from kerckhoffs.data.schema import Column, Kind, MissingPolicy, Role, Schema, SensitiveMode
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
+    from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
+
+_WHERE = {
+    **dict.fromkeys(
+        [
+            "AuditReport",
+            "CheckReport",
+            "KnownSeedWarning",
+            "Measures",
+            "anonymize",
+            "attack",
+            "audit",
+            "check",
+            "measure",
+            "read_release",
+        ],
+        "kerckhoffs.api",
+    ),
+    "Hierarchy": "kerckhoffs.data.hierarchy",
+    **dict.fromkeys(
+        ["Column", "Kind", "MissingPolicy", "Role", "Schema", "SensitiveMode"],
+        "kerckhoffs.data.schema",
+    ),
+    "Table": "kerckhoffs.data.table",
+    "KerckhoffsError": "kerckhoffs.errors",
+    "PrivacyCheckFailed": "kerckhoffs.errors",
+    **dict.fromkeys(
+        ["Bucketized", "Partition", "Provenance", "Release", "Scheme"], "kerckhoffs.release"
+    ),
+}
+"""Where each public name lives: imported on first use (PEP 562), so that ``kerckhoffs
+--help`` and commands that need no pandas do not load it (issue 15)."""
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _WHERE.get(name)
+    if module is None:  # a subpackage, as when this file imported them all
+        try:
+            return importlib.import_module(f"kerckhoffs.{name}")
+        except ModuleNotFoundError:
+            raise AttributeError(f"module 'kerckhoffs' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
 
 __all__ = [
     "AuditReport",

@@ -18,31 +18,24 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from kerckhoffs import __version__, api
+from kerckhoffs import __version__
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out, print_results
 from kerckhoffs.cli_output import table as rich_table
-from kerckhoffs.data.io import atomic_file
 from kerckhoffs.data.output import check_writable_file, output_directory
-from kerckhoffs.data.provider_rows import (
-    is_provider_rows_file,
-    read_provider_rows,
-    write_provider_rows,
-)
 from kerckhoffs.data.schema import Schema
-from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, NothingReleased
-from kerckhoffs.models import ModelResult, parse_model
-from kerckhoffs.models.base import format_number
-from kerckhoffs.randomness import check_seed
-from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
+# numpy, pandas and the library are imported by the commands that use them, so that
+# `kerckhoffs --help` (and a mistyped command) does not load them (issue 15, item 4)
 if TYPE_CHECKING:
+    import numpy as np
+
     from kerckhoffs.dp.ledger import LedgerGate
+    from kerckhoffs.models import ModelResult
+    from kerckhoffs.release import Release
 
 app = typer.Typer(
     name="kerckhoffs",
@@ -61,6 +54,8 @@ app.add_typer(datasets_app, name="datasets")
 @contextlib.contextmanager
 def _working(description: str) -> Iterator[None]:
     """A spinner with the elapsed time while a step runs (cleared when it ends)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -132,6 +127,12 @@ def check(
     A data file is checked as published unchanged: rows with the same QI values form a group.
     Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
     """
+    from kerckhoffs import api
+    from kerckhoffs.data.provider_rows import read_provider_rows
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.models import parse_model
+    from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
     models = [parse_model(m) for m in model]
     if providers is not None and not data.is_dir():
         raise InputError(
@@ -179,6 +180,10 @@ def check(
 
 def _print_worst(release: Release, r: ModelResult, n: int) -> None:
     """One line per worst group: its QI cells, size, measure and most frequent SA values."""
+    import numpy as np
+
+    from kerckhoffs.models.base import format_number
+
     table = release.table
     hist = release.histogram()
     ids = r.worst_groups(n)
@@ -275,7 +280,16 @@ def anonymize(
     written; if one fails nothing is written (fail closed). With --ledger and --budget a DP
     release that would take anyone over budget is refused the same way.
     """
+    import numpy as np
+
+    from kerckhoffs import api
     from kerckhoffs.algorithms import get
+    from kerckhoffs.data.io import atomic_file
+    from kerckhoffs.data.provider_rows import write_provider_rows
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.models import parse_model
+    from kerckhoffs.randomness import check_seed
+    from kerckhoffs.release import Scheme
 
     info = get(algorithm)
     models = [parse_model(m) for m in model]
@@ -454,6 +468,8 @@ def _check_provider_rows_file(
             f"--provider-rows {target} is inside the release directory {out_dir}: the "
             "providers of the rows must never be published; write it elsewhere"
         )
+    from kerckhoffs.data.provider_rows import is_provider_rows_file
+
     check_writable_file(target, overwrite=overwrite, protect=protect, flag="--provider-rows")
     if target.is_file() and not is_provider_rows_file(target):
         raise InputError(
@@ -533,7 +549,10 @@ def datasets_prepare(
     Census-Income extract, rows with occupation != 0 (148,318) unless --all-rows.
     --providers N adds a provider column (kerckhoffs.datasets.assign_providers).
     """
+    import numpy as np
+
     from kerckhoffs import datasets as ds
+    from kerckhoffs.data.io import atomic_file
 
     if name not in {"adult", "adult-training", "census", "demo"}:
         raise InputError(f"unknown dataset {name!r} (adult, adult-training, census, demo)")

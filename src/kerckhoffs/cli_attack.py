@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs import api
-from kerckhoffs.attacks.knowledge import Knowledge
-from kerckhoffs.attacks.registry import AttackInfo, get_attack
-from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
-from kerckhoffs.release import Release, Scheme
+
+if TYPE_CHECKING:  # imported where used, so that `kerckhoffs --help` loads no pandas
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.attacks.registry import AttackInfo
+    from kerckhoffs.attacks.result import AttackResult
+    from kerckhoffs.release import Release
 
 ReleaseOpt = Annotated[
     Path, typer.Option("--release", "-r", help="The attacked release directory (or table file).")
@@ -68,6 +69,9 @@ def _load(
     verify: bool = True,
 ) -> tuple[Release, Knowledge]:
     """The attacked release and the knowledge, with ``--other`` and ``--schema`` folded in."""
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.release import Release
+
     if not release.exists():
         raise InputError(f"release not found: {release}")
     know = Knowledge.from_path(knowledge) if knowledge is not None else Knowledge()
@@ -93,6 +97,8 @@ def _load(
 
 
 def _describe(release: Release, know: Knowledge) -> str:
+    from kerckhoffs.release import Scheme
+
     prov = release.provenance
     params = ", ".join(f"{k}={v}" for k, v in prov.parameters.items() if not isinstance(v, dict))
     extra = []
@@ -145,6 +151,9 @@ def attack(
     Writes tuples.csv (row, SA value, posterior, breached) and summary.json; exit code 1 when
     a row is disclosed.
     """
+    from kerckhoffs import api
+    from kerckhoffs.attacks.registry import get_attack
+
     info = get_attack(name)
     options = parse_options(option or [])
     protect = [release, knowledge, schema, *(other or [])]
@@ -179,6 +188,9 @@ def audit(
     given; each prints its verdict, then one overall line. Exit code 1 when some attack finds
     the release unsafe.
     """
+    from kerckhoffs import api
+    from kerckhoffs.attacks.registry import get_attack
+
     if list_attacks:
         from kerckhoffs.attacks import register_all
         from kerckhoffs.attacks.registry import ATTACKS

@@ -12,7 +12,6 @@ import typer
 
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
-from kerckhoffs.models import parse_model
 
 
 def audit_algorithm(
@@ -60,6 +59,7 @@ def audit_algorithm(
     some audit finds a violation."""
     from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
     from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
+    from kerckhoffs.models import parse_model
 
     models = [parse_model(m) for m in model] if model else None
     with progress_bar(transient=True) as progress:

@@ -14,13 +14,14 @@ The output names people by their ids: it is for the publisher, like the ledger i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
-import pandas as pd
 import typer
 
 from kerckhoffs.cli_output import fit_words, out, table
+
+if TYPE_CHECKING:  # numpy and pandas are imported where used (`kerckhoffs --help` needs none)
+    import pandas as pd
 
 QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
 MAX_DISTINCT = 12
@@ -34,6 +35,8 @@ def _num(x: float) -> str:
 def epsilon_histogram(spent: pd.Series) -> list[tuple[str, int]]:
     """(label, people) rows: each distinct total when there are few (totals are sums of a
     few releases' epsilons, so usually there are), else ten equal-width bins."""
+    import numpy as np
+
     values = spent.to_numpy(dtype=np.float64)
     distinct, counts = np.unique(values, return_counts=True)
     if distinct.size <= MAX_DISTINCT:

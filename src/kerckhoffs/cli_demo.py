@@ -17,21 +17,22 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
 from kerckhoffs.cli_output import fit_words, out, print_results
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Role, Schema
-from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
-from kerckhoffs.models import PrivacyModel, parse_model
-from kerckhoffs.models.base import format_number
-from kerckhoffs.release import Partition, Provenance, Release, Scheme
+
+if TYPE_CHECKING:  # the rest is imported where used: `kerckhoffs --help` loads no pandas
+    import pandas as pd
+
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.models import PrivacyModel
+    from kerckhoffs.release import Release
 
 
 def demo(
@@ -42,7 +43,10 @@ def demo(
     ] = None,
 ) -> None:
     """Show what kerckhoffs does, on generated hospital data (no download needed)."""
+    from kerckhoffs.data.table import Table
     from kerckhoffs.datasets import generate_hospital, hospital_schema
+    from kerckhoffs.models import parse_model
+    from kerckhoffs.release import Partition, Provenance, Release
 
     df = generate_hospital(rows, seed)
     schema = hospital_schema()
@@ -89,6 +93,8 @@ def _demo_release(
 ) -> None:
     """Sections 2-3 of the demo: the first fixed-level cut that passes, written and read
     back."""
+    from kerckhoffs.release import Partition, Provenance, Release
+
     written = None
     for levels in levels_tried:
         release = Release(
@@ -126,6 +132,8 @@ def _demo_anonymizers(table: Table, seed: int) -> None:
     """Section 4 of the demo: the registered classic anonymizers side by side at l = 3."""
     from kerckhoffs.algorithms import REGISTRY
     from kerckhoffs.models import KAnonymity, LDiversity
+    from kerckhoffs.models.base import format_number
+    from kerckhoffs.release import Scheme
 
     names = [n for n in ("mondrian", "anatomy", "hilb") if n in REGISTRY]
     if not names:
@@ -242,7 +250,9 @@ def _demo_insiders(df: pd.DataFrame, schema: Schema, seed: int) -> None:
     from kerckhoffs.attacks.insider import insider_attack
     from kerckhoffs.attacks.knowledge import Coalition
     from kerckhoffs.data.datasets import PROVIDER_COLUMN, with_providers
+    from kerckhoffs.data.table import Table
     from kerckhoffs.models import KAnonymity, LDiversity, MPrivacy
+    from kerckhoffs.models.base import format_number
 
     if "mondrian" not in REGISTRY or "provider-aware" not in REGISTRY:
         return
@@ -311,11 +321,15 @@ def _demo_disclosure() -> None:
     that g1 failed is left only with tables in which Ellen and Fen both have gastritis (c4);
     the exclusive strategy releases nothing there, and on the paper's table G_b only the
     exclusive strategy releases (g3)."""
+    import numpy as np
+
     from kerckhoffs.attacks.disclosure_set import disclosure_set_attack
     from kerckhoffs.attacks.random_worlds import with_sa
     from kerckhoffs.cli_disclosure import outcomes
+    from kerckhoffs.data.table import Table
     from kerckhoffs.disclosure import PAPER_CHK
     from kerckhoffs.disclosure.example import G_B, NAMES, running_example
+    from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
     out.rule("8. the adversary knows the algorithm: disclosure sets (paper 002)")
     df, schema, seq = running_example()
@@ -450,6 +464,7 @@ def _query_error_text(release: Release) -> str:
 
 def _ncp_text(release: Release) -> str:
     from kerckhoffs.metrics import ncp
+    from kerckhoffs.release import Scheme
 
     if release.scheme == Scheme.BUCKETIZATION:
         return "0"

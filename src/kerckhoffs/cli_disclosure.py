@@ -15,26 +15,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kerckhoffs.cli_output import fit_words, out
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.schema import Schema
-from kerckhoffs.data.table import Table
-from kerckhoffs.disclosure import (
-    Chk,
-    GeneralizationSequence,
-    Outcome,
-    chk_from_model,
-    exclusive,
-    inclusive,
-    naive,
-    read_sequence,
-)
 from kerckhoffs.errors import InputError
-from kerckhoffs.models import parse_model
+
+if TYPE_CHECKING:  # imported where used, so that `kerckhoffs --help` loads no pandas
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.disclosure import Chk, GeneralizationSequence, Outcome
 
 
 def disclosure(
@@ -58,6 +50,10 @@ def disclosure(
     ] = 1_000_000,
 ) -> None:
     """Disclosure sets and the naive / inclusive / exclusive outcomes (paper 002)."""
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.disclosure import GeneralizationSequence, chk_from_model, read_sequence
+    from kerckhoffs.models import parse_model
+
     if (sequence is None) == (not lattice):
         raise InputError("give the candidates with exactly one of --sequence FILE or --lattice")
     if limit < 1:
@@ -77,6 +73,8 @@ def outcomes(
     table: Table, seq: GeneralizationSequence, check: Chk, limit: int = 1_000_000
 ) -> tuple[Outcome, Outcome, Outcome]:
     """The naive, inclusive and exclusive outcomes on ``table``'s sensitive values."""
+    from kerckhoffs.disclosure import exclusive, inclusive, naive
+
     sa = table.sa
     return (
         naive(seq, sa, check, limit=limit),

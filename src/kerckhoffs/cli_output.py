@@ -9,12 +9,15 @@ words such as "algorithm-safe" are never cut.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from kerckhoffs.models.base import ModelResult, format_number
+if TYPE_CHECKING:  # imported where used: `kerckhoffs --help` loads neither numpy nor rich.progress
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from kerckhoffs.models.base import ModelResult
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -35,6 +38,14 @@ _QUOTED = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]{""" + str(MAX_QUOTED + 1) +
 def progress_bar(*, transient: bool = False) -> Progress:
     """A bar with done/total and the elapsed time, on stdout; off in a pipe or a file (no bar
     and no blank line there)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -51,6 +62,8 @@ def table(*columns: str, wrap_first: bool = False) -> Table:
 
     The first column (a name) is kept on one line unless ``wrap_first``.
     """
+    from rich.table import Table
+
     t = Table()
     for i, name in enumerate(columns):
         if i == 0 and not wrap_first:
@@ -91,6 +104,8 @@ def fit_words(t: Table, width: int, longest: int = 16) -> Table:
 
 def print_results(results: list[ModelResult]) -> None:
     """One table row per model: required, achieved, violating groups and the verdict."""
+    from kerckhoffs.models.base import format_number
+
     t = table("model", "required", "achieved", "violating groups", "verdict")
     for r in results:
         t.add_row(

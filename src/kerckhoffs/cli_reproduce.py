@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import TaskID
 
 from kerckhoffs.cli_output import fit_words, out, progress_bar, table
 from kerckhoffs.errors import ArgumentError, InputError
 
 if TYPE_CHECKING:
     from kerckhoffs.experiments import Context, Experiment
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
-from kerckhoffs.data.io import read_table
+from kerckhoffs.data.io import read_columns, read_table, release_memory
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
 from kerckhoffs.errors import HierarchyError, InputError, SchemaError
 
@@ -164,10 +164,29 @@ class Table:
     def from_csv(
         cls, path: str | Path, schema: Schema, *, sep: str | None = None, keep_other: bool = False
     ) -> Table:
-        """Read ``path`` (CSV or Parquet) and encode it with ``schema``."""
+        """Read ``path`` (CSV or Parquet) and encode it with ``schema``.
+
+        Only the columns the encoding uses are parsed (quasi-identifiers, sensitive,
+        provider; every column with ``keep_other``): identifiers and unlisted columns are
+        checked in the header but never read, so a wide file costs the memory of the columns
+        used (issue 15: 1.7 GB -> see ``benchmarks/bench_anonymize_memory.py``).
+        """
+        if schema.count is None:  # encode refuses a count column first
+            check_columns(read_columns(path, sep), schema)
         text = [c.name for c in schema.columns if c.kind == Kind.CATEGORICAL]
-        df = read_table(path, sep=sep, text_columns=text, na_values=schema.na_values)
-        return cls.encode(df, schema, keep_other=keep_other)
+        used = None if keep_other else [c.name for c in _used_columns(schema)]
+        df = read_table(
+            path,
+            sep=sep,
+            text_columns=text,
+            na_values=schema.na_values,
+            columns=used,
+            category_columns=[c.name for c in _used_columns(schema) if c.name in text],
+        )
+        table = cls.encode(df, schema, keep_other=keep_other, columns_checked=True)
+        del df
+        release_memory()  # the parsed text, freed, back to the OS before the algorithm runs
+        return table
 
     @classmethod
     def encode(
@@ -177,12 +196,15 @@ class Table:
         *,
         keep_other: bool = False,
         strict_sensitive: bool = True,
+        columns_checked: bool = False,
     ) -> Table:
         """Encode ``df`` with ``schema`` (see the module docstring for the rules).
 
         With ``strict_sensitive`` a sensitive value named by the schema that the SA domain
         lacks is an error (a misspelt value would silently protect nothing); releases read
-        back pass False, since perturbation may have removed a value.
+        back pass False, since perturbation may have removed a value. ``columns_checked``:
+        the caller has checked the schema's columns against the file's header
+        (:meth:`from_csv` reads only the columns used), so only those are required here.
         """
         if schema.count is not None:  # its lines are groups, not people: refuse, never guess
             raise SchemaError(
@@ -195,23 +217,10 @@ class Table:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise InputError(f"column {dupes[0]!r} appears more than once in the data")
-        present = set(names)
-        for col in schema.columns:
-            if col.name not in present:
-                listed = ", ".join(sorted(present)[:12])
-                hint = ""
-                if len(present) == 1 and any(d in next(iter(present)) for d in ";,\t|"):
-                    hint = " (wrong delimiter? the header was read as one column)"
-                raise SchemaError(
-                    f"column {col.name!r} named in the schema is not in the data "
-                    f"(columns: {listed}){hint}"
-                )
+        check_columns(names, schema, _used_columns(schema) if columns_checked else None)
         if len(df) == 0:
             raise InputError("the table has no rows")
-        used = [*schema.quasi, schema.sensitive]
-        if schema.provider is not None:
-            used.append(schema.provider)
-
+        used = _used_columns(schema)
         notes: list[str] = []
         keep = np.ones(len(df), dtype=bool)
         series: dict[str, pd.Series] = {}
@@ -238,7 +247,7 @@ class Table:
                             f'column {col.name!r}: missing = "category" needs a categorical '
                             'column (declare kind = "categorical" or use "drop")'
                         )
-                    s = s.astype(object).where(~na, MISSING_LABEL)
+                    s = _fill_missing(s, na, sorted_later=col.role == Role.PROVIDER)
             series[col.name] = s
         if not keep.all():
             series = {k: v[keep] for k, v in series.items()}
@@ -299,6 +308,59 @@ class Table:
             notes=notes,
             index=df.index[row_ids],
         )
+
+
+def _fill_missing(s: pd.Series, na: np.ndarray, *, sorted_later: bool) -> pd.Series:
+    """``s`` with its missing cells replaced by :data:`MISSING_LABEL` (``"?"``), the value
+    the ``category`` policy makes of them.
+
+    Text is not cast to Python objects (that cast was 39% of encoding Census-Income, issue
+    15): pandas' arrow strings are factorized once and the label inserted among the codes at
+    its rank of first appearance (a categorical), categoricals get the label as a category;
+    anything else, and a column whose codes are sorted later (the provider), goes through
+    objects as before. Every path gives the same values in the same order, so the same codes.
+    """
+    if isinstance(s.dtype, pd.StringDtype) and not sorted_later:
+        codes, uniques = pd.factorize(s)  # missing: -1; codes in order of first appearance
+        if MISSING_LABEL in set(uniques):
+            return s.fillna(MISSING_LABEL)
+        # the label's code is its rank of first appearance: the values seen before the first
+        # missing cell come first, the later ones shift up by one
+        first = int(np.argmax(na))
+        rank = int(codes[:first].max()) + 1 if first else 0
+        codes = np.where(na, rank, codes + (codes >= rank))
+        labels = np.insert(np.asarray(uniques, dtype=object), rank, MISSING_LABEL)
+        filled = pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=s.dtype))
+        return pd.Series(filled, index=s.index, name=s.name)
+    if isinstance(s.dtype, pd.CategoricalDtype) and not sorted_later:
+        if MISSING_LABEL not in s.cat.categories:
+            s = s.cat.add_categories([MISSING_LABEL])
+        return s.fillna(MISSING_LABEL)
+    return s.astype(object).where(~na, MISSING_LABEL)
+
+
+def _used_columns(schema: Schema) -> list[Column]:
+    """The columns an encoding reads: quasi-identifiers, the sensitive one, the provider."""
+    used = [*schema.quasi, schema.sensitive]
+    if schema.provider is not None:
+        used.append(schema.provider)
+    return used
+
+
+def check_columns(names: list[str], schema: Schema, columns: list[Column] | None = None) -> None:
+    """Refuse data whose columns ``names`` lack one the schema names (``columns``: only
+    these), with a hint when the header was read as one column (a wrong delimiter)."""
+    present = set(names)
+    for col in schema.columns if columns is None else columns:
+        if col.name not in present:
+            listed = ", ".join(sorted(present)[:12])
+            hint = ""
+            if len(present) == 1 and any(d in next(iter(present)) for d in ";,\t|"):
+                hint = " (wrong delimiter? the header was read as one column)"
+            raise SchemaError(
+                f"column {col.name!r} named in the schema is not in the data "
+                f"(columns: {listed}){hint}"
+            )
 
 
 INT64 = (-(2**63), 2**63 - 1)
