@@ -1057,30 +1057,51 @@ def write_release_files(
     ``check`` is the fail-closed check on what was written: it gets the tables read back from
     the staged files and returns the metadata to seal (raising leaves nothing written). The
     tables are read from the Parquet files when they were written (text columns as
-    dictionaries: no string per row), and the CSV files are verified by their SHA-256
-    against the CSV rendering of the table read back (:func:`~kerckhoffs.data.io.write_csv`,
-    the writer that wrote them) instead of being parsed; with CSV alone, the CSV is read
-    back. ``frames`` is emptied once written, so their memory is free for the read-back.
+    dictionaries: no string per row), and each CSV file is then rendered from the table read
+    back (:func:`~kerckhoffs.data.io.write_csv`) and its bytes on disk compared by SHA-256
+    with the bytes rendered, so it is the checked table without being parsed; with CSV
+    alone, the CSV is written first and parsed back. ``frames`` is emptied once written, so
+    their memory is free for the read-back.
     ``text``: per table, categorical columns that stand for pandas ``str`` columns (see
     :meth:`Release._frames_and_rows`), written as the ``str`` column would be.
     """
     names = [f"{name}.{fmt}" for name in frames for fmt in formats]
     tables = list(frames)
+    # With a check and a Parquet file, the CSV is rendered once, from the table read back from
+    # the Parquet file (the table the check sees), and the bytes that reach the disk are
+    # compared with the bytes rendered: the CSV is the checked table by construction
+    render_from_parquet = check is not None and "parquet" in formats and "csv" in formats
     with (
         output_directory(out_dir, kind="release", overwrite=overwrite) as claim,
         claim.staging() as tmp,
     ):
         for name, df in frames.items():
-            if "csv" in formats:
+            if "csv" in formats and not render_from_parquet:
                 write_csv(df, tmp / f"{name}.csv")
             if "parquet" in formats:
                 write_parquet(df, tmp / f"{name}.parquet", (text or {}).get(name, []))
         frames.clear()
         del df
         release_memory()  # the tables' memory, before they are read back
-        meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
+        written: dict[str, pd.DataFrame] = {}
+        rendered: dict[str, str] = {}
         if check is not None:
-            written = {name: read_back(tmp, name, meta, formats) for name in tables}
+            read_formats = ("parquet",) if render_from_parquet else formats
+            written = {name: read_back(tmp, name, meta, read_formats) for name in tables}
+        if render_from_parquet:
+            for name in tables:
+                digest = hashlib.sha256()
+                with open(tmp / f"{name}.csv", "wb") as fh:
+                    write_csv(written[name], _Tee(fh, digest))
+                rendered[f"{name}.csv"] = f"{manifest.ALGO}:{digest.hexdigest()}"
+        meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
+        for f, want in rendered.items():
+            if meta["files"][f] != want:
+                raise PrivacyCheckFailed(
+                    f"release not written: {f} on disk is not the CSV rendering of the checked "
+                    "table"
+                )
+        if check is not None:
             meta = dict(check(written), files=meta["files"])
         (tmp / META).write_bytes(manifest.seal(meta))
 
@@ -1160,6 +1181,22 @@ def read_back(
                 f"release not written: {name}.csv is not the CSV rendering of {name}.parquet"
             )
     return df
+
+
+class _Tee:
+    """A binary sink that writes to a file and hashes what it writes."""
+
+    def __init__(self, fh: Any, digest: Any) -> None:
+        self.fh = fh
+        self.digest = digest
+        self.closed = False
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.digest.update(data)
+        return int(self.fh.write(data))
+
+    def flush(self) -> None:
+        self.fh.flush()
 
 
 class _Digest:

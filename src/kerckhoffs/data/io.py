@@ -51,8 +51,9 @@ def read_columns(path: str | Path, sep: str | None = None) -> list[str]:
             raise InputError(f"{path}: cannot read Parquet ({exc})") from None
     used = _delimiter(path, sep)
     with open(path, encoding="utf-8-sig", newline="") as fh:
-        names = next(csv.reader([fh.readline()], delimiter=used))
-    return [n.strip() for n in names]
+        names = [n.strip() for n in next(csv.reader([fh.readline()], delimiter=used))]
+    _unique_names(path, names)
+    return names
 
 
 def _existing(path: str | Path) -> Path:
