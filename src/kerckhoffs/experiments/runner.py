@@ -110,6 +110,10 @@ PANEL_W, PANEL_H = 5.5, 4.0
 stays readable when a page scales it down (a strip of four panels was 5.5:1)."""
 
 
+LEGEND_INSIDE = 3
+"""Legends of at most this many entries sit inside the axes; longer ones go below them."""
+
+
 def panel_grid(n: int) -> tuple[int, int]:
     """Rows and columns for ``n`` panels: one or two side by side, more in two columns."""
     cols = min(n, 2)
@@ -136,6 +140,8 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     )
     for ax in axes.flat[len(panels) :]:
         ax.remove()
+    shared: dict[str, Any] = {}  # label -> handle, every panel's series in order
+    long = False
     for ax, panel in zip(axes.flat, panels, strict=False):
         sub = df if panel is None else df[df[spec.panels] == panel]
         _draw(ax, sub, spec, ys)
@@ -148,11 +154,28 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
                 ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
         if spec.logy:
             ax.set_yscale("log")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, framealpha=0.6)  # data under a legend stays visible
+        handles, labels = ax.get_legend_handles_labels()
+        for h, lab in zip(handles, labels, strict=True):
+            shared.setdefault(lab, h)
+        long = long or len(handles) > LEGEND_INSIDE
         ax.grid(alpha=0.3)
     fig.suptitle(f"{exp.figure} (paper {exp.paper}): {exp.title}", fontsize=10)
-    fig.tight_layout()
+    if long:  # one legend below every panel: a long legend inside would hide lines
+        ncol = 2 if cols > 1 or len(shared) > 6 else 1
+        lines = -(-len(shared) // ncol)
+        extra = 0.25 * lines + 0.2  # inches for the legend
+        height = PANEL_H * rows + extra
+        fig.set_size_inches(PANEL_W * cols, height)
+        fig.legend(
+            list(shared.values()), list(shared), fontsize=8, ncol=ncol,
+            loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+        )  # fmt: skip
+        fig.tight_layout(rect=(0.0, extra / height, 1.0, 1.0))
+    else:
+        for ax in axes.flat[: len(panels)]:
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=8, framealpha=0.6)  # data under a short legend stays visible
+        fig.tight_layout()
     fig.savefig(path, format="png", dpi=110)
     plt.close(fig)
 
