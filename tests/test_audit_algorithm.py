@@ -158,7 +158,8 @@ BAD = [
     (["mondrian", "--known-seed", "-1"], "error: --known-seed -1: a seed is"),
     (
         ["mondrian", "-O", "frob=1"],
-        "error: --option frob=1: mondrian has no option 'frob' (it accepts: median, cuts, categorical_cuts)",
+        "error: --option frob=1: mondrian has no option 'frob' (it accepts: median, cuts, "
+        "categorical_cuts)",
     ),
     (
         ["mdav", "-O", "frob=1"],
