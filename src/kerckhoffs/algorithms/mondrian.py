@@ -490,31 +490,16 @@ def _tie_ranks(group: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _fold_units(
-    cols: Sequence[np.ndarray], spans: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Equal tuples of ``cols`` (codes ``0 <= c < spans[j]``) collapsed into units.
+def _fold_units(qi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Equal rows of ``qi`` (codes ``[n, d]``) collapsed into units
+    (:meth:`~kerckhoffs.release.Partition.from_columns`).
 
-    Returns ``(unit of each element, first element of each unit)``, units numbered by first
-    appearance, or None when every tuple is distinct. Columns are folded into one int64 key
-    (mixed radix, re-compressed by ``factorize`` before it could overflow), then factorized.
+    Returns ``(unit of each row, first row of each unit)``, units numbered by first
+    appearance, or None when every row is distinct.
     """
-    import pandas as pd
-
-    n = cols[0].size
-    key = np.zeros(n, dtype=np.int64)
-    span = 1
-    for col, radix in zip(cols, spans, strict=True):
-        if span * radix >= 2**62:
-            codes, uniques = pd.factorize(key, sort=False)
-            key = codes.astype(np.int64, copy=False)
-            span = max(len(uniques), 1)
-        key *= radix
-        key += col
-        span *= radix
-    unit, uniques = pd.factorize(key, sort=False)
-    del key
-    if len(uniques) == n:
+    n = qi.shape[0]
+    unit: np.ndarray = Partition.from_columns(qi).group
+    if int(unit.max()) + 1 == n:
         return None
     unit = unit.astype(np.int64, copy=False)
     # ids come in order of first appearance: a unit starts where the running max grows
@@ -617,12 +602,11 @@ def mondrian_groups(
     # tuples with their row counts. SA units (the SA pairs' histograms, rules reading the
     # SA): the distinct (QI unit, SA) pairs with their row counts, ordered by QI unit
     # (``qof``: their QI unit; None when they are the QI units themselves).
-    spans = [max(c.size, 1) for c in table.qi_columns]
     qi_cols = [table.qi[:, j] for j in range(d)]
     row_unit = first_row = None  # row -> QI unit, QI unit -> its first row
     q_weight = None
     if collapse and strict:
-        by_qi = _fold_units(qi_cols, spans)
+        by_qi = _fold_units(table.qi)
         if by_qi is not None:
             row_unit, first_row = by_qi
             q_weight = np.bincount(row_unit, minlength=first_row.size)

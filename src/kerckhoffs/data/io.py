@@ -49,10 +49,14 @@ def read_columns(path: str | Path, sep: str | None = None) -> list[str]:
             return [str(n) for n in pq.read_schema(path).names]
         except Exception as exc:  # pyarrow raises many types
             raise InputError(f"{path}: cannot read Parquet ({exc})") from None
-    used = _delimiter(path, sep)
+    return [n.strip() for n in _header(path, _delimiter(path, sep))]
+
+
+def _header(path: Path, used: str) -> list[str]:
+    """The header line's names as written (a name given twice, spaces aside, is refused)."""
     with open(path, encoding="utf-8-sig", newline="") as fh:
-        names = [n.strip() for n in next(csv.reader([fh.readline()], delimiter=used))]
-    _unique_names(path, names)
+        names = next(csv.reader([fh.readline()], delimiter=used))
+    _unique_names(path, [n.strip() for n in names])
     return names
 
 
@@ -127,9 +131,7 @@ def read_table(
         return df
     used = _delimiter(path, sep)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            names = next(csv.reader([fh.readline()], delimiter=used))
-        _unique_names(path, [n.strip() for n in names])
+        names = _header(path, used)
         wanted = {c.strip() for c in text_columns}
         dtype = {name: str for name in names if name.strip() in wanted}
         options = {
