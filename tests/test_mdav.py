@@ -3,6 +3,8 @@ reference of the pseudo-code on generic points, and hypothesis properties."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,7 +62,8 @@ def test_single_group_and_refusals() -> None:
 
 
 def reference_mdav(x: np.ndarray, k: int) -> list[set[int]]:
-    """The spec's pseudo-code, one point at a time (ties cannot occur on generic points)."""
+    """The spec's pseudo-code, one point at a time: ties by lowest row id; the centroid is the
+    exact mean rounded once to float64."""
     remaining = list(range(len(x)))
     groups: list[set[int]] = []
 
@@ -78,13 +81,18 @@ def reference_mdav(x: np.ndarray, k: int) -> list[set[int]]:
     def farthest(p: np.ndarray) -> int:
         return max(remaining, key=lambda i: (dist(i, p), -i))
 
+    def mean(rows: list[int]) -> np.ndarray:  # the exact mean, rounded once
+        return np.array(
+            [float(sum(map(Fraction, x[rows, j])) / len(rows)) for j in range(x.shape[1])]
+        )
+
     while len(remaining) >= 3 * k:
-        c = x[remaining].mean(axis=0)
+        c = mean(remaining)
         r = farthest(c)
         group_around(r)
         group_around(farthest(x[r]))
     if len(remaining) >= 2 * k:
-        group_around(farthest(x[remaining].mean(axis=0)))
+        group_around(farthest(mean(remaining)))
     if remaining:
         groups.append(set(remaining))
     return groups
@@ -143,3 +151,63 @@ def test_properties(seed: int, n: int, k: int) -> None:
     cents = mdav_centroids(rel)
     for gid, rows in enumerate(rel.partition.groups()):
         np.testing.assert_allclose(cents[gid], x[rows].mean(axis=0), atol=1e-12)
+
+
+def grid_points(seed: int) -> tuple[np.ndarray, int]:
+    """Few distinct values per column: many duplicated points and many exact distance ties."""
+    rng = np.random.default_rng(seed)
+    n, d, k = int(rng.integers(1, 150)), int(rng.integers(1, 4)), int(rng.integers(2, 8))
+    return rng.integers(0, int(rng.integers(1, 6)), (n, d)).astype(np.float64), k
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_matches_reference_with_duplicates_and_ties(seed: int) -> None:
+    # MDAV computes distances once per distinct point; the spec's tie rule (lowest row id)
+    # must still pick single rows out of duplicated points and out of distinct points at the
+    # same distance, and two points tied exactly in distance to the centroid
+    x, k = grid_points(seed)
+    g = mdav_groups(x, k)
+    got = [set(np.flatnonzero(g == i).tolist()) for i in range(int(g.max()) + 1)]
+    assert got == reference_mdav(x, k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 120), d=st.integers(1, 3), k=st.integers(2, 6))
+def test_matches_reference_on_generic_duplicated_points(seed: int, n: int, d: int, k: int) -> None:
+    # each column's few values mapped to random reals: duplicated points, and exact ties in
+    # distance to the centroid whenever the points left are symmetric (two types, equal counts)
+    rng = np.random.default_rng(seed)
+    values = rng.random((d, 4))
+    codes = rng.integers(0, 4, (n, d))
+    x = values[np.arange(d), codes]
+    g = mdav_groups(x, k)
+    got = [set(np.flatnonzero(g == i).tolist()) for i in range(int(g.max()) + 1)]
+    assert got == reference_mdav(x, k)
+
+
+def test_ties_between_distinct_points_go_by_row_id() -> None:
+    # k = 3, 7 points: |R| < 3k, >= 2k, so one group around the point farthest from the
+    # centroid (9 5/7, 1/7): (12, 0), row 3, squared distance 5.24. Its nearest are (11, 0)
+    # (row 6, distance 1), then (10, 1) and (10, -1) tie at 5: row 1 before row 5
+    x = np.array([[9, 0], [10, 1], [8, 0], [12, 0], [8, 1], [10, -1], [11, 0]], dtype=float)
+    assert mdav_groups(x, 3).tolist() == [1, 0, 1, 0, 1, 1, 0]
+
+
+def test_exact_centroid_tie_goes_by_row_id() -> None:
+    # k = 2, four points: 0.25 (rows 0, 2) and 0.75 (rows 1, 3). The centroid is 0.5, exactly
+    # between them, and both squared distances are 1/16: the lowest row id wins, so row 0 is the
+    # farthest and takes its duplicate, row 2; the rest is the last group
+    x = np.array([[0.25], [0.75], [0.25], [0.75]])
+    assert mdav_groups(x, 2).tolist() == [0, 1, 0, 1]
+    assert mdav_groups(x[::-1].copy(), 2).tolist() == [0, 1, 0, 1]  # rows 0, 2 are 0.75 now
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_centroid_over_wide_magnitudes(seed: int) -> None:
+    # the exact running sum spans magnitudes from subnormal to 1e150 (no float sum could)
+    rng = np.random.default_rng(seed)
+    x = rng.choice([1e150, -1e150, 1e-150, 0.0, -0.0, 5.5, 3.0, 5e-324], size=(60, 2))
+    g = mdav_groups(x, 3)
+    got = [set(np.flatnonzero(g == i).tolist()) for i in range(int(g.max()) + 1)]
+    assert got == reference_mdav(x, 3)
