@@ -137,7 +137,10 @@ def _quick(name: str) -> Experiment:
     """A registered-looking experiment for worker processes (module level: it is pickled)."""
 
     def measure(point: dict, ctx: Context) -> dict:
-        return {"value": point["x"] * 10 + point["seed"] + (100 if name == "quick-b" else 0)}
+        return {
+            "value": point["x"] * 10 + point["seed"] + (100 if name == "quick-b" else 0),
+            "built_by": ctx.cached("quick:shared", lambda: name),  # who filled the context
+        }
 
     return Experiment(
         name=name, paper="000", figure="Fig. Q", title="quick", grid=[{"x": 1}, {"x": 2}],
@@ -150,20 +153,27 @@ def test_parallel_runs_write_what_serial_runs_write(tmp_path: Path) -> None:
     from kerckhoffs.experiments.parallel import run_many
 
     seen: list[tuple[str, int]] = []
+    ended: list[str] = []
     done = run_many(
-        ["quick-a", "quick-b"], tmp_path / "par", tmp_path, jobs=2,
-        on_point=lambda n, d: seen.append((n, d)), resolve=_quick,
+        [["quick-a", "quick-c"], ["quick-b"]], tmp_path / "par", tmp_path, jobs=2,
+        on_point=lambda n, d: seen.append((n, d)), on_done=lambda f: ended.append(f.name),
+        resolve=_quick,
     )  # fmt: skip
-    assert sorted((f.name, f.rows) for f in done) == [("quick-a", 4), ("quick-b", 4)]
-    assert sorted(seen) == [(n, d) for n in ("quick-a", "quick-b") for d in (1, 2, 3, 4)]
-    for name in ("quick-a", "quick-b"):
+    names = ("quick-a", "quick-b", "quick-c")
+    assert sorted((f.name, f.rows) for f in done) == [(n, 4) for n in names]
+    assert sorted(seen) == [(n, d) for n in names for d in (1, 2, 3, 4)]
+    assert sorted(ended) == list(names)
+    assert ended.index("quick-a") < ended.index("quick-c")  # a bundle runs in order
+    built_by = {n: set(pd.read_csv(tmp_path / "par" / f"{n}.csv")["built_by"]) for n in names}
+    assert built_by == {"quick-a": {"quick-a"}, "quick-b": {"quick-b"}, "quick-c": {"quick-a"}}
+    for name in names:
         serial = run_experiment(_quick(name), tmp_path / "ser", context=Context(tmp_path))
         assert (
             serial["value"].tolist()
             == pd.read_csv(tmp_path / "par" / f"{name}.csv")["value"].tolist()
         )
     # each worker kept its own cache file: a second run measures nothing, appends nothing
-    assert run_many(["quick-a"], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0].rows == 4
+    assert run_many([["quick-a"]], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0].rows == 4
     assert (tmp_path / "par" / ".cache" / "quick-a.jsonl").read_text().count("\n") == 4
 
 
@@ -184,3 +194,16 @@ def test_no_figure_is_a_strip_wider_than_three_to_one() -> None:
         head = png.read_bytes()[:24]
         width, height = struct.unpack(">II", head[16:24])
         assert width <= 3 * height, f"{png.name}: {width}x{height}"
+
+
+def test_reproduce_bundles_share_a_module() -> None:
+    # --all in parallel: one task per paper module, so Fig. 10a-d's common point (l = 4,
+    # qi = 7, qd = 3, sel = 5 %) is anonymized and measured once, not once per figure
+    from kerckhoffs.cli_reproduce import bundles_of
+
+    chosen = all_experiments()
+    bundles = bundles_of(chosen)
+    assert sorted(n for b in bundles for n in b) == sorted(e.name for e in chosen)
+    census = next(b for b in bundles if "asap-fig10a" in b)
+    assert {"asap-fig10b", "asap-fig10c", "asap-fig10d", "asap-fig9"} <= set(census)
+    assert "composition-fig1" not in census

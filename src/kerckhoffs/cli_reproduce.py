@@ -121,7 +121,7 @@ def reproduce(
     data_dir = _data_dir(data)
     _writable_folder(out_dir)
     t0 = time.perf_counter()
-    workers = min(jobs or available_cpus(), len(chosen))
+    workers = min(jobs or available_cpus(), len(bundles_of(chosen)))
     if workers > 1:
         _run_parallel(chosen, out_dir, data_dir, workers, force)
     else:
@@ -171,14 +171,26 @@ def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force
             )
 
 
+def bundles_of(chosen: list[Experiment]) -> list[list[str]]:
+    """The experiments grouped by the module that defines them (one paper's experiments share
+    tables, releases and attacks through their context), largest bundle first by points."""
+    groups: dict[str, list[Experiment]] = {}
+    for e in chosen:
+        groups.setdefault(getattr(e.measure, "__module__", e.name), []).append(e)
+    ordered = sorted(groups.values(), key=lambda g: -sum(len(e.grid) * len(e.seeds) for e in g))
+    return [[e.name for e in g] for g in ordered]
+
+
 def _run_parallel(
     chosen: list[Experiment], out_dir: Path, data_dir: Path, workers: int, force: bool
 ) -> None:
-    """The experiments in ``workers`` processes, those with the most points first."""
+    """The experiments in ``workers`` processes, one bundle of experiments sharing a context
+    per task (:func:`bundles_of`)."""
     from kerckhoffs.experiments.parallel import Finished, run_many
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
-    order = sorted(size, key=lambda n: -size[n])
+    bundles = bundles_of(chosen)
+    order = [n for b in bundles for n in b]
     with progress_bar() as progress:
         overall = progress.add_task(f"all points ({workers} processes)", total=sum(size.values()))
         tasks = {n: progress.add_task(n, total=size[n], start=False) for n in order}
@@ -198,7 +210,7 @@ def _run_parallel(
                 f"{out_dir / (f.name + '.png')}"
             )
 
-        run_many(order, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
+        run_many(bundles, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
                  on_done=on_done)  # fmt: skip
 
 

@@ -1,15 +1,16 @@
-"""Run several experiments at once, one worker process each, with the cache intact.
+"""Run several experiments at once in worker processes, with the cache intact.
 
-``kerckhoffs reproduce --all`` measures some fifty independent experiments; on a machine with
-several cores they need not wait for one another. Each experiment runs whole in one worker
-(:func:`run_experiment` with its own :class:`Context`), so its cache file
-``<out>/.cache/<name>.jsonl`` has one writer and an interrupted run resumes exactly as a serial
-one does. What is lost is sharing across experiments inside one process (a table or release
-two experiments both use is built in each worker that needs it): measurements are seeded, so
-the CSVs are the same as a serial run's.
+``kerckhoffs reproduce --all`` measures some sixty experiments; on a machine with several cores
+they need not wait for one another. The caller hands over *bundles*: lists of experiments that
+share work (the same tables, releases and attacks, kept in one :class:`Context`), typically those
+of one paper module. A bundle runs whole in one worker, its experiments one after the other
+with one context, so what they share is built once per bundle (a serial run shares it across
+everything). Each experiment still has one writer for its cache file
+``<out>/.cache/<name>.jsonl``, so an interrupted run resumes exactly as a serial one does, and
+measurements are seeded, so the CSVs are the same as a serial run's.
 
-Workers report each finished point through a queue, so the caller can keep one progress bar
-per experiment.
+Workers report every finished point and every finished experiment through a queue, so the
+caller can keep one progress bar per experiment and print each result as it lands.
 """
 
 from __future__ import annotations
@@ -56,21 +57,33 @@ def _init_worker(progress: Any) -> None:
 
 
 def _work(
-    name: str, out_dir: str, data_dir: str, force: bool, resolve: Callable[[str], Experiment]
-) -> Finished:
-    """In a worker: one whole experiment, reporting ``(name, done)`` after each point."""
-    started = time.perf_counter()
-    exp = resolve(name)
+    names: Sequence[str],
+    out_dir: str,
+    data_dir: str,
+    force: bool,
+    resolve: Callable[[str], Experiment],
+) -> list[Finished]:
+    """In a worker: one bundle, its experiments in order with one shared context, reporting
+    ``("point", name, done)`` after each point and ``("done", Finished)`` after each
+    experiment."""
+    context = Context(Path(data_dir))
+    finished = []
+    for name in names:
+        started = time.perf_counter()
+        exp = resolve(name)
 
-    def step(done: int, _total: int) -> None:
-        _PROGRESS.put((name, done))
+        def step(done: int, _total: int, name: str = name) -> None:
+            _PROGRESS.put(("point", name, done))
 
-    df = run_experiment(exp, out_dir, context=Context(Path(data_dir)), force=force, progress=step)
-    return Finished(name, len(df), time.perf_counter() - started)
+        df = run_experiment(exp, out_dir, context=context, force=force, progress=step)
+        result = Finished(name, len(df), time.perf_counter() - started)
+        _PROGRESS.put(("done", result))
+        finished.append(result)
+    return finished
 
 
 def run_many(
-    names: Sequence[str],
+    bundles: Sequence[Sequence[str]],
     out_dir: Path,
     data_dir: Path,
     *,
@@ -80,11 +93,12 @@ def run_many(
     on_done: Callable[[Finished], None] | None = None,
     resolve: Callable[[str], Experiment] = get_experiment,
 ) -> list[Finished]:
-    """Run the named experiments in ``jobs`` worker processes (in order of submission, so
-    put the longest first); ``on_point(name, done)`` after every point, ``on_done`` after
-    every experiment, both in the calling process. ``resolve`` turns a name into its
-    experiment inside a worker (a module-level function: it is pickled). The first failure
-    stops the run and is raised once the running workers have finished their experiments."""
+    """Run the bundles of named experiments in ``jobs`` worker processes (in order of
+    submission, so put the longest first); ``on_point(name, done)`` after every point,
+    ``on_done`` after every experiment, both in the calling process. ``resolve`` turns a name
+    into its experiment inside a worker (a module-level function: it is pickled). The first
+    failure stops the run and is raised once the running workers have finished their
+    bundles."""
     finished: list[Finished] = []
     # a fork server that has imported this module once forks the workers: no copies of the
     # caller's threads (the progress bar has one), and no fresh interpreter per worker
@@ -94,32 +108,37 @@ def run_many(
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(progress,)
     ) as pool:
-        pending: set[Future[Finished]] = {
-            pool.submit(_work, n, str(out_dir), str(data_dir), force, resolve) for n in names
+        pending: set[Future[list[Finished]]] = {
+            pool.submit(_work, list(b), str(out_dir), str(data_dir), force, resolve)
+            for b in bundles
+            if b
         }
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                _drain(progress, on_point)
+                _drain(progress, on_point, on_done)
                 for fut in done:
-                    result = fut.result()  # raises the worker's exception
-                    finished.append(result)
-                    if on_done is not None:
-                        on_done(result)
+                    finished += fut.result()  # raises the worker's exception
         except BaseException:
             for fut in pending:
                 fut.cancel()
             raise
     time.sleep(0.05)  # let the queue's feeder threads deliver the last reports
-    _drain(progress, on_point)
+    _drain(progress, on_point, on_done)
     return finished
 
 
-def _drain(progress: Any, on_point: Callable[[str, int], None] | None) -> None:
+def _drain(
+    progress: Any,
+    on_point: Callable[[str, int], None] | None,
+    on_done: Callable[[Finished], None] | None,
+) -> None:
     while True:
         try:
-            name, done = progress.get_nowait()
+            message = progress.get_nowait()
         except queue.Empty:
             return
-        if on_point is not None:
-            on_point(name, done)
+        if message[0] == "point" and on_point is not None:
+            on_point(message[1], message[2])
+        elif message[0] == "done" and on_done is not None:
+            on_done(message[1])
