@@ -56,8 +56,8 @@ def main() -> None:
         for k in (5, 30):
             differ = int((mdav_groups(x, k) != baseline_groups(x, k)).sum())
             for method, fn in (
-                ("kerckhoffs mdav_groups", lambda: mdav_groups(x, k)),
-                ("baseline (row by row)", lambda: baseline_groups(x, k)),
+                ("kerckhoffs mdav_groups", lambda x=x, k=k: mdav_groups(x, k)),
+                ("baseline (row by row)", lambda x=x, k=k: baseline_groups(x, k)),
             ):
                 wall, cpu = timed(fn, args.repeat)
                 rows.append(
