@@ -176,3 +176,19 @@ def test_the_option_of_the_registered_mondrian() -> None:
     assert "categorical_cuts" not in default.provenance.parameters  # older releases' bytes
     with pytest.raises(ParameterError, match="categorical_cuts must be one of median, hierarchy"):
         get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="children")
+
+
+@settings(max_examples=30, deadline=None)
+@given(tables(), st.integers(1, 4))
+def test_large_hierarchies_without_the_lca_table_give_the_same_groups(t: Table, k: int) -> None:
+    # hierarchies above LCA_TABLE_LEAVES leaves look each LCA up in the hierarchy instead
+    from kerckhoffs.algorithms import mondrian_hierarchy as mh
+
+    with_table = hierarchy_cut_groups(t, KAnonymityCut(k))
+    saved = mh.LCA_TABLE_LEAVES
+    mh.LCA_TABLE_LEAVES = 0
+    try:
+        without = hierarchy_cut_groups(t, KAnonymityCut(k))
+    finally:
+        mh.LCA_TABLE_LEAVES = saved
+    assert np.array_equal(with_table, without)
