@@ -654,7 +654,7 @@ K_LABEL = "k (k1 = k2)"
 register_experiment(
     Experiment(
         name="composition-fig1",
-        version=3,
+        version=4,
         paper=PAPER,
         figure="Fig. 1",
         title="perfect breach by the intersection attack",

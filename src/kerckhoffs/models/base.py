@@ -8,6 +8,7 @@ one measure and one verdict per group, and whether the requested parameter holds
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,6 +114,35 @@ class PrivacyModel(ABC):
     @abstractmethod
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         """Check the model on every group of ``hist``."""
+
+    def combine(self, parts: Sequence[ModelResult], sizes: np.ndarray) -> ModelResult:
+        """The result on all groups from :meth:`evaluate` on consecutive slices of them, in
+        order (a distributed check evaluates each slice where its histograms are; the slices
+        share the table-wide statistics, such as the SA totals t-closeness reads). ``sizes``:
+        every group's rows. The per-group arrays are concatenated and the achieved value is
+        the worst group's, as :meth:`evaluate` computes it on the whole; models whose detail
+        line is a table-wide count override this to recount it."""
+        if not parts:
+            raise ParameterError(f"{self.name}: no group to check")
+        first = parts[0]
+        values = np.concatenate([p.group_values for p in parts])
+        ok = np.concatenate([p.group_ok for p in parts])
+        achieved = values.min() if first.higher_is_better else values.max()
+        return ModelResult(
+            first.model,
+            first.parameter,
+            float(achieved),
+            values,
+            ok,
+            first.higher_is_better,
+            self.combined_detail(values, sizes, first.detail),
+        )
+
+    def combined_detail(self, values: np.ndarray, sizes: np.ndarray, detail: str) -> str:
+        """The detail line of :meth:`evaluate` on the whole, from every group's measure and
+        size; ``detail`` is the first slice's (the default keeps it: a detail that does not
+        depend on the groups)."""
+        return detail
 
     def validate(  # noqa: B027 (a model with nothing to validate keeps this default)
         self, hist: GroupHistogram, sa_name: str = "the sensitive attribute"

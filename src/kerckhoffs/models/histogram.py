@@ -7,6 +7,7 @@ axis; nothing iterates over rows or groups in Python.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +90,15 @@ class GroupHistogram:
             Kind(sa_kind),
             providers=prov,
         )
+
+    def slice_of_table(self, totals: np.ndarray) -> GroupHistogram:
+        """This histogram as a slice of a larger table's groups, whose SA counts are
+        ``totals``: the table-wide statistics the models read (t-closeness's distribution)
+        come from ``totals``, the per-group ones from these counts. What a distributed check
+        evaluates on each slice (:meth:`kerckhoffs.models.base.PrivacyModel.combine`)."""
+        part = dataclasses.replace(self, _cache={})
+        part._cache["totals"] = np.asarray(totals)
+        return part
 
     def _memo(self, key: str, fn: Callable[[], Any]) -> Any:
         if key not in self._cache:

@@ -6,6 +6,8 @@ every group, subset-aware through :attr:`GroupHistogram.sensitive_count`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from kerckhoffs.models.base import (
     ModelResult,
     PrivacyModel,
@@ -45,6 +47,9 @@ class KAnonymity(PrivacyModel):
             f"{singles:,} row(s) unique on their QIs",
         )
 
+    def combined_detail(self, values: np.ndarray, sizes: np.ndarray, detail: str) -> str:
+        return f"{int(sizes[sizes == 1].sum()):,} row(s) unique on their QIs"
+
 
 class AlphaKAnonymity(PrivacyModel):
     """``|G| >= k`` and the sensitive frequency in every group is at most ``alpha``.
@@ -80,3 +85,6 @@ class AlphaKAnonymity(PrivacyModel):
             False,
             f"smallest group {int(hist.sizes.min())}",
         )
+
+    def combined_detail(self, values: np.ndarray, sizes: np.ndarray, detail: str) -> str:
+        return f"smallest group {int(sizes.min())}"

@@ -153,6 +153,9 @@ class RecursiveCLDiversity(PrivacyModel):
             f"needs c > {format_number(float(values.max()))} for l={self.l}",
         )
 
+    def combined_detail(self, values: np.ndarray, sizes: np.ndarray, detail: str) -> str:
+        return f"needs c > {format_number(float(values.max()))} for l={self.l}"
+
 
 def entropy_of_counts(counts: np.ndarray) -> np.ndarray:
     """Natural-log entropy of each row of a count matrix ``[sets, n_sa]`` (0 for empty rows);

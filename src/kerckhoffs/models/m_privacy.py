@@ -78,6 +78,14 @@ class MPrivacy(PrivacyModel):
         return {"model": self.name, "m": self.m, "models": [x.to_dict() for x in self.models]}
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
+        self._readable(hist)
+        for x in self.models:
+            x.validate(hist, sa_name)
+
+    def _readable(self, hist: GroupHistogram) -> None:
+        """What :meth:`evaluate` needs to mean anything: each row's provider, a constraint
+        it can check. (:meth:`validate` adds the constraint models' table-wide checks, such as
+        k within the table, which a slice of the groups cannot judge.)"""
         if hist.providers is None:
             raise ParameterError(
                 "m-privacy needs to know which provider each row came from: give the table a "
@@ -91,13 +99,11 @@ class MPrivacy(PrivacyModel):
                 "m-privacy with frequency l-diversity needs every SA value sensitive (no "
                 "sensitive subset); use distinct-l"
             )
-        for x in self.models:
-            x.validate(hist, sa_name)
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         from kerckhoffs.mprivacy.exact import achieved_triples
 
-        self.validate(hist)
+        self._readable(hist)
         pc = hist.providers
         assert pc is not None
         achieved = achieved_triples(

@@ -1,0 +1,350 @@
+"""A table whose rows stay on Dask workers: encoded per partition against global dictionaries.
+
+DESIGN.md section 5 ("beyond one machine, Dask runs the same algorithms"): a step that needs
+data asks for counts, the decision runs on the client. This module makes the data side: the
+rows of a partitioned Parquet dataset (or a Dask DataFrame) encoded into the same int32 codes
+:meth:`kerckhoffs.data.table.Table.encode` gives the whole table in memory, without
+collecting a row to the client.
+
+Two passes over the partitions:
+
+1. **Local encode.** Each worker encodes its partition with :meth:`Table.encode` (every
+   validation and missing-value policy of the in-memory path: the same errors, prefixed with
+   the partition) and sends back only each column's *domain*: the distinct values present
+   (numeric), the leaves present (categorical without a hierarchy), the providers present.
+   A categorical column with a hierarchy has a global domain already (the hierarchy's leaves).
+2. **Global dictionaries, remap.** The client unions the domains into the column encodings the
+   whole table would get (numeric codes: ranks of the sorted distinct values; flat categorical
+   codes: sorted labels, numeric order for numeric data; the SA's sensitive subset checked on
+   the whole domain) and each worker maps its local codes to the global ones with one gather.
+
+What crosses to the client: per partition its row count and the distinct values of each
+column, never a row. The codes stay on the workers as futures (:attr:`DaskTable.parts`); every
+later step (:mod:`kerckhoffs.engines.dask_check`, :mod:`kerckhoffs.engines.dask_mondrian`)
+maps functions over them and sums what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.hierarchy import Hierarchy, format_value
+from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
+from kerckhoffs.data.table import EncodedColumn, Table, _encode_column
+from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
+
+__all__ = ["DaskTable", "Part", "encode_dask"]
+
+
+@dataclass(frozen=True, eq=False)
+class Part:
+    """One partition's encoded rows, as a worker holds them: ``qi`` int32 ``[n, d]``, ``sa``
+    int32 ``[n]``, ``provider`` int32 ``[n]`` or None, ``row_ids`` int64 (global positions of
+    the rows kept, in the input's row order)."""
+
+    qi: np.ndarray
+    sa: np.ndarray
+    provider: np.ndarray | None
+    row_ids: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.sa.shape[0])
+
+
+@dataclass(eq=False)
+class DaskTable:
+    """An encoded table partitioned over Dask workers (module docstring).
+
+    ``parts`` are futures of :class:`Part` (one per input partition, in order), ``lengths`` the
+    rows each holds after missing-value drops; the column encodings are global and equal to
+    those :meth:`Table.encode` gives the concatenated table.
+    """
+
+    schema: Schema
+    client: Any
+    parts: list[Any]
+    lengths: np.ndarray
+    qi_columns: tuple[EncodedColumn, ...]
+    sa_column: EncodedColumn
+    sensitive: np.ndarray
+    provider_values: np.ndarray | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Number of rows (after the schema's missing-value drops)."""
+        return int(self.lengths.sum())
+
+    @property
+    def d(self) -> int:
+        return len(self.qi_columns)
+
+    @property
+    def n_sa(self) -> int:
+        return self.sa_column.size
+
+    @property
+    def qi_names(self) -> list[str]:
+        return [c.name for c in self.qi_columns]
+
+    @property
+    def sa_name(self) -> str:
+        return self.sa_column.name
+
+    def __repr__(self) -> str:
+        return (
+            f"DaskTable(n={self.n}, partitions={len(self.parts)}, qi={self.qi_names}, "
+            f"sa={self.sa_name!r})"
+        )
+
+    def shell(self) -> Table:
+        """A :class:`Table` with this table's encodings and no rows: what the in-memory
+        decision code reads (domains, hierarchies, sensitive flags) besides the counts."""
+        return Table(
+            schema=self.schema,
+            qi=np.zeros((0, self.d), dtype=np.int32),
+            sa=np.zeros(0, dtype=np.int32),
+            qi_columns=self.qi_columns,
+            sa_column=self.sa_column,
+            sensitive=self.sensitive,
+            provider=None if self.provider_values is None else np.zeros(0, dtype=np.int32),
+            provider_values=self.provider_values,
+            row_ids=np.zeros(0, dtype=np.int64),
+        )
+
+    def compute(self) -> Table:
+        """The whole table in this process (for tests and small data: it collects every row)."""
+        parts: list[Part] = self.client.gather(self.parts)
+        qi = np.concatenate([p.qi for p in parts]) if parts else np.zeros((0, self.d), np.int32)
+        table = self.shell()
+        table.qi = np.asfortranarray(qi)
+        table.sa = np.concatenate([p.sa for p in parts])
+        if self.provider_values is not None:
+            table.provider = np.concatenate([p.provider for p in parts])
+        table.row_ids = np.concatenate([p.row_ids for p in parts])
+        table.notes = list(self.notes)
+        return table
+
+
+# -- pass 1: each worker encodes its partition and reports the domains it saw -------------------
+@dataclass(frozen=True)
+class _Domain:
+    """What a partition tells the client: its input rows, rows kept, and per column the
+    distinct values it holds (numeric: sorted values; categorical: leaf labels present)."""
+
+    rows_in: int
+    rows_kept: int
+    values: list[np.ndarray]  # per QI, then the SA
+    kinds: list[Kind]  # per QI, then the SA: the kind the local encode gave
+    numeric_order: list[bool]  # per column: a flat domain ordered by number, not by label
+    providers: np.ndarray | None
+    notes: list[str]
+
+
+def _local_encode(df: pd.DataFrame, schema: Schema, index: int) -> Table:
+    try:
+        return Table.encode(df.reset_index(drop=True), schema, strict_sensitive=False)
+    except KerckhoffsError as e:
+        raise type(e)(f"partition {index}: {e}") from None
+
+
+def _present(enc: EncodedColumn, codes: np.ndarray) -> np.ndarray:
+    """The values of ``enc`` that occur in ``codes`` (all of them for numeric columns, whose
+    domain is the values present; the leaves present for a categorical column)."""
+    if enc.kind == Kind.NUMERIC:
+        return np.asarray(enc.values)
+    seen = np.zeros(enc.size, dtype=bool)
+    seen[codes] = True
+    return np.asarray(enc.values, dtype=object)[seen]
+
+
+def _domain(table: Table, df: pd.DataFrame) -> _Domain:
+    cols = [*table.qi_columns, table.sa_column]
+    codes = [*(table.qi[:, j] for j in range(table.d)), table.sa]
+    values = [_present(c, x) for c, x in zip(cols, codes, strict=True)]
+    # Table.encode orders a flat domain by number when the column is numeric data (no
+    # missing cell turned into the label "?"), by label otherwise
+    numeric = [
+        pd.api.types.is_numeric_dtype(df[c.name]) and MISSING_LABEL not in set(map(str, v))
+        for c, v in zip(cols, values, strict=True)
+    ]
+    return _Domain(
+        rows_in=len(df),
+        rows_kept=table.n,
+        values=values,
+        kinds=[c.kind for c in cols],
+        numeric_order=numeric,
+        providers=None if table.provider_values is None else np.asarray(table.provider_values),
+        notes=list(table.notes),
+    )
+
+
+def _encode_and_describe(df: pd.DataFrame, schema: Schema, index: int) -> tuple[Table, _Domain]:
+    table = _local_encode(df, schema, index)
+    return table, _domain(table, df)
+
+
+# -- pass 2: the client's global dictionaries, the workers' remap --------------------------------
+def _global_column(
+    schema: Schema, name: str, domains: list[np.ndarray], kind: Kind, numeric_order: bool
+) -> EncodedColumn | None:
+    """The encoding the whole table gives column ``name`` (as :func:`_encode_column` would on
+    the concatenated column), from the partitions' distinct values; None when it is the
+    partitions' own (a categorical column with a hierarchy: its leaves)."""
+    col = schema.column(name)
+    values = [d for d in domains if len(d)]
+    if kind == Kind.CATEGORICAL and col.hierarchy is not None:
+        return None
+    if kind == Kind.NUMERIC:
+        merged = np.unique(np.concatenate(values))
+        _, enc = _encode_column(col, pd.Series(merged), schema, np.arange(merged.size))
+        return enc
+    labels = {str(v) for d in values for v in d}
+    if numeric_order:  # flat hierarchy of numeric data: numeric order
+        leaves = sorted(labels, key=_number)
+        hierarchy = Hierarchy.flat(leaves, name=f"{name} (flat)", keep_order=True)
+    else:
+        hierarchy = Hierarchy.flat(labels, name=f"{name} (flat)")
+    return EncodedColumn(
+        name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy, None
+    )
+
+
+def _number(label: str) -> float:
+    """The number a flat leaf label of numeric data stands for (booleans: 0 and 1)."""
+    bools = {"False": 0.0, "True": 1.0}
+    return bools[label] if label in bools else float(label)
+
+
+def _remap(local: EncodedColumn, global_: EncodedColumn) -> np.ndarray:
+    """Global code of each local code (the same value or leaf label)."""
+    if local.kind == Kind.NUMERIC:
+        at = pd.Index(global_.values).get_indexer(np.asarray(local.values))
+    else:
+        glob = pd.Index([format_value(v) for v in global_.values])
+        at = glob.get_indexer([format_value(v) for v in local.values])
+    if (at < 0).any():  # pragma: no cover - the global domain is the union of the local ones
+        raise AssertionError(f"column {local.name!r}: a local value has no global code")
+    return at.astype(np.int32)
+
+
+def _to_global(
+    table: Table,
+    qi_columns: Sequence[EncodedColumn],
+    sa_column: EncodedColumn,
+    provider_values: np.ndarray | None,
+    offset: int,
+) -> Part:
+    qi = np.empty(table.qi.shape, dtype=np.int32)
+    for j, (loc, glob) in enumerate(zip(table.qi_columns, qi_columns, strict=True)):
+        qi[:, j] = _remap(loc, glob)[table.qi[:, j]] if loc.size else table.qi[:, j]
+    sa = _remap(table.sa_column, sa_column)[table.sa] if table.n else table.sa
+    provider = None
+    if provider_values is not None and table.provider is not None:
+        assert table.provider_values is not None
+        at = pd.Index(provider_values).get_indexer(np.asarray(table.provider_values))
+        provider = at.astype(np.int32)[table.provider]
+    assert table.row_ids is not None
+    return Part(qi, sa.astype(np.int32), provider, table.row_ids + offset)
+
+
+def _sensitive(schema: Schema, sa_column: EncodedColumn) -> np.ndarray:
+    """The sensitive SA codes, checked against the whole table's domain (as
+    :meth:`Table.encode` does with ``strict_sensitive``)."""
+    if schema.sensitive_values is None:
+        return np.ones(sa_column.size, dtype=bool)
+    labels = np.asarray([format_value(v) for v in sa_column.values], dtype=object)
+    unknown = sorted(schema.sensitive_values - set(labels.tolist()))
+    if unknown:
+        raise SchemaError(
+            f"sensitive value {unknown[0]!r} does not occur in column {sa_column.name!r}"
+        )
+    return np.isin(labels, list(schema.sensitive_values))
+
+
+def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
+    """Encode a Dask DataFrame (or a path or glob of Parquet files) on ``client``'s workers.
+
+    The codes equal those of ``Table.encode(data.compute(), schema)``; the rows never leave
+    the workers (module docstring). Raises the in-memory path's one-line errors, naming the
+    partition, and :class:`~kerckhoffs.errors.InputError` for an empty table.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    ddf = (
+        dd.read_parquet(data)
+        if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")
+        else data
+    )
+    if not isinstance(ddf, dd.DataFrame):
+        raise InputError("encode_dask needs a Dask DataFrame or a Parquet path or glob")
+    if schema.count is not None:
+        raise SchemaError(
+            f"column {schema.count.name!r} has role count (each line stands for several "
+            "individuals): give one row per individual"
+        )
+    delayed_parts = ddf.to_delayed()
+    described = [
+        dask.delayed(_encode_and_describe, pure=True)(p, schema, i)
+        for i, p in enumerate(delayed_parts)
+    ]
+    local = client.compute(described)  # (Table, _Domain) per partition, kept on the workers
+    tables = [client.submit(_first, f, pure=False) for f in local]
+    domains: list[_Domain] = client.gather([client.submit(_second, f, pure=False) for f in local])
+    if not sum(d.rows_kept for d in domains):
+        raise InputError("the table has no rows")
+    quasi, sa_col = list(schema.quasi), schema.sensitive
+    cols = [*quasi, sa_col]
+    any_table = next(i for i, d in enumerate(domains) if d.rows_kept)
+    template: Table = client.submit(_first, local[any_table], pure=False).result()
+    encodings = []
+    kept = [d for d in domains if d.rows_kept]
+    for j, col in enumerate(cols):
+        kinds = {d.kinds[j] for d in kept}
+        if len(kinds) > 1:
+            raise SchemaError(
+                f"column {col.name!r} is numeric in some partitions and text in others: "
+                'declare its kind in the schema (kind = "numeric" or "categorical")'
+            )
+        numeric_order = all(d.numeric_order[j] for d in kept)
+        enc = _global_column(
+            schema, col.name, [d.values[j] for d in kept], kinds.pop(), numeric_order
+        )
+        if enc is None:
+            enc = (*template.qi_columns, template.sa_column)[j]
+        encodings.append(enc)
+    qi_columns, sa_column = tuple(encodings[:-1]), encodings[-1]
+    provider_values = None
+    if schema.provider is not None:
+        merged = [d.providers for d in domains if d.providers is not None and len(d.providers)]
+        provider_values = np.asarray(
+            pd.Index(np.concatenate(merged)).unique().sort_values(), dtype=object
+        )
+    sensitive = _sensitive(schema, sa_column)
+    offsets = np.concatenate([[0], np.cumsum([d.rows_in for d in domains])[:-1]])
+    qi_f, sa_f = client.scatter([qi_columns, sa_column], broadcast=True)
+    parts = [
+        client.submit(_to_global, t, qi_f, sa_f, provider_values, int(o), pure=False)
+        for t, o in zip(tables, offsets, strict=True)
+    ]
+    del local, tables
+    notes = [f"partition {i}: {n}" for i, d in enumerate(domains) for n in d.notes]
+    lengths = np.array([d.rows_kept for d in domains], dtype=np.int64)
+    return DaskTable(
+        schema, client, parts, lengths, qi_columns, sa_column, sensitive, provider_values, notes
+    )
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
