@@ -36,6 +36,10 @@ from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
 
 __all__ = ["DaskCheck", "check_dask", "qi_groups"]
 
+Piece = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
+"""One partition's share of one slice: ``(group, SA)`` keys and counts, and the ``(group,
+provider, SA)`` ones when a model reads providers."""
+
 SLICE_CELLS = 1 << 25
 """Largest dense (groups x SA) count matrix of one slice (32M cells, 256 MB as int64)."""
 
@@ -110,7 +114,7 @@ def _pieces(
     n_sa: int,
     n_prov: int,
     bounds: np.ndarray,
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]:
+) -> list[Piece]:
     """Per slice: the partition's ``(group, SA)`` keys and counts, and with ``n_prov`` its
     ``(group, provider, SA)`` keys and counts (keys sorted; groups still global)."""
     group = np.asarray(group, dtype=np.int64)
@@ -127,7 +131,7 @@ def _pieces(
             (group * n_prov + part.provider) * n_sa + part.sa, return_counts=True
         )
         tcut = np.searchsorted(tkeys, bounds * (n_prov * n_sa))
-    out = []
+    out: list[Piece] = []
     for b in range(bounds.size - 1):
         pair = (keys[cut[b] : cut[b + 1]], counts[cut[b] : cut[b + 1]])
         if tkeys is not None and tcounts is not None:
