@@ -100,7 +100,8 @@ def test_given_groups(dask_client: Any, seed: int) -> None:
     dt = encode_dask(dd.from_pandas(df, npartitions=parts), schema, dask_client)
     offsets = np.concatenate([[0], np.cumsum(dt.lengths)])
     groups = [
-        dask_client.scatter(labels[offsets[i] : offsets[i + 1]]) for i in range(len(dt.parts))
+        dask_client.scatter(labels[offsets[i] : offsets[i + 1]], hash=False)
+        for i in range(len(dt.parts))
     ]
     models = models_for(table)
     got = check_dask(dt, models, groups, n_groups)

@@ -894,8 +894,12 @@ def _reduce(
 
 # -- the registered algorithm --------------------------------------------------------------------
 def _rule_from_models(
-    table: Table, models: list[PrivacyModel], name: str
+    table: Table, models: list[PrivacyModel], name: str, whole: GroupHistogram | None = None
 ) -> tuple[CutRule, dict[str, Any]]:
+    """The cut rule of ``models`` and the parameters a release records, after checking that
+    the whole table can satisfy them. ``whole``: the table's one-group SA histogram, when the
+    rows are elsewhere (a Dask table passes the summed histogram and a table without rows for
+    the encodings)."""
     refuse_others(models, (KAnonymity, LDiversity, EntropyLDiversity, TCloseness), name)
     k_model = pick(models, KAnonymity, name)
     l_model = pick(models, LDiversity, name)
@@ -906,15 +910,20 @@ def _rule_from_models(
             f"{name} needs a k-anonymity (k=K), l-diversity (l=L), entropy l-diversity "
             "(entropy-l=L) or t-closeness (t=T) model"
         )
-    hist = GroupHistogram.from_codes(
-        np.zeros(table.n, dtype=np.int64),
-        table.sa,
-        1,
-        table.n_sa,
-        table.sensitive,
-        table.schema.sensitive_mode,
-        table.sa_column.kind,
+    hist = (
+        whole
+        if whole is not None
+        else GroupHistogram.from_codes(
+            np.zeros(table.n, dtype=np.int64),
+            table.sa,
+            1,
+            table.n_sa,
+            table.sensitive,
+            table.schema.sensitive_mode,
+            table.sa_column.kind,
+        )
     )
+    n = hist.n
     rules: list[CutRule] = []
     params: dict[str, Any] = {}
     if k_model is not None:
@@ -924,21 +933,21 @@ def _rule_from_models(
     if l_model is not None:
         l_model.validate(hist, table.sa_name)
         c = int(hist.sensitive_count[0])
-        if table.n + EPS < l_model.l * c:
+        if n + EPS < l_model.l * c:
             what = "S_max" if hist.all_sensitive else "its sensitive count"
             raise ParameterError(
                 f"{name}: the table is not l-eligible for l={format_number(l_model.l)}: "
-                f"{table.n} rows < l * {what} ({c}) = {format_number(l_model.l * c)}"
+                f"{n} rows < l * {what} ({c}) = {format_number(l_model.l * c)}"
             )
         rules.append(LDiversityCut(l_model.l))
         params["l"] = l_model.l
     if e_model is not None:
         e_model.validate(hist, table.sa_name)
-        whole = e_model.evaluate(hist)
-        if not whole.satisfied:
+        on_table = e_model.evaluate(hist)
+        if not on_table.satisfied:
             raise ParameterError(
                 f"{name}: the whole table is not entropy {format_number(e_model.l)}-diverse "
-                f"(its entropy allows l = {format_number(whole.achieved)})"
+                f"(its entropy allows l = {format_number(on_table.achieved)})"
             )
         rules.append(EntropyLDiversityCut(e_model.l))
         params["entropy_l"] = e_model.l
@@ -1019,14 +1028,14 @@ def mondrian(
 
 # -- Mondrian+ and Mondrian++ (paper 000 sections 6-7: the algorithm-safe variants) -------------
 def _plus_rule_from_models(
-    table: Table, models: list[PrivacyModel], name: str
+    table: Table, models: list[PrivacyModel], name: str, whole: GroupHistogram | None = None
 ) -> tuple[CutRule, dict[str, Any]]:
     """:func:`_rule_from_models` (same checks) with the l-diversity cut replaced by the
     look-ahead; an l-diversity model is required."""
     refuse_others(models, (KAnonymity, LDiversity), name)
     if not any(isinstance(m, LDiversity) for m in models):
         raise ParameterError(f"{name} needs an l-diversity model (l=L)")
-    rule, params = _rule_from_models(table, models, name)
+    rule, params = _rule_from_models(table, models, name, whole)
     rules = rule.rules if isinstance(rule, AllCuts) else (rule,)
     swapped = [LookAheadCut(r.l) if isinstance(r, LDiversityCut) else r for r in rules]
     return (swapped[0] if len(swapped) == 1 else AllCuts(swapped)), params

@@ -98,7 +98,7 @@ def qi_groups(dt: DaskTable) -> tuple[list[Any], int]:
     keys, pos = keys[new], pos[new]  # each key with its first row
     ids = np.empty(keys.size, dtype=np.int64)
     ids[np.argsort(pos, kind="stable")] = np.arange(keys.size)
-    keys_f, ids_f = client.scatter([keys, ids], broadcast=True)
+    keys_f, ids_f = client.scatter([keys, ids], broadcast=True, hash=False)
     groups = [client.submit(_numbered, p, radix, keys_f, ids_f, pure=False) for p in dt.parts]
     return groups, int(keys.size)
 
@@ -242,7 +242,7 @@ def check_dask(
         for p, g in zip(dt.parts, groups, strict=True)
     ]
     hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
-    totals_f = client.scatter(totals, broadcast=True)
+    totals_f = client.scatter(totals, broadcast=True, hash=False)
     slices = []
     for b in range(bounds.size - 1):
         mine = [client.submit(_piece, p, b, pure=False) for p in pieces]

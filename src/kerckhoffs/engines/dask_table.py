@@ -329,7 +329,7 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
         )
     sensitive = _sensitive(schema, sa_column)
     offsets = np.concatenate([[0], np.cumsum([d.rows_in for d in domains])[:-1]])
-    qi_f, sa_f = client.scatter([qi_columns, sa_column], broadcast=True)
+    qi_f, sa_f = client.scatter([qi_columns, sa_column], broadcast=True, hash=False)
     parts = [
         client.submit(_to_global, t, qi_f, sa_f, provider_values, int(o), pure=False)
         for t, o in zip(tables, offsets, strict=True)

@@ -1,0 +1,445 @@
+"""Mondrian on Dask by counting: the in-memory engine's level step with the rows on workers.
+
+The in-memory engine (:func:`kerckhoffs.algorithms.mondrian.mondrian_groups`) runs the
+recursion level by level, and each level is three pure steps: *histograms* of the open groups
+(per (group, QI code) and per (group, SA)), *cuts* decided from the summed histograms
+(:func:`~kerckhoffs.algorithms.mondrian.median_cuts` and the cut rule), and a *map* that moves
+every row to its half. Here the rows stay in their partitions:
+
+1. every partition returns its sparse (group, QI cell) and (group, SA) counts
+   (:func:`~kerckhoffs.algorithms.mondrian.level_histogram`); the client sums them;
+2. the client decides the cuts exactly as the in-memory engine: normalized ranges, medians,
+   ``|L|``, the rule (rules that read the halves' SA, such as l-diversity, get the left
+   halves' (group, SA) counts of each round of fallback dimensions from one more pass);
+3. a map over the partitions assigns every row its new group (2r / 2r + 1 for the r-th split
+   group) or its final id. Relaxed cuts send the first rows equal to the median left in row
+   order across partitions: the client turns per-partition tie counts into allowances.
+
+At the end the final ids are renumbered in order of each group's first row, as in memory, so
+:func:`mondrian_dask` gives every row the same group id as ``mondrian_groups`` on the whole
+table (tested). What crosses to the client per level: the histograms of the open groups and,
+for the halves' rounds, their left (group, SA) counts; never a row.
+
+Levels run until no group can be cut: the number of passes grows with the depth of the
+partition (about log2(n / k)), each pass reading every open row once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kerckhoffs.algorithms.mondrian import (
+    CUTS,
+    MEDIANS,
+    CutRule,
+    CutStats,
+    LevelHistogram,
+    _bounded_reducer,
+    _exclusive_cumsum,
+    _ranges,
+    _reduce,
+    as_rule,
+    level_histogram,
+    median_cuts,
+)
+from kerckhoffs.engines.dask_table import DaskTable, Part
+from kerckhoffs.errors import ParameterError
+
+__all__ = ["DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
+
+
+@dataclass
+class _Rows:
+    """One partition's rows during the recursion: QI codes in cell space (``code + offset``
+    of the QI), SA codes, the open group of every row (-1 once finished) and its final id in
+    order of finishing (-1 while open); ``start``: the position of its first row in the table."""
+
+    codes: np.ndarray
+    sa: np.ndarray
+    gid: np.ndarray
+    out: np.ndarray
+    start: int
+
+
+@dataclass(frozen=True)
+class DaskGroups:
+    """The partition Mondrian found: one future of int32 group ids per partition (ids in order
+    of first appearance in the table's rows), and the number of groups and levels."""
+
+    groups: list[Any]
+    n_groups: int
+    levels: int
+
+
+# -- on the workers ------------------------------------------------------------------------------
+def _start(part: Part, offsets: np.ndarray, start: int) -> _Rows:
+    codes = part.qi.astype(np.int64) + offsets
+    n = part.n
+    return _Rows(codes, part.sa, np.zeros(n, np.int64), np.full(n, -1, np.int64), start)
+
+
+def _level(
+    rows: _Rows, n_groups: int, width: int, live: list[int], n_sa: int, need_pairs: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The partition's (group, QI cell) and (group, SA) counts of the open rows."""
+    open_ = np.flatnonzero(rows.gid >= 0)
+    g = rows.gid[open_]
+    h = level_histogram(g, rows.codes[open_], n_groups, width, columns=live) if live else None
+    qk = h.key if h is not None else np.zeros(0, np.int64)
+    qc = h.count if h is not None else np.zeros(0, np.int64)
+    if not need_pairs:
+        return qk, qc, None, None
+    p = level_histogram(g, rows.sa[open_], n_groups, n_sa)
+    return qk, qc, p.key, p.count
+
+
+def _tie_rank(group: np.ndarray) -> np.ndarray:
+    """Rank of each element among the earlier elements with the same group."""
+    if not group.size:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(group, kind="stable")
+    sg = group[order]
+    first = np.ones(sg.size, dtype=bool)
+    first[1:] = sg[1:] != sg[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(sg.size), 0))
+    rank = np.empty(sg.size, dtype=np.int64)
+    rank[order] = np.arange(sg.size) - start
+    return rank
+
+
+def _left(
+    rows: _Rows,
+    dim_of: np.ndarray,
+    value: np.ndarray,
+    allowance: np.ndarray | None,
+    lower: bool,
+    strict: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The open rows in a group with a cut (``dim_of[g] >= 0``) and whether each goes left:
+    ``code <= v`` (lower median, strict), ``< v`` (upper, strict), or under relaxed cuts
+    ``< v`` plus the first ``allowance[g]`` rows equal to ``v`` in this partition."""
+    open_ = np.flatnonzero(rows.gid >= 0)
+    g = rows.gid[open_]
+    dim = dim_of[g]
+    on = dim >= 0
+    pos, g, dim = open_[on], g[on], dim[on].astype(np.int64)
+    c = rows.codes[pos, dim]
+    v = value[g]
+    if strict:
+        left = c <= v if lower else c < v
+    else:
+        left = c < v
+        tie = np.flatnonzero(c == v)
+        if tie.size:
+            assert allowance is not None
+            left[tie] = _tie_rank(g[tie]) < allowance[g[tie]]
+    return pos, left
+
+
+def _ties(rows: _Rows, dim_of: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group with a cut, the partition's rows equal to the median (sparse)."""
+    open_ = np.flatnonzero(rows.gid >= 0)
+    g = rows.gid[open_]
+    dim = dim_of[g]
+    on = dim >= 0
+    pos, g = open_[on], g[on]
+    eq = rows.codes[pos, dim[on].astype(np.int64)] == value[g]
+    return np.unique(g[eq], return_counts=True)
+
+
+def _left_pairs(
+    rows: _Rows,
+    dim_of: np.ndarray,
+    value: np.ndarray,
+    allowance: np.ndarray | None,
+    lower: bool,
+    strict: bool,
+    n_sa: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (group, SA) counts of the left halves of the candidate cuts (sparse)."""
+    pos, left = _left(rows, dim_of, value, allowance, lower, strict)
+    pos = pos[left]
+    return np.unique(rows.gid[pos] * n_sa + rows.sa[pos], return_counts=True)
+
+
+def _map(
+    rows: _Rows,
+    best_of: np.ndarray,
+    value: np.ndarray,
+    allowance: np.ndarray | None,
+    lower: bool,
+    strict: bool,
+    fin_id: np.ndarray,
+    rank: np.ndarray,
+) -> _Rows:
+    """Finished groups' rows take their final id; split groups' rows their half."""
+    gid, out = rows.gid.copy(), rows.out.copy()
+    open_ = np.flatnonzero(gid >= 0)
+    g = gid[open_]
+    done = best_of[g] < 0
+    out[open_[done]] = fin_id[g[done]]
+    gid[open_[done]] = -1
+    pos, left = _left(rows, best_of, value, allowance, lower, strict)
+    gid[pos] = 2 * rank[gid[pos]] + ~left
+    return _Rows(rows.codes, rows.sa, gid, out, rows.start)
+
+
+def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
+    first = np.full(n_ids, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, rows.out, rows.start + np.arange(rows.out.size, dtype=np.int64))
+    return first
+
+
+def _final(rows: _Rows, relabel: np.ndarray) -> np.ndarray:
+    return relabel[rows.out]
+
+
+# -- on the client -------------------------------------------------------------------------------
+def _merged(pieces: Sequence[tuple[np.ndarray, np.ndarray]], width: int) -> LevelHistogram:
+    """The sum of sparse histograms (keys sorted within each piece)."""
+    keys = np.concatenate([k for k, _ in pieces])
+    counts = np.concatenate([c for _, c in pieces])
+    if not keys.size:
+        return LevelHistogram(keys.astype(np.int64), counts.astype(np.int64), width)
+    keys, inv = np.unique(keys, return_inverse=True)
+    total = np.bincount(inv.reshape(-1), weights=counts, minlength=keys.size).astype(np.int64)
+    return LevelHistogram(keys, total, width)
+
+
+def mondrian_dask_groups(
+    dt: DaskTable,
+    rule: CutRule | Callable[[CutStats], np.ndarray],
+    *,
+    median: str = "lower",
+    cuts: str = "strict",
+    progress: Callable[[int, int], None] | None = None,
+) -> DaskGroups:
+    """Mondrian's partition of ``dt`` under the cut ``rule``, computed on its workers (module
+    docstring): the same group for every row as ``mondrian_groups`` on the whole table.
+    ``progress(level, open_groups)`` is called before each level."""
+    if median not in MEDIANS:
+        raise ParameterError(
+            f"mondrian: median must be one of {', '.join(MEDIANS)}, got {median!r}"
+        )
+    if cuts not in CUTS:
+        raise ParameterError(f"mondrian: cuts must be one of {', '.join(CUTS)}, got {cuts!r}")
+    rule = as_rule(rule)
+    lower, strict = median == "lower", cuts == "strict"
+    client = dt.client
+    shell = dt.shell()
+    d, n_sa = dt.d, max(dt.n_sa, 1)
+    widths = np.array([max(c.size - 1, 0) for c in dt.qi_columns], dtype=np.float64)
+    domains = [max(c.size, 1) for c in dt.qi_columns]
+    offsets = np.zeros(d, dtype=np.int64)
+    np.cumsum(domains[:-1], out=offsets[1:])
+    width = int(sum(domains))
+    need_pairs = rule.reads_group_sa or rule.reads_halves_sa
+    halves_sa = rule.reads_halves_sa
+    reducer, sens_mask = _bounded_reducer(shell)
+    starts = np.concatenate([[0], np.cumsum(dt.lengths)[:-1]])
+    rows = [
+        client.submit(_start, p, offsets, int(s), pure=False)
+        for p, s in zip(dt.parts, starts, strict=True)
+    ]
+    sizes = np.array([dt.n], dtype=np.int64)
+    alive = np.ones(d, dtype=bool)
+    next_id = 0
+    level = 0
+
+    while sizes.size:
+        n_groups = sizes.size
+        if progress is not None:
+            progress(level, n_groups)
+        every = np.arange(n_groups)
+        live = [j for j in range(d) if alive[j]]
+        got = client.gather(
+            [
+                client.submit(_level, r, n_groups, width, live, n_sa, need_pairs, pure=False)
+                for r in rows
+            ]
+        )
+        bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
+        if need_pairs:
+            pairs_hist = _merged([(g[2], g[3]) for g in got], n_sa)
+            pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
+            pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
+            pair_sa = pairs_hist.key % n_sa
+            if sens_mask is not None:
+                pair_w = sens_mask[pair_sa]
+            bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
+        spread = np.zeros((n_groups, d), dtype=np.int64)
+        med_code = np.zeros((n_groups, d), dtype=np.int64)
+        below = np.zeros((n_groups, d), dtype=np.int64)
+        n_left = np.repeat(sizes[:, None], d, axis=1)
+        if live:
+            hist = _merged([(g[0], g[1]) for g in got], width)
+            c = median_cuts(
+                hist, sizes, [domains[j] for j in live], lower, strict, offsets=offsets[live]
+            )
+            spread[:, live], med_code[:, live] = c.spread, c.value
+            below[:, live], n_left[:, live] = c.below, c.left
+        alive &= (spread > 0).any(axis=0)
+        norm = np.zeros((n_groups, d), dtype=np.float64)
+        for j in live:
+            if widths[j] > 0:
+                norm[:, j] = spread[:, j] / widths[j]
+        value = med_code + offsets
+        ties = n_left - below
+        cand = (n_left > 0) & (n_left < sizes[:, None])
+
+        allowed = np.zeros((n_groups, d), dtype=bool)
+        if not halves_sa:
+            gi, ji = np.nonzero(cand)
+            if gi.size:
+                stats = CutStats(
+                    sizes[gi], n_left[gi, ji], None if bounded is None else bounded[gi]
+                )
+                allowed[gi, ji] = rule.allowed(stats)
+        else:
+            assert pairs_hist is not None and bounded is not None
+            assert pair_first is not None and pair_count is not None and pair_sa is not None
+            order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
+            n_cand = cand.sum(axis=1)
+            undecided = n_cand > 0
+            for r in range(d):
+                todo = np.flatnonzero(undecided & (n_cand > r))
+                if not todo.size:
+                    break
+                dims = order[todo, r]
+                dim_of = np.full(n_groups, -1, dtype=np.int64)
+                dim_of[todo] = dims
+                allowances = _allowances(
+                    client, rows, dim_of, value[every, np.maximum(dim_of, 0)],
+                    ties[every, np.maximum(dim_of, 0)], strict,
+                )  # fmt: skip
+                v_f, dim_f = client.scatter(
+                    [value[every, np.maximum(dim_of, 0)], dim_of], broadcast=True, hash=False
+                )
+                lefts = client.gather(
+                    [
+                        client.submit(
+                            _left_pairs, rw, dim_f, v_f, a, lower, strict, n_sa, pure=False
+                        )
+                        for rw, a in zip(rows, allowances, strict=True)
+                    ]
+                )
+                left_hist = _merged(lefts, n_sa)
+                cnt_all = np.zeros(pairs_hist.key.size, dtype=np.int64)
+                cnt_all[np.searchsorted(pairs_hist.key, left_hist.key)] = left_hist.count
+                pc = pair_count[todo]
+                local_first = _exclusive_cumsum(pc)
+                pairs = _ranges(pair_first[todo], pc)
+                cnt = cnt_all[pairs]
+                rest = pairs_hist.count[pairs] - cnt
+                w = None if pair_w is None else pair_w[pairs]
+                h_left = h_right = None
+                if rule.reads_halves_hist:
+                    cand_of_pair = np.repeat(np.arange(todo.size), pc)
+                    h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
+                    h_left[cand_of_pair, pair_sa[pairs]] = cnt
+                    h_right = np.zeros_like(h_left)
+                    h_right[cand_of_pair, pair_sa[pairs]] = rest
+                stats = CutStats(
+                    sizes[todo],
+                    n_left[todo, dims],
+                    bounded[todo],
+                    _reduce(cnt, w, reducer, local_first),
+                    _reduce(rest, w, reducer, local_first),
+                    h_left,
+                    h_right,
+                )
+                ok = np.asarray(rule.allowed(stats), dtype=bool)
+                allowed[todo[ok], dims[ok]] = True
+                undecided[todo[ok]] = False
+
+        best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
+        split = allowed[every, best]
+        nl_best = n_left[every, best]
+        best_of = np.where(split, best, -1).astype(np.int64)
+        done = ~split
+        fin_id = np.cumsum(done) - 1 + next_id
+        next_id += int(done.sum())
+        rank = np.cumsum(split) - 1
+        v_best = value[every, best]
+        allowances = _allowances(client, rows, best_of, v_best, ties[every, best], strict)
+        b_f, v_f, f_f, r_f = client.scatter(
+            [best_of, v_best, fin_id, rank], broadcast=True, hash=False
+        )
+        rows = [
+            client.submit(_map, rw, b_f, v_f, a, lower, strict, f_f, r_f, pure=False)
+            for rw, a in zip(rows, allowances, strict=True)
+        ]
+        new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
+        new_sizes[0::2] = nl_best[split]
+        new_sizes[1::2] = sizes[split] - nl_best[split]
+        sizes = new_sizes
+        level += 1
+
+    firsts = client.gather([client.submit(_first_rows, r, next_id, pure=False) for r in rows])
+    first = np.minimum.reduce(firsts) if firsts else np.zeros(0, dtype=np.int64)
+    relabel = np.empty(next_id, dtype=np.int32)
+    relabel[np.argsort(first, kind="stable")] = np.arange(next_id, dtype=np.int32)
+    relabel_f = client.scatter(relabel, broadcast=True, hash=False)
+    groups = [client.submit(_final, r, relabel_f, pure=False) for r in rows]
+    return DaskGroups(groups, next_id, level)
+
+
+def _allowances(
+    client: Any,
+    rows: list[Any],
+    dim_of: np.ndarray,
+    value: np.ndarray,
+    ties: np.ndarray,
+    strict: bool,
+) -> list[Any]:
+    """Under relaxed cuts, per partition and group, how many of its rows equal to the median
+    go left: the group's ``ties`` minus those the earlier partitions hold (row order)."""
+    if strict:
+        return [None] * len(rows)
+    dim_f, value_f = client.scatter([dim_of, value], broadcast=True, hash=False)
+    counts = client.gather([client.submit(_ties, r, dim_f, value_f, pure=False) for r in rows])
+    before = np.zeros(dim_of.size, dtype=np.int64)
+    out = []
+    for groups, n in counts:
+        out.append(np.maximum(ties - before, 0))
+        before[groups] += n
+    return out
+
+
+def _whole_histogram(dt: DaskTable) -> Any:
+    """The table's one-group SA histogram, summed from the partitions."""
+    from kerckhoffs.engines.dask_check import _totals
+    from kerckhoffs.models.histogram import GroupHistogram
+
+    client = dt.client
+    totals = np.sum(
+        client.gather([client.submit(_totals, p, dt.n_sa, pure=False) for p in dt.parts]), axis=0
+    )
+    return GroupHistogram(
+        totals[None, :], dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind
+    )
+
+
+def mondrian_dask(
+    dt: DaskTable,
+    models: list[Any],
+    *,
+    plus: bool = False,
+    median: str = "lower",
+    cuts: str = "strict",
+    progress: Callable[[int, int], None] | None = None,
+) -> DaskGroups:
+    """Mondrian (``plus``: Mondrian+, the look-ahead variant of paper 000 Algorithm 1) for the
+    models the in-memory algorithm takes (k-anonymity, l-diversity, entropy l-diversity,
+    t-closeness; Mondrian+: l-diversity and k), with the same checks on the whole table
+    (from its summed SA histogram) and the same partition."""
+    from kerckhoffs.algorithms.mondrian import _plus_rule_from_models, _rule_from_models
+
+    whole = _whole_histogram(dt)
+    make = _plus_rule_from_models if plus else _rule_from_models
+    rule, _ = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
+    return mondrian_dask_groups(dt, rule, median=median, cuts=cuts, progress=progress)
