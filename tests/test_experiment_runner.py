@@ -207,3 +207,18 @@ def test_reproduce_bundles_share_a_module() -> None:
     census = next(b for b in bundles if "asap-fig10a" in b)
     assert {"asap-fig10b", "asap-fig10c", "asap-fig10d", "asap-fig9"} <= set(census)
     assert "composition-fig1" not in census
+    assert ["composition-fig1-size"] in bundles  # its own share: other subset sizes
+    # the costliest bundle first: by a previous run's seconds when they cover every experiment
+    seconds = {e.name: 1.0 for e in chosen} | {"dp-x4-budget": 1000.0}
+    assert "dp-x4-budget" in bundles_of(chosen, seconds)[0]
+    assert bundles_of(chosen, {"dp-x4-budget": 1000.0}) == bundles  # partial: by points
+
+
+def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
+    from kerckhoffs.cli_reproduce import read_timings, write_timings
+
+    write_timings(tmp_path, {"a": 1.25, "b": 2.0})
+    write_timings(tmp_path, {"b": 3.0})
+    assert read_timings(tmp_path) == {"a": 1.2, "b": 3.0}  # one decimal kept
+    (tmp_path / "timings.csv").write_text("not,ours\n1,2\n")
+    assert read_timings(tmp_path) != {"not": 2.0}  # a foreign file is not read as timings

@@ -171,14 +171,75 @@ def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force
             )
 
 
-def bundles_of(chosen: list[Experiment]) -> list[list[str]]:
-    """The experiments grouped by the module that defines them (one paper's experiments share
-    tables, releases and attacks through their context), largest bundle first by points."""
+def bundles_of(
+    chosen: list[Experiment], seconds: dict[str, float] | None = None
+) -> list[list[str]]:
+    """The experiments grouped by what they share (:attr:`Experiment.share`, by default their
+    module), the costliest bundle first: by the seconds a previous run took (``seconds``, when
+    it names every experiment) or else by points. Submitted in that order to workers that each
+    take the next bundle when free, the bundles are scheduled longest first."""
     groups: dict[str, list[Experiment]] = {}
     for e in chosen:
-        groups.setdefault(getattr(e.measure, "__module__", e.name), []).append(e)
-    ordered = sorted(groups.values(), key=lambda g: -sum(len(e.grid) * len(e.seeds) for e in g))
-    return [[e.name for e in g] for g in ordered]
+        groups.setdefault(e.share or getattr(e.measure, "__module__", e.name), []).append(e)
+    known = seconds is not None and all(e.name in seconds for e in chosen)
+
+    def cost(g: list[Experiment]) -> float:
+        if known:
+            assert seconds is not None
+            return sum(seconds[e.name] for e in g)
+        return float(sum(len(e.grid) * len(e.seeds) for e in g))
+
+    return [[e.name for e in g] for g in sorted(groups.values(), key=cost, reverse=True)]
+
+
+TIMINGS = "timings.csv"
+"""Seconds each experiment took in the last run that wrote ``OUT`` (name, seconds): what the
+next parallel run schedules by. The committed ``reproduction/timings.csv`` serves a fresh
+working folder."""
+
+
+def read_timings(out_dir: Path) -> dict[str, float]:
+    """The seconds per experiment recorded in ``out_dir`` (else in the committed
+    ``reproduction/``, when this is a source checkout); empty when none is found."""
+    import contextlib
+    import csv
+
+    from kerckhoffs.experiments.base import _examples_dir
+
+    candidates = [out_dir / TIMINGS]
+    with contextlib.suppress(InputError):  # an installed package has no reproduction/
+        candidates.append(_examples_dir().parent / "reproduction" / TIMINGS)
+    for path in candidates:
+        if path.is_file():
+            with path.open(newline="") as fh:
+                try:
+                    return {r["name"]: float(r["seconds"]) for r in csv.DictReader(fh)}
+                except (KeyError, ValueError):
+                    continue  # not ours, or damaged: schedule by points
+    return {}
+
+
+def write_timings(out_dir: Path, seconds: dict[str, float]) -> None:
+    """Record ``seconds`` in ``out_dir/timings.csv``, keeping the entries of experiments not
+    run this time."""
+    import csv
+
+    from kerckhoffs.data.io import atomic_file
+
+    path = out_dir / TIMINGS
+    merged: dict[str, float] = {}
+    if path.is_file():
+        with path.open(newline="") as fh:
+            try:
+                merged = {r["name"]: float(r["seconds"]) for r in csv.DictReader(fh)}
+            except (KeyError, ValueError):
+                merged = {}
+    merged.update(seconds)
+    with atomic_file(path) as tmp, Path(tmp).open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["name", "seconds"])
+        for name in sorted(merged):
+            w.writerow([name, f"{merged[name]:.1f}"])
 
 
 def _run_parallel(
@@ -189,8 +250,9 @@ def _run_parallel(
     from kerckhoffs.experiments.parallel import Finished, run_many
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
-    bundles = bundles_of(chosen)
+    bundles = bundles_of(chosen, read_timings(out_dir))
     order = [n for b in bundles for n in b]
+    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task(f"all points ({workers} processes)", total=sum(size.values()))
         tasks = {n: progress.add_task(n, total=size[n], start=False) for n in order}
@@ -203,6 +265,7 @@ def _run_parallel(
             progress.update(overall, completed=sum(points.values()))
 
         def on_done(f: Finished) -> None:
+            took[f.name] = f.seconds
             on_point(f.name, size[f.name])
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
             progress.console.print(
@@ -210,8 +273,11 @@ def _run_parallel(
                 f"{out_dir / (f.name + '.png')}"
             )
 
-        run_many(bundles, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
-                 on_done=on_done)  # fmt: skip
+        try:
+            run_many(bundles, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
+                     on_done=on_done)  # fmt: skip
+        finally:
+            write_timings(out_dir, took)
 
 
 def register(app: typer.Typer) -> None:

@@ -62,6 +62,10 @@ class Experiment:
     seeds: Sequence[int] = (0,)
     version: int = 1
     notes: str = ""
+    share: str = ""
+    """Which experiments share work (tables, releases, attacks through their
+    :class:`Context`): a parallel ``reproduce`` runs those with the same ``share`` in one
+    worker with one context. Default: the experiments of the same module."""
 
 
 @dataclass
