@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kerckhoffs import Hierarchy, Schema, Table
+from kerckhoffs import Hierarchy, Partition, Schema, Table
 from kerckhoffs.algorithms import mondrian as mondrian_module
 from kerckhoffs.algorithms.mondrian import (
     AllCuts,
@@ -289,3 +289,37 @@ def test_adult_k10_and_l4_same_as_sorted_orders() -> None:
     for rule in (KAnonymityCut(10), LDiversityCut(4), LookAheadCut(4)):
         for cuts in ("strict", "relaxed"):
             _same_as_baseline(table, rule, "lower", cuts)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    t=tables(),
+    rule=st.sampled_from(sorted(RULES)),
+    split=st.integers(0, 3),
+    median=st.sampled_from(["lower", "upper"]),
+    cuts=st.sampled_from(["strict", "relaxed"]),
+)
+def test_start_continues_each_given_group_on_its_own(
+    t: Table, rule: str, split: int, median: str, cuts: str
+) -> None:
+    # start = two groups (rows by parity of a QI code or of the row id): the recursion from
+    # them equals Mondrian run on each group's rows alone (same encodings), as a distributed
+    # run relies on when it finishes its subtrees in memory
+    from kerckhoffs.attacks.composition import take_rows
+
+    key = t.qi[:, split % t.d] if split < 2 else np.arange(t.n)
+    start = (key % 2).astype(np.int64)
+    if np.unique(start).size < 2:
+        start = np.zeros(t.n, dtype=np.int64)
+    r = RULES[rule](t)
+    got = mondrian_groups(t, r, median=median, cuts=cuts, start=start)
+    expected = np.empty(t.n, dtype=np.int64)
+    base = 0
+    for g in range(int(start.max()) + 1):
+        rows = np.flatnonzero(start == g)
+        sub = mondrian_groups(take_rows(t, rows), r, median=median, cuts=cuts)
+        expected[rows] = sub + base
+        base += int(sub.max()) + 1
+    assert Partition(got).same_as(Partition(expected.astype(np.int32)))
+    with_rows = mondrian_groups(t, r, median=median, cuts=cuts, start=start, collapse=False)
+    assert np.array_equal(with_rows, got)

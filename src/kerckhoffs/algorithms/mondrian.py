@@ -539,6 +539,7 @@ def mondrian_groups(
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
     collapse: bool = True,
+    start: np.ndarray | None = None,
 ) -> np.ndarray:
     """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
 
@@ -578,6 +579,12 @@ def mondrian_groups(
     reads: ``c(G)`` of every group with a candidate cut (rules reading the group's SA) and
     ``c(L)``, ``c(R)`` of every candidate evaluated (rules reading the halves). Not touched
     when ``None``.
+
+    ``start`` (int, ``0 .. m - 1``, every id used): the group each row is in already; the
+    recursion continues from those groups instead of the whole table, each as the in-memory
+    recursion would continue it (the decisions of a group read only its own rows). A
+    distributed run cuts the top levels on its partitions and finishes the subtrees here
+    (:mod:`kerckhoffs.engines.dask_mondrian`).
     """
     if median not in MEDIANS:
         raise ParameterError(
@@ -606,7 +613,8 @@ def mondrian_groups(
     row_unit = first_row = None  # row -> QI unit, QI unit -> its first row
     q_weight = None
     if collapse and strict:
-        by_qi = _fold_units(table.qi)
+        # rows with equal QI codes travel together, within their starting group
+        by_qi = _fold_units(table.qi if start is None else np.column_stack([start, table.qi]))
         if by_qi is not None:
             row_unit, first_row = by_qi
             q_weight = np.bincount(row_unit, minlength=first_row.size)
@@ -646,9 +654,15 @@ def mondrian_groups(
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
     gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
+    sizes = np.array([n], dtype=np.int64)  # rows per group
+    if start is not None:
+        start = np.asarray(start, dtype=np.int64)
+        gid = start.copy() if first_row is None else start[first_row]
+        sizes = np.bincount(start)
+        if start.size != n or not sizes.all():
+            raise ParameterError("mondrian: start needs a group id per row, every id 0..m-1 used")
     out = np.full(n_units, -1, dtype=np.int64)
     next_id = 0
-    sizes = np.array([n], dtype=np.int64)  # rows per group
     left_u = np.zeros(n_units, dtype=bool)  # whether the unit goes left in its group's cut
 
     def mark_left(

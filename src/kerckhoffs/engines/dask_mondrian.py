@@ -49,7 +49,11 @@ from kerckhoffs.algorithms.mondrian import (
 from kerckhoffs.engines.dask_table import DaskTable, Part
 from kerckhoffs.errors import ParameterError
 
-__all__ = ["DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
+__all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
+
+FINISH_ROWS = 2_000_000
+"""Open groups at most this large are finished in memory on a worker (a few hundred MB of
+a worker's memory at most, for a handful of QIs)."""
 
 
 @dataclass
@@ -190,12 +194,116 @@ def _map(
 
 def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
     first = np.full(n_ids, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, rows.out, rows.start + np.arange(rows.out.size, dtype=np.int64))
+    done = np.flatnonzero(rows.out >= 0)  # (rows still open are finished in memory)
+    np.minimum.at(first, rows.out[done], rows.start + done)
     return first
 
 
-def _final(rows: _Rows, relabel: np.ndarray) -> np.ndarray:
-    return relabel[rows.out]
+def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) -> np.ndarray:
+    """The partition's final ids: groups finished on the partitions by their id, rows finished
+    in memory by what their bucket sent back (``(position, local id)``; bucket ``b``'s ids
+    start at ``base[b]``)."""
+    out = rows.out.copy()
+    for b, (pos, local) in enumerate(back):
+        out[pos - rows.start] = base[b] + local
+    return relabel[out]
+
+
+# -- finishing the subtrees in memory ------------------------------------------------------------
+def _to_buckets(
+    rows: _Rows, bucket_of: np.ndarray, n_buckets: int, offsets: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The partition's open rows split by the bucket of their group: global position, raw QI
+    codes, SA code, group."""
+    open_ = np.flatnonzero(rows.gid >= 0)
+    g = rows.gid[open_]
+    b = bucket_of[g]
+    order = np.argsort(b, kind="stable")
+    cut = np.searchsorted(b[order], np.arange(n_buckets + 1))
+    sel = open_[order]
+    qi = (rows.codes[sel] - offsets).astype(np.int32)
+    pos = rows.start + sel
+    out = []
+    for i in range(n_buckets):
+        a, z = cut[i], cut[i + 1]
+        out.append((pos[a:z], qi[a:z], rows.sa[sel[a:z]], g[order][a:z]))
+    return out
+
+
+def _bucket_piece(pieces: list[Any], b: int) -> Any:
+    return pieces[b]
+
+
+def _finish_bucket(
+    pieces: list[Any],
+    shell: Any,
+    rule: CutRule,
+    median: str,
+    cuts: str,
+    starts: np.ndarray,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """One bucket's open groups finished by the in-memory engine (rows in table order, each
+    group continued on its own: ``start``). Returns per partition the ``(position, local id)``
+    of its rows, and each local group's first position."""
+    from dataclasses import replace
+
+    from kerckhoffs.algorithms.mondrian import mondrian_groups
+
+    pos = np.concatenate([p[0] for p in pieces])
+    order = np.argsort(pos, kind="stable")
+    pos = pos[order]
+    qi = np.concatenate([p[1] for p in pieces])[order]
+    sa = np.concatenate([p[2] for p in pieces])[order]
+    g = np.concatenate([p[3] for p in pieces])[order]
+    _, start = np.unique(g, return_inverse=True)
+    table = replace(
+        shell, qi=np.asfortranarray(qi), sa=sa, provider=None, provider_values=None,
+        row_ids=np.arange(pos.size, dtype=np.int64),
+    )  # fmt: skip
+    local = mondrian_groups(table, rule, median=median, cuts=cuts, start=start.reshape(-1))
+    local = local.astype(np.int64)
+    n_local = int(local.max()) + 1 if local.size else 0
+    first = np.full(n_local, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, local, pos)
+    cut = np.searchsorted(pos, np.append(starts, np.iinfo(np.int64).max))
+    back = [(pos[cut[i] : cut[i + 1]], local[cut[i] : cut[i + 1]]) for i in range(starts.size)]
+    return back, first
+
+
+def _for_partition(bucket: tuple[list[Any], np.ndarray], i: int) -> Any:
+    return bucket[0][i]
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
+
+
+def _finish_in_memory(
+    client: Any,
+    rows: list[Any],
+    sizes: np.ndarray,
+    offsets: np.ndarray,
+    shell: Any,
+    rule: CutRule,
+    median: str,
+    cuts: str,
+    lengths: np.ndarray,
+) -> list[Any]:
+    """Shuffle the open groups' rows into buckets of consecutive groups with about equal row
+    counts (one per partition) and finish each bucket with the in-memory engine."""
+    n_buckets = max(1, min(len(rows), sizes.size))
+    before = np.cumsum(sizes) - sizes
+    bucket_of = (before * n_buckets // max(int(sizes.sum()), 1)).astype(np.int64)
+    b_f = client.scatter(bucket_of, broadcast=True, hash=False)
+    pieces = [client.submit(_to_buckets, r, b_f, n_buckets, offsets, pure=False) for r in rows]
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    out = []
+    for b in range(n_buckets):
+        mine = [client.submit(_bucket_piece, p, b, pure=False) for p in pieces]
+        out.append(
+            client.submit(_finish_bucket, mine, shell, rule, median, cuts, starts, pure=False)
+        )
+    return out
 
 
 # -- on the client -------------------------------------------------------------------------------
@@ -217,10 +325,13 @@ def mondrian_dask_groups(
     median: str = "lower",
     cuts: str = "strict",
     progress: Callable[[int, int], None] | None = None,
+    finish_rows: int = FINISH_ROWS,
 ) -> DaskGroups:
     """Mondrian's partition of ``dt`` under the cut ``rule``, computed on its workers (module
     docstring): the same group for every row as ``mondrian_groups`` on the whole table.
-    ``progress(level, open_groups)`` is called before each level."""
+    ``progress(level, open_groups)`` is called before each level. Once no open group has more
+    than ``finish_rows`` rows, the open groups are shuffled to workers and finished there by
+    the in-memory engine (0: never)."""
     if median not in MEDIANS:
         raise ParameterError(
             f"mondrian: median must be one of {', '.join(MEDIANS)}, got {median!r}"
@@ -250,10 +361,16 @@ def mondrian_dask_groups(
     next_id = 0
     level = 0
 
+    finished: list[Any] = []  # (bucket results, their group count) when finished in memory
     while sizes.size:
         n_groups = sizes.size
         if progress is not None:
             progress(level, n_groups)
+        if finish_rows and int(sizes.max()) <= finish_rows:
+            finished = _finish_in_memory(
+                client, rows, sizes, offsets, shell, rule, median, cuts, dt.lengths
+            )
+            break
         every = np.arange(n_groups)
         live = [j for j in range(d) if alive[j]]
         got = client.gather(
@@ -381,11 +498,19 @@ def mondrian_dask_groups(
 
     firsts = client.gather([client.submit(_first_rows, r, next_id, pure=False) for r in rows])
     first = np.minimum.reduce(firsts) if firsts else np.zeros(0, dtype=np.int64)
-    relabel = np.empty(next_id, dtype=np.int32)
-    relabel[np.argsort(first, kind="stable")] = np.arange(next_id, dtype=np.int32)
+    # groups finished in memory, bucket by bucket: ids next_id + ..., first rows from the buckets
+    bucket_firsts = client.gather([client.submit(_second, b, pure=False) for b in finished])
+    base = np.concatenate([[next_id], next_id + np.cumsum([f.size for f in bucket_firsts])])
+    total = int(base[-1])
+    first = np.concatenate([first, *bucket_firsts])
+    relabel = np.empty(total, dtype=np.int32)
+    relabel[np.argsort(first, kind="stable")] = np.arange(total, dtype=np.int32)
     relabel_f = client.scatter(relabel, broadcast=True, hash=False)
-    groups = [client.submit(_final, r, relabel_f, pure=False) for r in rows]
-    return DaskGroups(groups, next_id, level)
+    groups = []
+    for i, r in enumerate(rows):
+        back = [client.submit(_for_partition, b, i, pure=False) for b in finished]
+        groups.append(client.submit(_final, r, relabel_f, back, base[:-1].copy(), pure=False))
+    return DaskGroups(groups, total, level)
 
 
 def _allowances(
@@ -432,6 +557,7 @@ def mondrian_dask(
     median: str = "lower",
     cuts: str = "strict",
     progress: Callable[[int, int], None] | None = None,
+    finish_rows: int = FINISH_ROWS,
 ) -> DaskGroups:
     """Mondrian (``plus``: Mondrian+, the look-ahead variant of paper 000 Algorithm 1) for the
     models the in-memory algorithm takes (k-anonymity, l-diversity, entropy l-diversity,
@@ -442,4 +568,6 @@ def mondrian_dask(
     whole = _whole_histogram(dt)
     make = _plus_rule_from_models if plus else _rule_from_models
     rule, _ = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
-    return mondrian_dask_groups(dt, rule, median=median, cuts=cuts, progress=progress)
+    return mondrian_dask_groups(
+        dt, rule, median=median, cuts=cuts, progress=progress, finish_rows=finish_rows
+    )
