@@ -121,12 +121,64 @@ def check(
             "row (CSV row,provider, as `anonymize --provider-rows` writes it).",
         ),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
+            "glob; needs pip install 'kerckhoffs[dask]').",
+        ),
+    ] = "memory",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
+            "a local cluster of this machine's CPUs.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
+    ] = None,
+    worker_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--worker-memory",
+            help="With --engine dask and no --scheduler: memory per worker (3GB).",
+        ),
+    ] = None,
 ) -> None:
     """Check privacy models on a table as it stands or on a published release.
 
     A data file is checked as published unchanged: rows with the same QI values form a group.
     Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
     """
+    from kerckhoffs.cli_dask import check_engine
+
+    check_engine(engine)
+    if engine == "dask":
+        from kerckhoffs.cli_dask import check_dask_cli, refuse
+
+        flags: list[tuple[str, object]] = [
+            ("--published", published),
+            ("--no-verify", no_verify),
+            ("--providers", providers),
+            ("--sep", sep),
+        ]
+        for flag, given in flags:
+            refuse(flag, given)
+        if not check_dask_cli(data, schema, model, scheduler, workers, worker_memory):
+            raise typer.Exit(1)
+        return
+    dask_only: list[tuple[str, object]] = [
+        ("--scheduler", scheduler),
+        ("--workers", workers),
+        ("--worker-memory", worker_memory),
+    ]
+    for flag, given in dask_only:
+        if given is not None:
+            raise InputError(f"{flag}: only with --engine dask")
     from kerckhoffs import api
     from kerckhoffs.data.provider_rows import read_provider_rows
     from kerckhoffs.data.table import Table
@@ -273,6 +325,33 @@ def anonymize(
             "schema's only column of role identifier).",
         ),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
+            "glob; needs pip install 'kerckhoffs[dask]').",
+        ),
+    ] = "memory",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
+            "a local cluster of this machine's CPUs.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
+    ] = None,
+    worker_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--worker-memory",
+            help="With --engine dask and no --scheduler: memory per worker (3GB).",
+        ),
+    ] = None,
 ) -> None:
     """Anonymize a table and write the release (only if every --model passes).
 
@@ -280,6 +359,37 @@ def anonymize(
     written; if one fails nothing is written (fail closed). With --ledger and --budget a DP
     release that would take anyone over budget is refused the same way.
     """
+    from kerckhoffs.cli_dask import check_engine
+
+    check_engine(engine)
+    if engine == "dask":
+        from kerckhoffs.cli_dask import anonymize_dask, refuse
+
+        flags: list[tuple[str, object]] = [
+            ("--seed", seed is not None),
+            ("--scheme", scheme),
+            ("--format", fmt and fmt != ["parquet"]),
+            ("--sep", sep),
+            ("--include-other", include_other),
+            ("--provider-rows", provider_rows),
+            ("--ledger", ledger),
+            ("--budget", budget),
+        ]
+        for flag, given in flags:
+            refuse(flag, given)
+        anonymize_dask(
+            data, schema, algorithm, model, out_dir, option or [], overwrite, scheduler,
+            workers, worker_memory,
+        )  # fmt: skip
+        return
+    dask_only: list[tuple[str, object]] = [
+        ("--scheduler", scheduler),
+        ("--workers", workers),
+        ("--worker-memory", worker_memory),
+    ]
+    for flag, given in dask_only:
+        if given is not None:
+            raise InputError(f"{flag}: only with --engine dask")
     import numpy as np
 
     from kerckhoffs import api

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -819,12 +820,18 @@ class Release:
         for name in names:
             for ext in order:
                 f = path / f"{name}.{ext}"
+                cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
                 if f.is_file():  # generalized cells are text ("[20-29]" beside "25")
-                    cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
                     frames[name] = read_table(f, text_columns=cells.get(name, ()))
                     break
             else:
-                raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
+                parts = _parts(meta, name)  # a release written in parts (the Dask engine)
+                if not parts:
+                    raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
+                frames[name] = pd.concat(
+                    [read_table(path / f, text_columns=cells.get(name, ())) for f in parts],
+                    ignore_index=True,
+                )
         release = cls.from_frames(frames, meta, schema)
         release.notes.extend(notes)
         return release
@@ -885,6 +892,14 @@ def _checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     if not records or len(records) != len(specs):
         return ()
     return tuple(PrivacyModel.from_dict(s) for s in records)
+
+
+def _parts(meta: dict[str, Any], name: str) -> list[str]:
+    """The parts ``NAME-00000.parquet``, ... a release lists in its manifest, in order."""
+    files = meta.get("files")
+    names = files if isinstance(files, dict) else {}
+    pattern = re.compile(rf"^{re.escape(name)}-\d{{5}}\.parquet$")
+    return sorted(str(f) for f in names if pattern.match(str(f)))
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:

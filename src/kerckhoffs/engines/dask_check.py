@@ -34,7 +34,7 @@ from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
 
-__all__ = ["DaskCheck", "check_dask", "qi_groups"]
+__all__ = ["DaskCheck", "Piece", "check_dask", "evaluate_pieces", "qi_groups", "slice_bounds"]
 
 Piece = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 """One partition's share of one slice: ``(group, SA)`` keys and counts, and the ``(group,
@@ -175,7 +175,7 @@ def _evaluate_slice(
     return [m.evaluate(hist) for m in models], hist.sizes
 
 
-def _slice_bounds(n_groups: int, n_sa: int, workers: int) -> np.ndarray:
+def slice_bounds(n_groups: int, n_sa: int, workers: int) -> np.ndarray:
     slices = max(2 * workers, -(-n_groups * n_sa // SLICE_CELLS), 1)
     slices = min(slices, max(n_groups, 1))
     return np.linspace(0, n_groups, slices + 1).round().astype(np.int64)
@@ -197,6 +197,44 @@ def _provider_totals(part: Part, n_prov: int, n_sa: int) -> np.ndarray:
     assert part.provider is not None
     key = part.provider.astype(np.int64) * n_sa + part.sa
     return np.bincount(key, minlength=n_prov * n_sa).reshape(n_prov, n_sa)
+
+
+def evaluate_pieces(
+    client: Any,
+    pieces: list[Any],
+    bounds: np.ndarray,
+    n_sa: int,
+    n_prov: int,
+    totals: np.ndarray,
+    hist_args: tuple[np.ndarray, Any, Any],
+    models: list[PrivacyModel],
+) -> tuple[list[ModelResult], np.ndarray]:
+    """Every model on the groups ``bounds[0] .. bounds[-1] - 1``, from ``pieces`` (one future
+    per source of rows: its :data:`Piece` per slice of ``bounds``): one task per slice sums the
+    slice's pieces and evaluates, the client combines. Returns the results and every group's
+    size."""
+    totals_f = client.scatter(totals, broadcast=True, hash=False)
+    slices = []
+    for b in range(bounds.size - 1):
+        mine = [client.submit(_piece, p, b, pure=False) for p in pieces]
+        slices.append(
+            client.submit(
+                _evaluate_slice,
+                mine,
+                int(bounds[b]),
+                int(bounds[b + 1]),
+                n_sa,
+                n_prov,
+                totals_f,
+                hist_args,
+                models,
+                pure=False,
+            )
+        )
+    evaluated = client.gather(slices)
+    sizes = np.concatenate([s for _, s in evaluated]) if evaluated else np.zeros(0, np.int64)
+    results = [m.combine([r[i] for r, _ in evaluated], sizes) for i, m in enumerate(models)]
+    return results, sizes
 
 
 def check_dask(
@@ -236,31 +274,13 @@ def check_dask(
     for m in models:
         m.validate(whole, repr(dt.sa_name))
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
-    bounds = _slice_bounds(n_groups, n_sa, workers)
+    bounds = slice_bounds(n_groups, n_sa, workers)
     pieces = [
         client.submit(_pieces, p, g, n_sa, n_prov, bounds, pure=False)
         for p, g in zip(dt.parts, groups, strict=True)
     ]
     hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
-    totals_f = client.scatter(totals, broadcast=True, hash=False)
-    slices = []
-    for b in range(bounds.size - 1):
-        mine = [client.submit(_piece, p, b, pure=False) for p in pieces]
-        slices.append(
-            client.submit(
-                _evaluate_slice,
-                mine,
-                int(bounds[b]),
-                int(bounds[b + 1]),
-                n_sa,
-                n_prov,
-                totals_f,
-                hist_args,
-                models,
-                pure=False,
-            )
-        )
-    evaluated = client.gather(slices)
-    sizes = np.concatenate([s for _, s in evaluated]) if evaluated else np.zeros(0, np.int64)
-    results = [m.combine([r[i] for r, _ in evaluated], sizes) for i, m in enumerate(models)]
+    results, sizes = evaluate_pieces(
+        client, pieces, bounds, n_sa, n_prov, totals, hist_args, models
+    )
     return DaskCheck(results, int(n_groups), sizes)

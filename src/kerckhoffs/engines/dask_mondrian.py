@@ -27,7 +27,7 @@ partition (about log2(n / k)), each pass reading every open row once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -58,11 +58,14 @@ a worker's memory at most, for a handful of QIs)."""
 
 @dataclass
 class _Rows:
-    """One partition's rows during the recursion: QI codes in cell space (``code + offset``
-    of the QI), SA codes, the open group of every row (-1 once finished) and its final id in
-    order of finishing (-1 while open); ``start``: the position of its first row in the table."""
+    """One partition's rows during the recursion: its QI codes (the partition's own array, not
+    a copy) and where each QI's cells start (``offsets``: a row's cell on QI ``j`` is
+    ``qi[:, j] + offsets[j]``), SA codes, the open group of every row (-1 once finished) and
+    its final id in order of finishing (-1 while open), both int32; ``start``: the position of
+    its first row in the table."""
 
-    codes: np.ndarray
+    qi: np.ndarray
+    offsets: np.ndarray
     sa: np.ndarray
     gid: np.ndarray
     out: np.ndarray
@@ -77,13 +80,15 @@ class DaskGroups:
     groups: list[Any]
     n_groups: int
     levels: int
+    params: dict[str, Any] = field(default_factory=dict)
+    """What the release records of the run (:func:`mondrian_dask`: the models' parameters,
+    median and cuts, as the in-memory algorithm records them)."""
 
 
 # -- on the workers ------------------------------------------------------------------------------
 def _start(part: Part, offsets: np.ndarray, start: int) -> _Rows:
-    codes = part.qi.astype(np.int64) + offsets
     n = part.n
-    return _Rows(codes, part.sa, np.zeros(n, np.int64), np.full(n, -1, np.int64), start)
+    return _Rows(part.qi, offsets, part.sa, np.zeros(n, np.int32), np.full(n, -1, np.int32), start)
 
 
 def _level(
@@ -91,8 +96,9 @@ def _level(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The partition's (group, QI cell) and (group, SA) counts of the open rows."""
     open_ = np.flatnonzero(rows.gid >= 0)
-    g = rows.gid[open_]
-    h = level_histogram(g, rows.codes[open_], n_groups, width, columns=live) if live else None
+    g = rows.gid[open_].astype(np.int64)
+    cells = rows.qi[open_].astype(np.int64) + rows.offsets if live else None
+    h = level_histogram(g, cells, n_groups, width, columns=live) if cells is not None else None
     qk = h.key if h is not None else np.zeros(0, np.int64)
     qc = h.count if h is not None else np.zeros(0, np.int64)
     if not need_pairs:
@@ -131,7 +137,7 @@ def _left(
     dim = dim_of[g]
     on = dim >= 0
     pos, g, dim = open_[on], g[on], dim[on].astype(np.int64)
-    c = rows.codes[pos, dim]
+    c = rows.qi[pos, dim] + rows.offsets[dim]
     v = value[g]
     if strict:
         left = c <= v if lower else c < v
@@ -151,7 +157,8 @@ def _ties(rows: _Rows, dim_of: np.ndarray, value: np.ndarray) -> tuple[np.ndarra
     dim = dim_of[g]
     on = dim >= 0
     pos, g = open_[on], g[on]
-    eq = rows.codes[pos, dim[on].astype(np.int64)] == value[g]
+    dim = dim[on].astype(np.int64)
+    eq = rows.qi[pos, dim] + rows.offsets[dim] == value[g]
     return np.unique(g[eq], return_counts=True)
 
 
@@ -167,7 +174,7 @@ def _left_pairs(
     """The (group, SA) counts of the left halves of the candidate cuts (sparse)."""
     pos, left = _left(rows, dim_of, value, allowance, lower, strict)
     pos = pos[left]
-    return np.unique(rows.gid[pos] * n_sa + rows.sa[pos], return_counts=True)
+    return np.unique(rows.gid[pos].astype(np.int64) * n_sa + rows.sa[pos], return_counts=True)
 
 
 def _map(
@@ -189,7 +196,7 @@ def _map(
     gid[open_[done]] = -1
     pos, left = _left(rows, best_of, value, allowance, lower, strict)
     gid[pos] = 2 * rank[gid[pos]] + ~left
-    return _Rows(rows.codes, rows.sa, gid, out, rows.start)
+    return _Rows(rows.qi, rows.offsets, rows.sa, gid, out, rows.start)
 
 
 def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
@@ -221,7 +228,7 @@ def _to_buckets(
     order = np.argsort(b, kind="stable")
     cut = np.searchsorted(b[order], np.arange(n_buckets + 1))
     sel = open_[order]
-    qi = (rows.codes[sel] - offsets).astype(np.int32)
+    qi = rows.qi[sel]
     pos = rows.start + sel
     out = []
     for i in range(n_buckets):
@@ -567,7 +574,8 @@ def mondrian_dask(
 
     whole = _whole_histogram(dt)
     make = _plus_rule_from_models if plus else _rule_from_models
-    rule, _ = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
-    return mondrian_dask_groups(
+    rule, params = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
+    found = mondrian_dask_groups(
         dt, rule, median=median, cuts=cuts, progress=progress, finish_rows=finish_rows
     )
+    return replace(found, params=params | {"median": median, "cuts": cuts})

@@ -1,0 +1,322 @@
+"""Write a generalization release from a Dask table and its partition, checked before it is
+sealed (fail closed), without collecting a row to the client.
+
+The files are those of an in-memory release split into parts: ``release-00000.parquet``,
+``release-00001.parquet``, ... with the columns of ``release.parquet`` (``group``, each QI's
+published cell as text, the SA value), and ``release.json`` listing every part with its
+SHA-256 (:mod:`kerckhoffs.data.manifest`). :meth:`kerckhoffs.release.Release.from_published`
+reads the parts back as one table, so every in-memory check and attack runs on a Dask release
+that fits in memory, and :func:`check_dask_release` checks one that does not.
+
+What a reader must not learn (Kerckhoffs's principle, and the in-memory writer's rules):
+
+- **Group ids** are ranks of what the files show of each group, never the partition's own
+  numbering (which follows the input's row order): the cells (numeric ``[lo-hi]`` by its
+  codes, categorical by its hierarchy node), then size, then a hash of the SA multiset.
+- **Row order and files**: the rows of a group are written together, in the part of its
+  published id (parts are ranges of published ids), sorted by group then SA value; nothing of a
+  row's input partition or position survives. Rows are shuffled to their part on the workers.
+
+Steps: (1) per partition, each group's code bounds, size and SA hash, summed on the client
+into the published numbering; (2) rows shuffled by published id to one task per part, which
+writes its part into the staging directory; (3) the parts are read back on the workers and
+every model evaluated from their ``(group, SA)`` counts alone (:func:`evaluate_pieces`), not
+from the algorithm's arrays; (4) only when every model holds is ``release.json`` sealed and
+the staging directory renamed onto ``--out``. A failed check leaves nothing.
+
+Output on a multi-machine cluster: every worker writes its parts into the staging directory,
+so ``--out`` must be on a file system all workers share (as the input Parquet files are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.schema import Kind
+from kerckhoffs.data.table import EncodedColumn
+from kerckhoffs.engines.dask_check import Piece, evaluate_pieces, slice_bounds
+from kerckhoffs.engines.dask_mondrian import DaskGroups
+from kerckhoffs.engines.dask_table import DaskTable, Part
+from kerckhoffs.errors import PrivacyCheckFailed
+from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.release import (
+    FORMAT,
+    FORMAT_VERSION,
+    GROUP,
+    META,
+    Provenance,
+    _mix,
+    checks_json,
+    stable_order,
+)
+
+__all__ = ["PART", "write_dask_release"]
+
+PART = "release-{:05d}.parquet"
+
+
+# -- 1. the groups' published content --------------------------------------------------------
+def _group_stats(
+    part: Part, group: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per group present in the partition: id, lowest and highest code of each QI, rows, and
+    the sum of the SA codes' hashes (wrapping: it adds up across partitions)."""
+    group = np.asarray(group, dtype=np.int64)
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    if not g.size:
+        z = np.zeros(0, dtype=np.int64)
+        return (
+            z,
+            np.zeros((0, part.qi.shape[1]), np.int32),
+            np.zeros((0, part.qi.shape[1]), np.int32),
+            z,
+            z.astype(np.uint64),
+        )
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    qi = part.qi[order]
+    lo = np.minimum.reduceat(qi, starts, axis=0)
+    hi = np.maximum.reduceat(qi, starts, axis=0)
+    sizes = np.diff(np.append(starts, g.size))
+    sa_hash = np.add.reduceat(_mix(part.sa[order].astype(np.uint64)), starts)
+    return g[starts], lo, hi, sizes, sa_hash
+
+
+def _cell_keys(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """Sort keys that are a function of the published cell alone: a numeric cell by its
+    bounds, a categorical one by its hierarchy node (level, node id): two groups whose codes
+    differ under the same node publish the same text and must tie."""
+    if col.kind == Kind.NUMERIC:
+        return [lo.astype(np.int64), hi.astype(np.int64)]
+    assert col.hierarchy is not None
+    h = col.hierarchy
+    a, b = col.leaves(lo), col.leaves(hi)
+    level = h.lca_level(a, b).astype(np.int64)
+    node = np.zeros(a.size, dtype=np.int64)
+    for lv in np.unique(level).tolist():
+        at = level == lv
+        node[at] = h.node_ids[lv][a[at]]
+    return [level, node]
+
+
+def _numbering(
+    qi_columns: Sequence[EncodedColumn],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    sizes: np.ndarray,
+    sa_hash: np.ndarray,
+) -> np.ndarray:
+    """The id each group is published under: its rank by cells, size and SA hash."""
+    keys: list[np.ndarray] = []
+    for j, col in enumerate(qi_columns):
+        keys += _cell_keys(col, lo[:, j], hi[:, j])
+    keys += [sizes, sa_hash]
+    rank = np.lexsort(keys[::-1])
+    published = np.empty(sizes.size, dtype=np.int64)
+    published[rank] = np.arange(sizes.size, dtype=np.int64)
+    return published
+
+
+# -- 2. rows to their part, each part written by a worker ----------------------------------
+def _to_parts(
+    part: Part, group: np.ndarray, published: np.ndarray, n_parts: int, n_groups: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The partition's rows as (published group, SA code), split by part."""
+    pub = published[np.asarray(group, dtype=np.int64)]
+    which = pub * n_parts // max(n_groups, 1)
+    order = np.argsort(which, kind="stable")
+    cut = np.searchsorted(which[order], np.arange(n_parts + 1))
+    pub, sa = pub[order], part.sa[order]
+    return [(pub[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]]) for i in range(n_parts)]
+
+
+def _piece_of(pieces: list[Any], i: int) -> Any:
+    return pieces[i]
+
+
+def _write_part(
+    pieces: list[tuple[np.ndarray, np.ndarray]],
+    path: str,
+    first_group: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    qi_columns: Sequence[EncodedColumn],
+    sa_column: EncodedColumn,
+) -> int:
+    """Write one part: its rows sorted by (group, SA), each QI's cell of its group (``lo``,
+    ``hi``: the code bounds of the part's groups, from ``first_group`` on), the SA value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    g = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
+    sa = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.int32)
+    order = stable_order(g, sa.astype(np.int64)) if g.size else np.zeros(0, np.intp)
+    g, sa = g[order], sa[order]
+    local = (g - first_group).astype(np.int32)
+    arrays = {GROUP: pa.array(g.astype(np.int32))}
+    for j, col in enumerate(qi_columns):
+        texts = np.asarray(col.generalize(lo[:, j], hi[:, j]), dtype=object).astype(str)
+        arrays[col.name] = pa.DictionaryArray.from_arrays(
+            pa.array(local), pa.array(texts.tolist(), pa.string())
+        ).cast(pa.string())
+    values = np.asarray(sa_column.values)
+    arrays[sa_column.name] = pa.array(values[sa].tolist() if values.dtype == object else values[sa])
+    pq.write_table(pa.table(arrays), path)
+    return int(g.size)
+
+
+# -- 3. the independent check, from the files ------------------------------------------------------
+def _file_pieces(
+    path: str, sa_column: EncodedColumn, n_sa: int, bounds: np.ndarray
+) -> tuple[list[Piece], np.ndarray]:
+    """Read a written part back: its (group, SA) counts per slice of ``bounds`` and its SA
+    totals. Only the files' ``group`` and SA columns are read; SA values are matched to codes
+    by their text."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=[GROUP, sa_column.name]).to_pandas()
+    g = t[GROUP].to_numpy().astype(np.int64)
+    labels = pd.Index([str(v) for v in sa_column.values])
+    sa = labels.get_indexer(t[sa_column.name].astype(str))
+    if (sa < 0).any():
+        raise PrivacyCheckFailed(f"{path}: an SA value the table does not hold")
+    keys, counts = np.unique(g * n_sa + sa, return_counts=True)
+    cut = np.searchsorted(keys, bounds * n_sa)
+    pieces: list[Piece] = [
+        (keys[cut[b] : cut[b + 1]], counts[cut[b] : cut[b + 1]], None, None)
+        for b in range(bounds.size - 1)
+    ]
+    return pieces, np.bincount(sa, minlength=n_sa).astype(np.int64)
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
+
+
+# -- the whole write ------------------------------------------------------------------------------
+def write_dask_release(
+    dt: DaskTable,
+    groups: DaskGroups,
+    models: Sequence[PrivacyModel],
+    out_dir: str | Path,
+    provenance: Provenance,
+    *,
+    overwrite: bool = False,
+    protect: Sequence[str | Path] = (),
+    n_parts: int | None = None,
+) -> list[ModelResult]:
+    """Write the generalization release of ``dt`` under ``groups`` to ``out_dir`` if every
+    model holds on the written files (module docstring); raises
+    :class:`~kerckhoffs.errors.PrivacyCheckFailed` otherwise, leaving nothing."""
+    from kerckhoffs.data import manifest
+    from kerckhoffs.data.output import output_directory
+
+    models = list(models)
+    if any(m.needs_providers for m in models):
+        raise PrivacyCheckFailed(
+            "m-privacy needs each row's provider, which a Dask release does not check yet"
+        )
+    client = dt.client
+    n_groups, d = groups.n_groups, dt.d
+    stats = client.gather(
+        [
+            client.submit(_group_stats, p, g, pure=False)
+            for p, g in zip(dt.parts, groups.groups, strict=True)
+        ]
+    )
+    lo = np.full((n_groups, d), np.iinfo(np.int32).max, dtype=np.int64)
+    hi = np.full((n_groups, d), -1, dtype=np.int64)
+    sizes = np.zeros(n_groups, dtype=np.int64)
+    sa_hash = np.zeros(n_groups, dtype=np.uint64)
+    for ids, l_, h_, s_, x_ in stats:
+        np.minimum.at(lo, ids, l_)
+        np.maximum.at(hi, ids, h_)
+        np.add.at(sizes, ids, s_)
+        np.add.at(sa_hash, ids, x_)
+    del stats
+    published = _numbering(dt.qi_columns, lo, hi, sizes, sa_hash)
+    by_pub = np.empty(n_groups, dtype=np.int64)
+    by_pub[published] = np.arange(n_groups)
+    lo, hi = lo[by_pub], hi[by_pub]  # indexed by published id from here on
+
+    n_parts = n_parts or max(1, min(len(dt.parts), n_groups))
+    first = (np.arange(n_parts + 1) * n_groups + n_parts - 1) // n_parts  # ceil division
+    pub_f = client.scatter(published, broadcast=True, hash=False)
+    cols_f, sa_f = client.scatter([dt.qi_columns, dt.sa_column], broadcast=True, hash=False)
+    shuffled = [
+        client.submit(_to_parts, p, g, pub_f, n_parts, n_groups, pure=False)
+        for p, g in zip(dt.parts, groups.groups, strict=True)
+    ]
+    with (
+        output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect) as claim,
+        claim.staging() as tmp,
+    ):
+        written = []
+        for i in range(n_parts):
+            a, z = int(first[i]), int(first[i + 1])
+            mine = [client.submit(_piece_of, s, i, pure=False) for s in shuffled]
+            written.append(
+                client.submit(
+                    _write_part, mine, str(tmp / PART.format(i)), a, lo[a:z], hi[a:z],
+                    cols_f, sa_f, pure=False,
+                )
+            )  # fmt: skip
+        rows = sum(client.gather(written))
+        del shuffled, written
+        if rows != dt.n:
+            raise PrivacyCheckFailed(f"the parts hold {rows} rows, the table {dt.n}")
+        results = _check_files(dt, models, tmp, n_parts, n_groups)
+        failed = [r for r in results if not r.satisfied]
+        if failed:
+            raise PrivacyCheckFailed(
+                "the release was not written: " + "; ".join(r.summary() for r in failed)
+            )
+        files = {PART.format(i): manifest.file_digest(tmp / PART.format(i)) for i in range(n_parts)}
+        sv = dt.schema.sensitive_values
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "scheme": "generalization",
+            "provenance": provenance.to_dict(),
+            "quasi": [{"name": c.name, "kind": c.kind.value} for c in dt.qi_columns],
+            "sensitive": {"name": dt.sa_name, "kind": dt.sa_column.kind.value},
+            "sensitive_values": sorted(sv) if sv is not None else None,
+            "sensitive_mode": dt.schema.sensitive_mode.value,
+            "rows": dt.n,
+            "groups": n_groups,
+            "checks": checks_json(results, models),
+            "files": files,
+        }
+        (tmp / META).write_bytes(manifest.seal(meta))
+    return results
+
+
+def _check_files(
+    dt: DaskTable, models: list[PrivacyModel], folder: Path, n_parts: int, n_groups: int
+) -> list[ModelResult]:
+    """Every model evaluated on the written parts alone (module docstring, step 3)."""
+    client = dt.client
+    workers = max(len(client.scheduler_info().get("workers", {})), 1)
+    bounds = slice_bounds(n_groups, dt.n_sa, workers)
+    read = [
+        client.submit(
+            _file_pieces, str(folder / PART.format(i)), dt.sa_column, dt.n_sa, bounds, pure=False
+        )
+        for i in range(n_parts)
+    ]
+    totals = np.sum(client.gather([client.submit(_second, r, pure=False) for r in read]), axis=0)
+    pieces = [client.submit(_first, r, pure=False) for r in read]
+    hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
+    results, sizes = evaluate_pieces(client, pieces, bounds, dt.n_sa, 0, totals, hist_args, models)
+    if sizes.size != n_groups or not sizes.all():
+        raise PrivacyCheckFailed("the written parts do not hold every group")
+    return results

@@ -1,0 +1,121 @@
+"""``kerckhoffs anonymize --engine dask`` and ``check --engine dask`` on a local cluster of
+this machine: the release is written only when its parts pass, is read back by the in-memory
+tools, and the table check prints the in-memory check's numbers. Bad input is one error line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_runner import run_cli
+from kerckhoffs import Schema, Table
+from kerckhoffs.models import KAnonymity, LDiversity
+from kerckhoffs.release import Partition, Release
+
+pytest.importorskip("distributed")
+
+SCHEMA = """
+[columns]
+age = { role = "quasi", kind = "numeric" }
+zip = { role = "quasi", kind = "numeric" }
+disease = { role = "sensitive" }
+"""
+
+
+def data(tmp_path: Path, n: int = 600) -> tuple[Path, Path, pd.DataFrame]:
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, n),
+            "zip": rng.integers(100, 130, n),
+            "disease": rng.choice(["flu", "cold", "hiv", "cancer"], n),
+        }
+    )
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(n), 3)):
+        df.iloc[rows].to_parquet(folder / f"part-{i}.parquet")
+    schema = tmp_path / "schema.toml"
+    schema.write_text(SCHEMA)
+    return folder, schema, df
+
+
+def test_anonymize_and_check_on_dask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, schema, df = data(tmp_path)
+    out = tmp_path / "release"
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "anonymize", folder / "*.parquet", "-s", schema, "-a", "mondrian",
+        "-m", "k=5", "-m", "l=2", "-o", out, "--engine", "dask", "--workers", "2",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "wrote" in stdout
+    back = Release.from_published(out)  # the parts, verified against release.json
+    assert back.table.n == len(df)
+    assert all(x.satisfied for x in back.check())
+    assert back.provenance.parameters["k"] == 5 and back.provenance.parameters["l"] == 2
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "check", folder, "-s", schema, "-m", "k=2", "-m", "l=2",
+        "--engine", "dask", "--workers", "2",
+    )  # fmt: skip
+    table = Table.encode(df, Schema.from_toml(schema))
+    expected = Release(table, Partition.by_qi(table)).check([KAnonymity(2), LDiversity(2)])
+    assert code == (0 if all(x.satisfied for x in expected) else 1), err
+    assert f"{table.n:,} rows, {expected[0].group_ok.size:,} groups" in stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-a", "hilb", "-m", "l=2"], "the Dask engine runs mondrian and mondrian+"),
+        (
+            ["-a", "mondrian", "-m", "k=5", "--seed", "1"],
+            "--seed: not available with --engine dask",
+        ),
+        (
+            ["-a", "mondrian", "-m", "k=5", "-O", "categorical_cuts=hierarchy"],
+            "takes median and cuts",
+        ),
+    ],
+)
+def test_refusals(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    folder, schema, _ = data(tmp_path, 60)
+    code, _, err = run_cli(
+        monkeypatch, capsys, "anonymize", folder, "-s", schema, "-o", tmp_path / "o",
+        "--engine", "dask", *args,
+    )  # fmt: skip
+    assert code == 2
+    lines = [x for x in err.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0], err
+    assert not (tmp_path / "o").exists()
+
+
+def test_no_parquet_and_engine_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, schema, _ = data(tmp_path, 60)
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", tmp_path / "nothing-*.parquet", "-s", schema, "-m", "k=2",
+        "--engine", "dask",
+    )  # fmt: skip
+    assert code == 2 and "no Parquet file there" in err
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", tmp_path / "x.csv", "-s", schema, "-m", "k=2",
+        "--workers", "2",
+    )  # fmt: skip
+    assert code == 2 and "--workers: only with --engine dask" in err
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", tmp_path / "x.csv", "-s", schema, "-m", "k=2",
+        "--engine", "spark",
+    )  # fmt: skip
+    assert code == 2 and "--engine 'spark': choose memory or dask" in err
