@@ -653,7 +653,8 @@ def datasets_prepare(
     ] = "uniform",
     overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
 ) -> None:
-    """Write a clean CSV with a header that every other command reads.
+    """Write a clean CSV (or, for a .parquet --out, Parquet: what --engine dask reads) with a
+    header that every other command reads.
 
     adult: UCI adult.data + adult.test, rows with '?' dropped (45,222 rows). census: the
     Census-Income extract, rows with occupation != 0 (148,318) unless --all-rows.
@@ -666,8 +667,8 @@ def datasets_prepare(
 
     if name not in {"adult", "adult-training", "census", "demo"}:
         raise InputError(f"unknown dataset {name!r} (adult, adult-training, census, demo)")
-    if out_file.suffix.lower() not in {".csv", ""}:
-        raise InputError(f"--out {out_file}: datasets are written as .csv")
+    if out_file.suffix.lower() not in {".csv", ".parquet", ""}:
+        raise InputError(f"--out {out_file}: datasets are written as .csv or .parquet")
     inputs: list[Path] = []
     if source is not None:
         inputs = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file()]
@@ -694,7 +695,10 @@ def datasets_prepare(
         df = ds.with_providers(df, providers, provider_split, p_seed)
     check_writable_file(out_file, overwrite=overwrite, protect=inputs)
     with atomic_file(out_file) as tmp:
-        df.to_csv(tmp, index=False)
+        if out_file.suffix.lower() == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
     out.print(f"wrote {len(df):,} rows × {df.shape[1]} columns to {out_file}")
 
 
