@@ -159,15 +159,21 @@ def main() -> None:
     dsk, got = run_dask(side, args.worker_memory, write=False)
     assert got is not None and np.array_equal(got, expected), "the partitions differ"
     rows.append({"run": f"dask {args.side_millions}M", **dsk, "same_groups_as_memory": True})
+    _save(rows)
     print(f"dask, {args.rows_millions}M rows, release written and checked", flush=True)
     big, _ = run_dask(files[: args.rows_millions], args.worker_memory, write=True)
     rows.append({"run": f"dask {args.rows_millions}M", **big})
+    _save(rows)
+
+
+def _save(rows: list[dict[str, Any]]) -> None:
+    """The CSV and plot of the runs so far (a long run that stops keeps what it measured)."""
     out = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     out.to_csv(RESULTS / "dask_scale.csv", index=False)
     _plot(out)
-    with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(out.to_string(index=False))
+    with pd.option_context("display.width", 250, "display.max_columns", 30):
+        print(out.to_string(index=False), flush=True)
 
 
 def _plot(df: pd.DataFrame) -> None:

@@ -20,8 +20,13 @@ At the end the final ids are renumbered in order of each group's first row, as i
 table (tested). What crosses to the client per level: the histograms of the open groups and,
 for the halves' rounds, their left (group, SA) counts; never a row.
 
-Levels run until no group can be cut: the number of passes grows with the depth of the
-partition (about log2(n / k)), each pass reading every open row once.
+**Finishing in memory.** A group of at most ``finish_rows`` rows (2M by default) needs no
+more distributed passes: at the start of a level, such groups are shuffled to buckets of
+about equal size (at most one per partition), and each bucket runs the in-memory engine from
+them (``mondrian_groups(start=...)``: every group continued on its own rows, as the level
+loop would). Larger groups go on level by level, so the passes over the partitions stop once
+the groups fit a worker (about log2(n / finish_rows) levels), and a group that stays large
+(many equal QI vectors) does not keep the others waiting.
 """
 
 from __future__ import annotations
@@ -225,6 +230,8 @@ def _to_buckets(
     open_ = np.flatnonzero(rows.gid >= 0)
     g = rows.gid[open_]
     b = bucket_of[g]
+    mine = b >= 0  # (rows of the groups that go on level by level stay)
+    open_, g, b = open_[mine], g[mine], b[mine]
     order = np.argsort(b, kind="stable")
     cut = np.searchsorted(b[order], np.arange(n_buckets + 1))
     sel = open_[order]
@@ -285,10 +292,20 @@ def _second(pair: tuple[Any, Any]) -> Any:
     return pair[1]
 
 
+def _drop(rows: _Rows, remap: np.ndarray) -> _Rows:
+    """Renumber the open groups (``remap[g]``; -1: the group left for the in-memory finish,
+    its rows no longer open here)."""
+    gid = rows.gid.copy()
+    open_ = np.flatnonzero(gid >= 0)
+    gid[open_] = remap[gid[open_]]
+    return _Rows(rows.qi, rows.offsets, rows.sa, gid, rows.out, rows.start)
+
+
 def _finish_in_memory(
     client: Any,
     rows: list[Any],
     sizes: np.ndarray,
+    small: np.ndarray,
     offsets: np.ndarray,
     shell: Any,
     rule: CutRule,
@@ -296,11 +313,14 @@ def _finish_in_memory(
     cuts: str,
     lengths: np.ndarray,
 ) -> list[Any]:
-    """Shuffle the open groups' rows into buckets of consecutive groups with about equal row
-    counts (one per partition) and finish each bucket with the in-memory engine."""
-    n_buckets = max(1, min(len(rows), sizes.size))
-    before = np.cumsum(sizes) - sizes
-    bucket_of = (before * n_buckets // max(int(sizes.sum()), 1)).astype(np.int64)
+    """Shuffle the rows of the ``small`` open groups into buckets of consecutive groups with
+    about equal row counts (at most one per partition) and finish each bucket with the
+    in-memory engine."""
+    n_buckets = max(1, min(len(rows), int(small.sum())))
+    weight = np.where(small, sizes, 0)
+    before = np.cumsum(weight) - weight
+    bucket_of = (before * n_buckets // max(int(weight.sum()), 1)).astype(np.int64)
+    bucket_of[~small] = -1
     b_f = client.scatter(bucket_of, broadcast=True, hash=False)
     pieces = [client.submit(_to_buckets, r, b_f, n_buckets, offsets, pure=False) for r in rows]
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
@@ -336,9 +356,9 @@ def mondrian_dask_groups(
 ) -> DaskGroups:
     """Mondrian's partition of ``dt`` under the cut ``rule``, computed on its workers (module
     docstring): the same group for every row as ``mondrian_groups`` on the whole table.
-    ``progress(level, open_groups)`` is called before each level. Once no open group has more
-    than ``finish_rows`` rows, the open groups are shuffled to workers and finished there by
-    the in-memory engine (0: never)."""
+    ``progress(level, open_groups)`` is called before each level. An open group of at most
+    ``finish_rows`` rows is shuffled to a worker and finished there by the in-memory engine
+    (0: never); the larger ones go on level by level."""
     if median not in MEDIANS:
         raise ParameterError(
             f"mondrian: median must be one of {', '.join(MEDIANS)}, got {median!r}"
@@ -373,11 +393,18 @@ def mondrian_dask_groups(
         n_groups = sizes.size
         if progress is not None:
             progress(level, n_groups)
-        if finish_rows and int(sizes.max()) <= finish_rows:
-            finished = _finish_in_memory(
-                client, rows, sizes, offsets, shell, rule, median, cuts, dt.lengths
+        small = sizes <= finish_rows if finish_rows else np.zeros(n_groups, dtype=bool)
+        if small.any():  # finished in memory on the workers; the larger ones go on here
+            finished += _finish_in_memory(
+                client, rows, sizes, small, offsets, shell, rule, median, cuts, dt.lengths
             )
-            break
+            if small.all():
+                break
+            remap = np.where(small, -1, np.cumsum(~small) - 1)
+            remap_f = client.scatter(remap, broadcast=True, hash=False)
+            rows = [client.submit(_drop, r, remap_f, pure=False) for r in rows]
+            sizes = sizes[~small]
+            n_groups = sizes.size
         every = np.arange(n_groups)
         live = [j for j in range(d) if alive[j]]
         got = client.gather(
