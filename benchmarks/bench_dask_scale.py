@@ -17,8 +17,9 @@ Runs, all in one invocation:
   asserted identical (same group for every row).
 
 Recorded per run: wall time per phase; CPU seconds of the client and of the workers
-(``getrusage`` in each process); peak RSS of the client and of each worker. Quote ratios from
-one run: the machine is shared.
+(``getrusage`` in each process); peak RSS of the client (``getrusage``) and of each worker
+(sampled every 0.5 s: a worker forked from the client would report the client's peak).
+Quote ratios from one run: the machine is shared.
 Run: ``python benchmarks/bench_dask_scale.py [--rows-millions 100] [--worker-memory 3GB]``
 """
 
@@ -75,6 +76,43 @@ def _usage() -> tuple[float, float]:
     return r.ru_utime + r.ru_stime, r.ru_maxrss / 1024
 
 
+def _rss() -> int:
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
+class PeakSampler:
+    """Each worker's resident memory, sampled every ``every`` seconds in a thread; ``peaks``
+    holds the largest seen per worker (``getrusage`` peaks are not used: a worker process may
+    be forked from this one and report its peak)."""
+
+    def __init__(self, client: Any, every: float = 0.5) -> None:
+        import threading
+
+        self.client, self.every = client, every
+        self.peaks: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                for w, rss in self.client.run(_rss).items():
+                    self.peaks[w] = max(self.peaks.get(w, 0), rss)
+            except Exception:  # a sample lost while a worker is busy
+                pass
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> PeakSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_dask(files: list[Path], memory: str, write: bool) -> tuple[dict[str, Any], Any]:
     import dask.dataframe as dd
 
@@ -87,7 +125,7 @@ def run_dask(files: list[Path], memory: str, write: bool) -> tuple[dict[str, Any
     out = HERE / ".cache" / "dask-release"
     shutil.rmtree(out, ignore_errors=True)
     row: dict[str, Any] = {"rows": len(files) * CHUNK, "worker_memory": memory}
-    with connect(workers=2, memory=memory) as client:
+    with connect(workers=2, memory=memory) as client, PeakSampler(client) as sampler:
         cpu0 = sum(client.run(_usage).values(), ())[0::2]
         c0, _ = _usage()
         t0 = time.perf_counter()
@@ -114,7 +152,7 @@ def run_dask(files: list[Path], memory: str, write: bool) -> tuple[dict[str, Any
         cpu1 = [u[0] for u in usage.values()]
         row["workers_cpu_s"] = float(sum(cpu1) - sum(cpu0))
         row["client_cpu_s"] = _usage()[0] - c0
-        peaks = sorted(u[1] for u in usage.values())
+        peaks = sorted(v / 2**20 for v in sampler.peaks.values())
         row["worker_peak_mb"] = ", ".join(f"{p:,.0f}" for p in peaks)
         row["client_peak_mb"] = _usage()[1]
     shutil.rmtree(out, ignore_errors=True)

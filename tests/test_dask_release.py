@@ -62,13 +62,16 @@ def test_parts_hold_the_in_memory_release(dask_client: Any, tmp_path: Path, mode
     groups = mondrian_dask(dt, models)
     results = write_dask_release(dt, groups, models, tmp_path / "out", Provenance("mondrian", {}))
     assert all(r.satisfied for r in results)
+    split = write_dask_release(
+        dt, groups, models, tmp_path / "parts", Provenance("mondrian", {}), n_parts=3
+    )
+    assert [r.achieved for r in split] == [r.achieved for r in results]
+    three = Release.from_published(tmp_path / "parts").frames()["release"]
+    assert content(three, ["age", "city"], "disease") == content(
+        Release.from_published(tmp_path / "out").frames()["release"], ["age", "city"], "disease"
+    )
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == [
-        "release-00000.parquet",
-        "release-00001.parquet",
-        "release-00002.parquet",
-        "release.json",
-    ]
+    assert names == ["release-00000.parquet", "release.json"]  # 400 rows: one part, 3 inputs
     back = Release.from_published(tmp_path / "out")  # verified against release.json
     assert back.table.n == len(df)
     expected = get("mondrian").run(Table.encode(df, schema), models)
@@ -76,10 +79,12 @@ def test_parts_hold_the_in_memory_release(dask_client: Any, tmp_path: Path, mode
     theirs = expected.frames()["release"]
     assert content(mine, ["age", "city"], "disease") == content(theirs, ["age", "city"], "disease")
     assert [r.achieved for r in back.check(models)] == [r.achieved for r in expected.check(models)]
-    # rows sorted by (group, SA) in every part, parts are ranges of group ids
-    for name in names[:-1]:
-        part = pd.read_parquet(tmp_path / "out" / name)
-        assert part["group"].is_monotonic_increasing
+    # rows sorted by (group, SA) in every part, parts are consecutive ranges of group ids
+    last = -1
+    for i in range(3):
+        part = pd.read_parquet(tmp_path / "parts" / f"release-{i:05d}.parquet")
+        assert part["group"].is_monotonic_increasing and part["group"].iloc[0] > last
+        last = part["group"].iloc[-1]
 
 
 def test_fails_closed(dask_client: Any, tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ What a reader must not learn (Kerckhoffs's principle, and the in-memory writer's
   numbering (which follows the input's row order): the cells (numeric ``[lo-hi]`` by its
   codes, categorical by its hierarchy node), then size, then a hash of the SA multiset.
 - **Row order and files**: the rows of a group are written together, in the part of its
-  published id (parts are ranges of published ids), sorted by group then SA value; nothing of a
-  row's input partition or position survives. Rows are shuffled to their part on the workers.
+  published id (parts are ranges of published ids, about :data:`PART_ROWS` rows each, however
+  many input files there were), sorted by group then SA value; nothing of a row's input
+  partition or position survives. Rows are shuffled to their part on the workers.
 
 Steps: (1) per partition, each group's code bounds, size and SA hash, summed on the client
 into the published numbering; (2) rows shuffled by published id to one task per part, which
@@ -55,9 +56,11 @@ from kerckhoffs.release import (
     stable_order,
 )
 
-__all__ = ["PART", "write_dask_release"]
+__all__ = ["PART", "PART_ROWS", "write_dask_release"]
 
 PART = "release-{:05d}.parquet"
+PART_ROWS = 1_000_000
+"""About this many rows per part (parts are ranges of published group ids)."""
 
 
 # -- 1. the groups' published content --------------------------------------------------------
@@ -248,7 +251,8 @@ def write_dask_release(
     by_pub[published] = np.arange(n_groups)
     lo, hi = lo[by_pub], hi[by_pub]  # indexed by published id from here on
 
-    n_parts = n_parts or max(1, min(len(dt.parts), n_groups))
+    # the layout follows the release's size, not the input's files (which it must not show)
+    n_parts = n_parts or max(1, min(n_groups, -(-dt.n // PART_ROWS)))
     first = (np.arange(n_parts + 1) * n_groups + n_parts - 1) // n_parts  # ceil division
     pub_f = client.scatter(published, broadcast=True, hash=False)
     cols_f, sa_f = client.scatter([dt.qi_columns, dt.sa_column], broadcast=True, hash=False)
