@@ -52,7 +52,8 @@ CASES = [
 
 @pytest.mark.parametrize(
     ("seed", "models", "plus", "median", "cuts"),
-    [(i, *case) for i, case in enumerate(CASES)] + [(8 + i, *case) for i, case in enumerate(CASES[:3])],
+    [(i, *case) for i, case in enumerate(CASES)]
+    + [(8 + i, *case) for i, case in enumerate(CASES[:3])],
 )
 def test_same_groups_as_in_memory(
     dask_client: Any, seed: int, models: list[Any], plus: bool, median: str, cuts: str

@@ -46,7 +46,7 @@ def connect(
             threads_per_worker=1,
             processes=True,
             memory_limit=memory or "auto",
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never "8787 is already in use"
         ) as cluster,
         Client(cluster) as client,
     ):

@@ -213,11 +213,11 @@ def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
 
 def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) -> np.ndarray:
     """The partition's final ids: groups finished on the partitions by their id, rows finished
-    in memory by what their bucket sent back (``(position, local id)``; bucket ``b``'s ids
-    start at ``base[b]``)."""
+    in memory by what their bucket sent back (``(index in the partition, local id)``; bucket
+    ``b``'s ids start at ``base[b]``)."""
     out = rows.out.copy()
-    for b, (pos, local) in enumerate(back):
-        out[pos - rows.start] = base[b] + local
+    for b, (index, local) in enumerate(back):
+        out[index] = base[b] + local
     return relabel[out]
 
 
@@ -257,8 +257,8 @@ def _finish_bucket(
     starts: np.ndarray,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
     """One bucket's open groups finished by the in-memory engine (rows in table order, each
-    group continued on its own: ``start``). Returns per partition the ``(position, local id)``
-    of its rows, and each local group's first position."""
+    group continued on its own: ``start``). Returns per partition the ``(index in the
+    partition, local id)`` of its rows, and each local group's first position."""
     from dataclasses import replace
 
     from kerckhoffs.algorithms.mondrian import mondrian_groups
@@ -271,8 +271,8 @@ def _finish_bucket(
     g = np.concatenate([p[3] for p in pieces])[order]
     _, start = np.unique(g, return_inverse=True)
     table = replace(
-        shell, qi=np.asfortranarray(qi), sa=sa, provider=None, provider_values=None,
-        row_ids=np.arange(pos.size, dtype=np.int64),
+        shell, qi=np.asfortranarray(qi, dtype=np.int32), sa=sa.astype(np.int32), provider=None,
+        provider_values=None, row_ids=np.arange(pos.size, dtype=np.int64),
     )  # fmt: skip
     local = mondrian_groups(table, rule, median=median, cuts=cuts, start=start.reshape(-1))
     local = local.astype(np.int64)
@@ -280,7 +280,12 @@ def _finish_bucket(
     first = np.full(n_local, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, local, pos)
     cut = np.searchsorted(pos, np.append(starts, np.iinfo(np.int64).max))
-    back = [(pos[cut[i] : cut[i + 1]], local[cut[i] : cut[i + 1]]) for i in range(starts.size)]
+    # per partition: its rows' index in the partition and local id (int32: 8 bytes a row)
+    back = [
+        ((pos[cut[i] : cut[i + 1]] - starts[i]).astype(np.int32),
+         local[cut[i] : cut[i + 1]].astype(np.int32))
+        for i in range(starts.size)
+    ]  # fmt: skip
     return back, first
 
 

@@ -43,8 +43,9 @@ __all__ = ["DaskTable", "Part", "encode_dask"]
 
 @dataclass(frozen=True, eq=False)
 class Part:
-    """One partition's encoded rows, as a worker holds them: ``qi`` int32 ``[n, d]``, ``sa``
-    int32 ``[n]``, ``provider`` int32 ``[n]`` or None; ``first_row`` the input position of
+    """One partition's encoded rows, as a worker holds them: ``qi`` ``[n, d]`` and ``sa``
+    ``[n]`` in the smallest unsigned type of their domains (global codes), ``provider`` int32
+    ``[n]`` or None; ``first_row`` the input position of
     the partition's first row, ``row_ids`` int64 (input positions of the rows kept) only when
     the schema dropped some (else they are ``first_row + arange(n)``, not stored: 8 bytes a
     row saved on every worker). (Global positions of
@@ -133,8 +134,8 @@ class DaskTable:
         parts: list[Part] = self.client.gather(self.parts)
         qi = np.concatenate([p.qi for p in parts]) if parts else np.zeros((0, self.d), np.int32)
         table = self.shell()
-        table.qi = np.asfortranarray(qi)
-        table.sa = np.concatenate([p.sa for p in parts])
+        table.qi = np.asfortranarray(qi, dtype=np.int32)
+        table.sa = np.concatenate([p.sa for p in parts]).astype(np.int32)
         if self.provider_values is not None:
             table.provider = np.concatenate([p.provider for p in parts])
         table.row_ids = np.concatenate([p.input_rows() for p in parts])
@@ -197,7 +198,18 @@ def _domain(table: Table, df: pd.DataFrame) -> _Domain:
 
 def _encode_and_describe(df: pd.DataFrame, schema: Schema, index: int) -> tuple[Table, _Domain]:
     table = _local_encode(df, schema, index)
-    return table, _domain(table, df)
+    described = _domain(table, df)
+    # every partition's local table waits on the workers until all domains are in: keep it
+    # small (codes in the smallest type of their local domains, no row ids unless rows were
+    # dropped, no input index)
+    top = max((c.size for c in table.qi_columns), default=1)
+    table.qi = table.qi.astype(np.min_scalar_type(max(top - 1, 0)), order="F")
+    table.sa = table.sa.astype(np.min_scalar_type(max(table.n_sa - 1, 0)))
+    assert table.row_ids is not None
+    if table.row_ids.size == 0 or int(table.row_ids[-1]) == table.n - 1:
+        table.row_ids = None
+    table.index = None
+    return table, described
 
 
 # -- pass 2: the client's global dictionaries, the workers' remap --------------------------------
@@ -251,19 +263,20 @@ def _to_global(
     provider_values: np.ndarray | None,
     offset: int,
 ) -> Part:
-    qi = np.empty(table.qi.shape, dtype=np.int32)
+    # the smallest integer type of the domains: 1-2 bytes a code instead of 4 on most tables
+    code_type = np.min_scalar_type(max(max((c.size for c in qi_columns), default=1) - 1, 0))
+    qi = np.empty(table.qi.shape, dtype=code_type)
     for j, (loc, glob) in enumerate(zip(table.qi_columns, qi_columns, strict=True)):
         qi[:, j] = _remap(loc, glob)[table.qi[:, j]] if loc.size else table.qi[:, j]
-    sa = _remap(table.sa_column, sa_column)[table.sa] if table.n else table.sa
+    sa_type = np.min_scalar_type(max(sa_column.size - 1, 0))
+    sa = (_remap(table.sa_column, sa_column)[table.sa] if table.n else table.sa).astype(sa_type)
     provider = None
     if provider_values is not None and table.provider is not None:
         assert table.provider_values is not None
         at = pd.Index(provider_values).get_indexer(np.asarray(table.provider_values))
         provider = at.astype(np.int32)[table.provider]
-    assert table.row_ids is not None
-    kept_all = table.row_ids.size == 0 or int(table.row_ids[-1]) == table.n - 1
-    row_ids = None if kept_all else table.row_ids + offset
-    return Part(qi, sa.astype(np.int32), provider, offset, row_ids)
+    row_ids = None if table.row_ids is None else table.row_ids + offset  # (None: all kept)
+    return Part(qi, sa, provider, offset, row_ids)
 
 
 def _sensitive(schema: Schema, sa_column: EncodedColumn) -> np.ndarray:
