@@ -591,11 +591,11 @@ def test_prepare_bad_arguments_leave_nothing(
 def test_prepare_non_csv_out_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out_file = tmp_path / "OUT.parquet"
+    out_file = tmp_path / "OUT.json"
     code, out, err = run_cli(
         monkeypatch, capsys, "datasets", "prepare", "demo", "--rows", "20", "--out", out_file
     )
-    assert_error_line(code, out, err, ("OUT.parquet", ".csv"))
+    assert_error_line(code, out, err, ("OUT.json", ".csv or .parquet"))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -119,3 +119,16 @@ def test_no_parquet_and_engine_flags(
         "--engine", "spark",
     )  # fmt: skip
     assert code == 2 and "--engine 'spark': choose memory or dask" in err
+
+
+def test_a_release_is_checked_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data(tmp_path, 60)
+    release = tmp_path / "rel"
+    release.mkdir()
+    (release / "release.json").write_text("{}")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", release, "-m", "k=2", "--engine", "dask",
+    )  # fmt: skip
+    assert code == 2 and "check it without --engine dask" in err

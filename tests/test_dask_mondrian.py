@@ -12,9 +12,9 @@ import pytest
 
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.mondrian import (
-    _plus_rule_from_models,
-    _rule_from_models,
     mondrian_groups,
+    plus_rule_from_models,
+    rule_from_models,
 )
 from kerckhoffs.engines.dask_mondrian import mondrian_dask
 from kerckhoffs.engines.dask_table import encode_dask
@@ -63,7 +63,7 @@ def test_same_groups_as_in_memory(
     finish = (0, 60, 25)[seed % 3]
     df, schema = random_frame(seed)
     table = Table.encode(df, schema)
-    make = _plus_rule_from_models if plus else _rule_from_models
+    make = plus_rule_from_models if plus else rule_from_models
     try:
         rule, _ = make(table, models, "mondrian")
     except ParameterError:  # (a table the models refuse: the Dask path must refuse it too)

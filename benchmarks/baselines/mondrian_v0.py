@@ -28,7 +28,7 @@ from kerckhoffs.errors import ParameterError
 from kerckhoffs.release import Partition
 
 
-def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
+def bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     sens = np.asarray(table.sensitive, dtype=bool)
     if sens.all():
         return np.maximum, None
@@ -128,7 +128,7 @@ def mondrian_groups_sorted(
     widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
-    reducer, sens_mask = _bounded_reducer(table)
+    reducer, sens_mask = bounded_reducer(table)
     n_sa_hist = max(table.n_sa, 1)
 
     perms = [_code_sort(qi[:, j], table.qi_columns[j].size, idx) for j in range(d)]

@@ -377,9 +377,10 @@ def anonymize(
         ]
         for flag, given in flags:
             refuse(flag, given)
+        protect = [schema, *schema_files(Schema.from_toml(schema))]
         anonymize_dask(
             data, schema, algorithm, model, out_dir, option or [], overwrite, scheduler,
-            workers, worker_memory,
+            workers, worker_memory, protect,
         )  # fmt: skip
         return
     dask_only: list[tuple[str, object]] = [

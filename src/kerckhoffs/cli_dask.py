@@ -37,10 +37,11 @@ def anonymize_dask(
     scheduler: str | None,
     workers: int | None,
     worker_memory: str | None,
+    protect: list[Path],
 ) -> None:
     """Mondrian or Mondrian+ on Dask, checked on the written parts before ``release.json`` is
-    sealed (:func:`kerckhoffs.engines.dask_release.write_dask_release`)."""
-    from kerckhoffs.cli import schema_files
+    sealed (:func:`kerckhoffs.engines.dask_release.write_dask_release`). ``protect``: the
+    schema and its files, which ``--out`` may not touch (the input files are added here)."""
     from kerckhoffs.cli_options import parse_options
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
     from kerckhoffs.engines.dask_mondrian import mondrian_dask
@@ -61,7 +62,7 @@ def anonymize_dask(
     median, cuts = str(options.get("median", "lower")), str(options.get("cuts", "strict"))
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
-    protect = [*files, schema_path, *schema_files(sch)]
+    protect = [*files, *protect]
     with connect(scheduler, workers=workers, memory=worker_memory) as client:
         import dask.dataframe as dd
 
@@ -107,6 +108,10 @@ def check_dask_cli(
     from kerckhoffs.engines.dask_table import encode_dask
     from kerckhoffs.models import parse_model
 
+    if (Path(data) / "release.json").is_file():
+        raise InputError(
+            f"{data} is a release: check it without --engine dask (its parts are read in memory)"
+        )
     if schema_path is None:
         raise InputError("checking data files needs --schema SCHEMA.toml")
     models = [parse_model(m) for m in models_text]

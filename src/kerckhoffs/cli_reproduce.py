@@ -204,11 +204,11 @@ def read_timings(out_dir: Path) -> dict[str, float]:
     import contextlib
     import csv
 
-    from kerckhoffs.experiments.base import _examples_dir
+    from kerckhoffs.experiments.base import examples_dir
 
     candidates = [out_dir / TIMINGS]
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
-        candidates.append(_examples_dir().parent / "reproduction" / TIMINGS)
+        candidates.append(examples_dir().parent / "reproduction" / TIMINGS)
     for path in candidates:
         if path.is_file():
             with path.open(newline="") as fh:

@@ -417,7 +417,7 @@ class Release:
         if n_groups == 0:
             return np.zeros(0, dtype=np.int32)
         order, starts = part.order(), part.starts()
-        sa_hash = np.add.reduceat(_mix(self.sa_published[order].astype(np.uint64)), starts)
+        sa_hash = np.add.reduceat(mix64(self.sa_published[order].astype(np.uint64)), starts)
         keys: list[np.ndarray] = []
         if self.scheme == Scheme.GENERALIZATION:
             cells = self.generalized_cells() if cells is None else cells
@@ -429,7 +429,7 @@ class Release:
             first = by_qi[starts]
             row = np.zeros(qi.shape[0], dtype=np.uint64)
             for j in range(qi.shape[1]):
-                row = _mix(row ^ (qi[:, j].astype(np.uint64) + np.uint64(j << 40)))
+                row = mix64(row ^ (qi[:, j].astype(np.uint64) + np.uint64(j << 40)))
             members = np.add.reduceat(row[order], starts)
             keys += [qi[first, j] for j in range(qi.shape[1])]
             keys += [part.sizes, sa_hash, members]
@@ -960,7 +960,7 @@ def stable_order(*keys: np.ndarray) -> np.ndarray:
     return packed.astype(np.intp, copy=False)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix64(x: np.ndarray) -> np.ndarray:
     """A 64-bit mixing function (splitmix64's finalizer), elementwise on uint64 (wraps)."""
     with np.errstate(over="ignore"):
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)

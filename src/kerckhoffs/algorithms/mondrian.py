@@ -278,7 +278,7 @@ def as_rule(rule: CutRule | Callable[[CutStats], np.ndarray]) -> CutRule:
 
 
 # -- the partitioner -----------------------------------------------------------------------------
-def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
+def bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     """How a (group, SA) count vector reduces to the bounded count c(group).
 
     Mirrors :attr:`GroupHistogram.sensitive_count`: max over all values when every value is
@@ -293,16 +293,16 @@ def _bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     return np.maximum, sens
 
 
-def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+def exclusive_cumsum(x: np.ndarray) -> np.ndarray:
     out = np.zeros(x.size, dtype=np.int64)
     np.cumsum(x[:-1], out=out[1:])
     return out
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of some segments, concatenated."""
     lengths = np.asarray(lengths, dtype=np.int64)
-    offset = np.asarray(starts, dtype=np.int64) - _exclusive_cumsum(lengths)
+    offset = np.asarray(starts, dtype=np.int64) - exclusive_cumsum(lengths)
     return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
 
 
@@ -602,7 +602,7 @@ def mondrian_groups(
     domains = [max(c.size, 1) for c in table.qi_columns]
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
-    reducer, sens_mask = _bounded_reducer(table)
+    reducer, sens_mask = bounded_reducer(table)
     n_sa = max(table.n_sa, 1)
 
     # The units. QI units (the recursion's): rows, or under strict cuts the distinct QI
@@ -650,7 +650,7 @@ def mondrian_groups(
                 sa_u = (pair.key - qof * n_sa).astype(sa_type)
                 ws = pair.count.astype(np.float64)
                 s_count = np.bincount(qof, minlength=n_units)
-                s_start = _exclusive_cumsum(s_count)
+                s_start = exclusive_cumsum(s_count)
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
     gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
@@ -709,7 +709,7 @@ def mondrian_groups(
             pair_sa = pairs_hist.key % n_sa
             if sens_mask is not None:
                 pair_w = sens_mask[pair_sa]
-            bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
+            bounded = reduce_bounded(pairs_hist.count, pair_w, reducer, pair_first)
 
         # candidate cuts: normalized range, median and |L| of every group on every dimension
         # (a QI with one value in every group keeps one value in their subgroups: skipped)
@@ -797,7 +797,7 @@ def mondrian_groups(
                 on, left = mark_left(sub, dim_of, value[every, dim_of], ties[every, dim_of])
                 lpos = sub[on & left]
                 if qof is not None:  # the SA units of the left QI units: their segments
-                    lpos = _ranges(s_start[lpos], s_count[lpos])
+                    lpos = segment_ranges(s_start[lpos], s_count[lpos])
                 w_left = wf if qof is None else ws
                 cnt_all = np.bincount(
                     pairs_hist.unit_cell[lpos],
@@ -806,8 +806,8 @@ def mondrian_groups(
                 )
                 # the round's candidates (one per group in todo) evaluated at once
                 pc = pair_count[todo]
-                local_first = _exclusive_cumsum(pc)
-                pairs = _ranges(pair_first[todo], pc)
+                local_first = exclusive_cumsum(pc)
+                pairs = segment_ranges(pair_first[todo], pc)
                 cnt = cnt_all[pairs].astype(np.int64, copy=False)
                 rest = pairs_hist.count[pairs] - cnt
                 w = None if pair_w is None else pair_w[pairs]
@@ -822,8 +822,8 @@ def mondrian_groups(
                     sizes[todo],
                     n_left[todo, dims],
                     bounded[todo],
-                    _reduce(cnt, w, reducer, local_first),
-                    _reduce(rest, w, reducer, local_first),
+                    reduce_bounded(cnt, w, reducer, local_first),
+                    reduce_bounded(rest, w, reducer, local_first),
                     h_left,
                     h_right,
                 )
@@ -865,7 +865,7 @@ def mondrian_groups(
                 new_index = np.cumsum(~gone) - 1
                 qof = new_index[qof[keep_s]]
                 s_count = s_count[keep]
-                s_start = _exclusive_cumsum(s_count)
+                s_start = exclusive_cumsum(s_count)
                 assert sa_u is not None
                 sa_u = sa_u[keep_s]
                 if ws is not None:
@@ -897,7 +897,7 @@ def mondrian_groups(
     return relabel[out] if row_unit is None else relabel[out][row_unit]
 
 
-def _reduce(
+def reduce_bounded(
     counts: np.ndarray, weight: np.ndarray | None, reducer: np.ufunc, first: np.ndarray
 ) -> np.ndarray:
     """Per-group bounded count from per-pair counts (pairs sorted by group)."""
@@ -907,7 +907,7 @@ def _reduce(
 
 
 # -- the registered algorithm --------------------------------------------------------------------
-def _rule_from_models(
+def rule_from_models(
     table: Table, models: list[PrivacyModel], name: str, whole: GroupHistogram | None = None
 ) -> tuple[CutRule, dict[str, Any]]:
     """The cut rule of ``models`` and the parameters a release records, after checking that
@@ -1021,7 +1021,7 @@ def mondrian(
             f"mondrian: categorical_cuts must be one of {', '.join(CATEGORICAL_CUTS)}, "
             f"got {categorical_cuts!r}"
         )
-    rule, params = _rule_from_models(table, models, "mondrian")
+    rule, params = rule_from_models(table, models, "mondrian")
     if sa_log is not None and "l" in params:
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
     if categorical_cuts == "hierarchy":
@@ -1041,15 +1041,15 @@ def mondrian(
 
 
 # -- Mondrian+ and Mondrian++ (paper 000 sections 6-7: the algorithm-safe variants) -------------
-def _plus_rule_from_models(
+def plus_rule_from_models(
     table: Table, models: list[PrivacyModel], name: str, whole: GroupHistogram | None = None
 ) -> tuple[CutRule, dict[str, Any]]:
-    """:func:`_rule_from_models` (same checks) with the l-diversity cut replaced by the
+    """:func:`rule_from_models` (same checks) with the l-diversity cut replaced by the
     look-ahead; an l-diversity model is required."""
     refuse_others(models, (KAnonymity, LDiversity), name)
     if not any(isinstance(m, LDiversity) for m in models):
         raise ParameterError(f"{name} needs an l-diversity model (l=L)")
-    rule, params = _rule_from_models(table, models, name, whole)
+    rule, params = rule_from_models(table, models, name, whole)
     rules = rule.rules if isinstance(rule, AllCuts) else (rule,)
     swapped = [LookAheadCut(r.l) if isinstance(r, LDiversityCut) else r for r in rules]
     return (swapped[0] if len(swapped) == 1 else AllCuts(swapped)), params
@@ -1094,7 +1094,7 @@ def mondrian_plus(
     l-eligible, spec 3.6 X8). Deterministic: ``seed`` is not used. Groups are
     coarser than Mondrian's (lower utility, paper 000 Figure 10i); Mondrian++ refines them.
     """
-    rule, params = _plus_rule_from_models(table, models, "mondrian+")
+    rule, params = plus_rule_from_models(table, models, "mondrian+")
     if sa_log is not None:
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
     group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)
@@ -1148,7 +1148,7 @@ def mondrian_plus_plus(
     (default) for fresh randomness from the operating system (:mod:`kerckhoffs.randomness`).
     """
     scheme = parse_scheme(scheme, "mondrian++")
-    rule, params = _plus_rule_from_models(table, models, "mondrian++")
+    rule, params = plus_rule_from_models(table, models, "mondrian++")
     if sa_log is not None:
         sa_log.record(np.arange(table.n), 0, "S_max of the table (l-eligibility)")
     group = mondrian_groups(table, rule, median=median, cuts=cuts, sa_log=sa_log)

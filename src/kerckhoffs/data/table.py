@@ -261,7 +261,7 @@ class Table:
         cols = [*schema.quasi, sa_col]
 
         def encode_one(col: Column) -> tuple[np.ndarray, EncodedColumn]:
-            return _encode_column(col, series[col.name], schema, row_ids)
+            return encode_column(col, series[col.name], schema, row_ids)
 
         # factorizing arrow-backed strings releases the GIL: columns encode in parallel
         if n * len(cols) >= 100_000:
@@ -412,7 +412,7 @@ def _first_row(codes: np.ndarray, code: int, row_ids: np.ndarray) -> int:
     return int(row_ids[int(np.argmax(codes == code))]) + 1
 
 
-def _encode_column(
+def encode_column(
     col: Column, s: pd.Series, schema: Schema, row_ids: np.ndarray
 ) -> tuple[np.ndarray, EncodedColumn]:
     kind = _column_kind(col, s)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.engines.dask_table import DaskTable, Part
+from kerckhoffs.engines.dask_table import DaskTable, Part, item
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
@@ -104,7 +104,7 @@ def qi_groups(dt: DaskTable) -> tuple[list[Any], int]:
 
 
 # -- the histogram pieces and the slices -----------------------------------------------------------
-def _totals(part: Part, n_sa: int) -> np.ndarray:
+def sa_totals(part: Part, n_sa: int) -> np.ndarray:
     return np.bincount(part.sa, minlength=n_sa).astype(np.int64)
 
 
@@ -139,10 +139,6 @@ def _pieces(
         else:
             out.append((*pair, None, None))
     return out
-
-
-def _piece(pieces: list[Any], b: int) -> Any:
-    return pieces[b]
 
 
 def _evaluate_slice(
@@ -216,7 +212,7 @@ def evaluate_pieces(
     totals_f = client.scatter(totals, broadcast=True, hash=False)
     slices = []
     for b in range(bounds.size - 1):
-        mine = [client.submit(_piece, p, b, pure=False) for p in pieces]
+        mine = [client.submit(item, p, b, pure=False) for p in pieces]
         slices.append(
             client.submit(
                 _evaluate_slice,
@@ -260,7 +256,7 @@ def check_dask(
     needs_prov = any(m.needs_providers for m in models)
     n_prov = len(dt.provider_values) if needs_prov and dt.provider_values is not None else 0
     totals = np.sum(
-        client.gather([client.submit(_totals, p, n_sa, pure=False) for p in dt.parts]), axis=0
+        client.gather([client.submit(sa_totals, p, n_sa, pure=False) for p in dt.parts]), axis=0
     )
     prov_totals = None
     if n_prov:

@@ -43,15 +43,15 @@ from kerckhoffs.algorithms.mondrian import (
     CutRule,
     CutStats,
     LevelHistogram,
-    _bounded_reducer,
-    _exclusive_cumsum,
-    _ranges,
-    _reduce,
     as_rule,
+    bounded_reducer,
+    exclusive_cumsum,
     level_histogram,
     median_cuts,
+    reduce_bounded,
+    segment_ranges,
 )
-from kerckhoffs.engines.dask_table import DaskTable, Part
+from kerckhoffs.engines.dask_table import DaskTable, Part, item
 from kerckhoffs.errors import ParameterError
 
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
@@ -244,10 +244,6 @@ def _to_buckets(
     return out
 
 
-def _bucket_piece(pieces: list[Any], b: int) -> Any:
-    return pieces[b]
-
-
 def _finish_bucket(
     pieces: list[Any],
     shell: Any,
@@ -293,10 +289,6 @@ def _for_partition(bucket: tuple[list[Any], np.ndarray], i: int) -> Any:
     return bucket[0][i]
 
 
-def _second(pair: tuple[Any, Any]) -> Any:
-    return pair[1]
-
-
 def _drop(rows: _Rows, remap: np.ndarray) -> _Rows:
     """Renumber the open groups (``remap[g]``; -1: the group left for the in-memory finish,
     its rows no longer open here)."""
@@ -331,7 +323,7 @@ def _finish_in_memory(
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     out = []
     for b in range(n_buckets):
-        mine = [client.submit(_bucket_piece, p, b, pure=False) for p in pieces]
+        mine = [client.submit(item, p, b, pure=False) for p in pieces]
         out.append(
             client.submit(_finish_bucket, mine, shell, rule, median, cuts, starts, pure=False)
         )
@@ -382,7 +374,7 @@ def mondrian_dask_groups(
     width = int(sum(domains))
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
-    reducer, sens_mask = _bounded_reducer(shell)
+    reducer, sens_mask = bounded_reducer(shell)
     starts = np.concatenate([[0], np.cumsum(dt.lengths)[:-1]])
     rows = [
         client.submit(_start, p, offsets, int(s), pure=False)
@@ -426,7 +418,7 @@ def mondrian_dask_groups(
             pair_sa = pairs_hist.key % n_sa
             if sens_mask is not None:
                 pair_w = sens_mask[pair_sa]
-            bounded = _reduce(pairs_hist.count, pair_w, reducer, pair_first)
+            bounded = reduce_bounded(pairs_hist.count, pair_w, reducer, pair_first)
         spread = np.zeros((n_groups, d), dtype=np.int64)
         med_code = np.zeros((n_groups, d), dtype=np.int64)
         below = np.zeros((n_groups, d), dtype=np.int64)
@@ -487,8 +479,8 @@ def mondrian_dask_groups(
                 cnt_all = np.zeros(pairs_hist.key.size, dtype=np.int64)
                 cnt_all[np.searchsorted(pairs_hist.key, left_hist.key)] = left_hist.count
                 pc = pair_count[todo]
-                local_first = _exclusive_cumsum(pc)
-                pairs = _ranges(pair_first[todo], pc)
+                local_first = exclusive_cumsum(pc)
+                pairs = segment_ranges(pair_first[todo], pc)
                 cnt = cnt_all[pairs]
                 rest = pairs_hist.count[pairs] - cnt
                 w = None if pair_w is None else pair_w[pairs]
@@ -503,8 +495,8 @@ def mondrian_dask_groups(
                     sizes[todo],
                     n_left[todo, dims],
                     bounded[todo],
-                    _reduce(cnt, w, reducer, local_first),
-                    _reduce(rest, w, reducer, local_first),
+                    reduce_bounded(cnt, w, reducer, local_first),
+                    reduce_bounded(rest, w, reducer, local_first),
                     h_left,
                     h_right,
                 )
@@ -538,7 +530,7 @@ def mondrian_dask_groups(
     firsts = client.gather([client.submit(_first_rows, r, next_id, pure=False) for r in rows])
     first = np.minimum.reduce(firsts) if firsts else np.zeros(0, dtype=np.int64)
     # groups finished in memory, bucket by bucket: ids next_id + ..., first rows from the buckets
-    bucket_firsts = client.gather([client.submit(_second, b, pure=False) for b in finished])
+    bucket_firsts = client.gather([client.submit(item, b, 1, pure=False) for b in finished])
     base = np.concatenate([[next_id], next_id + np.cumsum([f.size for f in bucket_firsts])])
     total = int(base[-1])
     first = np.concatenate([first, *bucket_firsts])
@@ -576,12 +568,12 @@ def _allowances(
 
 def _whole_histogram(dt: DaskTable) -> Any:
     """The table's one-group SA histogram, summed from the partitions."""
-    from kerckhoffs.engines.dask_check import _totals
+    from kerckhoffs.engines.dask_check import sa_totals
     from kerckhoffs.models.histogram import GroupHistogram
 
     client = dt.client
     totals = np.sum(
-        client.gather([client.submit(_totals, p, dt.n_sa, pure=False) for p in dt.parts]), axis=0
+        client.gather([client.submit(sa_totals, p, dt.n_sa, pure=False) for p in dt.parts]), axis=0
     )
     return GroupHistogram(
         totals[None, :], dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind
@@ -602,10 +594,10 @@ def mondrian_dask(
     models the in-memory algorithm takes (k-anonymity, l-diversity, entropy l-diversity,
     t-closeness; Mondrian+: l-diversity and k), with the same checks on the whole table
     (from its summed SA histogram) and the same partition."""
-    from kerckhoffs.algorithms.mondrian import _plus_rule_from_models, _rule_from_models
+    from kerckhoffs.algorithms.mondrian import plus_rule_from_models, rule_from_models
 
     whole = _whole_histogram(dt)
-    make = _plus_rule_from_models if plus else _rule_from_models
+    make = plus_rule_from_models if plus else rule_from_models
     rule, params = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
     found = mondrian_dask_groups(
         dt, rule, median=median, cuts=cuts, progress=progress, finish_rows=finish_rows

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +41,7 @@ from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.engines.dask_check import Piece, evaluate_pieces, slice_bounds
 from kerckhoffs.engines.dask_mondrian import DaskGroups
-from kerckhoffs.engines.dask_table import DaskTable, Part
+from kerckhoffs.engines.dask_table import DaskTable, Part, item
 from kerckhoffs.errors import PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.release import (
@@ -51,8 +50,8 @@ from kerckhoffs.release import (
     GROUP,
     META,
     Provenance,
-    _mix,
     checks_json,
+    mix64,
     stable_order,
 )
 
@@ -86,7 +85,7 @@ def _group_stats(
     lo = np.minimum.reduceat(qi, starts, axis=0)
     hi = np.maximum.reduceat(qi, starts, axis=0)
     sizes = np.diff(np.append(starts, g.size))
-    sa_hash = np.add.reduceat(_mix(part.sa[order].astype(np.uint64)), starts)
+    sa_hash = np.add.reduceat(mix64(part.sa[order].astype(np.uint64)), starts)
     return g[starts], lo, hi, sizes, sa_hash
 
 
@@ -136,10 +135,6 @@ def _to_parts(
     cut = np.searchsorted(which[order], np.arange(n_parts + 1))
     pub, sa = pub[order], part.sa[order]
     return [(pub[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]]) for i in range(n_parts)]
-
-
-def _piece_of(pieces: list[Any], i: int) -> Any:
-    return pieces[i]
 
 
 def _write_part(
@@ -195,14 +190,6 @@ def _file_pieces(
         for b in range(bounds.size - 1)
     ]
     return pieces, np.bincount(sa, minlength=n_sa).astype(np.int64)
-
-
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
-
-
-def _second(pair: tuple[Any, Any]) -> Any:
-    return pair[1]
 
 
 # -- the whole write ------------------------------------------------------------------------------
@@ -267,7 +254,7 @@ def write_dask_release(
         written = []
         for i in range(n_parts):
             a, z = int(first[i]), int(first[i + 1])
-            mine = [client.submit(_piece_of, s, i, pure=False) for s in shuffled]
+            mine = [client.submit(item, s, i, pure=False) for s in shuffled]
             written.append(
                 client.submit(
                     _write_part, mine, str(tmp / PART.format(i)), a, lo[a:z], hi[a:z],
@@ -317,8 +304,8 @@ def _check_files(
         )
         for i in range(n_parts)
     ]
-    totals = np.sum(client.gather([client.submit(_second, r, pure=False) for r in read]), axis=0)
-    pieces = [client.submit(_first, r, pure=False) for r in read]
+    totals = np.sum(client.gather([client.submit(item, r, 1, pure=False) for r in read]), axis=0)
+    pieces = [client.submit(item, r, 0, pure=False) for r in read]
     hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
     results, sizes = evaluate_pieces(client, pieces, bounds, dt.n_sa, 0, totals, hist_args, models)
     if sizes.size != n_groups or not sizes.all():

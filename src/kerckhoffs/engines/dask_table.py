@@ -35,10 +35,10 @@ import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
-from kerckhoffs.data.table import EncodedColumn, Table, _encode_column
+from kerckhoffs.data.table import EncodedColumn, Table, encode_column
 from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
 
-__all__ = ["DaskTable", "Part", "encode_dask"]
+__all__ = ["DaskTable", "Part", "encode_dask", "item"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +216,7 @@ def _encode_and_describe(df: pd.DataFrame, schema: Schema, index: int) -> tuple[
 def _global_column(
     schema: Schema, name: str, domains: list[np.ndarray], kind: Kind, numeric_order: bool
 ) -> EncodedColumn | None:
-    """The encoding the whole table gives column ``name`` (as :func:`_encode_column` would on
+    """The encoding the whole table gives column ``name`` (as :func:`encode_column` would on
     the concatenated column), from the partitions' distinct values; None when it is the
     partitions' own (a categorical column with a hierarchy: its leaves)."""
     col = schema.column(name)
@@ -225,7 +225,7 @@ def _global_column(
         return None
     if kind == Kind.NUMERIC:
         merged = np.unique(np.concatenate(values))
-        _, enc = _encode_column(col, pd.Series(merged), schema, np.arange(merged.size))
+        _, enc = encode_column(col, pd.Series(merged), schema, np.arange(merged.size))
         return enc
     labels = {str(v) for d in values for v in d}
     if numeric_order:  # flat hierarchy of numeric data: numeric order
@@ -321,14 +321,14 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
         for i, p in enumerate(delayed_parts)
     ]
     local = client.compute(described)  # (Table, _Domain) per partition, kept on the workers
-    tables = [client.submit(_first, f, pure=False) for f in local]
-    domains: list[_Domain] = client.gather([client.submit(_second, f, pure=False) for f in local])
+    tables = [client.submit(item, f, 0, pure=False) for f in local]
+    domains: list[_Domain] = client.gather([client.submit(item, f, 1, pure=False) for f in local])
     if not sum(d.rows_kept for d in domains):
         raise InputError("the table has no rows")
     quasi, sa_col = list(schema.quasi), schema.sensitive
     cols = [*quasi, sa_col]
     any_table = next(i for i, d in enumerate(domains) if d.rows_kept)
-    template: Table = client.submit(_first, local[any_table], pure=False).result()
+    template: Table = client.submit(item, local[any_table], 0, pure=False).result()
     encodings = []
     kept = [d for d in domains if d.rows_kept]
     for j, col in enumerate(cols):
@@ -367,9 +367,7 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
     )
 
 
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
-
-
-def _second(pair: tuple[Any, Any]) -> Any:
-    return pair[1]
+def item(seq: Any, index: int) -> Any:
+    """``seq[index]`` as a task: one element of a result a worker holds, taken on that worker
+    (the engines' tasks return tuples and per-slice lists)."""
+    return seq[index]

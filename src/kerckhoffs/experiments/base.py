@@ -91,10 +91,10 @@ class Context:
     @cached_property
     def examples(self) -> Path:
         """The project's ``examples/`` directory (schemas and hierarchies)."""
-        return _examples_dir()
+        return examples_dir()
 
 
-def _examples_dir() -> Path:
+def examples_dir() -> Path:
     here = Path(__file__).resolve()
     for parent in here.parents:
         if (parent / "examples" / "adult" / "schema.toml").is_file():
@@ -107,7 +107,7 @@ def _adult(data_dir: Path) -> Any:
     from kerckhoffs.datasets import load_adult
 
     return Table.encode(
-        load_adult(data_dir / "adult"), Schema.from_toml(_examples_dir() / "adult" / "schema.toml")
+        load_adult(data_dir / "adult"), Schema.from_toml(examples_dir() / "adult" / "schema.toml")
     )
 
 
@@ -117,7 +117,7 @@ def _census(data_dir: Path) -> Any:
 
     return Table.encode(
         load_census(data_dir / "census"),
-        Schema.from_toml(_examples_dir() / "census" / "schema.toml"),
+        Schema.from_toml(examples_dir() / "census" / "schema.toml"),
     )
 
 
