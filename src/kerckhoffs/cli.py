@@ -86,6 +86,35 @@ def _root(
 # -- check -------------------------------------------------------------------------------------
 
 
+# the Dask options of anonymize and check (kerckhoffs.cli_dask)
+EngineOption = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
+        "glob; needs pip install 'kerckhoffs[dask]').",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
+        "a local cluster of this machine's CPUs.",
+    ),
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
+]
+WorkerMemoryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--worker-memory", help="With --engine dask and no --scheduler: memory per worker (3GB)."
+    ),
+]
+
+
 @app.command()
 def check(
     data: Annotated[Path, typer.Argument(help="Data file (CSV/Parquet) or a release directory.")],
@@ -121,33 +150,10 @@ def check(
             "row (CSV row,provider, as `anonymize --provider-rows` writes it).",
         ),
     ] = None,
-    engine: Annotated[
-        str,
-        typer.Option(
-            "--engine",
-            help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
-            "glob; needs pip install 'kerckhoffs[dask]').",
-        ),
-    ] = "memory",
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler",
-            help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
-            "a local cluster of this machine's CPUs.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
-    ] = None,
-    worker_memory: Annotated[
-        str | None,
-        typer.Option(
-            "--worker-memory",
-            help="With --engine dask and no --scheduler: memory per worker (3GB).",
-        ),
-    ] = None,
+    engine: EngineOption = "memory",
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = None,
+    worker_memory: WorkerMemoryOption = None,
 ) -> None:
     """Check privacy models on a table as it stands or on a published release.
 
@@ -325,33 +331,10 @@ def anonymize(
             "schema's only column of role identifier).",
         ),
     ] = None,
-    engine: Annotated[
-        str,
-        typer.Option(
-            "--engine",
-            help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
-            "glob; needs pip install 'kerckhoffs[dask]').",
-        ),
-    ] = "memory",
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler",
-            help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
-            "a local cluster of this machine's CPUs.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
-    ] = None,
-    worker_memory: Annotated[
-        str | None,
-        typer.Option(
-            "--worker-memory",
-            help="With --engine dask and no --scheduler: memory per worker (3GB).",
-        ),
-    ] = None,
+    engine: EngineOption = "memory",
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = None,
+    worker_memory: WorkerMemoryOption = None,
 ) -> None:
     """Anonymize a table and write the release (only if every --model passes).
 
