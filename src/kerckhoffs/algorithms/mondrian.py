@@ -531,6 +531,58 @@ class _Units:
         self.sa_log.record(rows, of_row[rows], what)
 
 
+@dataclass(frozen=True, eq=False)
+class PairCells:
+    """A level's (group, SA) cells: the summed histogram, each group's first cell and cell
+    count, each cell's SA code, and its weight in the bounded count (None: every value)."""
+
+    hist: LevelHistogram
+    first: np.ndarray
+    count: np.ndarray
+    sa: np.ndarray
+    weight: np.ndarray | None
+
+
+def halves_stats(
+    rule: CutRule,
+    pairs: PairCells,
+    todo: np.ndarray,
+    size: np.ndarray,
+    left: np.ndarray,
+    bounded: np.ndarray,
+    left_counts: np.ndarray,
+    reducer: np.ufunc,
+    n_sa: int,
+) -> CutStats:
+    """The statistics of one round of candidate cuts, group ``todo[i]`` into halves of
+    ``left[i]`` and ``size[i] - left[i]`` rows, from ``left_counts``: the left halves' rows in
+    every (group, SA) cell of ``pairs`` (the right half is the group minus the left). The
+    in-memory engine counts the left halves with one ``bincount``; the Dask engine sums them
+    over the partitions; both decide here."""
+    pc = pairs.count[todo]
+    local_first = exclusive_cumsum(pc)
+    at = segment_ranges(pairs.first[todo], pc)
+    cnt = left_counts[at].astype(np.int64, copy=False)
+    rest = pairs.hist.count[at] - cnt
+    w = None if pairs.weight is None else pairs.weight[at]
+    h_left = h_right = None
+    if rule.reads_halves_hist:  # full histograms of the halves
+        cand_of_pair = np.repeat(np.arange(todo.size), pc)
+        h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
+        h_left[cand_of_pair, pairs.sa[at]] = cnt
+        h_right = np.zeros_like(h_left)
+        h_right[cand_of_pair, pairs.sa[at]] = rest
+    return CutStats(
+        size,
+        left,
+        bounded,
+        reduce_bounded(cnt, w, reducer, local_first),
+        reduce_bounded(rest, w, reducer, local_first),
+        h_left,
+        h_right,
+    )
+
+
 def mondrian_groups(
     table: Table,
     rule: CutRule | Callable[[CutStats], np.ndarray],
@@ -805,28 +857,11 @@ def mondrian_groups(
                     minlength=pairs_hist.key.size,
                 )
                 # the round's candidates (one per group in todo) evaluated at once
-                pc = pair_count[todo]
-                local_first = exclusive_cumsum(pc)
-                pairs = segment_ranges(pair_first[todo], pc)
-                cnt = cnt_all[pairs].astype(np.int64, copy=False)
-                rest = pairs_hist.count[pairs] - cnt
-                w = None if pair_w is None else pair_w[pairs]
-                h_left = h_right = None
-                if rule.reads_halves_hist:  # full histograms of the halves
-                    cand_of_pair = np.repeat(np.arange(todo.size), pc)
-                    h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
-                    h_left[cand_of_pair, pair_sa[pairs]] = cnt
-                    h_right = np.zeros_like(h_left)
-                    h_right[cand_of_pair, pair_sa[pairs]] = rest
-                stats = CutStats(
-                    sizes[todo],
-                    n_left[todo, dims],
-                    bounded[todo],
-                    reduce_bounded(cnt, w, reducer, local_first),
-                    reduce_bounded(rest, w, reducer, local_first),
-                    h_left,
-                    h_right,
-                )
+                pairs = PairCells(pairs_hist, pair_first, pair_count, pair_sa, pair_w)
+                stats = halves_stats(
+                    rule, pairs, todo, sizes[todo], n_left[todo, dims], bounded[todo], cnt_all,
+                    reducer, n_sa,
+                )  # fmt: skip
                 if sa_log is not None:  # one record per dimension, candidates numbered in it
                     for j in range(d):
                         g = todo[dims == j]

@@ -43,13 +43,13 @@ from kerckhoffs.algorithms.mondrian import (
     CutRule,
     CutStats,
     LevelHistogram,
+    PairCells,
     as_rule,
     bounded_reducer,
-    exclusive_cumsum,
+    halves_stats,
     level_histogram,
     median_cuts,
     reduce_bounded,
-    segment_ranges,
 )
 from kerckhoffs.engines.dask_table import DaskTable, Part, item
 from kerckhoffs.errors import ParameterError
@@ -478,28 +478,11 @@ def mondrian_dask_groups(
                 left_hist = _merged(lefts, n_sa)
                 cnt_all = np.zeros(pairs_hist.key.size, dtype=np.int64)
                 cnt_all[np.searchsorted(pairs_hist.key, left_hist.key)] = left_hist.count
-                pc = pair_count[todo]
-                local_first = exclusive_cumsum(pc)
-                pairs = segment_ranges(pair_first[todo], pc)
-                cnt = cnt_all[pairs]
-                rest = pairs_hist.count[pairs] - cnt
-                w = None if pair_w is None else pair_w[pairs]
-                h_left = h_right = None
-                if rule.reads_halves_hist:
-                    cand_of_pair = np.repeat(np.arange(todo.size), pc)
-                    h_left = np.zeros((todo.size, n_sa), dtype=np.int64)
-                    h_left[cand_of_pair, pair_sa[pairs]] = cnt
-                    h_right = np.zeros_like(h_left)
-                    h_right[cand_of_pair, pair_sa[pairs]] = rest
-                stats = CutStats(
-                    sizes[todo],
-                    n_left[todo, dims],
-                    bounded[todo],
-                    reduce_bounded(cnt, w, reducer, local_first),
-                    reduce_bounded(rest, w, reducer, local_first),
-                    h_left,
-                    h_right,
-                )
+                pairs = PairCells(pairs_hist, pair_first, pair_count, pair_sa, pair_w)
+                stats = halves_stats(
+                    rule, pairs, todo, sizes[todo], n_left[todo, dims], bounded[todo], cnt_all,
+                    reducer, n_sa,
+                )  # fmt: skip
                 ok = np.asarray(rule.allowed(stats), dtype=bool)
                 allowed[todo[ok], dims[ok]] = True
                 undecided[todo[ok]] = False
