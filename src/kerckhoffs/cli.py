@@ -160,7 +160,7 @@ def check(
     A data file is checked as published unchanged: rows with the same QI values form a group.
     Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
     """
-    from kerckhoffs.cli_dask import check_engine
+    from kerckhoffs.cli_dask import check_engine, memory_engine_only
 
     check_engine(engine)
     if engine == "dask":
@@ -177,14 +177,7 @@ def check(
         if not check_dask_cli(data, schema, model, scheduler, workers, worker_memory):
             raise typer.Exit(1)
         return
-    dask_only: list[tuple[str, object]] = [
-        ("--scheduler", scheduler),
-        ("--workers", workers),
-        ("--worker-memory", worker_memory),
-    ]
-    for flag, given in dask_only:
-        if given is not None:
-            raise InputError(f"{flag}: only with --engine dask")
+    memory_engine_only(scheduler, workers, worker_memory)
     from kerckhoffs import api
     from kerckhoffs.data.provider_rows import read_provider_rows
     from kerckhoffs.data.table import Table
@@ -342,7 +335,7 @@ def anonymize(
     written; if one fails nothing is written (fail closed). With --ledger and --budget a DP
     release that would take anyone over budget is refused the same way.
     """
-    from kerckhoffs.cli_dask import check_engine
+    from kerckhoffs.cli_dask import check_engine, memory_engine_only
 
     check_engine(engine)
     if engine == "dask":
@@ -366,14 +359,7 @@ def anonymize(
             workers, worker_memory, protect,
         )  # fmt: skip
         return
-    dask_only: list[tuple[str, object]] = [
-        ("--scheduler", scheduler),
-        ("--workers", workers),
-        ("--worker-memory", worker_memory),
-    ]
-    for flag, given in dask_only:
-        if given is not None:
-            raise InputError(f"{flag}: only with --engine dask")
+    memory_engine_only(scheduler, workers, worker_memory)
     import numpy as np
 
     from kerckhoffs import api

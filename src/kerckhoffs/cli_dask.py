@@ -20,6 +20,14 @@ def check_engine(engine: str) -> None:
         raise InputError(f"--engine {engine!r}: choose {' or '.join(ENGINES)}")
 
 
+def memory_engine_only(scheduler: str | None, workers: int | None, memory: str | None) -> None:
+    """One line for a Dask option given without ``--engine dask``."""
+    for flag, given in (("--scheduler", scheduler), ("--workers", workers),
+                        ("--worker-memory", memory)):  # fmt: skip
+        if given is not None:
+            raise InputError(f"{flag}: only with --engine dask")
+
+
 def refuse(flag: str, given: object) -> None:
     """One line for an option the Dask engine does not take."""
     if given:

@@ -472,7 +472,7 @@ def median_cuts(
     )
 
 
-def _tie_ranks(group: np.ndarray) -> np.ndarray:
+def tie_ranks(group: np.ndarray) -> np.ndarray:
     """Rank of each element among the earlier elements with the same ``group`` value."""
     n = group.size
     if not n:
@@ -739,7 +739,7 @@ def mondrian_groups(
             left = c < v
             tie = np.flatnonzero(on & (c == v))
             if tie.size:
-                left[tie] = _tie_ranks(grp[tie]) < ties[grp[tie]]
+                left[tie] = tie_ranks(grp[tie]) < ties[grp[tie]]
         left_u[sub] = left
         return on, left
 

@@ -274,16 +274,7 @@ class Table:
             qi[:, j] = codes
             qi_columns.append(enc)
         sa, sa_enc = encoded[-1]
-        sensitive = np.ones(sa_enc.size, dtype=bool)
-        if schema.sensitive_values is not None:
-            labels = np.asarray(sa_enc.labels, dtype=object)
-            known = set(labels.tolist())
-            unknown = sorted(schema.sensitive_values - known)
-            if unknown and strict_sensitive:
-                raise SchemaError(
-                    f"sensitive value {unknown[0]!r} does not occur in column {sa_col.name!r}"
-                )
-            sensitive = np.isin(labels, list(schema.sensitive_values))
+        sensitive = sensitive_flags(schema, sa_enc, strict=strict_sensitive)
         provider = provider_values = None
         if schema.provider is not None:
             p_codes, p_uniques = pd.factorize(series[schema.provider.name], sort=True)
@@ -308,6 +299,21 @@ class Table:
             notes=notes,
             index=df.index[row_ids],
         )
+
+
+def sensitive_flags(schema: Schema, sa_column: EncodedColumn, *, strict: bool = True) -> np.ndarray:
+    """Which SA codes are sensitive: the schema's subset (every code when it names none). With
+    ``strict``, a named value the SA domain lacks is a one-line
+    :class:`~kerckhoffs.errors.SchemaError` (a misspelt value would silently protect nothing)."""
+    if schema.sensitive_values is None:
+        return np.ones(sa_column.size, dtype=bool)
+    labels = np.asarray(sa_column.labels, dtype=object)
+    unknown = sorted(schema.sensitive_values - set(labels.tolist()))
+    if unknown and strict:
+        raise SchemaError(
+            f"sensitive value {unknown[0]!r} does not occur in column {sa_column.name!r}"
+        )
+    return np.isin(labels, list(schema.sensitive_values))
 
 
 def _fill_missing(s: pd.Series, na: np.ndarray, *, sorted_later: bool) -> pd.Series:

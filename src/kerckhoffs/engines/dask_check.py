@@ -34,7 +34,15 @@ from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
 
-__all__ = ["DaskCheck", "Piece", "check_dask", "evaluate_pieces", "qi_groups", "slice_bounds"]
+__all__ = [
+    "DaskCheck",
+    "Piece",
+    "check_dask",
+    "evaluate_pieces",
+    "qi_groups",
+    "slice_bounds",
+    "whole_table",
+]
 
 Piece = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 """One partition's share of one slice: ``(group, SA)`` keys and counts, and the ``(group,
@@ -82,7 +90,7 @@ def qi_groups(dt: DaskTable) -> tuple[list[Any], int]:
             f"({' x '.join(map(str, radix))})"
         )
     client = dt.client
-    starts = np.concatenate([[0], np.cumsum(dt.lengths)[:-1]])
+    starts = dt.starts
     firsts = client.gather(
         [
             client.submit(_first_keys, p, radix, int(s), pure=False)
@@ -177,15 +185,27 @@ def slice_bounds(n_groups: int, n_sa: int, workers: int) -> np.ndarray:
     return np.linspace(0, n_groups, slices + 1).round().astype(np.int64)
 
 
-def _whole_table(dt: DaskTable, totals: np.ndarray, prov_totals: np.ndarray | None) -> Any:
-    """A one-group histogram of the whole table: what the models' ``validate`` reads."""
-    mode, kind = dt.schema.sensitive_mode, dt.sa_column.kind
+def whole_table(dt: DaskTable, with_providers: bool = False) -> GroupHistogram:
+    """The whole table as one group (SA counts summed from the partitions, and the provider
+    axis with ``with_providers``): what the models' ``validate`` and the cut rules' table-wide
+    checks read, and whose ``totals`` t-closeness compares each group with."""
+    client = dt.client
+    totals = np.sum(
+        client.gather([client.submit(sa_totals, p, dt.n_sa, pure=False) for p in dt.parts]),
+        axis=0,
+    )
     providers = None
-    if prov_totals is not None:
-        p, s = np.nonzero(prov_totals)
-        providers = ProviderCounts(
-            np.zeros(p.size, dtype=np.int64), p, s, prov_totals[p, s], prov_totals.shape[0]
+    if with_providers and dt.provider_values is not None:
+        n_prov = len(dt.provider_values)
+        counts = np.sum(
+            client.gather(
+                [client.submit(_provider_totals, p, n_prov, dt.n_sa, pure=False) for p in dt.parts]
+            ),
+            axis=0,
         )
+        p, s = np.nonzero(counts)
+        providers = ProviderCounts(np.zeros(p.size, dtype=np.int64), p, s, counts[p, s], n_prov)
+    mode, kind = dt.schema.sensitive_mode, dt.sa_column.kind
     return GroupHistogram(totals[None, :], dt.sensitive, mode, kind, providers=providers)
 
 
@@ -255,18 +275,8 @@ def check_dask(
     n_sa = dt.n_sa
     needs_prov = any(m.needs_providers for m in models)
     n_prov = len(dt.provider_values) if needs_prov and dt.provider_values is not None else 0
-    totals = np.sum(
-        client.gather([client.submit(sa_totals, p, n_sa, pure=False) for p in dt.parts]), axis=0
-    )
-    prov_totals = None
-    if n_prov:
-        prov_totals = np.sum(
-            client.gather(
-                [client.submit(_provider_totals, p, n_prov, n_sa, pure=False) for p in dt.parts]
-            ),
-            axis=0,
-        )
-    whole = _whole_table(dt, totals, prov_totals)
+    whole = whole_table(dt, with_providers=n_prov > 0)
+    totals = whole.totals
     for m in models:
         m.validate(whole, repr(dt.sa_name))
     workers = max(len(client.scheduler_info().get("workers", {})), 1)

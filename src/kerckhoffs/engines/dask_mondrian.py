@@ -50,7 +50,9 @@ from kerckhoffs.algorithms.mondrian import (
     level_histogram,
     median_cuts,
     reduce_bounded,
+    tie_ranks,
 )
+from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item
 from kerckhoffs.errors import ParameterError
 
@@ -112,18 +114,17 @@ def _level(
     return qk, qc, p.key, p.count
 
 
-def _tie_rank(group: np.ndarray) -> np.ndarray:
-    """Rank of each element among the earlier elements with the same group."""
-    if not group.size:
-        return np.zeros(0, dtype=np.int64)
-    order = np.argsort(group, kind="stable")
-    sg = group[order]
-    first = np.ones(sg.size, dtype=bool)
-    first[1:] = sg[1:] != sg[:-1]
-    start = np.maximum.accumulate(np.where(first, np.arange(sg.size), 0))
-    rank = np.empty(sg.size, dtype=np.int64)
-    rank[order] = np.arange(sg.size) - start
-    return rank
+def _cut_codes(
+    rows: _Rows, dim_of: np.ndarray, value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The open rows in a group with a cut (``dim_of[g] >= 0``): their positions, groups,
+    cells on the cut's QI and the group's median cell."""
+    open_ = np.flatnonzero(rows.gid >= 0)
+    g = rows.gid[open_]
+    dim = dim_of[g]
+    on = dim >= 0
+    pos, g, dim = open_[on], g[on], dim[on].astype(np.int64)
+    return pos, g, rows.qi[pos, dim] + rows.offsets[dim], value[g]
 
 
 def _left(
@@ -134,16 +135,10 @@ def _left(
     lower: bool,
     strict: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The open rows in a group with a cut (``dim_of[g] >= 0``) and whether each goes left:
-    ``code <= v`` (lower median, strict), ``< v`` (upper, strict), or under relaxed cuts
-    ``< v`` plus the first ``allowance[g]`` rows equal to ``v`` in this partition."""
-    open_ = np.flatnonzero(rows.gid >= 0)
-    g = rows.gid[open_]
-    dim = dim_of[g]
-    on = dim >= 0
-    pos, g, dim = open_[on], g[on], dim[on].astype(np.int64)
-    c = rows.qi[pos, dim] + rows.offsets[dim]
-    v = value[g]
+    """The open rows in a group with a cut and whether each goes left: ``code <= v`` (lower
+    median, strict), ``< v`` (upper, strict), or under relaxed cuts ``< v`` plus the first
+    ``allowance[g]`` rows equal to ``v`` in this partition."""
+    pos, g, c, v = _cut_codes(rows, dim_of, value)
     if strict:
         left = c <= v if lower else c < v
     else:
@@ -151,20 +146,14 @@ def _left(
         tie = np.flatnonzero(c == v)
         if tie.size:
             assert allowance is not None
-            left[tie] = _tie_rank(g[tie]) < allowance[g[tie]]
+            left[tie] = tie_ranks(g[tie]) < allowance[g[tie]]
     return pos, left
 
 
 def _ties(rows: _Rows, dim_of: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per group with a cut, the partition's rows equal to the median (sparse)."""
-    open_ = np.flatnonzero(rows.gid >= 0)
-    g = rows.gid[open_]
-    dim = dim_of[g]
-    on = dim >= 0
-    pos, g = open_[on], g[on]
-    dim = dim[on].astype(np.int64)
-    eq = rows.qi[pos, dim] + rows.offsets[dim] == value[g]
-    return np.unique(g[eq], return_counts=True)
+    _, g, c, v = _cut_codes(rows, dim_of, value)
+    return np.unique(g[c == v], return_counts=True)
 
 
 def _left_pairs(
@@ -223,7 +212,7 @@ def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) 
 
 # -- finishing the subtrees in memory ------------------------------------------------------------
 def _to_buckets(
-    rows: _Rows, bucket_of: np.ndarray, n_buckets: int, offsets: np.ndarray
+    rows: _Rows, bucket_of: np.ndarray, n_buckets: int
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The partition's open rows split by the bucket of their group: global position, raw QI
     codes, SA code, group."""
@@ -303,12 +292,11 @@ def _finish_in_memory(
     rows: list[Any],
     sizes: np.ndarray,
     small: np.ndarray,
-    offsets: np.ndarray,
     shell: Any,
     rule: CutRule,
     median: str,
     cuts: str,
-    lengths: np.ndarray,
+    starts: np.ndarray,
 ) -> list[Any]:
     """Shuffle the rows of the ``small`` open groups into buckets of consecutive groups with
     about equal row counts (at most one per partition) and finish each bucket with the
@@ -319,8 +307,7 @@ def _finish_in_memory(
     bucket_of = (before * n_buckets // max(int(weight.sum()), 1)).astype(np.int64)
     bucket_of[~small] = -1
     b_f = client.scatter(bucket_of, broadcast=True, hash=False)
-    pieces = [client.submit(_to_buckets, r, b_f, n_buckets, offsets, pure=False) for r in rows]
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    pieces = [client.submit(_to_buckets, r, b_f, n_buckets, pure=False) for r in rows]
     out = []
     for b in range(n_buckets):
         mine = [client.submit(item, p, b, pure=False) for p in pieces]
@@ -375,7 +362,7 @@ def mondrian_dask_groups(
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
     reducer, sens_mask = bounded_reducer(shell)
-    starts = np.concatenate([[0], np.cumsum(dt.lengths)[:-1]])
+    starts = dt.starts
     rows = [
         client.submit(_start, p, offsets, int(s), pure=False)
         for p, s in zip(dt.parts, starts, strict=True)
@@ -393,7 +380,7 @@ def mondrian_dask_groups(
         small = sizes <= finish_rows if finish_rows else np.zeros(n_groups, dtype=bool)
         if small.any():  # finished in memory on the workers; the larger ones go on here
             finished += _finish_in_memory(
-                client, rows, sizes, small, offsets, shell, rule, median, cuts, dt.lengths
+                client, rows, sizes, small, shell, rule, median, cuts, starts
             )
             if small.all():
                 break
@@ -549,20 +536,6 @@ def _allowances(
     return out
 
 
-def _whole_histogram(dt: DaskTable) -> Any:
-    """The table's one-group SA histogram, summed from the partitions."""
-    from kerckhoffs.engines.dask_check import sa_totals
-    from kerckhoffs.models.histogram import GroupHistogram
-
-    client = dt.client
-    totals = np.sum(
-        client.gather([client.submit(sa_totals, p, dt.n_sa, pure=False) for p in dt.parts]), axis=0
-    )
-    return GroupHistogram(
-        totals[None, :], dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind
-    )
-
-
 def mondrian_dask(
     dt: DaskTable,
     models: list[Any],
@@ -579,7 +552,7 @@ def mondrian_dask(
     (from its summed SA histogram) and the same partition."""
     from kerckhoffs.algorithms.mondrian import plus_rule_from_models, rule_from_models
 
-    whole = _whole_histogram(dt)
+    whole = whole_table(dt)
     make = plus_rule_from_models if plus else rule_from_models
     rule, params = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
     found = mondrian_dask_groups(

@@ -35,7 +35,7 @@ import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
-from kerckhoffs.data.table import EncodedColumn, Table, encode_column
+from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
 from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
 
 __all__ = ["DaskTable", "Part", "encode_dask", "item"]
@@ -91,6 +91,11 @@ class DaskTable:
     def n(self) -> int:
         """Number of rows (after the schema's missing-value drops)."""
         return int(self.lengths.sum())
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The table position (after drops) of each partition's first row."""
+        return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
 
     @property
     def d(self) -> int:
@@ -279,20 +284,6 @@ def _to_global(
     return Part(qi, sa, provider, offset, row_ids)
 
 
-def _sensitive(schema: Schema, sa_column: EncodedColumn) -> np.ndarray:
-    """The sensitive SA codes, checked against the whole table's domain (as
-    :meth:`Table.encode` does with ``strict_sensitive``)."""
-    if schema.sensitive_values is None:
-        return np.ones(sa_column.size, dtype=bool)
-    labels = np.asarray([format_value(v) for v in sa_column.values], dtype=object)
-    unknown = sorted(schema.sensitive_values - set(labels.tolist()))
-    if unknown:
-        raise SchemaError(
-            f"sensitive value {unknown[0]!r} does not occur in column {sa_column.name!r}"
-        )
-    return np.isin(labels, list(schema.sensitive_values))
-
-
 def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
     """Encode a Dask DataFrame (or a path or glob of Parquet files) on ``client``'s workers.
 
@@ -328,7 +319,8 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
     quasi, sa_col = list(schema.quasi), schema.sensitive
     cols = [*quasi, sa_col]
     any_table = next(i for i, d in enumerate(domains) if d.rows_kept)
-    template: Table = client.submit(item, local[any_table], 0, pure=False).result()
+    # a partition's encodings (its hierarchies' leaves are global), not its rows
+    template = client.submit(_encodings, local[any_table], pure=False).result()
     encodings = []
     kept = [d for d in domains if d.rows_kept]
     for j, col in enumerate(cols):
@@ -343,7 +335,7 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
             schema, col.name, [d.values[j] for d in kept], kinds.pop(), numeric_order
         )
         if enc is None:
-            enc = (*template.qi_columns, template.sa_column)[j]
+            enc = template[j]
         encodings.append(enc)
     qi_columns, sa_column = tuple(encodings[:-1]), encodings[-1]
     provider_values = None
@@ -352,7 +344,7 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
         provider_values = np.asarray(
             pd.Index(np.concatenate(merged)).unique().sort_values(), dtype=object
         )
-    sensitive = _sensitive(schema, sa_column)
+    sensitive = sensitive_flags(schema, sa_column)
     offsets = np.concatenate([[0], np.cumsum([d.rows_in for d in domains])[:-1]])
     qi_f, sa_f = client.scatter([qi_columns, sa_column], broadcast=True, hash=False)
     parts = [
@@ -365,6 +357,12 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
     return DaskTable(
         schema, client, parts, lengths, qi_columns, sa_column, sensitive, provider_values, notes
     )
+
+
+def _encodings(described: tuple[Table, _Domain]) -> tuple[EncodedColumn, ...]:
+    """A partition's column encodings, QIs then SA."""
+    table = described[0]
+    return (*table.qi_columns, table.sa_column)
 
 
 def item(seq: Any, index: int) -> Any:
