@@ -222,3 +222,5 @@ def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
     assert read_timings(tmp_path) == {"a": 1.2, "b": 3.0}  # one decimal kept
     (tmp_path / "timings.csv").write_text("not,ours\n1,2\n")
     assert read_timings(tmp_path) != {"not": 2.0}  # a foreign file is not read as timings
+    assert not write_timings(tmp_path, {"a": 1.0})  # nor replaced: kerckhoffs did not write it
+    assert (tmp_path / "timings.csv").read_text() == "not,ours\n1,2\n"

@@ -198,11 +198,22 @@ next parallel run schedules by. The committed ``reproduction/timings.csv`` serve
 working folder."""
 
 
+def _parse_timings(path: Path) -> dict[str, float] | None:
+    """The seconds a timings file records; None when the file is not one (another file of
+    that name, or damaged)."""
+    import csv
+
+    with path.open(newline="") as fh:
+        try:
+            return {r["name"]: float(r["seconds"]) for r in csv.DictReader(fh)}
+        except (KeyError, ValueError, UnicodeDecodeError):
+            return None
+
+
 def read_timings(out_dir: Path) -> dict[str, float]:
     """The seconds per experiment recorded in ``out_dir`` (else in the committed
     ``reproduction/``, when this is a source checkout); empty when none is found."""
     import contextlib
-    import csv
 
     from kerckhoffs.experiments.base import examples_dir
 
@@ -210,36 +221,31 @@ def read_timings(out_dir: Path) -> dict[str, float]:
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
         candidates.append(examples_dir().parent / "reproduction" / TIMINGS)
     for path in candidates:
-        if path.is_file():
-            with path.open(newline="") as fh:
-                try:
-                    return {r["name"]: float(r["seconds"]) for r in csv.DictReader(fh)}
-                except (KeyError, ValueError):
-                    continue  # not ours, or damaged: schedule by points
+        found = _parse_timings(path) if path.is_file() else None
+        if found is not None:
+            return found
     return {}
 
 
-def write_timings(out_dir: Path, seconds: dict[str, float]) -> None:
+def write_timings(out_dir: Path, seconds: dict[str, float]) -> bool:
     """Record ``seconds`` in ``out_dir/timings.csv``, keeping the entries of experiments not
-    run this time."""
+    run this time. A file of that name that is not a timings file is left as it is (False):
+    kerckhoffs replaces only what it wrote."""
     import csv
 
     from kerckhoffs.data.io import atomic_file
 
     path = out_dir / TIMINGS
-    merged: dict[str, float] = {}
-    if path.is_file():
-        with path.open(newline="") as fh:
-            try:
-                merged = {r["name"]: float(r["seconds"]) for r in csv.DictReader(fh)}
-            except (KeyError, ValueError):
-                merged = {}
-    merged.update(seconds)
+    before = (_parse_timings(path) if path.is_file() else None) if path.exists() else {}
+    if before is None:
+        return False
+    merged = before | seconds
     with atomic_file(path) as tmp, Path(tmp).open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["name", "seconds"])
         for name in sorted(merged):
             w.writerow([name, f"{merged[name]:.1f}"])
+    return True
 
 
 def _run_parallel(
@@ -277,7 +283,11 @@ def _run_parallel(
             run_many(bundles, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
                      on_done=on_done)  # fmt: skip
         finally:
-            write_timings(out_dir, took)
+            if not write_timings(out_dir, took):
+                progress.console.print(
+                    f"note: {out_dir / TIMINGS} is not a timings file kerckhoffs wrote; left "
+                    "as it is (the next run schedules by points)"
+                )
 
 
 def register(app: typer.Typer) -> None:
