@@ -111,7 +111,10 @@ class Setting:
     params: dict[str, Any]
 
 
-def _setting(models: list[PrivacyModel], name: str) -> Setting:
+def setting_from_models(models: list[PrivacyModel], name: str) -> Setting:
+    """The coordinator's setting for algorithm ``name`` from its models: one m-privacy model
+    (its constraint C, or the other models' conjunction when it has none) and the models given
+    beside it. One-line :class:`~kerckhoffs.errors.ParameterError` for anything else."""
     refuse_others(models, ACCEPTED, name)
     mp = pick(models, MPrivacy, name)
     if mp is None:
@@ -583,7 +586,7 @@ def _run(
     stats: dict[str, Any] | None,
     **options: Any,
 ) -> Release:
-    setting = _setting(models, name)
+    setting = setting_from_models(models, name)
     if providers is None:
         providers = LocalProviders(table)
     group = coordinate(providers, setting, provider_aware=provider_aware, stats=stats, **options)
@@ -672,4 +675,10 @@ def provider_aware(
     )  # fmt: skip
 
 
-__all__ = ["Setting", "coordinate", "mondrian_mprivacy", "provider_aware"]
+__all__ = [
+    "Setting",
+    "coordinate",
+    "mondrian_mprivacy",
+    "provider_aware",
+    "setting_from_models",
+]

@@ -227,9 +227,15 @@ class LocalProviders:
     """All providers in this process, over one pooled :class:`~kerckhoffs.data.table.Table`
     with a provider column (spec 8, "toolkit simulation"). Internally the active rows are kept
     sorted per QI by (node, code, row) and once by (node, provider, SA, row); each active node
-    is one contiguous segment of every order, in the same segment order."""
+    is one contiguous segment of every order, in the same segment order.
 
-    def __init__(self, table: Table) -> None:
+    ``pooled`` (the default) says the table holds every provider's records, so every active
+    box holds records and a cut that leaves one side empty is a coordinator error (raised).
+    ``pooled=False`` is one provider's (or site's) slice, as a distributed back-end holds it
+    (:mod:`kerckhoffs.engines.dask_providers`): a box may hold none of its records and a cut
+    may send them all to one side."""
+
+    def __init__(self, table: Table, *, pooled: bool = True) -> None:
         if table.provider is None:
             raise ParameterError(
                 "m-privacy needs to know which provider each row came from: give the table a "
@@ -250,9 +256,11 @@ class LocalProviders:
         rows = np.arange(self.n, dtype=np.int64)
         self._perms = [rows[_stable_sort(self.qi[:, j])] for j in range(self.d)]
         self._perms.append(rows[_stable_sort(self.provider * self.n_sa + self.sa)])
-        self._seg_node = np.zeros(1 if self.n else 0, dtype=np.int64)
-        self._sizes = np.array([self.n] if self.n else [], dtype=np.int64)
-        self._seg_of: dict[int, int] = {0: 0} if self.n else {}
+        self.pooled = pooled
+        root = bool(self.n) or not pooled
+        self._seg_node = np.zeros(1 if root else 0, dtype=np.int64)
+        self._sizes = np.array([self.n] if root else [], dtype=np.int64)
+        self._seg_of: dict[int, int] = {0: 0} if root else {}
         self._cells: tuple[np.ndarray, ...] | None = None
 
     # accounting
@@ -280,16 +288,18 @@ class LocalProviders:
             p = self._perms[self.d]
             n_act = p.size
             key = self.provider[p] * self.n_sa + self.sa[p]
+            starts, filled = self._starts, self._sizes > 0  # a slice may hold empty boxes
             change = np.ones(n_act, dtype=bool)
             if n_act:
                 change[1:] = key[1:] != key[:-1]
-                change[self._starts] = True
+                change[starts[filled]] = True
             first = np.flatnonzero(change)
             cell_of_pos = np.cumsum(change) - 1
             cell_size = np.diff(np.append(first, n_act))
             seg_of_pos = np.repeat(np.arange(self._sizes.size), self._sizes)
             cell_seg = seg_of_pos[first]
-            seg_first = cell_of_pos[self._starts] if n_act else np.zeros(0, np.int64)
+            seg_first = np.zeros(self._sizes.size, dtype=np.int64)
+            seg_first[filled] = cell_of_pos[starts[filled]]
             seg_cells = np.bincount(cell_seg, minlength=self._sizes.size)
             cell_of_row = np.full(self.n, -1, dtype=np.int64)
             cell_of_row[p] = cell_of_pos
@@ -395,7 +405,7 @@ class LocalProviders:
         new_starts = exclusive_cumsum(sizes)
         nl = np.bincount(np.repeat(np.arange(cut_seg.size), sizes), weights=is_left[rows],
                          minlength=cut_seg.size).astype(np.int64)  # fmt: skip
-        if ((nl == 0) | (nl == sizes)).any():
+        if self.pooled and ((nl == 0) | (nl == sizes)).any():
             raise ParameterError("a cut must leave records on both sides")
         seg_rep = np.repeat(np.arange(cut_seg.size), sizes)
         base = new_starts[seg_rep]
