@@ -68,10 +68,52 @@ def test_anonymize_and_check_on_dask(
     assert f"{table.n:,} rows, {expected[0].group_ok.size:,} groups" in stdout
 
 
+PROVIDER_SCHEMA = SCHEMA + 'site = { role = "provider" }\n'
+
+
+def published_groups(folder: Path) -> list[tuple[tuple[str, ...], ...]]:
+    """Each group of a release as the sorted tuple of its published rows (cells and SA), the
+    groups sorted: what two releases of the same partition share whatever their group ids."""
+    frame = pd.read_parquet(sorted(folder.glob("release*.parquet")))
+    rows = frame.drop(columns="group").astype(str).apply(tuple, axis=1)
+    return sorted(tuple(sorted(g)) for _, g in rows.groupby(frame["group"]))
+
+
+def test_provider_aware_on_dask_publishes_the_in_memory_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Paper 003's coordinator with one site per provider on the workers: the same groups and
+    cells as the in-memory run, checked (m-privacy from the partitions' providers) and sealed."""
+    folder, schema, df = data(tmp_path)
+    rng = np.random.default_rng(8)
+    sites = rng.choice(["north", "south", "east"], len(df), p=[0.5, 0.3, 0.2])
+    for f in folder.glob("*.parquet"):
+        f.unlink()
+    df = df.assign(site=sites)
+    for i, rows in enumerate(np.array_split(np.arange(len(df)), 3)):
+        df.iloc[rows].to_parquet(folder / f"part-{i}.parquet")
+    schema.write_text(PROVIDER_SCHEMA)
+    df.to_csv(tmp_path / "all.csv", index=False)
+    args = ["-s", schema, "-a", "provider-aware", "-m", "m-privacy=1", "-m", "k=6"]
+    code, _, err = run_cli(monkeypatch, capsys, "anonymize", tmp_path / "all.csv", *args,
+                           "-o", tmp_path / "direct")  # fmt: skip
+    assert code == 0, err
+    dask = ["--engine", "dask", "--workers", "2"]
+    code, stdout, err = run_cli(monkeypatch, capsys, "anonymize", folder, *args, "-o",
+                                tmp_path / "dask", *dask)  # fmt: skip
+    assert code == 0, err
+    assert "3 providers on 2 worker(s) answered" in stdout
+    assert published_groups(tmp_path / "dask") == published_groups(tmp_path / "direct")
+    assert len(published_groups(tmp_path / "dask")) > 5
+    back = Release.from_published(tmp_path / "dask")
+    assert "site" not in pd.read_parquet(tmp_path / "dask" / "release-00000.parquet").columns
+    assert back.provenance.parameters["m"] == 1 and back.provenance.parameters["k"] == 6
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-a", "hilb", "-m", "l=2"], "the Dask engine runs mondrian and mondrian+"),
+        (["-a", "hilb", "-m", "l=2"], "the Dask engine runs mondrian, mondrian+, provider-aware"),
         (
             ["-a", "mondrian", "-m", "k=5", "--seed", "1"],
             "--seed: not available with --engine dask",

@@ -22,7 +22,8 @@ Steps: (1) per partition, each group's code bounds, size and SA hash, summed on 
 into the published numbering; (2) rows shuffled by published id to one task per part, which
 writes its part into the staging directory; (3) the parts are read back on the workers and
 every model evaluated from their ``(group, SA)`` counts alone (:func:`evaluate_pieces`), not
-from the algorithm's arrays; (4) only when every model holds is ``release.json`` sealed and
+from the algorithm's arrays (m-privacy, which reads the providers the files do not show, from
+the partitions' ``(group, provider, SA)`` counts); (4) only when every model holds is ``release.json`` sealed and
 the staging directory renamed onto ``--out``. A failed check leaves nothing.
 
 Output on a multi-machine cluster: every worker writes its parts into the staging directory,
@@ -211,10 +212,6 @@ def write_dask_release(
     from kerckhoffs.data.output import output_directory
 
     models = list(models)
-    if any(m.needs_providers for m in models):
-        raise PrivacyCheckFailed(
-            "m-privacy needs each row's provider, which a Dask release does not check yet"
-        )
     client = dt.client
     n_groups, d = groups.n_groups, dt.d
     stats = client.gather(
@@ -265,7 +262,7 @@ def write_dask_release(
         del shuffled, written
         if rows != dt.n:
             raise PrivacyCheckFailed(f"the parts hold {rows} rows, the table {dt.n}")
-        results = _check_files(dt, models, tmp, n_parts, n_groups)
+        results = _check_files(dt, models, groups, tmp, n_parts, n_groups)
         failed = [r for r in results if not r.satisfied]
         if failed:
             raise PrivacyCheckFailed(
@@ -292,9 +289,32 @@ def write_dask_release(
 
 
 def _check_files(
+    dt: DaskTable,
+    models: list[PrivacyModel],
+    groups: DaskGroups,
+    folder: Path,
+    n_parts: int,
+    n_groups: int,
+) -> list[ModelResult]:
+    """Every model evaluated on the written parts alone (module docstring, step 3), except
+    m-privacy: the files carry no provider (paper 003's release publishes none), so a model
+    that reads providers is evaluated from the partitions' ``(group, provider, SA)`` counts
+    under the same groups (:func:`~kerckhoffs.engines.dask_check.check_dask`)."""
+    from kerckhoffs.engines.dask_check import check_dask
+
+    on_files = [m for m in models if not m.needs_providers]
+    with_providers = [m for m in models if m.needs_providers]
+    by_model = dict(zip(on_files, _check_file_models(dt, on_files, folder, n_parts, n_groups),
+                        strict=True))  # fmt: skip
+    if with_providers:
+        checked = check_dask(dt, with_providers, groups.groups, n_groups).results
+        by_model.update(zip(with_providers, checked, strict=True))
+    return [by_model[m] for m in models]
+
+
+def _check_file_models(
     dt: DaskTable, models: list[PrivacyModel], folder: Path, n_parts: int, n_groups: int
 ) -> list[ModelResult]:
-    """Every model evaluated on the written parts alone (module docstring, step 3)."""
     client = dt.client
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
     bounds = slice_bounds(n_groups, dt.n_sa, workers)
