@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import numpy as np
 import pandas as pd
@@ -77,6 +77,11 @@ __all__ = [
     "measure",
     "read_release",
 ]
+
+if TYPE_CHECKING:
+    from dask.dataframe import DataFrame as DaskFrame
+
+    from kerckhoffs.engines.dask_run import DaskRelease
 
 ModelLike: TypeAlias = str | PrivacyModel
 """A privacy model as an object (``KAnonymity(5)``) or as the command line writes it
@@ -183,6 +188,23 @@ def _table(data: DataLike | Table, schema: Schema) -> Table:
 
 
 # -- anonymize -------------------------------------------------------------------------------
+@overload
+def anonymize(
+    data: DaskFrame,
+    quasi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    algorithm: str,
+    models: ModelLike | Iterable[ModelLike],
+    schema: Schema | str | Path | None = None,
+    hierarchies: Mapping[str, HierarchyLike] | None = None,
+    seed: Seed = None,
+    scheme: Scheme | str | None = None,
+    **options: Any,
+) -> DaskRelease: ...
+
+
+@overload
 def anonymize(
     data: DataLike,
     quasi: Sequence[str] | None = None,
@@ -195,12 +217,31 @@ def anonymize(
     seed: Seed = None,
     scheme: Scheme | str | None = None,
     **options: Any,
-) -> Release:
+) -> Release: ...
+
+
+def anonymize(
+    data: DataLike | DaskFrame,
+    quasi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    algorithm: str,
+    models: ModelLike | Iterable[ModelLike],
+    schema: Schema | str | Path | None = None,
+    hierarchies: Mapping[str, HierarchyLike] | None = None,
+    seed: Seed = None,
+    scheme: Scheme | str | None = None,
+    **options: Any,
+) -> Release | DaskRelease:
     """Anonymize ``data`` with ``algorithm`` so that every model holds; return the release.
 
-    ``data``: a DataFrame (or a CSV/Parquet path). Columns are named by ``quasi`` and
-    ``sensitive`` (kinds inferred; ``hierarchies`` maps a QI to an ARX-format hierarchy file,
-    a :class:`~kerckhoffs.data.hierarchy.Hierarchy` or column options such as
+    ``data``: a DataFrame (or a CSV/Parquet path), or a Dask DataFrame: then the work runs on
+    the current ``dask.distributed`` client's workers (``mondrian``, ``mondrian+``,
+    ``provider-aware``, ``mondrian-mprivacy``; :mod:`kerckhoffs.engines.dask_run`) and a
+    :class:`~kerckhoffs.engines.dask_run.DaskRelease` comes back, its rows still on the
+    workers (``.write(dir)`` publishes it, checked from the files). Columns are named by
+    ``quasi`` and ``sensitive`` (kinds inferred; ``hierarchies`` maps a QI to an ARX-format
+    hierarchy file, a :class:`~kerckhoffs.data.hierarchy.Hierarchy` or column options such as
     ``{"widths": [5, 10, 20]}``), or by a ``schema``. ``algorithm``: a registered name
     (``kerckhoffs algorithms`` lists them, e.g. ``"mondrian"``, ``"mondrian++"``, ``"anatomy"``,
     ``"hilb++strict"``). ``models``: ``["k=5", "l=3"]`` or model objects. ``seed``: ``None``
@@ -235,8 +276,50 @@ def anonymize(
             KnownSeedWarning,
             stacklevel=2,
         )
+    if _is_dask_frame(data):
+        return _anonymize_dask(data, sch, algorithm, chosen, scheme, options)
     table = _table(data, sch)
     return anonymize_table(table, algorithm, chosen, seed=seed, scheme=scheme, options=options)
+
+
+def _is_dask_frame(data: object) -> bool:
+    """A Dask DataFrame, told without importing Dask (an optional extra)."""
+    return type(data).__module__.startswith("dask.") and hasattr(data, "to_delayed")
+
+
+def _anonymize_dask(
+    ddf: Any,
+    schema: Schema,
+    algorithm: str,
+    models: list[PrivacyModel],
+    scheme: Scheme | str | None,
+    options: Mapping[str, Any],
+) -> DaskRelease:
+    """:func:`anonymize` of a Dask DataFrame on the current client's workers."""
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover - dask without distributed
+        raise ParameterError(
+            "a Dask DataFrame needs dask.distributed: pip install 'kerckhoffs[dask]'"
+        ) from None
+    from kerckhoffs.engines.dask_run import run_dask
+    from kerckhoffs.engines.dask_table import encode_dask
+
+    if scheme is not None and str(scheme) != Scheme.GENERALIZATION.value:
+        raise ParameterError(f"on Dask, {algorithm} publishes by generalization, not {scheme!r}")
+    try:
+        client = get_client()
+    except ValueError:
+        raise ParameterError(
+            "a Dask DataFrame is anonymized on a dask.distributed client's workers: start one "
+            "first (distributed.Client() for this machine, Client('tcp://host:8786') for a "
+            "cluster)"
+        ) from None
+    from kerckhoffs.algorithms import get
+
+    get(algorithm)  # an unknown name: one line naming the known ones
+    dt = encode_dask(ddf, schema, client)
+    return run_dask(dt, algorithm, models, options)
 
 
 def anonymize_table(

@@ -11,7 +11,6 @@ from kerckhoffs.cli_output import out, print_results, progress_bar
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError
 
-DASK_ALGORITHMS = ("mondrian", "mondrian+", "provider-aware", "mondrian-mprivacy")
 ENGINES = ("memory", "dask")
 
 
@@ -54,29 +53,14 @@ def anonymize_dask(
     added here)."""
     from kerckhoffs.cli_options import parse_options
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
-    from kerckhoffs.engines.dask_mondrian import mondrian_dask
-    from kerckhoffs.engines.dask_release import write_dask_release
+    from kerckhoffs.engines.dask_run import ALGORITHMS, run_dask
     from kerckhoffs.engines.dask_table import encode_dask
-    from kerckhoffs.models import combine_m_privacy, parse_model
-    from kerckhoffs.release import Provenance
+    from kerckhoffs.models import parse_model
 
-    if algorithm not in DASK_ALGORITHMS:
-        raise InputError(
-            f"--algorithm {algorithm}: the Dask engine runs {', '.join(DASK_ALGORITHMS)}"
-        )
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"--algorithm {algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
     models = [parse_model(m) for m in models_text]
     options = parse_options(options_text)
-    by_providers = algorithm not in ("mondrian", "mondrian+")
-    if by_providers:
-        from kerckhoffs.algorithms import get
-
-        get(algorithm).check_options(options)
-        models = combine_m_privacy(models)
-    else:
-        unknown = sorted(set(options) - {"median", "cuts"})
-        if unknown:
-            raise InputError(f"-O {unknown[0]}: {algorithm} on Dask takes median and cuts")
-    median, cuts = str(options.get("median", "lower")), str(options.get("cuts", "strict"))
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
     protect = [*files, *protect]
@@ -87,49 +71,20 @@ def anonymize_dask(
         dt = encode_dask(dd.read_parquet([str(f) for f in files]), sch, client)
         for note in dt.notes:
             out.print(f"note: {note}")
-        if by_providers:
-            groups = _by_providers(dt, models, algorithm, options)
-        else:
-            with progress_bar(transient=True) as progress:
-                task = progress.add_task("Mondrian, level 0", total=None)
+        with progress_bar(transient=True) as progress:
+            task = progress.add_task(f"{algorithm}, level 0", total=None)
 
-                def level(depth: int, open_groups: int) -> None:
-                    progress.update(
-                        task, description=f"Mondrian, level {depth}: {open_groups:,} open group(s)"
-                    )
+            def level(depth: int, open_groups: int) -> None:
+                progress.update(
+                    task, description=f"{algorithm}, level {depth}: {open_groups:,} open group(s)"
+                )
 
-                groups = mondrian_dask(
-                    dt, models, plus=algorithm == "mondrian+", median=median, cuts=cuts,
-                    progress=level,
-                )  # fmt: skip
-            out.print(
-                f"{dt.n:,} rows in {groups.n_groups:,} groups "
-                f"({groups.levels} levels on the partitions)"
-            )
-        results = write_dask_release(
-            dt, groups, models, out_dir, Provenance(algorithm, groups.params),
-            overwrite=overwrite, protect=protect,
-        )  # fmt: skip
+            # checked once, from the written files (write_dask_release), not twice
+            release = run_dask(dt, algorithm, models, options, progress=level, verify=False)
+        out.print(f"{dt.n:,} rows in {release.n_groups:,} groups ({'; '.join(release.notes)})")
+        results = release.write(out_dir, overwrite=overwrite, protect=protect)
     print_results(results)
     out.print(f"wrote {out_dir}")
-
-
-def _by_providers(dt: Any, models: list[Any], algorithm: str, options: dict[str, Any]) -> Any:
-    """Paper 003's coordinator over one site per provider; prints what crossed."""
-    from kerckhoffs.engines.dask_providers import mprivacy_dask
-
-    with progress_bar(transient=True) as progress:
-        progress.add_task(f"{algorithm}: the coordinator asks the providers", total=None)
-        groups, providers = mprivacy_dask(dt, models, algorithm, **options)
-    counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]
-    queries = len(counted) // max(providers.n_providers, 1)
-    out.print(
-        f"{dt.n:,} rows in {groups.n_groups:,} groups ({groups.levels} levels); "
-        f"{providers.n_providers} providers on {len(set(providers.workers))} worker(s) answered "
-        f"{queries:,} count queries ({sum(r.bytes for r in counted) / 1e3:,.1f} KB of counts, "
-        "no record), then submitted their generalized records"
-    )
-    return groups
 
 
 def check_dask_cli(

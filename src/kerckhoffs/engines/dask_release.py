@@ -23,8 +23,9 @@ into the published numbering; (2) rows shuffled by published id to one task per 
 writes its part into the staging directory; (3) the parts are read back on the workers and
 every model evaluated from their ``(group, SA)`` counts alone (:func:`evaluate_pieces`), not
 from the algorithm's arrays (m-privacy, which reads the providers the files do not show, from
-the partitions' ``(group, provider, SA)`` counts); (4) only when every model holds is ``release.json`` sealed and
-the staging directory renamed onto ``--out``. A failed check leaves nothing.
+the partitions' ``(group, provider, SA)`` counts); (4) only when every model holds is
+``release.json`` sealed and the staging directory renamed onto ``--out``. A failed check
+leaves nothing.
 
 Output on a multi-machine cluster: every worker writes its parts into the staging directory,
 so ``--out`` must be on a file system all workers share (as the input Parquet files are).

@@ -1,0 +1,140 @@
+"""The anonymization pipeline on Dask, shared by ``kh.anonymize(ddf, ...)`` and ``kerckhoffs
+anonymize --engine dask``: the algorithm picked and its options checked before any work, the
+partition found on the workers, and a :class:`DaskRelease` that is checked before it is handed
+back and again from its files when it is written (fail closed, as the in-memory pipeline of
+:mod:`kerckhoffs.api`).
+
+Algorithms: ``mondrian`` and ``mondrian+`` (:mod:`kerckhoffs.engines.dask_mondrian`; options
+``median`` and ``cuts``), ``provider-aware`` and ``mondrian-mprivacy`` (paper 003, one site per
+provider: :mod:`kerckhoffs.engines.dask_providers`; the in-memory algorithms' options). All four
+are deterministic: there is no random choice to keep secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kerckhoffs.engines.dask_mondrian import DaskGroups
+from kerckhoffs.engines.dask_table import DaskTable
+from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
+from kerckhoffs.models import ModelResult, PrivacyModel, combine_m_privacy
+from kerckhoffs.release import Provenance
+
+__all__ = ["ALGORITHMS", "DaskRelease", "run_dask"]
+
+MONDRIAN = ("mondrian", "mondrian+")
+PROVIDERS = ("provider-aware", "mondrian-mprivacy")
+ALGORITHMS = (*MONDRIAN, *PROVIDERS)
+
+
+@dataclass(eq=False)
+class DaskRelease:
+    """A generalization release whose rows stay on the Dask workers: the encoded table, the
+    group of every row (one future per partition), the models it was made for and what the
+    release records of the run. ``write(dir)`` publishes it as Parquet parts plus
+    ``release.json``, checked from the written files first; ``check()`` evaluates models on
+    the workers. ``notes`` says what else happened (a provider run's message count)."""
+
+    table: DaskTable
+    groups: DaskGroups
+    models: tuple[PrivacyModel, ...]
+    provenance: Provenance
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Rows published."""
+        return self.table.n
+
+    @property
+    def n_groups(self) -> int:
+        return self.groups.n_groups
+
+    def __repr__(self) -> str:
+        return (
+            f"DaskRelease({self.provenance.algorithm}, n={self.n}, groups={self.n_groups}, "
+            f"models={list(self.models)!r})"
+        )
+
+    def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """Evaluate ``models`` (default: the release's) on its groups, on the workers."""
+        from kerckhoffs.engines.dask_check import check_dask
+
+        chosen = list(self.models if models is None else models)
+        return check_dask(self.table, chosen, self.groups.groups, self.n_groups).results
+
+    def write(
+        self, out_dir: str | Path, *, overwrite: bool = False, protect: Sequence[str | Path] = ()
+    ) -> list[ModelResult]:
+        """Write the release to ``out_dir`` (Parquet parts and ``release.json``) if every model
+        holds on the written files; raises :class:`~kerckhoffs.errors.PrivacyCheckFailed`
+        and leaves nothing otherwise (:func:`~kerckhoffs.engines.dask_release.
+        write_dask_release`). ``overwrite`` replaces an earlier kerckhoffs release there, never
+        a folder holding the input or a path in ``protect``."""
+        from kerckhoffs.engines.dask_release import write_dask_release
+
+        return write_dask_release(
+            self.table, self.groups, self.models, out_dir, self.provenance,
+            overwrite=overwrite, protect=protect,
+        )  # fmt: skip
+
+
+def run_dask(
+    dt: DaskTable,
+    algorithm: str,
+    models: Sequence[PrivacyModel],
+    options: Mapping[str, Any] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    verify: bool = True,
+) -> DaskRelease:
+    """Run ``algorithm`` on ``dt`` for ``models`` and return the release, checked on the
+    workers (``verify``) before it is returned. ``progress(level, open_groups)`` is called per
+    Mondrian level. Unknown algorithms and options are refused in one line before any work."""
+    from kerckhoffs.algorithms import get
+
+    if algorithm not in ALGORITHMS:
+        raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
+    opts = dict(options or {})
+    models = list(models)
+    if not models:
+        raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+    notes: list[str] = []
+    if algorithm in MONDRIAN:
+        from kerckhoffs.engines.dask_mondrian import mondrian_dask
+
+        unknown = sorted(set(opts) - {"median", "cuts"})
+        if unknown:
+            raise ParameterError(
+                f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts"
+            )
+        groups = mondrian_dask(
+            dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
+            cuts=str(opts.get("cuts", "strict")), progress=progress,
+        )  # fmt: skip
+        notes.append(f"{groups.levels} levels on the partitions")
+    else:
+        from kerckhoffs.engines.dask_providers import mprivacy_dask
+
+        get(algorithm).check_options(opts)
+        models = combine_m_privacy(models)
+        groups, providers = mprivacy_dask(dt, models, algorithm, **opts)
+        counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]
+        queries = len(counted) // max(providers.n_providers, 1)
+        notes.append(
+            f"{groups.levels} levels; {providers.n_providers} providers on "
+            f"{len(set(providers.workers))} worker(s) answered {queries:,} count queries "
+            f"({sum(r.bytes for r in counted) / 1e3:,.1f} KB of counts, no record), then "
+            "submitted their generalized records"
+        )
+    release = DaskRelease(dt, groups, tuple(models), Provenance(algorithm, groups.params), notes)
+    if verify:
+        failed = [r for r in release.check() if not r.satisfied]
+        if failed:
+            raise PrivacyCheckFailed(
+                "the partition does not hold: " + "; ".join(r.summary() for r in failed)
+            )
+    return release
