@@ -17,7 +17,8 @@ Recorded: wall and client CPU seconds (medians of ``--repeat`` runs after one wa
 CPU is not in the client's), levels, queries, and per provider the bytes of its replies before
 the submission (counts), of its submission ((group, SA) pairs: the release) and of its own
 records as int32 codes (QIs and SA) for scale. Writes ``results/dask_providers.csv`` and
-``.png``. Run: ``python benchmarks/bench_dask_providers.py [--repeat 3]``.
+``.png``. Run: ``python benchmarks/bench_dask_providers.py [--repeat 3]``; ``--plot-only``
+redraws the plot from the CSV.
 """
 
 from __future__ import annotations
@@ -165,8 +166,11 @@ def plot(df: pd.DataFrame, per_provider: dict[str, tuple[list[float], list[float
     ax.set_title("Adult, 10 providers, m=3 k=30 distinct l=4", fontsize=9)
     ax.legend(fontsize=8)
     ax = axes[1]
+    top = 0.0
     for algorithm, (counts, own) in per_provider.items():
         ax.scatter(own, counts, label=f"{algorithm}: counts sent")
+        top = max(top, *counts, *own)
+    ax.plot([0, top], [0, top], "--", color="gray", linewidth=1, label="as many KB as its records")
     ax.set_xlabel("the provider's own records, KB (int32 codes)")
     ax.set_ylabel("KB of counts the provider sent")
     ax.set_title("per provider, before the submission", fontsize=9)
@@ -177,4 +181,10 @@ def plot(df: pd.DataFrame, per_provider: dict[str, tuple[list[float], list[float
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["--plot-only"]:  # redraw from the committed CSV
+        saved = pd.read_csv(RESULTS / "dask_providers.csv")
+        plot(saved, counts_by_algorithm(saved))
+    else:
+        main()

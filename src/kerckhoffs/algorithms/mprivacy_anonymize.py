@@ -39,18 +39,17 @@ partition is (m-privacy of EG-monotonic C is EG-monotonic within a group's provi
 merge of m-private groups is m-private), so the algorithms raise instead of publishing the
 non-m-private table Algorithm 2 would output.
 
-**Provider interface** (spec 8, item 7 of issue 12): the coordinator here drives the
-partitioning only through :class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA
-histograms, code histograms, cuts, the final submission); it never reads a record. The
-provider cut's halves come from the node's per-provider histograms without asking anyone.
-The tree is processed level by level: one ``codes_in_box`` per QI and one ``hist_in_box``
-for every candidate half of the level, then one batched m-privacy check of all halves with
-the exact vectorized verifier (:mod:`kerckhoffs.mprivacy.exact`), or half by half with a
-per-group verifier (``verifier=`` any name of :data:`kerckhoffs.mprivacy.verify.VERIFIERS`,
-for the experiments that count oracle calls). The verifiers are exact, so the partition does
-not depend on the verifier (property P16); the baseline with a per-group verifier checks the
-cuts in its order and stops at the first allowable one, and a half is not checked when its
-sibling failed.
+**Provider interface** (spec 8, "reduced-disclosure coordinator"): the coordinator here drives
+the partitioning only through :class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA
+histograms, code histograms, cuts, the final submission); it never reads a record. The provider
+cut's halves come from the node's per-provider histograms without asking anyone. The tree is
+processed level by level: one ``codes_in_boxes`` for every QI and one ``hist_in_box`` for every
+candidate half of the level, then one batched m-privacy check of all halves with the exact
+vectorized verifier (:mod:`kerckhoffs.mprivacy.exact`), or half by half with a per-group
+verifier (``verifier=`` any name of :data:`kerckhoffs.mprivacy.verify.VERIFIERS`, for the
+experiments that count oracle calls). The verifiers are exact, so the partition does not depend
+on the verifier (property P16); the baseline with a per-group verifier checks the cuts in its
+order and stops at the first allowable one, and a half is not checked when its sibling failed.
 
 The provider column is a partitioning dimension only (resolution R19): the release publishes
 the QIs and the SA, and its provenance holds public parameters only (no provider ids, no
@@ -341,8 +340,7 @@ def coordinate(
         with clock.phase("cut points"):
             thr = np.full((n_nodes, d), -1, dtype=np.int64)
             norm = np.zeros((n_nodes, d), dtype=np.float64)
-            for j in range(d):
-                cc = providers.codes_in_box(nodes, j)
+            for j, cc in enumerate(providers.codes_in_boxes(nodes, range(d))):
                 thr[:, j], lo, hi = _cut_points(cc.box, cc.code, cc.count, n_nodes, cut)
                 if widths[j] > 0:
                     norm[:, j] = (hi - lo) / widths[j]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,8 @@ from kerckhoffs.mprivacy.providers import (
     Histograms,
     LocalProviders,
     Submission,
+    exclusive_cumsum,
+    ranges,
 )
 
 __all__ = ["ALGORITHMS", "DaskProviders", "Reply", "mprivacy_dask"]
@@ -104,8 +107,74 @@ def _site(shell: Table, provider: int, *pieces: _Piece) -> _Site:
     return _Site(LocalProviders(table, pooled=False), part_of, at)
 
 
-def _ask(site: _Site, name: str, args: tuple[Any, ...]) -> Any:
-    return getattr(site.back, name)(*args)
+@dataclass(frozen=True, eq=False)
+class _Wire:
+    """A reply as it crosses: a few arrays in the smallest integer types their public bounds
+    allow (box indices by the query's size, SA values and codes by their domains) and counts in
+    uint32 (uint64 for a provider of 2^32 records or more), so a reply's size depends on the
+    query and on how many cells are nonzero, not on the counts. The provider's id is not sent
+    (the coordinator knows whom it asked)."""
+
+    arrays: dict[str, np.ndarray]
+    n_boxes: int
+
+    @property
+    def entries(self) -> int:
+        """Nonzero cells sent (the count arrays' lengths), or records (a submission)."""
+        counted = [v.size for k, v in self.arrays.items() if k.startswith("count")]
+        return sum(counted) if counted else next(iter(self.arrays.values())).size
+
+
+def _small(x: np.ndarray, bound: int) -> np.ndarray:
+    """``x`` (values in ``[0, bound)``) in the smallest unsigned type holding ``bound - 1``."""
+    return np.asarray(x).astype(np.min_scalar_type(max(int(bound) - 1, 0)))
+
+
+def _counts(site: _Site, x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.uint32 if site.back.n < 2**32 else np.uint64)
+
+
+def _hist(site: _Site, boxes: Boxes, halves: bool) -> _Wire:
+    """SA histograms of the site's records in ``boxes``. For ``halves`` (box ``2i`` the left,
+    ``2i + 1`` the right half of a cut of one node) the left halves and each distinct node's
+    whole histogram are sent; the coordinator takes right = whole - left (about half the
+    cells when every node has several candidate cuts)."""
+    back, n_sa = site.back, site.back.n_sa
+    if not halves:
+        h = back.hist_in_box(boxes)
+        return _Wire({"box": _small(h.box, len(boxes)), "sa": _small(h.sa, n_sa),
+                      "count": _counts(site, h.count)}, len(boxes))  # fmt: skip
+    pairs = len(boxes) // 2
+    left = back.hist_in_box(Boxes(boxes.node[0::2], boxes.attr[0::2], boxes.upper[0::2],
+                                  boxes.right[0::2]))  # fmt: skip
+    nodes = np.unique(boxes.node[0::2])
+    whole = back.hist_in_box(Boxes.whole(nodes))
+    return _Wire(
+        {
+            "box": _small(left.box, pairs), "sa": _small(left.sa, n_sa),
+            "count": _counts(site, left.count), "node": _small(whole.box, nodes.size),
+            "node_sa": _small(whole.sa, n_sa), "count_node": _counts(site, whole.count),
+        },
+        len(boxes),
+    )  # fmt: skip
+
+
+def _box_counts(site: _Site, boxes: Boxes) -> _Wire:
+    c = site.back.count_in_box(boxes)
+    return _Wire({"box": _small(c.box, len(boxes)), "count": _counts(site, c.count)}, len(boxes))
+
+
+def _codes(site: _Site, nodes: np.ndarray, attrs: list[int]) -> list[_Wire]:
+    out = []
+    for j in attrs:
+        c = site.back.codes_in_box(nodes, j)
+        arrays = {
+            "box": _small(c.box, nodes.size),
+            "code": _small(c.code, site.back.qi_sizes[j]),
+            "count": _counts(site, c.count),
+        }
+        out.append(_Wire(arrays, nodes.size))
+    return out
 
 
 def _split(site: _Site, cuts: Cuts, final: np.ndarray) -> _Site:
@@ -122,8 +191,9 @@ def _submit(site: _Site, leaves: np.ndarray) -> tuple[Submission, np.ndarray]:
     return sub, sub.group.astype(np.int32)
 
 
-def _reply(out: tuple[Submission, np.ndarray]) -> Submission:
-    return out[0]
+def _reply(out: tuple[Submission, np.ndarray], n_groups: int, n_sa: int) -> _Wire:
+    sub = out[0]
+    return _Wire({"group": _small(sub.group, n_groups), "sa": _small(sub.sa, n_sa)}, n_groups)
 
 
 def _part_groups(
@@ -204,54 +274,70 @@ class DaskProviders:
         self.bytes += size * self.n_providers
         self.bytes_by_provider += size
 
-    def _replies(self, futures: list[Any], kind: str, n_boxes: int) -> list[Any]:
+    def _replies(self, futures: list[Any], kind: str) -> list[Any]:
+        """Gather one reply per provider, counting what crossed."""
         out = self.client.gather(futures)
         for p, r in enumerate(out):
             size = len(pickle.dumps(r))
-            entries = int(np.asarray(r.count if hasattr(r, "count") else r.group).size)
+            wires = r if isinstance(r, list) else [r]
             self.messages += 1
             self.bytes += size
             self.bytes_by_provider[p] += size
-            self.replies.append(Reply(p, kind, n_boxes, entries, size))
+            self.replies.append(Reply(p, kind, sum(w.n_boxes for w in wires),
+                                      sum(w.entries for w in wires), size))  # fmt: skip
         return out
 
-    def _query(self, name: str, *args: Any) -> list[Any]:
+    def _ask(self, kind: str, fn: Any, *args: Any) -> list[Any]:
         self._request(*args)
-        n_boxes = len(args[0])
-        futures = [self._on(p, _ask, s, name, args) for p, s in enumerate(self._sites)]
-        return self._replies(futures, name, n_boxes)
+        futures = [self._on(p, fn, s, *args) for p, s in enumerate(self._sites)]
+        return self._replies(futures, kind)
 
     # queries
     def hist_in_box(self, boxes: Boxes) -> Histograms:
         """See :meth:`~kerckhoffs.mprivacy.providers.Providers.hist_in_box`."""
-        parts: list[Histograms] = self._query("hist_in_box", boxes)
-        box = np.concatenate([h.box for h in parts])
-        prov = np.concatenate([h.provider for h in parts])
-        sa = np.concatenate([h.sa for h in parts])
-        cnt = np.concatenate([h.count for h in parts])
+        halves = _are_halves(boxes)
+        wires: list[_Wire] = self._ask("hist_in_box", _hist, boxes, halves)
+        n_sa, parts = self.n_sa, []
+        for p, w in enumerate(wires):
+            a = {k: v.astype(np.int64) for k, v in w.arrays.items()}
+            if halves:
+                box, sa, cnt = _with_right_halves(a, boxes, n_sa)
+            else:
+                box, sa, cnt = a["box"], a["sa"], a["count"]
+            parts.append((box, np.full(box.size, p, np.int64), sa, cnt))
+        box, prov, sa, cnt = (np.concatenate(x) for x in zip(*parts, strict=True))
         order = np.lexsort((sa, prov, box))
         return Histograms(box[order], prov[order], sa[order], cnt[order], len(boxes))
 
     def count_in_box(self, boxes: Boxes) -> Counts:
         """See :meth:`~kerckhoffs.mprivacy.providers.Providers.count_in_box`."""
-        parts: list[Counts] = self._query("count_in_box", boxes)
-        box = np.concatenate([c.box for c in parts])
-        prov = np.concatenate([c.provider for c in parts])
-        cnt = np.concatenate([c.count for c in parts])
+        wires: list[_Wire] = self._ask("count_in_box", _box_counts, boxes)
+        box = np.concatenate([w.arrays["box"].astype(np.int64) for w in wires])
+        cnt = np.concatenate([w.arrays["count"].astype(np.int64) for w in wires])
+        prov = np.repeat(np.arange(len(wires), dtype=np.int64), [w.entries for w in wires])
         order = np.lexsort((prov, box))
         return Counts(box[order], prov[order], cnt[order], len(boxes))
 
     def codes_in_box(self, nodes: np.ndarray, attr: int) -> CodeCounts:
-        """See :meth:`~kerckhoffs.mprivacy.providers.Providers.codes_in_box`: the sites' code
-        histograms summed here."""
+        """See :meth:`~kerckhoffs.mprivacy.providers.Providers.codes_in_box`."""
+        return self.codes_in_boxes(nodes, [attr])[0]
+
+    def codes_in_boxes(self, nodes: np.ndarray, attrs: Sequence[int]) -> list[CodeCounts]:
+        """See :meth:`~kerckhoffs.mprivacy.providers.Providers.codes_in_boxes`: one round trip
+        for every QI; the sites' code histograms are summed here."""
         nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
-        parts: list[CodeCounts] = self._query("codes_in_box", nodes, attr)
-        width = max(self.qi_sizes[attr], 1)
-        key = np.concatenate([c.box * width + c.code for c in parts])
-        cnt = np.concatenate([c.count for c in parts])
-        uniq, inv = np.unique(key, return_inverse=True)
-        total = np.bincount(inv.reshape(-1), weights=cnt).astype(np.int64)
-        return CodeCounts(uniq // width, uniq % width, total, nodes.size)
+        attrs = [int(j) for j in attrs]
+        per_site: list[list[_Wire]] = self._ask("codes_in_box", _codes, nodes, attrs)
+        out = []
+        for i, j in enumerate(attrs):
+            width = max(self.qi_sizes[j], 1)
+            wires = [site[i].arrays for site in per_site]
+            key = np.concatenate([w["box"].astype(np.int64) * width + w["code"] for w in wires])
+            cnt = np.concatenate([w["count"].astype(np.int64) for w in wires])
+            uniq, inv = np.unique(key, return_inverse=True)
+            total = np.bincount(inv.reshape(-1), weights=cnt, minlength=uniq.size)
+            out.append(CodeCounts(uniq // width, uniq % width, total.astype(np.int64), nodes.size))
+        return out
 
     # the tree
     def split(self, cuts: Cuts, final: np.ndarray) -> None:
@@ -265,13 +351,12 @@ class DaskProviders:
         leaves = np.asarray(leaves, dtype=np.int64).reshape(-1)
         self._request(leaves)
         self._submitted = [self._on(p, _submit, s, leaves) for p, s in enumerate(self._sites)]
-        subs: list[Submission] = self._replies(
-            [self._on(p, _reply, f) for p, f in enumerate(self._submitted)],
+        wires: list[_Wire] = self._replies(
+            [self._on(p, _reply, f, leaves.size, self.n_sa) for p, f in enumerate(self._submitted)],
             "generalize_and_submit",
-            leaves.size,
         )
-        group = np.concatenate([s.group for s in subs])
-        sa = np.concatenate([s.sa for s in subs])
+        group = np.concatenate([w.arrays["group"].astype(np.int64) for w in wires])
+        sa = np.concatenate([w.arrays["sa"].astype(np.int64) for w in wires])
         order = np.lexsort((sa, group))
         return Submission(group[order], sa[order])
 
@@ -288,6 +373,50 @@ class DaskProviders:
             ]
             out.append(self.client.submit(_groups_of_part, int(n), i, *pieces, pure=False))
         return out
+
+
+def _are_halves(boxes: Boxes) -> bool:
+    """Whether ``boxes`` are both halves of cuts (:meth:`Boxes.halves`: box ``2i`` the left,
+    ``2i + 1`` the right half of the same node, attribute and threshold)."""
+    n = len(boxes)
+    if n == 0 or n % 2:
+        return False
+    return bool(
+        (boxes.attr >= 0).all()
+        and np.array_equal(boxes.node[0::2], boxes.node[1::2])
+        and np.array_equal(boxes.attr[0::2], boxes.attr[1::2])
+        and np.array_equal(boxes.upper[0::2], boxes.upper[1::2])
+        and not boxes.right[0::2].any()
+        and boxes.right[1::2].all()
+    )
+
+
+def _with_right_halves(
+    a: dict[str, np.ndarray], boxes: Boxes, n_sa: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One site's halves reply expanded: the left halves as sent, the right ones as the node's
+    whole histogram minus the left half; (box, SA, count) sorted by box then SA."""
+    pair_node = boxes.node[0::2]
+    nodes, node_of_pair = np.unique(pair_node, return_inverse=True)
+    size = np.bincount(a["node"], minlength=nodes.size)
+    start = exclusive_cumsum(size)
+    n_of = size[node_of_pair]
+    at = ranges(start[node_of_pair], n_of)  # each pair's node cells
+    pair = np.repeat(np.arange(pair_node.size, dtype=np.int64), n_of)
+    key = pair * n_sa + a["node_sa"][at]
+    left_key = a["box"] * n_sa + a["sa"]  # sorted: the site's reply is sorted by (box, SA)
+    taken = np.zeros(key.size, dtype=np.int64)
+    if left_key.size:
+        idx = np.minimum(np.searchsorted(left_key, key), left_key.size - 1)
+        hit = left_key[idx] == key
+        taken[hit] = a["count"][idx[hit]]
+    right = a["count_node"][at] - taken
+    keep = right > 0
+    box = np.concatenate([2 * a["box"], 2 * pair[keep] + 1])
+    sa = np.concatenate([a["sa"], a["node_sa"][at][keep]])
+    cnt = np.concatenate([a["count"], right[keep]])
+    order = np.lexsort((sa, box))
+    return box[order], sa[order], cnt[order]
 
 
 def mprivacy_dask(

@@ -12,6 +12,7 @@ partitioning by asking the providers for those counts, and never sees a record:
   (sparse ``(box, provider, SA value) -> count`` triples);
 - :meth:`Providers.codes_in_box`: the code histogram of one QI inside each box, summed over
   the providers (the seam where a secure-sum back-end would aggregate);
+  :meth:`Providers.codes_in_boxes` asks for several QIs in one round trip;
 - :meth:`Providers.split`: the coordinator broadcasts the cuts it chose (and which boxes are
   final); each provider moves its own records to the children;
 - :meth:`Providers.generalize_and_submit`: each provider maps its records to the final boxes
@@ -38,6 +39,7 @@ the coordinator receives them.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
@@ -190,6 +192,10 @@ class Providers(Protocol):
 
     def codes_in_box(self, nodes: np.ndarray, attr: int) -> CodeCounts:
         """The code histogram of QI ``attr`` inside each node (summed over providers)."""
+        ...
+
+    def codes_in_boxes(self, nodes: np.ndarray, attrs: Sequence[int]) -> list[CodeCounts]:
+        """:meth:`codes_in_box` for each QI of ``attrs``, in one request (one round trip)."""
         ...
 
     def split(self, cuts: Cuts, final: np.ndarray) -> None:
@@ -374,6 +380,10 @@ class LocalProviders:
         self._count(Boxes.whole(nodes), out)
         return out
 
+    def codes_in_boxes(self, nodes: np.ndarray, attrs: Sequence[int]) -> list[CodeCounts]:
+        """See :meth:`Providers.codes_in_boxes` (counted as one query per QI)."""
+        return [self.codes_in_box(nodes, j) for j in attrs]
+
     # the tree
     def split(self, cuts: Cuts, final: np.ndarray) -> None:
         """See :meth:`Providers.split`."""
@@ -506,7 +516,7 @@ class PickledProviders:
         back = pickle.dumps(reply)
         self.messages += self.n_providers
         self.bytes += len(back)
-        self.replies.append(type(reply))
+        self.replies.extend(type(r) for r in (reply if isinstance(reply, list) else [reply]))
         return pickle.loads(back)
 
     def count_in_box(self, boxes: Boxes) -> Counts:
@@ -520,6 +530,10 @@ class PickledProviders:
     def codes_in_box(self, nodes: np.ndarray, attr: int) -> CodeCounts:
         """See :meth:`Providers.codes_in_box`."""
         return self._call("codes_in_box", nodes, attr)
+
+    def codes_in_boxes(self, nodes: np.ndarray, attrs: Sequence[int]) -> list[CodeCounts]:
+        """See :meth:`Providers.codes_in_boxes`."""
+        return self._call("codes_in_boxes", nodes, list(attrs))
 
     def split(self, cuts: Cuts, final: np.ndarray) -> None:
         """See :meth:`Providers.split`."""
