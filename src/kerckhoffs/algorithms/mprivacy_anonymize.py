@@ -60,7 +60,7 @@ counts). Provider cuts can give groups with overlapping or equal boxes (A32). De
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -292,10 +292,12 @@ def coordinate(
     verifier: str = "exact",
     cut: str = "balanced",
     stats: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """Run the partitioning of spec 3.7 (``provider_aware``) or 3.8 through ``providers``;
     returns the group id of every record (from the providers' submission). Raises
-    :class:`~kerckhoffs.errors.ParameterError` when the whole table is not m-private."""
+    :class:`~kerckhoffs.errors.ParameterError` when the whole table is not m-private.
+    ``progress(level, open_boxes)`` is called before each level."""
     if score not in SCORES:
         raise ParameterError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
     if provider_order not in PROVIDER_ORDERS:
@@ -335,6 +337,8 @@ def coordinate(
     levels = 0
     while nodes.size:
         levels += 1
+        if progress is not None:
+            progress(levels, int(nodes.size))
         n_nodes = nodes.size
         # candidate QI cuts: one per (node, QI) from the code histograms
         with clock.phase("cut points"):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -425,13 +425,15 @@ def mprivacy_dask(
     algorithm: str = "provider-aware",
     *,
     stats: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     **options: Any,
 ) -> tuple[DaskGroups, DaskProviders]:
     """``provider-aware`` or ``mondrian-mprivacy`` (paper 003) on ``dt`` through
     :class:`DaskProviders`: the coordinator here, the records on the providers' workers.
     ``options``: the in-memory algorithm's (``score``, ``provider_order``, ``alpha``,
     ``verifier``; ``cut`` for the baseline). Returns the partition (one future of group ids per
-    partition) and the providers (their message and byte counters)."""
+    partition) and the providers (their message and byte counters). ``progress(level,
+    open_boxes)`` is called before each level."""
     from kerckhoffs.algorithms import get
     from kerckhoffs.algorithms.mprivacy_anonymize import coordinate, setting_from_models
 
@@ -443,7 +445,7 @@ def mprivacy_dask(
     run_stats: dict[str, Any] = {} if stats is None else stats
     coordinate(
         providers, setting, provider_aware=algorithm == "provider-aware", stats=run_stats,
-        **options,
+        progress=progress, **options,
     )  # fmt: skip
     params = {**setting.params, **options}
     groups = DaskGroups(

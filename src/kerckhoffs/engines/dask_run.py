@@ -93,7 +93,7 @@ def run_dask(
 ) -> DaskRelease:
     """Run ``algorithm`` on ``dt`` for ``models`` and return the release, checked on the
     workers (``verify``) before it is returned. ``progress(level, open_groups)`` is called per
-    Mondrian level. Unknown algorithms and options are refused in one line before any work."""
+    level. Unknown algorithms and options are refused in one line before any work."""
     from kerckhoffs.algorithms import get
 
     if algorithm not in ALGORITHMS:
@@ -121,7 +121,7 @@ def run_dask(
 
         get(algorithm).check_options(opts)
         models = combine_m_privacy(models)
-        groups, providers = mprivacy_dask(dt, models, algorithm, **opts)
+        groups, providers = mprivacy_dask(dt, models, algorithm, progress=progress, **opts)
         counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]
         queries = len(counted) // max(providers.n_providers, 1)
         notes.append(
