@@ -163,14 +163,24 @@ def test_no_parquet_and_engine_flags(
     assert code == 2 and "--engine 'spark': choose memory or dask" in err
 
 
-def test_a_release_is_checked_in_memory(
+def test_a_release_is_checked_on_dask(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data(tmp_path, 60)
-    release = tmp_path / "rel"
-    release.mkdir()
-    (release / "release.json").write_text("{}")
+    folder, schema, df = data(tmp_path, 300)
+    out = tmp_path / "release"
     code, _, err = run_cli(
-        monkeypatch, capsys, "check", release, "-m", "k=2", "--engine", "dask",
+        monkeypatch, capsys, "anonymize", folder, "-s", schema, "-a", "mondrian", "-m", "k=5",
+        "-o", out, "--engine", "dask", "--workers", "2",
     )  # fmt: skip
-    assert code == 2 and "check it without --engine dask" in err
+    assert code == 0, err
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "check", out, "-m", "k=6", "--engine", "dask", "--workers", "2",
+    )  # fmt: skip
+    in_memory = Release.from_published(out).check([KAnonymity(6)])[0]
+    assert code == (0 if in_memory.satisfied else 1), err
+    assert f"checked on Dask): {len(df):,} rows" in stdout
+    assert f"{in_memory.group_ok.size:,} groups" in stdout
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", out, "-s", schema, "-m", "k=2", "--engine", "dask",
+    )  # fmt: skip
+    assert code == 2 and "--schema: a release says what its columns are" in err

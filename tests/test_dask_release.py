@@ -97,3 +97,53 @@ def test_fails_closed(dask_client: Any, tmp_path: Path) -> None:
         )
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # no staging directory left
+
+
+# -- a release in parts, checked on the workers ----------------------------------------------
+def test_check_of_a_release_on_dask_equals_the_in_memory_check(
+    dask_client: Any, tmp_path: Path
+) -> None:
+    from kerckhoffs.engines.dask_release import check_dask_release
+    from kerckhoffs.models import EntropyLDiversity, TCloseness
+
+    df, schema = frame(5, 600)
+    models = [KAnonymity(3), LDiversity(2)]
+    dt = encode_dask(dd.from_pandas(df, npartitions=3), schema, dask_client)
+    groups = mondrian_dask(dt, models)
+    out = tmp_path / "out"
+    write_dask_release(dt, groups, models, out, Provenance("mondrian", {}), n_parts=3)
+    back = Release.from_published(out)
+    asked = [KAnonymity(5), LDiversity(3), EntropyLDiversity(1.5), TCloseness(0.2)]
+    found = check_dask_release(out, asked, dask_client)
+    want = back.check(asked)
+    assert [r.achieved for r in found.results] == [r.achieved for r in want]
+    assert [r.satisfied for r in found.results] == [r.satisfied for r in want]
+    assert not all(r.satisfied for r in want)  # some fail: the verdicts are compared, not ok
+    assert (found.rows, found.groups) == (len(df), back.partition.n_groups)
+    recorded = check_dask_release(out, None, dask_client)  # the models it was written for
+    assert [r.satisfied for r in recorded.results] == [True, True]
+
+
+def test_check_of_a_release_on_dask_refuses_a_changed_part(
+    dask_client: Any, tmp_path: Path
+) -> None:
+    from kerckhoffs.engines.dask_release import check_dask_release
+    from kerckhoffs.errors import InputError, ParameterError
+    from kerckhoffs.models import MPrivacy
+
+    df, schema = frame(6)
+    dt = encode_dask(dd.from_pandas(df, npartitions=2), schema, dask_client)
+    groups = mondrian_dask(dt, [KAnonymity(4)])
+    out = tmp_path / "out"
+    write_dask_release(dt, groups, [KAnonymity(4)], out, Provenance("mondrian", {}))
+    with pytest.raises(ParameterError, match="which the files do not show"):
+        check_dask_release(out, [MPrivacy(1).with_models([KAnonymity(2)])], dask_client)
+    part = out / "release-00000.parquet"
+    frame_ = pd.read_parquet(part)
+    frame_.loc[0, "group"] = 99_999  # a row moved to a group of its own
+    frame_.to_parquet(part)
+    with pytest.raises(InputError, match=r"release-00000\.parquet: changed after it was written"):
+        check_dask_release(out, [KAnonymity(4)], dask_client)
+    (out / "release.json").write_text("{}")
+    with pytest.raises(InputError, match="not a kerckhoffs release"):
+        check_dask_release(out, [KAnonymity(4)], dask_client)

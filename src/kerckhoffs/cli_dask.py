@@ -95,17 +95,15 @@ def check_dask_cli(
     workers: int | None,
     worker_memory: str | None,
 ) -> bool:
-    """Check a table as it stands on Dask (each distinct QI vector a group); True when every
-    model holds."""
+    """Check a table as it stands on Dask (each distinct QI vector a group), or a release
+    directory from its files; True when every model holds."""
     from kerckhoffs.engines.dask_check import check_dask
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
     from kerckhoffs.engines.dask_table import encode_dask
     from kerckhoffs.models import parse_model
 
     if (Path(data) / "release.json").is_file():
-        raise InputError(
-            f"{data} is a release: check it without --engine dask (its parts are read in memory)"
-        )
+        return _check_release(data, schema_path, models_text, scheduler, workers, worker_memory)
     if schema_path is None:
         raise InputError("checking data files needs --schema SCHEMA.toml")
     models = [parse_model(m) for m in models_text]
@@ -122,6 +120,35 @@ def check_dask_cli(
     )
     print_results(result.results)
     return all(r.satisfied for r in result.results)
+
+
+def _check_release(
+    folder: Path,
+    schema_path: Path | None,
+    models_text: list[str],
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+) -> bool:
+    """A release in parts checked on the workers (:func:`~kerckhoffs.engines.dask_release.
+    check_dask_release`)."""
+    from kerckhoffs.engines.dask_cluster import connect
+    from kerckhoffs.engines.dask_release import check_dask_release
+    from kerckhoffs.models import parse_model
+
+    if schema_path is not None:
+        raise InputError("--schema: a release says what its columns are; leave it out")
+    models = [parse_model(m) for m in models_text]
+    with connect(scheduler, workers=workers, memory=worker_memory) as client:
+        found = check_dask_release(folder, models or None, client)
+    for note in found.notes:
+        out.print(f"note: {note}")
+    out.print(
+        f"release {folder} ({found.algorithm}, generalization, checked on Dask): "
+        f"{found.rows:,} rows, {found.groups:,} groups"
+    )
+    print_results(found.results)
+    return all(r.satisfied for r in found.results)
 
 
 def _workers(client: Any) -> int:

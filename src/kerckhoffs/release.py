@@ -744,7 +744,7 @@ class Release:
         )
         release = cls(table, partition, scheme, table.sa, provenance)
         release.published_metadata = meta
-        release.models = _checked_models(meta)
+        release.models = checked_models(meta)
         return release if providers is None else release.with_providers(providers)
 
     def with_providers(self, providers: Sequence[Any] | np.ndarray) -> Release:
@@ -776,39 +776,7 @@ class Release:
 
     @classmethod
     def _from_directory(cls, path: Path, schema: Schema | None, verify: bool) -> Release:
-        meta_path = path / META
-        if not meta_path.is_file():
-            raise input_error(
-                f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
-                "another tool's table, pass the table file itself with --schema)"
-            )
-        raw = meta_path.read_bytes()
-        meta = manifest.parse(raw, meta_path)
-        if meta.get("format") != FORMAT:
-            raise InputError(f'{meta_path}: not a kerckhoffs release (no "format": "{FORMAT}")')
-        version = meta.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise InputError(f"{meta_path}: format_version {version!r} is not a known version")
-        if version > FORMAT_VERSION:
-            raise InputError(
-                f"{meta_path}: written by a newer kerckhoffs (format {version}, this one reads "
-                f"up to {FORMAT_VERSION}); upgrade kerckhoffs to read it"
-            )
-        notes = []
-        if not verify:
-            notes.append(
-                f"{path}: files not verified against release.json (verification turned off): "
-                "reading them as they are"
-            )
-        elif version >= 2 or manifest.sealed(meta):
-            manifest.verify_self(raw, meta, meta_path)
-            manifest.verify_files(path, meta, meta_path)
-        else:
-            notes.append(
-                f"{path}: format {version} (kerckhoffs 0.1) records no file digests; the files "
-                "could not be verified"
-            )
-        _check_meta(meta, meta_path)
+        meta, notes = read_manifest(path, verify=verify)
         names = {
             Scheme.GENERALIZATION: ["release"],
             Scheme.BUCKETIZATION: ["qit", "st"],
@@ -825,7 +793,7 @@ class Release:
                     frames[name] = read_table(f, text_columns=cells.get(name, ()))
                     break
             else:
-                parts = _parts(meta, name)  # a release written in parts (the Dask engine)
+                parts = release_parts(meta, name)  # a release written in parts (the Dask engine)
                 if not parts:
                     raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
                 frames[name] = pd.concat(
@@ -881,7 +849,52 @@ def _codes_and_categories(labels: np.ndarray, own: np.ndarray) -> tuple[np.ndarr
     return codes[own], [str(u) for u in uniques]
 
 
-def _checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
+def read_manifest(
+    path: Path, *, verify: bool = True, files: bool = True
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``release.json`` of release directory ``path``, checked: a kerckhoffs release of a
+    format this version reads, sealed (its own digest) and, with ``files``, every file it lists
+    there byte for byte; its fields of the right types. Returns it with the notes a reader
+    should print (``verify=False``: nothing verified; a format-1 release: nothing to verify).
+    One-line :class:`~kerckhoffs.errors.InputError` otherwise."""
+    meta_path = path / META
+    if not meta_path.is_file():
+        raise input_error(
+            f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
+            "another tool's table, pass the table file itself with --schema)"
+        )
+    raw = meta_path.read_bytes()
+    meta = manifest.parse(raw, meta_path)
+    if meta.get("format") != FORMAT:
+        raise InputError(f'{meta_path}: not a kerckhoffs release (no "format": "{FORMAT}")')
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InputError(f"{meta_path}: format_version {version!r} is not a known version")
+    if version > FORMAT_VERSION:
+        raise InputError(
+            f"{meta_path}: written by a newer kerckhoffs (format {version}, this one reads "
+            f"up to {FORMAT_VERSION}); upgrade kerckhoffs to read it"
+        )
+    notes = []
+    if not verify:
+        notes.append(
+            f"{path}: files not verified against release.json (verification turned off): "
+            "reading them as they are"
+        )
+    elif version >= 2 or manifest.sealed(meta):
+        manifest.verify_self(raw, meta, meta_path)
+        if files:
+            manifest.verify_files(path, meta, meta_path)
+    else:
+        notes.append(
+            f"{path}: format {version} (kerckhoffs 0.1) records no file digests; the files "
+            "could not be verified"
+        )
+    _check_meta(meta, meta_path)
+    return meta, notes
+
+
+def checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     """The models a release was checked for at write time, as its metadata records them
     (none for releases written before they were recorded as data, or by other tools)."""
     checks = meta.get("checks")
@@ -894,7 +907,7 @@ def _checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     return tuple(PrivacyModel.from_dict(s) for s in records)
 
 
-def _parts(meta: dict[str, Any], name: str) -> list[str]:
+def release_parts(meta: dict[str, Any], name: str) -> list[str]:
     """The parts ``NAME-00000.parquet``, ... a release lists in its manifest, in order."""
     files = meta.get("files")
     names = files if isinstance(files, dict) else {}

@@ -34,7 +34,9 @@ so ``--out`` must be on a file system all workers share (as the input Parquet fi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +59,7 @@ from kerckhoffs.release import (
     stable_order,
 )
 
-__all__ = ["PART", "PART_ROWS", "write_dask_release"]
+__all__ = ["PART", "PART_ROWS", "DaskReleaseCheck", "check_dask_release", "write_dask_release"]
 
 PART = "release-{:05d}.parquet"
 PART_ROWS = 1_000_000
@@ -316,19 +318,119 @@ def _check_files(
 def _check_file_models(
     dt: DaskTable, models: list[PrivacyModel], folder: Path, n_parts: int, n_groups: int
 ) -> list[ModelResult]:
-    client = dt.client
+    paths = [folder / PART.format(i) for i in range(n_parts)]
+    hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
+    return _evaluate_files(dt.client, paths, dt.sa_column, hist_args, models, n_groups)[0]
+
+
+def _evaluate_files(
+    client: Any,
+    paths: list[Path],
+    sa_column: EncodedColumn,
+    hist_args: tuple[Any, ...],
+    models: list[PrivacyModel],
+    n_groups: int,
+) -> tuple[list[ModelResult], int]:
+    """``models`` evaluated from the ``(group, SA)`` counts of the release files ``paths``,
+    read on the workers (groups ``0 .. n_groups - 1``, each present), and the rows read."""
+    n_sa = sa_column.size
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
-    bounds = slice_bounds(n_groups, dt.n_sa, workers)
+    bounds = slice_bounds(n_groups, n_sa, workers)
     read = [
-        client.submit(
-            _file_pieces, str(folder / PART.format(i)), dt.sa_column, dt.n_sa, bounds, pure=False
-        )
-        for i in range(n_parts)
+        client.submit(_file_pieces, str(path), sa_column, n_sa, bounds, pure=False)
+        for path in paths
     ]
     totals = np.sum(client.gather([client.submit(item, r, 1, pure=False) for r in read]), axis=0)
     pieces = [client.submit(item, r, 0, pure=False) for r in read]
-    hist_args = (dt.sensitive, dt.schema.sensitive_mode, dt.sa_column.kind)
-    results, sizes = evaluate_pieces(client, pieces, bounds, dt.n_sa, 0, totals, hist_args, models)
+    results, sizes = evaluate_pieces(client, pieces, bounds, n_sa, 0, totals, hist_args, models)
     if sizes.size != n_groups or not sizes.all():
-        raise PrivacyCheckFailed("the written parts do not hold every group")
-    return results
+        raise PrivacyCheckFailed("the release files do not hold every group")
+    if int(sizes.sum()) != int(totals.sum()):
+        raise PrivacyCheckFailed("a release file names a group outside the release's groups")
+    return results, int(totals.sum())
+
+
+# -- a release in parts, checked on the workers ----------------------------------------------------
+@dataclass(frozen=True)
+class DaskReleaseCheck:
+    """What :func:`check_dask_release` found: each model's result, the release's rows and
+    groups, its algorithm and the reader's notes."""
+
+    results: list[ModelResult]
+    rows: int
+    groups: int
+    algorithm: str
+    notes: list[str]
+
+
+def _sa_values(path: str, sa_name: str) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    column = pq.read_table(path, columns=[sa_name]).column(0).to_pandas()
+    return np.asarray(pd.unique(column.dropna()), dtype=object)
+
+
+def check_dask_release(
+    folder: str | Path, models: Sequence[PrivacyModel] | None, client: Any
+) -> DaskReleaseCheck:
+    """Check a generalization release written in parts (``release-NNNNN.parquet``) on
+    ``client``'s workers, for one too large to read in memory: ``release.json`` is verified
+    here (its seal), every part's SHA-256 on a worker, and each model is evaluated from the
+    parts' ``(group, SA)`` counts (``models`` None: those the release was checked for when it
+    was written). m-privacy is refused: the files do not say which provider a row came from.
+    One-line :class:`~kerckhoffs.errors.InputError` for anything that is not such a release."""
+    from kerckhoffs.data import manifest
+    from kerckhoffs.errors import InputError, ParameterError
+    from kerckhoffs.release import Release, checked_models, read_manifest, release_parts
+
+    folder = Path(folder)
+    meta, notes = read_manifest(folder, files=False)
+    if meta["scheme"] != "generalization":
+        raise InputError(
+            f"{folder}: a {meta['scheme']} release; the Dask engine checks generalizations "
+            "(check it without --engine dask)"
+        )
+    names = release_parts(meta, "release")
+    if not names:
+        names = [n for n in ("release.parquet",) if (folder / n).is_file()]
+    if not names:
+        raise InputError(
+            f"{folder}: no release.parquet nor parts listed in release.json (a CSV-only "
+            "release is checked without --engine dask)"
+        )
+    paths = [folder / n for n in names]
+    for p in paths:
+        if not p.is_file():
+            raise InputError(f"{p}: listed in release.json but missing; refusing the release")
+    if not notes:  # sealed: every part byte for byte, on the workers
+        digests = client.gather([client.submit(manifest.file_digest, p, pure=False) for p in paths])
+        for p, digest in zip(paths, digests, strict=True):
+            if digest != meta["files"].get(p.name):
+                raise InputError(
+                    f"{p}: changed after it was written (its SHA-256 differs from the one in "
+                    "release.json); refusing the release"
+                )
+    chosen = list(models) if models else list(checked_models(meta))
+    if not chosen:
+        raise ParameterError("this release records no model: give one, e.g. --model k=5")
+    if any(m.needs_providers for m in chosen):
+        raise ParameterError(
+            "m-privacy needs each row's provider, which the files do not show: check it "
+            "without --engine dask, with --providers FILE"
+        )
+    sa_name = meta["sensitive"]["name"]
+    values = client.gather([client.submit(_sa_values, str(p), sa_name, pure=False) for p in paths])
+    distinct = pd.unique(np.concatenate(values)) if values else np.zeros(0, object)
+    if not len(distinct):
+        raise InputError(f"{folder}: the release has no rows")
+    # the SA encoding the whole release would get: it depends on the distinct values only
+    shell = pd.DataFrame({q["name"]: ["*"] * len(distinct) for q in meta["quasi"]})
+    shell[sa_name] = distinct
+    sa_table = Release.from_frames({"release": shell}, meta).table
+    hist_args = (sa_table.sensitive, sa_table.schema.sensitive_mode, sa_table.sa_column.kind)
+    n_groups = meta.get("groups")
+    if not isinstance(n_groups, int) or n_groups < 1:
+        raise InputError(f"{folder / META}: field 'groups' is missing or not a positive count")
+    results, rows = _evaluate_files(client, paths, sa_table.sa_column, hist_args, chosen, n_groups)
+    algorithm = str((meta.get("provenance") or {}).get("algorithm", "unknown"))
+    return DaskReleaseCheck(results, rows, n_groups, algorithm, notes)
