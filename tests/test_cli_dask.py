@@ -66,6 +66,17 @@ def test_anonymize_and_check_on_dask(
     expected = Release(table, Partition.by_qi(table)).check([KAnonymity(2), LDiversity(2)])
     assert code == (0 if all(x.satisfied for x in expected) else 1), err
     assert f"{table.n:,} rows, {expected[0].group_ok.size:,} groups" in stdout
+    # the release, from its parts on the workers: the in-memory reader's verdict
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "check", out, "-m", "k=6", "--engine", "dask", "--workers", "2",
+    )  # fmt: skip
+    in_memory = back.check([KAnonymity(6)])[0]
+    assert code == (0 if in_memory.satisfied else 1), err
+    assert f"checked on Dask): {len(df):,} rows, {in_memory.group_ok.size:,} groups" in stdout
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", out, "-s", schema, "-m", "k=2", "--engine", "dask",
+    )  # fmt: skip
+    assert code == 2 and "--schema: a release says what its columns are" in err
 
 
 PROVIDER_SCHEMA = SCHEMA + 'site = { role = "provider" }\n'
@@ -161,26 +172,3 @@ def test_no_parquet_and_engine_flags(
         "--engine", "spark",
     )  # fmt: skip
     assert code == 2 and "--engine 'spark': choose memory or dask" in err
-
-
-def test_a_release_is_checked_on_dask(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    folder, schema, df = data(tmp_path, 300)
-    out = tmp_path / "release"
-    code, _, err = run_cli(
-        monkeypatch, capsys, "anonymize", folder, "-s", schema, "-a", "mondrian", "-m", "k=5",
-        "-o", out, "--engine", "dask", "--workers", "2",
-    )  # fmt: skip
-    assert code == 0, err
-    code, stdout, err = run_cli(
-        monkeypatch, capsys, "check", out, "-m", "k=6", "--engine", "dask", "--workers", "2",
-    )  # fmt: skip
-    in_memory = Release.from_published(out).check([KAnonymity(6)])[0]
-    assert code == (0 if in_memory.satisfied else 1), err
-    assert f"checked on Dask): {len(df):,} rows" in stdout
-    assert f"{in_memory.group_ok.size:,} groups" in stdout
-    code, _, err = run_cli(
-        monkeypatch, capsys, "check", out, "-s", schema, "-m", "k=2", "--engine", "dask",
-    )  # fmt: skip
-    assert code == 2 and "--schema: a release says what its columns are" in err

@@ -302,7 +302,7 @@ def _anonymize_dask(
         raise ParameterError(
             "a Dask DataFrame needs dask.distributed: pip install 'kerckhoffs[dask]'"
         ) from None
-    from kerckhoffs.engines.dask_run import run_dask
+    from kerckhoffs.engines.dask_run import check_request, run_dask
     from kerckhoffs.engines.dask_table import encode_dask
 
     if scheme is not None and str(scheme) != Scheme.GENERALIZATION.value:
@@ -315,9 +315,7 @@ def _anonymize_dask(
             "first (distributed.Client() for this machine, Client('tcp://host:8786') for a "
             "cluster)"
         ) from None
-    from kerckhoffs.algorithms import get
-
-    get(algorithm)  # an unknown name: one line naming the known ones
+    check_request(algorithm, models, options)
     dt = encode_dask(ddf, schema, client)
     return run_dask(dt, algorithm, models, options)
 

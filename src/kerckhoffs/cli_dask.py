@@ -53,7 +53,7 @@ def anonymize_dask(
     added here)."""
     from kerckhoffs.cli_options import parse_options
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
-    from kerckhoffs.engines.dask_run import ALGORITHMS, run_dask
+    from kerckhoffs.engines.dask_run import ALGORITHMS, check_request, run_dask
     from kerckhoffs.engines.dask_table import encode_dask
     from kerckhoffs.models import parse_model
 
@@ -61,6 +61,7 @@ def anonymize_dask(
         raise InputError(f"--algorithm {algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
     models = [parse_model(m) for m in models_text]
     options = parse_options(options_text)
+    check_request(algorithm, models, options)  # before a cluster is started
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
     protect = [*files, *protect]

@@ -23,7 +23,7 @@ from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 from kerckhoffs.models import ModelResult, PrivacyModel, combine_m_privacy
 from kerckhoffs.release import Provenance
 
-__all__ = ["ALGORITHMS", "DaskRelease", "run_dask"]
+__all__ = ["ALGORITHMS", "DaskRelease", "check_request", "run_dask"]
 
 MONDRIAN = ("mondrian", "mondrian+")
 PROVIDERS = ("provider-aware", "mondrian-mprivacy")
@@ -82,6 +82,28 @@ class DaskRelease:
         )  # fmt: skip
 
 
+def check_request(
+    algorithm: str, models: Sequence[PrivacyModel], options: Mapping[str, Any] | None
+) -> None:
+    """Refuse, in one line and before a cluster is started, an algorithm the Dask engine does
+    not run, an option it does not take, or no model."""
+    from kerckhoffs.algorithms import get
+
+    if algorithm not in ALGORITHMS:
+        raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
+    opts = dict(options or {})
+    if algorithm in MONDRIAN:
+        unknown = sorted(set(opts) - {"median", "cuts"})
+        if unknown:
+            raise ParameterError(
+                f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts"
+            )
+    else:
+        get(algorithm).check_options(opts)
+    if not models:
+        raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+
+
 def run_dask(
     dt: DaskTable,
     algorithm: str,
@@ -94,23 +116,13 @@ def run_dask(
     """Run ``algorithm`` on ``dt`` for ``models`` and return the release, checked on the
     workers (``verify``) before it is returned. ``progress(level, open_groups)`` is called per
     level. Unknown algorithms and options are refused in one line before any work."""
-    from kerckhoffs.algorithms import get
-
-    if algorithm not in ALGORITHMS:
-        raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
+    check_request(algorithm, models, options)
     opts = dict(options or {})
     models = list(models)
-    if not models:
-        raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
     notes: list[str] = []
     if algorithm in MONDRIAN:
         from kerckhoffs.engines.dask_mondrian import mondrian_dask
 
-        unknown = sorted(set(opts) - {"median", "cuts"})
-        if unknown:
-            raise ParameterError(
-                f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts"
-            )
         groups = mondrian_dask(
             dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
             cuts=str(opts.get("cuts", "strict")), progress=progress,
@@ -119,7 +131,6 @@ def run_dask(
     else:
         from kerckhoffs.engines.dask_providers import mprivacy_dask
 
-        get(algorithm).check_options(opts)
         models = combine_m_privacy(models)
         groups, providers = mprivacy_dask(dt, models, algorithm, progress=progress, **opts)
         counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]
