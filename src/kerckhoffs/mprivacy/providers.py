@@ -38,6 +38,7 @@ the coordinator receives them.
 
 from __future__ import annotations
 
+import copy
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -268,6 +269,15 @@ class LocalProviders:
         self._sizes = np.array([self.n] if root else [], dtype=np.int64)
         self._seg_of: dict[int, int] = {0: 0} if root else {}
         self._cells: tuple[np.ndarray, ...] | None = None
+
+    def copy(self) -> LocalProviders:
+        """An independent copy (its tree and counters), for a back-end whose state must not
+        change in place (a Dask task returns the next state, :mod:`kerckhoffs.engines.
+        dask_providers`)."""
+        out = copy.copy(self)
+        out._perms = list(self._perms)
+        out._leaf = self._leaf.copy()
+        return out
 
     # accounting
     def _count(self, request: object, reply: object | None) -> None:
