@@ -26,9 +26,10 @@ A **box** is a node of the partition tree, named by an integer id the coordinato
 and keeps, for every QI, the active rows sorted by (node, code) plus one order sorted by
 (node, provider, SA), as Mondrian does (:mod:`kerckhoffs.algorithms.mondrian`), so every query
 is a few gathers and one ``bincount`` over the rows involved and a split is a stable O(n)
-re-partition of each order. :class:`PickledProviders` wraps any back-end and sends every
-request and reply through ``pickle``, counting the bytes of what crosses: the stand-in for a
-distributed back-end in tests (a real one, providers on other machines, is not built).
+re-partition of each order; with ``pooled=False`` it serves one provider's slice alone.
+:class:`PickledProviders` wraps any back-end and sends every request and reply through
+``pickle``, counting the bytes of what crosses. The distributed back-end, one site per
+provider on Dask workers, is :class:`kerckhoffs.engines.dask_providers.DaskProviders`.
 
 Counters: ``messages`` counts one request per provider plus one reply per provider for every
 query, one request per provider for a split, one reply per provider for the submission;
