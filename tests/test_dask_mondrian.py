@@ -76,3 +76,25 @@ def test_same_groups_as_in_memory(
     got = mondrian_dask(dt, models, plus=plus, median=median, cuts=cuts, finish_rows=finish)
     assert got.n_groups == int(expected.max()) + 1
     assert np.array_equal(np.concatenate(dask_client.gather(got.groups)), expected)
+
+
+def test_strict_cuts_fold_equal_rows_into_units() -> None:
+    """Under strict cuts a partition counts each distinct (QI, SA) row once, with its weight:
+    every row maps to a unit with its codes, the weights add up to the rows, and a unit's first
+    row is the first row with its codes. Relaxed cuts keep one unit per row."""
+    from kerckhoffs.engines.dask_mondrian import _start
+    from kerckhoffs.engines.dask_table import Part
+
+    rng = np.random.default_rng(4)
+    qi = rng.integers(0, 3, (500, 3)).astype(np.uint8)
+    sa = rng.integers(0, 2, 500).astype(np.uint8)
+    part = Part(qi, sa, None, 0)
+    units = _start(part, np.array([0, 3, 6]), 0, fold=True)
+    assert units.weight is not None and units.inverse is not None and units.first is not None
+    assert units.weight.sum() == 500 and units.qi.shape[0] == 54  # 3 * 3 * 3 * 2 codes
+    assert np.array_equal(units.qi[units.inverse], qi) and np.array_equal(
+        units.sa[units.inverse], sa
+    )
+    assert np.array_equal(units.first, [np.flatnonzero(units.inverse == u)[0] for u in range(54)])
+    rows = _start(part, np.array([0, 3, 6]), 0, fold=False)
+    assert rows.weight is None and rows.qi is qi

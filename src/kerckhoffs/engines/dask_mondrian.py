@@ -65,11 +65,17 @@ a worker's memory at most, for a handful of QIs)."""
 
 @dataclass
 class _Rows:
-    """One partition's rows during the recursion: its QI codes (the partition's own array, not
-    a copy) and where each QI's cells start (``offsets``: a row's cell on QI ``j`` is
-    ``qi[:, j] + offsets[j]``), SA codes, the open group of every row (-1 once finished) and
-    its final id in order of finishing (-1 while open), both int32; ``start``: the position of
-    its first row in the table."""
+    """One partition's rows during the recursion, as *units*: its QI codes and where each
+    QI's cells start (``offsets``: a unit's cell on QI ``j`` is ``qi[:, j] + offsets[j]``), SA
+    codes, the open group of every unit (-1 once finished) and its final id in order of
+    finishing (-1 while open), both int32; ``start``: the position of the partition's first
+    row in the table.
+
+    Under strict cuts the rows with the same QI and SA codes always share a group, so a
+    partition folds them into one unit (``weight``: the rows it stands for; ``inverse``: each
+    row's unit; ``first``: each unit's first row in the partition) and every level counts
+    units, not rows. Relaxed cuts send equal rows to both sides by row order: one unit per
+    row there (``weight``, ``inverse`` and ``first`` None, ``qi`` the partition's own array)."""
 
     qi: np.ndarray
     offsets: np.ndarray
@@ -77,6 +83,17 @@ class _Rows:
     gid: np.ndarray
     out: np.ndarray
     start: int
+    weight: np.ndarray | None = None
+    inverse: np.ndarray | None = None
+    first: np.ndarray | None = None
+
+    def rows_out(self) -> np.ndarray:
+        """Every row's final id (-1 while its unit is open)."""
+        return self.out if self.inverse is None else self.out[self.inverse]
+
+    def row_units(self) -> np.ndarray | None:
+        """Every row's unit (None: units are rows)."""
+        return self.inverse
 
 
 @dataclass(frozen=True)
@@ -93,9 +110,26 @@ class DaskGroups:
 
 
 # -- on the workers ------------------------------------------------------------------------------
-def _start(part: Part, offsets: np.ndarray, start: int) -> _Rows:
+def _start(part: Part, offsets: np.ndarray, start: int, fold: bool) -> _Rows:
     n = part.n
-    return _Rows(part.qi, offsets, part.sa, np.zeros(n, np.int32), np.full(n, -1, np.int32), start)
+    if not fold or n == 0:
+        gid, out = np.zeros(n, np.int32), np.full(n, -1, np.int32)
+        return _Rows(part.qi, offsets, part.sa, gid, out, start)
+    codes = np.column_stack([part.qi, part.sa]).astype(np.int64)
+    size = codes.max(axis=0) + 1
+    if float(np.prod(size.astype(np.float64))) < 2.0**62:  # one mixed-radix key per row
+        radix = np.ones(size.size, dtype=np.int64)
+        radix[:-1] = np.cumprod(size[::-1])[::-1][1:]
+        _, first, inverse = np.unique(codes @ radix, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int32)
+    weight = np.bincount(inverse, minlength=first.size).astype(np.int64)
+    u = first.size
+    return _Rows(
+        part.qi[first], offsets, part.sa[first], np.zeros(u, np.int32), np.full(u, -1, np.int32),
+        start, weight, inverse, first.astype(np.int64),
+    )  # fmt: skip
 
 
 def _level(
@@ -104,13 +138,14 @@ def _level(
     """The partition's (group, QI cell) and (group, SA) counts of the open rows."""
     open_ = np.flatnonzero(rows.gid >= 0)
     g = rows.gid[open_].astype(np.int64)
+    w = rows.weight[open_] if rows.weight is not None else None
     cells = rows.qi[open_].astype(np.int64) + rows.offsets if live else None
-    h = level_histogram(g, cells, n_groups, width, columns=live) if cells is not None else None
+    h = level_histogram(g, cells, n_groups, width, w, columns=live) if cells is not None else None
     qk = h.key if h is not None else np.zeros(0, np.int64)
     qc = h.count if h is not None else np.zeros(0, np.int64)
     if not need_pairs:
         return qk, qc, None, None
-    p = level_histogram(g, rows.sa[open_], n_groups, n_sa)
+    p = level_histogram(g, rows.sa[open_], n_groups, n_sa, w)
     return qk, qc, p.key, p.count
 
 
@@ -168,7 +203,13 @@ def _left_pairs(
     """The (group, SA) counts of the left halves of the candidate cuts (sparse)."""
     pos, left = _left(rows, dim_of, value, allowance, lower, strict)
     pos = pos[left]
-    return np.unique(rows.gid[pos].astype(np.int64) * n_sa + rows.sa[pos], return_counts=True)
+    key = rows.gid[pos].astype(np.int64) * n_sa + rows.sa[pos]
+    if rows.weight is None:
+        return np.unique(key, return_counts=True)
+    uniq, inv = np.unique(key, return_inverse=True)
+    return uniq, np.bincount(inv.reshape(-1), weights=rows.weight[pos], minlength=uniq.size).astype(
+        np.int64
+    )
 
 
 def _map(
@@ -190,13 +231,14 @@ def _map(
     gid[open_[done]] = -1
     pos, left = _left(rows, best_of, value, allowance, lower, strict)
     gid[pos] = 2 * rank[gid[pos]] + ~left
-    return _Rows(rows.qi, rows.offsets, rows.sa, gid, out, rows.start)
+    return replace(rows, gid=gid, out=out)
 
 
 def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
     first = np.full(n_ids, np.iinfo(np.int64).max, dtype=np.int64)
-    done = np.flatnonzero(rows.out >= 0)  # (rows still open are finished in memory)
-    np.minimum.at(first, rows.out[done], rows.start + done)
+    done = np.flatnonzero(rows.out >= 0)  # (units still open are finished in memory)
+    row = done if rows.first is None else rows.first[done]  # a unit's first row
+    np.minimum.at(first, rows.out[done], rows.start + row)
     return first
 
 
@@ -204,7 +246,7 @@ def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) 
     """The partition's final ids: groups finished on the partitions by their id, rows finished
     in memory by what their bucket sent back (``(index in the partition, local id)``; bucket
     ``b``'s ids start at ``base[b]``)."""
-    out = rows.out.copy()
+    out = rows.rows_out().copy()
     for b, (index, local) in enumerate(back):
         out[index] = base[b] + local
     return relabel[out]
@@ -214,23 +256,25 @@ def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) 
 def _to_buckets(
     rows: _Rows, bucket_of: np.ndarray, n_buckets: int
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """The partition's open rows split by the bucket of their group: global position, raw QI
-    codes, SA code, group."""
+    """The partition's open rows split by the bucket of their group (folded units unfolded:
+    the in-memory engine reads rows): global position, raw QI codes, SA code, group."""
+    unit_bucket = np.full(rows.gid.size, -1, dtype=np.int64)
     open_ = np.flatnonzero(rows.gid >= 0)
-    g = rows.gid[open_]
-    b = bucket_of[g]
-    mine = b >= 0  # (rows of the groups that go on level by level stay)
-    open_, g, b = open_[mine], g[mine], b[mine]
-    order = np.argsort(b, kind="stable")
-    cut = np.searchsorted(b[order], np.arange(n_buckets + 1))
-    sel = open_[order]
-    qi = rows.qi[sel]
+    unit_bucket[open_] = bucket_of[rows.gid[open_]]  # (-1: the group goes on level by level)
+    units = rows.row_units()
+    b = unit_bucket if units is None else unit_bucket[units]
+    sel = np.flatnonzero(b >= 0)
+    order = np.argsort(b[sel], kind="stable")
+    sel = sel[order]
+    cut = np.searchsorted(b[sel], np.arange(n_buckets + 1))
+    u = sel if units is None else units[sel]
+    qi, sa, g = rows.qi[u], rows.sa[u], rows.gid[u]
     pos = rows.start + sel
-    out = []
-    for i in range(n_buckets):
-        a, z = cut[i], cut[i + 1]
-        out.append((pos[a:z], qi[a:z], rows.sa[sel[a:z]], g[order][a:z]))
-    return out
+    return [
+        (pos[cut[i] : cut[i + 1]], qi[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]],
+         g[cut[i] : cut[i + 1]])
+        for i in range(n_buckets)
+    ]  # fmt: skip
 
 
 def _finish_bucket(
@@ -284,7 +328,7 @@ def _drop(rows: _Rows, remap: np.ndarray) -> _Rows:
     gid = rows.gid.copy()
     open_ = np.flatnonzero(gid >= 0)
     gid[open_] = remap[gid[open_]]
-    return _Rows(rows.qi, rows.offsets, rows.sa, gid, rows.out, rows.start)
+    return replace(rows, gid=gid)
 
 
 def _finish_in_memory(
@@ -364,7 +408,7 @@ def mondrian_dask_groups(
     reducer, sens_mask = bounded_reducer(shell)
     starts = dt.starts
     rows = [
-        client.submit(_start, p, offsets, int(s), pure=False)
+        client.submit(_start, p, offsets, int(s), strict, pure=False)
         for p, s in zip(dt.parts, starts, strict=True)
     ]
     sizes = np.array([dt.n], dtype=np.int64)
