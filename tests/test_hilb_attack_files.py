@@ -375,7 +375,13 @@ def test_adult_l2_from_files() -> None:
 @pytest.mark.skipif(not (DATA / "adult").is_dir(), reason="no Adult data")
 def test_adult_l3_from_files() -> None:
     """At l = 3 the cells overlap so widely that the published data fix the group of 139 of
-    the 45,214 individuals with several candidate groups: nothing is disclosed soundly."""
+    the 45,214 individuals with several candidate groups: nothing is disclosed soundly.
+
+    Propagation is not a complete solver, but here it loses nothing: checked once (2026-11-26,
+    with scipy, which the project does not depend on) by taking the true alignment as one
+    feasible solution and the strongly connected components of its residual graph (a count
+    can change iff its type and group share a component), the count constraints with the
+    propagated bounds fix exactly the same 55,772 of the 12,878,800 (type, group) counts."""
     df, back = adult_from_files("hilb", 3)
     knowledge = Knowledge(population=df, schema=EXAMPLES / "adult/schema.toml")
     result = get_attack("hilb-order").run([back], knowledge)
