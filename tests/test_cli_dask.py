@@ -133,6 +133,9 @@ def test_provider_aware_on_dask_publishes_the_in_memory_release(
             ["-a", "mondrian", "-m", "k=5", "-O", "categorical_cuts=hierarchy"],
             "takes median and cuts",
         ),
+        (["-a", "mondrian", "-m", "m-privacy=1", "-m", "k=5"], "mondrian cannot enforce m-privacy"),
+        (["-a", "provider-aware", "-m", "k=5"], "provider-aware needs an m-privacy model"),
+        (["-a", "provider-aware", "-m", "k=5", "-O", "frob=1"], "no option 'frob'"),
     ],
 )
 def test_refusals(

@@ -86,12 +86,15 @@ def check_request(
     algorithm: str, models: Sequence[PrivacyModel], options: Mapping[str, Any] | None
 ) -> None:
     """Refuse, in one line and before a cluster is started, an algorithm the Dask engine does
-    not run, an option it does not take, or no model."""
+    not run, an option it does not take, no model, or a model the algorithm cannot enforce
+    (the m-privacy anonymizers: also m-privacy missing or without a constraint)."""
     from kerckhoffs.algorithms import get
+    from kerckhoffs.algorithms.mprivacy_anonymize import setting_from_models
 
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
     opts = dict(options or {})
+    info = get(algorithm)
     if algorithm in MONDRIAN:
         unknown = sorted(set(opts) - {"median", "cuts"})
         if unknown:
@@ -99,9 +102,17 @@ def check_request(
                 f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts"
             )
     else:
-        get(algorithm).check_options(opts)
+        info.check_options(opts)
     if not models:
         raise ParameterError("give at least one privacy model, e.g. models=['k=5']")
+    for m in models:
+        if type(m).__name__ not in info.models:
+            raise ParameterError(
+                f"{algorithm} cannot enforce {m.name} ({m.parameter}); it enforces: "
+                f"{', '.join(info.models)}"
+            )
+    if algorithm in PROVIDERS:
+        setting_from_models(combine_m_privacy(list(models)), algorithm)
 
 
 def run_dask(
