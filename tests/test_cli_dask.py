@@ -5,6 +5,7 @@ tools, and the table check prints the in-memory check's numbers. Bad input is on
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,8 +45,13 @@ def data(tmp_path: Path, n: int = 600) -> tuple[Path, Path, pd.DataFrame]:
 
 
 def test_anonymize_and_check_on_dask(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    dask_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """A local cluster of its own for the release (``--workers``), then the session's cluster
+    by its address (``--scheduler``) for the checks."""
     folder, schema, df = data(tmp_path)
     out = tmp_path / "release"
     code, stdout, err = run_cli(
@@ -60,7 +66,7 @@ def test_anonymize_and_check_on_dask(
     assert back.provenance.parameters["k"] == 5 and back.provenance.parameters["l"] == 2
     code, stdout, err = run_cli(
         monkeypatch, capsys, "check", folder, "-s", schema, "-m", "k=2", "-m", "l=2",
-        "--engine", "dask", "--workers", "2",
+        "--engine", "dask", "--scheduler", dask_client.scheduler.address,
     )  # fmt: skip
     table = Table.encode(df, Schema.from_toml(schema))
     expected = Release(table, Partition.by_qi(table)).check([KAnonymity(2), LDiversity(2)])
@@ -68,7 +74,8 @@ def test_anonymize_and_check_on_dask(
     assert f"{table.n:,} rows, {expected[0].group_ok.size:,} groups" in stdout
     # the release, from its parts on the workers: the in-memory reader's verdict
     code, stdout, err = run_cli(
-        monkeypatch, capsys, "check", out, "-m", "k=6", "--engine", "dask", "--workers", "2",
+        monkeypatch, capsys, "check", out, "-m", "k=6", "--engine", "dask", "--scheduler",
+        dask_client.scheduler.address,
     )  # fmt: skip
     in_memory = back.check([KAnonymity(6)])[0]
     assert code == (0 if in_memory.satisfied else 1), err
@@ -91,7 +98,10 @@ def published_groups(folder: Path) -> list[tuple[tuple[str, ...], ...]]:
 
 
 def test_provider_aware_on_dask_publishes_the_in_memory_release(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    dask_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Paper 003's coordinator with one site per provider on the workers: the same groups and
     cells as the in-memory run, checked (m-privacy from the partitions' providers) and sealed."""
@@ -109,7 +119,7 @@ def test_provider_aware_on_dask_publishes_the_in_memory_release(
     code, _, err = run_cli(monkeypatch, capsys, "anonymize", tmp_path / "all.csv", *args,
                            "-o", tmp_path / "direct")  # fmt: skip
     assert code == 0, err
-    dask = ["--engine", "dask", "--workers", "2"]
+    dask = ["--engine", "dask", "--scheduler", dask_client.scheduler.address]
     code, stdout, err = run_cli(monkeypatch, capsys, "anonymize", folder, *args, "-o",
                                 tmp_path / "dask", *dask)  # fmt: skip
     assert code == 0, err
