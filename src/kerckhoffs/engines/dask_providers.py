@@ -12,7 +12,8 @@ interface from Dask workers:
   there as a :class:`~kerckhoffs.mprivacy.providers.LocalProviders` over that provider's
   slice alone (``pooled=False``: a box may hold none of its records, a cut may send them all
   to one side). In a deployment where each site's records are its own Parquet files, that
-  gathering is the site reading its own files.
+  gathering is the site reading its own files. A provider's records must fit its worker:
+  about ``8 * (d + 2)`` bytes a row for ``d`` QIs (the sorted orders of ``LocalProviders``).
 - **Every request goes to every site, every reply comes back alone.** A query
   (``hist_in_box``, ``count_in_box``, ``codes_in_boxes`` for every QI at once) is one task
   per site; the client merges the replies (per-provider triples are concatenated, code
