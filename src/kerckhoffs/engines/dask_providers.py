@@ -13,8 +13,8 @@ interface from Dask workers:
   slice alone (``pooled=False``: a box may hold none of its records, a cut may send them all
   to one side). In a deployment where each site's records are its own Parquet files, that
   gathering is the site reading its own files. A provider's records must fit its worker:
-  with 8 QIs about 140 bytes a row held and 340 at the peak of a split (the int64 sorted
-  orders of ``LocalProviders``, old and new state), so about 9M records in 3 GB.
+  with 8 QIs about 100 bytes a row held and 255 at the peak of a split (the codes and the
+  sorted orders of ``LocalProviders``, old and new state), so about 12M records in 3 GB.
 - **Every request goes to every site, every reply comes back alone.** A query
   (``hist_in_box``, ``count_in_box``, ``codes_in_boxes`` for every QI at once) is one task
   per site; the client merges the replies (per-provider triples are concatenated, code

@@ -261,7 +261,10 @@ class LocalProviders:
         self.messages = 0
         self.bytes = 0
         self._leaf = np.full(self.n, -1, dtype=np.int64)
-        rows = np.arange(self.n, dtype=np.int64)
+        # row indices in the smallest type that holds them: the d + 1 orders are most of the
+        # memory a back-end holds (a Dask site holds one provider's records)
+        self._index_type = np.int32 if self.n < 2**31 else np.int64
+        rows = np.arange(self.n, dtype=self._index_type)
         self._perms = [rows[_stable_sort(self.qi[:, j])] for j in range(self.d)]
         self._perms.append(rows[_stable_sort(self.provider * self.n_sa + self.sa)])
         self.pooled = pooled
@@ -318,7 +321,7 @@ class LocalProviders:
             seg_first = np.zeros(self._sizes.size, dtype=np.int64)
             seg_first[filled] = cell_of_pos[starts[filled]]
             seg_cells = np.bincount(cell_seg, minlength=self._sizes.size)
-            cell_of_row = np.full(self.n, -1, dtype=np.int64)
+            cell_of_row = np.full(self.n, -1, dtype=self._index_type)
             cell_of_row[p] = cell_of_pos
             self._cells = (
                 cell_seg,
