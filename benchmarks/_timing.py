@@ -6,9 +6,11 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
+T = TypeVar("T")
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -25,6 +27,19 @@ def median_seconds(
         fn()
         runs.append(time.perf_counter() - t0)
     return statistics.median(runs), runs
+
+
+def median_wall_cpu(fn: Callable[[], T], repeat: int) -> tuple[float, float, T]:
+    """Median wall and CPU seconds of ``fn`` over ``repeat`` runs (after one untimed run),
+    and what its last run returned."""
+    out = fn()
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu), out
 
 
 def save(

@@ -24,14 +24,12 @@ redraws the plot from the CSV.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from _timing import RESULTS
+from _timing import RESULTS, median_wall_cpu
 from bench_mprivacy_anonymize import K, L, M, adult_table
 from kerckhoffs.algorithms.mprivacy_anonymize import coordinate, setting_from_models
 from kerckhoffs.models import DistinctLDiversity, KAnonymity, MPrivacy, combine_m_privacy
@@ -42,17 +40,6 @@ ALGORITHMS = ("provider-aware", "mondrian-mprivacy")
 
 def kb(per_provider: np.ndarray) -> str:
     return ";".join(f"{x / 1e3:.1f}" for x in per_provider)
-
-
-def timed(fn: Any, repeat: int) -> tuple[float, float, Any]:
-    out = fn()
-    wall, cpu = [], []
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu), out
 
 
 def main() -> None:
@@ -88,7 +75,7 @@ def main() -> None:
         for algorithm in ALGORITHMS:
             setting = setting_from_models(models, algorithm)
             aware = algorithm == "provider-aware"
-            wall_m, cpu_m, want = timed(
+            wall_m, cpu_m, want = median_wall_cpu(
                 lambda s=setting, a=aware: coordinate(LocalProviders(table), s, provider_aware=a),
                 args.repeat,
             )
@@ -99,7 +86,7 @@ def main() -> None:
                 groups, providers = mprivacy_dask(dt, models, a, stats=st)
                 return np.concatenate(client.gather(groups.groups)), providers
 
-            wall_d, cpu_d, (got, providers) = timed(on_dask, args.repeat)
+            wall_d, cpu_d, (got, providers) = median_wall_cpu(on_dask, args.repeat)
             assert np.array_equal(got, want), algorithm
             counts = np.zeros(providers.n_providers, np.int64)
             submitted = np.zeros(providers.n_providers, np.int64)

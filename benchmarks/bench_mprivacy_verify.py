@@ -20,14 +20,12 @@ Run: ``python benchmarks/bench_mprivacy_verify.py [--repeat 7]``
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from _timing import RESULTS
+from _timing import RESULTS, median_wall_cpu
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.mprivacy.constraints import Conjunction, Constraint, DistinctL, KAnon
 from kerckhoffs.mprivacy.exact import m_private_groups
@@ -302,18 +300,6 @@ def group(size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
             return prov, sa
 
 
-def timed(fn, repeat: int) -> tuple[float, float, object]:  # type: ignore[no-untyped-def]
-    fn()
-    wall, cpu = [], []
-    out = None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu), out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
@@ -325,7 +311,7 @@ def main() -> None:
         for seed in range(args.seeds):
             prov, sa = group(size, seed)
             g = np.zeros(size, dtype=np.int64)
-            wall, cpu, ok = timed(
+            wall, cpu, ok = median_wall_cpu(
                 lambda prov=prov, sa=sa, g=g: m_private_groups(
                     g, prov, sa, 1, N_PROV, len(OCCUPATION), M, c
                 ),
@@ -345,7 +331,9 @@ def main() -> None:
             stats = GroupStats.from_records(prov, sa, len(OCCUPATION))
             counted: dict[str, int] = {}
             for fn in METHODS:
-                wall, cpu, res = timed(lambda fn=fn, stats=stats: fn(stats, M, c), args.repeat)
+                wall, cpu, res = median_wall_cpu(
+                    lambda fn=fn, stats=stats: fn(stats, M, c), args.repeat
+                )
                 assert res.private == ok[0]  # type: ignore[attr-defined,index]
                 name = fn.__name__.replace("_", "-")
                 counted[name] = res.calls  # type: ignore[attr-defined]
