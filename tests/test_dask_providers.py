@@ -203,3 +203,25 @@ def test_refusals(dask_client: Any) -> None:
     dt2 = encode_dask(dd.from_pandas(df[["a", "s"]], npartitions=2), plain, dask_client)
     with pytest.raises(ParameterError, match="provider column"):
         mprivacy_dask(dt2, [MPrivacy(1), KAnonymity(2)], "provider-aware")
+
+
+def test_dask_sites_answer_each_query_as_the_pooled_back_end(dask_client: Any) -> None:
+    """The queries the coordinator does not use every level (count_in_box, one QI's code
+    histogram, whole boxes) answer as the pooled back-end does."""
+    from kerckhoffs.engines.dask_providers import DaskProviders
+    from kerckhoffs.engines.dask_table import encode_dask
+
+    df = frame(11)
+    t = Table.encode(df, SCHEMA)
+    pooled = LocalProviders(t)
+    sites = DaskProviders(encode_dask(dd.from_pandas(df, npartitions=3), SCHEMA, dask_client))
+    root = Boxes.whole(np.array([0]))
+    for got, want in (
+        (sites.count_in_box(root), pooled.count_in_box(root)),
+        (sites.codes_in_box(np.array([0]), 1), pooled.codes_in_box(np.array([0]), 1)),
+        (sites.hist_in_box(root), pooled.hist_in_box(root)),
+    ):
+        for name in ("box", "provider", "code", "sa", "count"):
+            if hasattr(want, name):
+                assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert len(sites.replies) == 3 * sites.n_providers
