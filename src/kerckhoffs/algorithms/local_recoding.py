@@ -61,7 +61,6 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.registry import register
-from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import ParameterError
@@ -70,6 +69,7 @@ from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import LDiversity
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release
+from kerckhoffs.segments import rank_within
 
 EPS = 1e-9
 

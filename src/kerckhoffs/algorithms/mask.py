@@ -71,7 +71,6 @@ import numpy as np
 
 from kerckhoffs.algorithms.registry import lookup, parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
-from kerckhoffs.algorithms.segments import rank_within
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import CannotPublish, ParameterError
@@ -81,6 +80,7 @@ from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
 from kerckhoffs.randomness import Seed, generator, order_within
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
+from kerckhoffs.segments import rank_within
 
 REPLACEMENTS = ("nearest", "uniform")
 ROUNDINGS = ("half-down", "ceil")

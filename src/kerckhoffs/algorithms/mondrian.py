@@ -69,6 +69,7 @@ from kerckhoffs.models.l_diversity import EntropyLDiversity, LDiversity, entropy
 from kerckhoffs.models.t_closeness import TCloseness, emd_to
 from kerckhoffs.randomness import Seed, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
+from kerckhoffs.segments import exclusive_cumsum, segment_ranges
 
 EPS = 1e-9
 """Tolerance when comparing ``l * count`` (l may be fractional) with a row count."""
@@ -291,19 +292,6 @@ def bounded_reducer(table: Table) -> tuple[np.ufunc, np.ndarray | None]:
     if table.schema.sensitive_mode == SensitiveMode.SET:
         return np.add, sens
     return np.maximum, sens
-
-
-def exclusive_cumsum(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(x.size, dtype=np.int64)
-    np.cumsum(x[:-1], out=out[1:])
-    return out
-
-
-def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of some segments, concatenated."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offset = np.asarray(starts, dtype=np.int64) - exclusive_cumsum(lengths)
-    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
 
 
 DENSE_BINS = 1 << 22

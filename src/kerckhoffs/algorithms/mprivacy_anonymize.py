@@ -84,11 +84,11 @@ from kerckhoffs.mprivacy.providers import (
     Histograms,
     LocalProviders,
     Providers,
-    exclusive_cumsum,
 )
 from kerckhoffs.mprivacy.verify import VERIFIERS
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
+from kerckhoffs.segments import exclusive_cumsum
 
 ALPHA_SPLIT = 0.8
 """Eq. 1's weight for rating candidate splits (paper Table II)."""

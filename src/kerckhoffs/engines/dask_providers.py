@@ -65,9 +65,8 @@ from kerckhoffs.mprivacy.providers import (
     Histograms,
     LocalProviders,
     Submission,
-    exclusive_cumsum,
-    ranges,
 )
+from kerckhoffs.segments import exclusive_cumsum, segment_ranges
 
 __all__ = ["ALGORITHMS", "DaskProviders", "Reply", "mprivacy_dask"]
 
@@ -408,7 +407,7 @@ def _with_right_halves(
     size = np.bincount(a["node"], minlength=nodes.size)
     start = exclusive_cumsum(size)
     n_of = size[node_of_pair]
-    at = ranges(start[node_of_pair], n_of)  # each pair's node cells
+    at = segment_ranges(start[node_of_pair], n_of)  # each pair's node cells
     pair = np.repeat(np.arange(pair_node.size, dtype=np.int64), n_of)
     key = pair * n_sa + a["node_sa"][at]
     left_key = a["box"] * n_sa + a["sa"]  # sorted: the site's reply is sorted by (box, SA)

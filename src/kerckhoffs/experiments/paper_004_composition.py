@@ -231,12 +231,6 @@ def sa_entropy(table: Table) -> float:
 
 
 # -- Mondrian with entropy l-diversity / t-closeness constraints ----------------------------------
-def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(x.size, dtype=np.int64)
-    np.cumsum(x[:-1], out=out[1:])
-    return out
-
-
 def constrained_mondrian(
     table: Table,
     k: int,

@@ -49,6 +49,7 @@ import numpy as np
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.segments import exclusive_cumsum, segment_ranges
 
 
 def _nbytes(obj: object) -> int:
@@ -124,7 +125,7 @@ class Histograms:
         boxes = _i64(boxes)
         size = self.box_sizes()
         start = np.concatenate([[0], np.cumsum(size)[:-1]])
-        pos = ranges(start[boxes], size[boxes])
+        pos = segment_ranges(start[boxes], size[boxes])
         new_box = np.repeat(np.arange(boxes.size, dtype=np.int64), size[boxes])
         return Histograms(new_box, self.provider[pos], self.sa[pos], self.count[pos], boxes.size)
 
@@ -211,21 +212,6 @@ class Providers(Protocol):
 
 
 # -- vectorized helpers ------------------------------------------------------------------------
-def exclusive_cumsum(x: np.ndarray) -> np.ndarray:
-    """``[0, x0, x0 + x1, ...]`` without the total."""
-    out = np.zeros(x.size, dtype=np.int64)
-    if x.size > 1:
-        np.cumsum(x[:-1], out=out[1:])
-    return out
-
-
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions ``starts[i] .. starts[i] + lengths[i] - 1``, concatenated."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offset = np.asarray(starts, dtype=np.int64) - exclusive_cumsum(lengths)
-    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(offset, lengths)
-
-
 def _stable_sort(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
@@ -340,7 +326,7 @@ class LocalProviders:
         _, c_prov, c_sa, c_size, seg_first, seg_cells, cell_of_row = self._cell_index()
         segs = self._segs(boxes.node)
         n_cells_of_box = seg_cells[segs]
-        cells = ranges(seg_first[segs], n_cells_of_box)
+        cells = segment_ranges(seg_first[segs], n_cells_of_box)
         box_of = np.repeat(np.arange(len(boxes), dtype=np.int64), n_cells_of_box)
         box_start = exclusive_cumsum(n_cells_of_box)
         count = c_size[cells].copy()
@@ -357,10 +343,10 @@ class LocalProviders:
             for rnd in _distinct_rounds(pair[0]):
                 s, u = pair[0][rnd], pair[1][rnd]
                 nl = _prefix_length(col, perm, starts[s], self._sizes[s], u)
-                rows = perm[ranges(starts[s], nl)]
+                rows = perm[segment_ranges(starts[s], nl)]
                 le = np.bincount(cell_of_row[rows], minlength=c_size.size)
                 b = sel[np.isin(pair_of, rnd)]
-                at = ranges(box_start[b], n_cells_of_box[b])
+                at = segment_ranges(box_start[b], n_cells_of_box[b])
                 c = cells[at]
                 right = np.repeat(boxes.right[b], n_cells_of_box[b])
                 count[at] = np.where(right, c_size[c] - le[c], le[c])
@@ -383,7 +369,7 @@ class LocalProviders:
         """See :meth:`Providers.codes_in_box`."""
         nodes = _i64(nodes)
         segs = self._segs(nodes)
-        pos = ranges(self._starts[segs], self._sizes[segs])
+        pos = segment_ranges(self._starts[segs], self._sizes[segs])
         code = self.qi[self._perms[attr][pos], attr].astype(np.int64)
         box = np.repeat(np.arange(nodes.size, dtype=np.int64), self._sizes[segs])
         change = np.ones(pos.size, dtype=bool)
@@ -411,12 +397,12 @@ class LocalProviders:
         starts = self._starts
         p0 = self._perms[0]
         if fin_seg.size:
-            rows = p0[ranges(starts[fin_seg], self._sizes[fin_seg])]
+            rows = p0[segment_ranges(starts[fin_seg], self._sizes[fin_seg])]
             self._leaf[rows] = np.repeat(self._seg_node[fin_seg], self._sizes[fin_seg])
         order = np.argsort(cut_seg, kind="stable")  # keep segment order
         cut_seg = cut_seg[order]
         is_left = np.zeros(self.n, dtype=bool)
-        rows = p0[ranges(starts[cut_seg], self._sizes[cut_seg])]
+        rows = p0[segment_ranges(starts[cut_seg], self._sizes[cut_seg])]
         which = np.repeat(order, self._sizes[cut_seg])
         attr = cuts.attr[which]
         qi_cut = attr >= 0
@@ -425,7 +411,7 @@ class LocalProviders:
         r_p = rows[~qi_cut]
         is_left[r_p] = cuts.left_providers[which[~qi_cut], self.provider[r_p]]
         sizes = self._sizes[cut_seg]
-        keep = ranges(starts[cut_seg], sizes)
+        keep = segment_ranges(starts[cut_seg], sizes)
         new_starts = exclusive_cumsum(sizes)
         nl = np.bincount(np.repeat(np.arange(cut_seg.size), sizes), weights=is_left[rows],
                          minlength=cut_seg.size).astype(np.int64)  # fmt: skip
@@ -568,6 +554,4 @@ __all__ = [
     "PickledProviders",
     "Providers",
     "Submission",
-    "exclusive_cumsum",
-    "ranges",
 ]
