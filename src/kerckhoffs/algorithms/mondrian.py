@@ -571,6 +571,46 @@ def halves_stats(
     )
 
 
+def level_candidates(
+    spread: np.ndarray,
+    med_code: np.ndarray,
+    below: np.ndarray,
+    n_left: np.ndarray,
+    sizes: np.ndarray,
+    widths: np.ndarray,
+    offsets: np.ndarray,
+    live: Sequence[int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A level's candidate cuts, per (group, QI), from its medians (:func:`median_cuts`):
+    the normalized range, the median's cell (code + the QI's cell offset), the rows equal to
+    it that a relaxed cut may send left, and whether the cut leaves rows on both sides. The
+    in-memory and the Dask engine share it."""
+    norm = np.zeros(spread.shape, dtype=np.float64)
+    for j in live:
+        if widths[j] > 0:
+            norm[:, j] = spread[:, j] / widths[j]
+    cand = (n_left > 0) & (n_left < sizes[:, None])
+    return norm, med_code + offsets, n_left - below, cand
+
+
+def allowed_by_counts(
+    rule: CutRule,
+    cand: np.ndarray,
+    sizes: np.ndarray,
+    n_left: np.ndarray,
+    bounded: np.ndarray | None,
+) -> np.ndarray:
+    """Per (group, QI), whether ``rule`` allows the candidate cut, for rules that read no
+    halves' SA counts: every candidate judged at once from the sizes (and the group's bounded
+    count)."""
+    allowed = np.zeros(cand.shape, dtype=bool)
+    gi, ji = np.nonzero(cand)
+    if gi.size:
+        stats = CutStats(sizes[gi], n_left[gi, ji], None if bounded is None else bounded[gi])
+        allowed[gi, ji] = rule.allowed(stats)
+    return allowed
+
+
 def mondrian_groups(
     table: Table,
     rule: CutRule | Callable[[CutStats], np.ndarray],
@@ -792,28 +832,19 @@ def mondrian_groups(
             below[:, live] = np.hstack([c.below for c in part])
             n_left[:, live] = np.hstack([c.left for c in part])
         alive &= (spread > 0).any(axis=0)
-        norm = np.zeros((n_groups, d), dtype=np.float64)
-        for j in live:
-            if widths[j] > 0:
-                norm[:, j] = spread[:, j] / widths[j]
-        value = med_code + offsets  # in cell space, as ``codes``
-        ties = n_left - below
-        cand = (n_left > 0) & (n_left < sizes[:, None])
+        norm, value, ties, cand = level_candidates(
+            spread, med_code, below, n_left, sizes, widths, offsets, live
+        )  # (value in cell space, as ``codes``)
 
         # allowed cuts
-        allowed = np.zeros((n_groups, d), dtype=bool)
         if sa_log is not None and rule.reads_group_sa:
             has_cand = np.asarray(cand.any(axis=1))
             pos = np.flatnonzero(has_cand[gid])
             units.record(uid[pos], gid[pos], "S_max of the group being cut")
         if not halves_sa:
-            gi, ji = np.nonzero(cand)
-            if gi.size:
-                stats = CutStats(
-                    sizes[gi], n_left[gi, ji], None if bounded is None else bounded[gi]
-                )
-                allowed[gi, ji] = rule.allowed(stats)
+            allowed = allowed_by_counts(rule, cand, sizes, n_left, bounded)
         else:
+            allowed = np.zeros((n_groups, d), dtype=bool)
             # try each group's dimensions in its order, reading halves only when needed
             assert pairs_hist is not None and pairs_hist.unit_cell is not None
             assert bounded is not None and pair_first is not None and pair_count is not None

@@ -48,9 +48,11 @@ from kerckhoffs.algorithms.mondrian import (
     CutStats,
     LevelHistogram,
     PairCells,
+    allowed_by_counts,
     as_rule,
     bounded_reducer,
     halves_stats,
+    level_candidates,
     level_histogram,
     median_cuts,
     reduce_bounded,
@@ -466,23 +468,13 @@ def mondrian_dask_groups(
             spread[:, live], med_code[:, live] = c.spread, c.value
             below[:, live], n_left[:, live] = c.below, c.left
         alive &= (spread > 0).any(axis=0)
-        norm = np.zeros((n_groups, d), dtype=np.float64)
-        for j in live:
-            if widths[j] > 0:
-                norm[:, j] = spread[:, j] / widths[j]
-        value = med_code + offsets
-        ties = n_left - below
-        cand = (n_left > 0) & (n_left < sizes[:, None])
-
-        allowed = np.zeros((n_groups, d), dtype=bool)
+        norm, value, ties, cand = level_candidates(
+            spread, med_code, below, n_left, sizes, widths, offsets, live
+        )
         if not halves_sa:
-            gi, ji = np.nonzero(cand)
-            if gi.size:
-                stats = CutStats(
-                    sizes[gi], n_left[gi, ji], None if bounded is None else bounded[gi]
-                )
-                allowed[gi, ji] = rule.allowed(stats)
+            allowed = allowed_by_counts(rule, cand, sizes, n_left, bounded)
         else:
+            allowed = np.zeros((n_groups, d), dtype=bool)
             assert pairs_hist is not None and bounded is not None
             assert pair_first is not None and pair_count is not None and pair_sa is not None
             order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
