@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.engines.dask_table import DaskTable, Part, item
+from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
@@ -62,22 +62,14 @@ class DaskCheck:
 
 
 # -- groups of a table as it stands: the distinct QI vectors ---------------------------------------
-def _qi_key(qi: np.ndarray, radix: Sequence[int]) -> np.ndarray:
-    key = np.zeros(qi.shape[0], dtype=np.int64)
-    for j, r in enumerate(radix):
-        key *= r
-        key += qi[:, j]
-    return key
-
-
 def _first_keys(part: Part, radix: Sequence[int], start: int) -> tuple[np.ndarray, np.ndarray]:
     """The partition's distinct QI keys and the (kept-row) position of each one's first row."""
-    keys, first = np.unique(_qi_key(part.qi, radix), return_index=True)
+    keys, first = np.unique(row_key(part.qi, radix), return_index=True)
     return keys, first.astype(np.int64) + start
 
 
 def _numbered(part: Part, radix: Sequence[int], keys: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    return ids[np.searchsorted(keys, _qi_key(part.qi, radix))]
+    return ids[np.searchsorted(keys, row_key(part.qi, radix))]
 
 
 def qi_groups(dt: DaskTable) -> tuple[list[Any], int]:
@@ -190,10 +182,6 @@ def whole_table(dt: DaskTable, with_providers: bool = False) -> GroupHistogram:
     axis with ``with_providers``): what the models' ``validate`` and the cut rules' table-wide
     checks read, and whose ``totals`` t-closeness compares each group with."""
     client = dt.client
-    totals = np.sum(
-        client.gather([client.submit(sa_totals, p, dt.n_sa, pure=False) for p in dt.parts]),
-        axis=0,
-    )
     providers = None
     if with_providers and dt.provider_values is not None:
         n_prov = len(dt.provider_values)
@@ -203,8 +191,14 @@ def whole_table(dt: DaskTable, with_providers: bool = False) -> GroupHistogram:
             ),
             axis=0,
         )
+        totals = counts.sum(axis=0)  # (one pass gives both)
         p, s = np.nonzero(counts)
         providers = ProviderCounts(np.zeros(p.size, dtype=np.int64), p, s, counts[p, s], n_prov)
+    else:
+        totals = np.sum(
+            client.gather([client.submit(sa_totals, p, dt.n_sa, pure=False) for p in dt.parts]),
+            axis=0,
+        )
     mode, kind = dt.schema.sensitive_mode, dt.sa_column.kind
     return GroupHistogram(totals[None, :], dt.sensitive, mode, kind, providers=providers)
 

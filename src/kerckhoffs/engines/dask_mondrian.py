@@ -59,7 +59,7 @@ from kerckhoffs.algorithms.mondrian import (
     tie_ranks,
 )
 from kerckhoffs.engines.dask_check import whole_table
-from kerckhoffs.engines.dask_table import DaskTable, Part, item
+from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
 from kerckhoffs.errors import ParameterError
 
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
@@ -122,11 +122,10 @@ def _start(part: Part, offsets: np.ndarray, start: int, fold: bool) -> _Rows:
         gid, out = np.zeros(n, np.int32), np.full(n, -1, np.int32)
         return _Rows(part.qi, offsets, part.sa, gid, out, start)
     codes = np.column_stack([part.qi, part.sa]).astype(np.int64)
-    size = codes.max(axis=0) + 1
-    if float(np.prod(size.astype(np.float64))) < 2.0**62:  # one mixed-radix key per row
-        radix = np.ones(size.size, dtype=np.int64)
-        radix[:-1] = np.cumprod(size[::-1])[::-1][1:]
-        _, first, inverse = np.unique(codes @ radix, return_index=True, return_inverse=True)
+    size = (codes.max(axis=0) + 1).tolist()
+    if float(np.prod([float(x) for x in size])) < 2.0**62:  # one mixed-radix key per row
+        key = row_key(codes, size)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     else:
         _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1).astype(np.int32)

@@ -38,7 +38,7 @@ from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
 from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
 from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
 
-__all__ = ["DaskTable", "Part", "encode_dask", "item"]
+__all__ = ["DaskTable", "Part", "encode_dask", "item", "row_key"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -363,6 +363,17 @@ def _encodings(described: tuple[Table, _Domain]) -> tuple[EncodedColumn, ...]:
     """A partition's column encodings, QIs then SA."""
     table = described[0]
     return (*table.qi_columns, table.sa_column)
+
+
+def row_key(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
+    """One int64 key per row of ``codes`` (``[n, k]``, column ``j`` in ``0 .. radix[j] - 1``):
+    the row read as a mixed-radix number, so equal rows get equal keys. The caller makes sure
+    the product of ``radix`` fits 63 bits."""
+    key = np.zeros(codes.shape[0], dtype=np.int64)
+    for j, r in enumerate(radix):
+        key *= r
+        key += codes[:, j]
+    return key
 
 
 def item(seq: Any, index: int) -> Any:
