@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.anatomy import (
@@ -144,7 +145,7 @@ def profiles(draw: st.DrawFn) -> tuple[list[int], int]:
     return counts, l
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(profiles())
 def test_profile_schedule_equals_the_stepwise_greedy(profile: tuple[list[int], int]) -> None:
     counts, l = profile  # noqa: E741
@@ -194,7 +195,7 @@ def residue_matching_exists(bucket: np.ndarray, l: int) -> bool:  # noqa: E741
     return all(place(i, set()) for i in range(len(res)))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(), st.integers(0, 2**32 - 1))
 def test_properties(tab: tuple[Table, int], seed: int) -> None:
     table, l = tab  # noqa: E741

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.attacks.locate import locate
 from kerckhoffs.attacks.minimality import Requirement, minimality_attack
@@ -180,7 +181,7 @@ def test_code_cover_and_around_pick_the_node_holding_the_group() -> None:
     assert found.tolist() == [True, True, False]  # "A" does not hold code 3
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8))
 def test_code_cover_inverts_generalize(pairs: list[tuple[int, int]]) -> None:
     """What ``EncodedColumn.generalize`` writes reads back to the cover computed without

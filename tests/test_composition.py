@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.attacks.composition import (
     OverlappingReleases,
@@ -308,7 +309,9 @@ def reference(releases: list[Release], locations: list[Location]) -> list[set[st
     return out
 
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -380,7 +383,7 @@ def test_ambiguous_locations_take_the_union(seed: int, n: int, n_rel: int) -> No
 
 
 # -- P9: the subset builder ---------------------------------------------------------------------
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     n=st.integers(1, 300),
     n_rel=st.integers(1, 5),

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.data.io import QUOTED_CHARS, write_csv
@@ -103,7 +104,9 @@ def frames(draw: st.DrawFn) -> pd.DataFrame:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(df=frames())
 def test_awkward_frames_same_bytes(df: pd.DataFrame, tmp_path: Path) -> None:

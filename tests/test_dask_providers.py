@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.mprivacy_anonymize import coordinate, setting_from_models
 from kerckhoffs.errors import ParameterError
@@ -52,7 +53,7 @@ def slice_of(t: Table, p: int) -> Table:
 
 
 # -- one provider's slice is its part of the pooled back-end (no Dask) ----------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(0, 2**31))
 def test_slices_sum_to_the_pooled_answers(seed: int) -> None:
     df = frame(seed)

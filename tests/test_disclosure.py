@@ -17,6 +17,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Schema, Table
 from kerckhoffs.disclosure import (
     NOTHING,
@@ -131,7 +132,7 @@ def test_chk_implementations_are_the_protocol() -> None:
     assert all(isinstance(x, Chk) for x in (PAPER_CHK, MaxShare(), DistinctL(2)))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     groups=st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=3), min_size=1, max_size=3),
     cl=st.sampled_from([(F(2), 2), (F(3), 2), (F(1), 2), (F(3, 2), 3), (F(2), 3)]),
@@ -148,7 +149,7 @@ def test_closed_form_chk_equals_enumeration(groups: list[list[int]], cl: tuple[F
     assert chk_generalization(chk, sig) == chk_instances(chk, np.array(sorted(brute)), 4)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     counts=st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=4),
     cl=st.sampled_from([(2.0, 2), (3.0, 2), (1.5, 3), (0.5, 2)]),
@@ -329,7 +330,7 @@ def small_cases(draw: st.DrawFn) -> tuple[GeneralizationSequence, np.ndarray]:
 CHKS = st.sampled_from([PAPER_CHK, RecursiveCL(F(3), 2), MaxShare(F(3, 4)), DistinctL(2)])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(case=small_cases(), chk=CHKS)
 def test_class_engine_equals_recursive_publishers(case, chk) -> None:
     seq, x = case
@@ -349,7 +350,7 @@ def test_class_engine_equals_recursive_publishers(case, chk) -> None:
             assert excl.disclosure_size <= excl.per_size == level.per_size[s]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(case=small_cases(), chk=CHKS)
 def test_releases_pass_chk_on_the_adversarys_exact_knowledge(case, chk) -> None:
     # spec 6 T5: the adversary's knowledge of a release at i is every table of PER(g_i(T))

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from cli_runner import run_cli
 from kerckhoffs import api
 from kerckhoffs.algorithms.sequence import sequence as sequence_algorithm
@@ -206,7 +207,7 @@ def test_sequence_refusals() -> None:
 
 
 # -- property: the files say as much as the table -------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.permutations(G0))
 def test_from_files_equals_in_process(conditions: list[str]) -> None:
     """For any arrangement of G_0's values that the naive publisher releases, the attack on

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kerckhoffs as kh
+from budget import examples
 from cli_runner import run_cli
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
@@ -85,7 +86,7 @@ def test_spec_4_3_laplace_histogram_scale(mechanism: str) -> None:
     assert (spec.scale, spec.sensitivity, spec.privacy_map) == (1.0, 1, 1.0)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.floats(0.01, 20), st.sampled_from(["laplace", "geometric"]), st.booleans())
 def test_scale_is_delta_over_eps_and_map_never_exceeds_eps(
     eps: float, mechanism: str, substitution: bool

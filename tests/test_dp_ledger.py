@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from cli_runner import run_cli
 from kerckhoffs import Partition, Provenance, Release
 from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo
@@ -113,7 +114,7 @@ def test_parse_budget() -> None:
 
 
 # -- property: totals equal a brute-force sum -----------------------------------------------------
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(

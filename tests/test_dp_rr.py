@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kerckhoffs.dp.randomized_response as rr
+from budget import examples
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
@@ -74,7 +75,7 @@ def test_spec_4_3_keep_probability_three_quarters_at_ln3() -> None:
     assert Fraction(keep) >= realized and loss <= math.log(3)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(eps=st.floats(0.01, 20.0), k=st.integers(2, 300))
 def test_threshold_is_exact_and_the_loss_within_epsilon(eps: float, k: int) -> None:
     """P15 for the realized mechanism: p'/q' = (2^64 - T)(k-1)/T <= e^eps, and OpenDP's map

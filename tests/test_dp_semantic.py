@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.dp.semantic import (
     Database,
     geometric_count,
@@ -176,7 +177,7 @@ def rr_cases(draw: st.DrawFn) -> tuple[Fraction, tuple[int, ...], dict[Database,
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rr_cases())
 def test_proposition14_randomized_response(
     case: tuple[Fraction, tuple[int, ...], dict[Database, Fraction], int],
@@ -188,7 +189,7 @@ def test_proposition14_randomized_response(
     assert report.worst_sd <= tanh_bound(exp_eps) <= proposition14_bound(exp_eps)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(rr_cases())
 def test_posterior_ratio_within_e_2eps(
     case: tuple[Fraction, tuple[int, ...], dict[Database, Fraction], int],
@@ -209,7 +210,7 @@ def test_posterior_ratio_within_e_2eps(
                 assert exp_eps**-2 <= p / bi[d] <= exp_eps**2
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(exp_eps_values.filter(lambda x: x > 1), st.integers(1, 3), st.data())
 def test_proposition14_geometric(exp_eps: Fraction, n: int, data: st.DataObject) -> None:
     prior = data.draw(joint_priors((0, 1), n))
@@ -219,7 +220,7 @@ def test_proposition14_geometric(exp_eps: Fraction, n: int, data: st.DataObject)
     assert report.worst_sd <= tanh_bound(exp_eps) <= proposition14_bound(exp_eps)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.fractions(min_value=F(21, 20), max_value=F(6, 5), max_denominator=20),
     st.sampled_from([F(1, 100), F(1, 400), F(1, 10_000)]),
@@ -260,7 +261,7 @@ def test_the_bound_is_not_vacuous() -> None:
 
 
 # -- an independent float computation of the same SDs ----------------------------------------------
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(exp_eps_values, st.data())
 def test_matches_brute_force_floats(exp_eps: Fraction, data: st.DataObject) -> None:
     """Every (t, i) SD equals a direct numpy evaluation of spec 2.10's formulas (binary RR, n = 2,

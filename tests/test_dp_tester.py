@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.dp.counts import dp_histogram
@@ -111,7 +112,7 @@ def _tail_brute(k: int, n: int, p: float) -> float:
     return float(sum(math.comb(n, j) * q**j * (1 - q) ** (n - j) for j in range(k, n + 1)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     n=st.integers(1, 60),
     frac=st.floats(0, 1),

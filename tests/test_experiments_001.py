@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.attacks.composition import take_rows
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.experiments import Context, all_experiments, get_experiment, run_experiment
@@ -60,7 +61,7 @@ def test_grids_cover_the_paper_parameters() -> None:
     assert {p["m"] for p in fig11} == {2, 10} and {p["qid"] for p in fig11} == {8}
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(d=st.integers(1, 4))
 def test_qid_table_keeps_the_first_d_quasi_identifiers(d: int) -> None:
     table = Context(SHARED).dataset("demo")
@@ -141,7 +142,10 @@ def test_measure_e2_end_to_end() -> None:
     pd.testing.assert_frame_equal(df, again)
 
 
+@pytest.mark.skipif(not (SHARED / "adult").is_dir(), reason="shared Adult data not present")
 def test_mask_refusal_is_recorded_not_raised() -> None:
+    # on the Adult subsample alpha-k anonymity holds and MASK refuses; the generated stand-in
+    # has too frequent a sensitive set for alpha = 0.05, so the test needs the real data
     ctx = _small_ctx()
     rows = p1.measure_two_tables(
         {"dataset": "demo", "qid": 2, "k": 10, "m": 20, "seed": 0, "queries": 100}, ctx

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples as budget
 from kerckhoffs.cli import main
 from kerckhoffs.disclosure import PAPER_CHK, inclusive, naive
 from kerckhoffs.experiments import Context, all_experiments
@@ -241,7 +242,7 @@ def test_strict_winner_by_hand() -> None:
     assert p2.strict_winner(1, 1) == p2.strict_winner(-1, -1) == "equal"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=budget(40), deadline=None)
 @given(
     n_rows=st.integers(8, 12),
     n_funcs=st.integers(1, 3),
@@ -262,7 +263,7 @@ def test_random_sequence_is_qi_based_with_growing_groups(
         assert sizes.min() >= 2 and sizes.max() <= max_group
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=budget(15), deadline=None)
 @given(n_funcs=st.integers(1, 3), seed=st.integers(0, 2**16))
 def test_worst_case_instances_reach_the_last_generalization(n_funcs: int, seed: int) -> None:
     seq, x = p2.worst_case_instance(np.random.default_rng(seed), 8, n_funcs, 3, 4)

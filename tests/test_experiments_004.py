@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.attacks.composition import presumed_anonymity
 from kerckhoffs.errors import ParameterError
@@ -112,7 +113,9 @@ def reference_groups(
     return recurse(np.arange(table.n))
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

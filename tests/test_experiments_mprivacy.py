@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -328,7 +329,7 @@ def test_workload_parameter_errors() -> None:
         draw_range_counts(table, 0, seed=0, qd_min=1)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     n=st.integers(1, 60),
     sizes=st.lists(st.integers(1, 6), min_size=2, max_size=5),

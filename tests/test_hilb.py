@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.hilb import hilb, hilb_groups, table_hilbert_index
@@ -295,7 +296,7 @@ def hilb_inputs(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
     return sa, qt, l
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(hilb_inputs())
 def test_matches_the_literal_spec(inputs: tuple[list[int], list[int], int]) -> None:
     sa, qt, l = inputs  # noqa: E741
@@ -326,7 +327,7 @@ def random_tables(draw: st.DrawFn) -> tuple[Table, int]:
     return Table.encode(df, schema), l
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables())
 def test_properties(tab: tuple[Table, int]) -> None:
     table, l = tab  # noqa: E741

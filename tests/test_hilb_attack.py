@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.anatomy import sa_buckets
 from kerckhoffs.algorithms.hilb import hilb, table_hilbert_index
@@ -219,7 +220,7 @@ def inference_holds(release: Release, a7: Algorithm7) -> None:
         assert bucket[u] in set(bucket[members[:k]].tolist()), (g1, u, k)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
     algorithm=st.sampled_from(FRONTIER),
@@ -269,7 +270,7 @@ def brute_posteriors(release: Release, a7: Algorithm7) -> list[list[dict[int, Fr
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -309,7 +310,7 @@ def test_some_plain_hilb_releases_are_compromised_and_no_strict_one_is() -> None
     assert hits["hilb"] > 0 and hits["hilb+strict"] == hits["hilb++strict"] == 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     seed=st.integers(0, 10**6),
     kind=st.sampled_from(["grid", "line"]),
@@ -333,7 +334,7 @@ def test_hilb_plus_strict_compromises_nothing_even_attacked_as_hilb(
     assert not vulnerable and not compromised
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10**6), algorithm=st.sampled_from(FRONTIER))
 def test_unordered_ties_are_sound_whatever_the_row_order(seed: int, algorithm: str) -> None:
     try:

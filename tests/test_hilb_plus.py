@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.hilb import (
@@ -241,7 +242,7 @@ def listed(group: np.ndarray) -> list[list[int]]:
     return [sorted(np.flatnonzero(group == g).tolist()) for g in range(int(group.max()) + 1)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(eligible_inputs())
 def test_hilb_plus_matches_the_literal_spec(inputs: tuple[list[int], list[int], int]) -> None:
     sa, qt, l = inputs  # noqa: E741
@@ -256,7 +257,7 @@ def test_hilb_plus_matches_the_literal_spec(inputs: tuple[list[int], list[int], 
         assert len(rows) >= l * smax(sa, rows)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(eligible_inputs())
 def test_hilb_plus_strict_matches_the_spec(inputs: tuple[list[int], list[int], int]) -> None:
     sa, qt, l = inputs  # noqa: E741
@@ -315,7 +316,7 @@ def assert_partition_and_diversity(release, table: Table, l: int) -> None:  # no
     assert np.array_equal(release.sa_published, table.sa)  # SA untouched
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables())
 def test_plus_properties(tab: tuple[Table, int]) -> None:
     table, l = tab  # noqa: E741
@@ -329,7 +330,7 @@ def test_plus_properties(tab: tuple[Table, int]) -> None:
     assert strict_log.violations(strict.partition.group) == []
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(), st.integers(0, 2**32 - 1))
 def test_plus_plus_properties(tab: tuple[Table, int], seed: int) -> None:
     table, l = tab  # noqa: E741
@@ -359,7 +360,7 @@ def test_plus_plus_properties(tab: tuple[Table, int], seed: int) -> None:
     assert log.violations(strict.partition.group) == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(2, 5), st.integers(1, 30), st.integers(0, 5))
 def test_preconditions_refuse_ineligible_tables(l: int, smax_: int, others: int) -> None:  # noqa: E741
     # property 3: |T| < l * S_max(T) raises, naming l

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from cli_runner import run_cli
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.attacks.insider import insider_attack
@@ -149,7 +150,7 @@ def plain_posteriors(df: pd.DataFrame, groups: list[int], coalition: list[str]) 
     return out
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(provider_tables())
 def test_posteriors_equal_plain_recomputation(case: tuple) -> None:
     df, groups, coalition = case
@@ -171,7 +172,7 @@ def test_posteriors_equal_plain_recomputation(case: tuple) -> None:
         assert got[key] == pytest.approx(p, abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(provider_tables(), st.integers(1, 2), st.integers(1, 3), st.integers(1, 2))
 def test_worst_coalition_matches_brute_force(case: tuple, m: int, k: int, l: int) -> None:  # noqa: E741
     df, groups, _ = case

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kerckhoffs.release as release_module
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.data import io as io_module
@@ -33,7 +34,7 @@ from kerckhoffs.release import stable_order
 SCHEMA = Path(__file__).resolve().parents[1] / "examples" / "demo" / "schema.toml"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", "?", "ü,x", None]), min_size=1, max_size=15))
 def test_missing_label_same_codes_as_object_cast(cells: list[str | None]) -> None:
     s = pd.Series(cells, dtype="str")
@@ -52,7 +53,7 @@ def test_missing_label_hand_example() -> None:
     assert list(uniques) == ["b", "?", "a"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(0, 300), st.integers(1, 40), st.integers(1, 9), st.integers(0, 2**31))
 def test_stable_order_is_lexsort(n: int, groups: int, values: int, seed: int) -> None:
     rng = np.random.default_rng(seed)

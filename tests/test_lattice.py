@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.lattice import (
@@ -388,7 +389,7 @@ def exact_loss(table: Table, node: tuple, suppressed: np.ndarray) -> Fraction:
     return (total + int(suppressed.sum())) / table.n
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_case())
 def test_minimal_nodes_match_brute_force(case: tuple[Table, list, float]) -> None:
     table, models, suppression = case
@@ -435,7 +436,7 @@ def test_minimal_nodes_match_brute_force(case: tuple[Table, list, float]) -> Non
     assert again.provenance == rel.provenance
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(random_case(), st.sampled_from(["loss", "discernibility", "height"]))
 def test_choice_is_first_satisfying_node_of_the_sequence(
     case: tuple[Table, list, float], metric: str

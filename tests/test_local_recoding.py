@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.local_recoding import Ladder, local_recoding
@@ -223,7 +224,7 @@ def random_table(seed: int, n: int, setting: str, distinct: int | None = None) -
     return Table.encode(df, schema, strict_sensitive=False)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(1, 150),
@@ -258,7 +259,7 @@ def test_properties(seed, n, setting, kind, k, l, distinct) -> None:  # type: ig
         assert rel.partition.same_as(Partition.by_qi(table))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 120))
 def test_unconstrained_recoding_is_the_table_itself(seed: int, n: int) -> None:
     # with k = 1 and alpha = 1 every specialization is allowed: groups = distinct QI vectors

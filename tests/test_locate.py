@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.algorithms.registry import get
 from kerckhoffs.attacks.locate import (
@@ -288,7 +289,7 @@ def brute_cover(t: Table, rel: Release, pop: pd.DataFrame) -> list[set[int]]:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 40), n_groups=st.integers(1, 8))
 def test_locate_matches_brute_force(seed: int, n: int, n_groups: int) -> None:
     t, rel, pop = random_release(seed, n, n_groups)

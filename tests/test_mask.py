@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Scheme, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mask import mask, mask_perturb, mask_plan
@@ -279,7 +280,7 @@ def random_table(seed: int, n: int, setting: str, skew: float) -> Table:
     return Table.encode(df, schema, strict_sensitive=False)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(20, 160),
@@ -325,7 +326,7 @@ def test_mask_properties(seed, n, extra, m, setting, replacement, skew) -> None:
     assert again.frames()["release"].equals(rel.frames()["release"])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(30, 160),

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Scheme, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mask import (
@@ -198,7 +199,7 @@ def count_vectors(draw):  # type: ignore[no-untyped-def]
     return counts, m, sens
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     cv=count_vectors(),
     fill=st.sampled_from(["random", "paper"]),
@@ -287,7 +288,7 @@ def random_table(seed: int, n: int, setting: str, skew: float) -> Table:
     return Table.encode(df, schema, strict_sensitive=False)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(12, 150),
@@ -348,7 +349,7 @@ def test_mask_plus_properties(seed, n, extra, m, setting, fill, skew) -> None:  
     assert again.partition.same_as(rel.partition)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(20, 150),

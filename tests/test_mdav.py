@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Role, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mdav import mdav, mdav_centroids, mdav_encode, mdav_groups
@@ -98,7 +99,7 @@ def reference_mdav(x: np.ndarray, k: int) -> list[set[int]]:
     return groups
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 80), d=st.integers(1, 4), k=st.integers(2, 7))
 def test_matches_reference_on_generic_points(seed: int, n: int, d: int, k: int) -> None:
     # k >= 2: with k = 1 the last step picks one of two points equidistant from their mean
@@ -111,7 +112,7 @@ def test_matches_reference_on_generic_points(seed: int, n: int, d: int, k: int) 
 CITY = Hierarchy([["a1", "A", "*"], ["a2", "A", "*"], ["b1", "B", "*"]], "city")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 120), k=st.integers(1, 9))
 def test_properties(seed: int, n: int, k: int) -> None:
     rng = np.random.default_rng(seed)
@@ -160,7 +161,7 @@ def grid_points(seed: int) -> tuple[np.ndarray, int]:
     return rng.integers(0, int(rng.integers(1, 6)), (n, d)).astype(np.float64), k
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_matches_reference_with_duplicates_and_ties(seed: int) -> None:
     # MDAV computes distances once per distinct point; the spec's tie rule (lowest row id)
@@ -172,7 +173,7 @@ def test_matches_reference_with_duplicates_and_ties(seed: int) -> None:
     assert got == reference_mdav(x, k)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 120), d=st.integers(1, 3), k=st.integers(2, 6))
 def test_matches_reference_on_generic_duplicated_points(seed: int, n: int, d: int, k: int) -> None:
     # each column's few values mapped to random reals: duplicated points, and exact ties in

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.algorithms.lattice import generalization_sequence, lattice, release_at
 from kerckhoffs.algorithms.local_recoding import local_recoding
@@ -245,7 +246,7 @@ instances = st.integers(1, 4).flatmap(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(instances)
 def test_dp_closed_form_brute_force_agree(inst) -> None:  # type: ignore[no-untyped-def]
     sizes, l, pick = inst  # noqa: E741
@@ -285,7 +286,7 @@ local_instances = st.integers(1, 4).flatmap(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(local_instances)
 def test_engines_agree_with_per_class_thresholds(inst) -> None:  # type: ignore[no-untyped-def]
     spec, pick = inst
@@ -299,7 +300,7 @@ def test_engines_agree_with_per_class_thresholds(inst) -> None:  # type: ignore[
     assert a == b == c
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(local_instances, min_size=1, max_size=5))
 def test_vectorized_engine_matches_exact(ecs) -> None:  # type: ignore[no-untyped-def]
     ec, g, tau, ns, exact = [], [], [], [], []
@@ -571,7 +572,7 @@ def test_table_xv_personalized_privacy() -> None:
     assert local.credibility[0] == 1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(1, 4), st.integers(0, 4), st.integers(0, 2)), min_size=1, max_size=3
@@ -715,7 +716,7 @@ def random_table(rng: np.random.Generator, n: int, sensitive_subset: bool) -> Ta
     )
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(0, 10**6),
     st.integers(12, 60),

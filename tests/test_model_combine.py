@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.data.schema import Kind, SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import (
@@ -71,7 +72,7 @@ def same(a: ModelResult, b: ModelResult) -> None:
     assert np.array_equal(a.group_ok, b.group_ok)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     groups=st.integers(1, 30),

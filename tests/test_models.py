@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import (
@@ -286,7 +287,7 @@ def _oracle(groups: list[list[int]], sens: set[int] | None) -> dict[str, list]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(grouped(), st.integers(1, 4), st.integers(1, 4))
 def test_models_match_a_per_group_oracle(case, k, l) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     groups, sens = case

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import (
@@ -300,7 +301,7 @@ def models_for(k: int | None, l: float | None) -> list:  # noqa: E741
     return [m for m in (KAnonymity(k) if k else None, LDiversity(l) if l else None) if m]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     random_tables(),
     st.sampled_from([None, 1, 2, 3, 5]),
@@ -338,7 +339,7 @@ def test_matches_reference_and_satisfies_models(
     assert np.array_equal(again.partition.group, rel.partition.group)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     random_tables(),
     st.sampled_from([1.0, 1.5, 2.0, 3.0]),
@@ -357,7 +358,7 @@ def test_look_ahead_rule_matches_reference(
     assert groups_of(got) == reference(table, None, l, median, cuts, look_ahead=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(random_tables(), st.sampled_from([1, 2, 3]), st.randoms(use_true_random=False))
 def test_independent_of_row_order(tab: tuple[pd.DataFrame, Schema], k: int, rnd) -> None:  # type: ignore[no-untyped-def]
     df, schema = tab

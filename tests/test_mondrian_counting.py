@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Schema, Table
 from kerckhoffs.algorithms import mondrian as mondrian_module
 from kerckhoffs.algorithms.mondrian import (
@@ -191,7 +192,7 @@ def _same_as_baseline(table: Table, rule: CutRule, median: str, cuts: str, **kw:
     assert np.array_equal(mondrian_groups(table, rule, median=median, cuts=cuts, **kw), old)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tables(),
     st.sampled_from(sorted(RULES)),
@@ -205,7 +206,7 @@ def test_same_groups_and_reads_as_sorted_orders(
     _same_as_baseline(table, RULES[rule](table), median, cuts, collapse=collapse)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tables(),
     st.sampled_from(sorted(RULES)),
@@ -222,7 +223,7 @@ def test_same_groups_with_compressed_histograms(
         _same_as_baseline(table, RULES[rule](table), median, cuts)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tables(),
     st.sampled_from(sorted(RULES)),
@@ -291,7 +292,7 @@ def test_adult_k10_and_l4_same_as_sorted_orders() -> None:
             _same_as_baseline(table, rule, "lower", cuts)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     t=tables(),
     rule=st.sampled_from(sorted(RULES)),

@@ -11,6 +11,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.algorithms.mondrian import KAnonymityCut, LDiversityCut, mondrian_groups
 from kerckhoffs.algorithms.mondrian_hierarchy import hierarchy_cut_groups
 from kerckhoffs.data.hierarchy import Hierarchy
@@ -129,7 +130,7 @@ def tables(draw: st.DrawFn) -> Table:
     return Table.encode(pd.DataFrame(data), Schema.build(quasi, "s"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(tables(), st.integers(1, 4), st.sampled_from([None, 2.0]))
 def test_groups_hold_the_model_and_publish_disjoint_cells(
     t: Table, k: int, div: float | None
@@ -148,7 +149,7 @@ def test_groups_hold_the_model_and_publish_disjoint_cells(
             assert counts.max() * div <= sizes[x] + 1e-9
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(tables(), st.integers(1, 4))
 def test_numeric_only_tables_give_the_default_partition(t: Table, k: int) -> None:
     if any(c.kind == Kind.CATEGORICAL for c in t.qi_columns):
@@ -178,7 +179,7 @@ def test_the_option_of_the_registered_mondrian() -> None:
         get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="children")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(tables(), st.integers(1, 4))
 def test_large_hierarchies_without_the_lca_table_give_the_same_groups(t: Table, k: int) -> None:
     # hierarchies above LCA_TABLE_LEAVES leaves look each LCA up in the hierarchy instead

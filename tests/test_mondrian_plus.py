@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import (
@@ -250,7 +251,7 @@ def models_for(l: float, k: int | None) -> list:  # noqa: E741
     return [LDiversity(l)] + ([KAnonymity(k)] if k else [])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     random_tables(),
     st.sampled_from([1.0, 1.5, 2.0, 3.0]),
@@ -299,7 +300,7 @@ def test_properties(
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_tables(max_rows=14), st.sampled_from([2.0, 3.0]), st.randoms(use_true_random=False))
 def test_q_star_independence(table: Table, l: float, rnd) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     # spec section 6 item 6: any naive-world table (each group's SA multiset rearranged
@@ -318,7 +319,7 @@ def test_q_star_independence(table: Table, l: float, rnd) -> None:  # type: igno
         assert mondrian_plus(world, [LDiversity(l)]).partition.same_as(published)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(random_tables(), st.sampled_from([1.0, 2.0]), st.randoms(use_true_random=False))
 def test_independent_of_row_order(table: Table, l: float, rnd) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     try:

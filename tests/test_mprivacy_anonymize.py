@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import mondrian
@@ -215,7 +216,9 @@ def covering(t: Table, group: np.ndarray) -> bool:
     return group.shape == (t.n,) and set(np.unique(group)) == set(range(group.max() + 1))
 
 
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @FAST

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.mprivacy.constraints import Conjunction, Constraint, DistinctL, FrequencyL, KAnon
 from kerckhoffs.mprivacy.exact import achieved_m, m_private_groups
 from kerckhoffs.mprivacy.group import GroupStats
@@ -23,7 +24,7 @@ from kerckhoffs.mprivacy.verify import (
     top_down,
 )
 
-FAST = settings(max_examples=60, deadline=None)
+FAST = settings(max_examples=examples(60), deadline=None)
 
 
 @st.composite
@@ -57,7 +58,7 @@ def test_every_verifier_equals_brute_force(g: GroupStats, c: Constraint, m: int)
     assert adaptive(g, m, c, mode="records_per_provider").private == expected
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(groups(max_providers=12, max_records=40), monotone_constraints(), st.integers(0, 12))
 def test_twelve_providers(g: GroupStats, c: Constraint, m: int) -> None:
     expected = brute(g, m, c).private
@@ -85,7 +86,7 @@ def test_monotone_in_m(g: GroupStats, c: Constraint) -> None:
     assert verdicts[-1] == verdicts[g.n_providers - 1]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     groups(max_providers=5, max_records=9, max_sa=3),
     st.sampled_from([1.0, 1.5, 2.0, 2.5, 3.0]),
@@ -145,7 +146,7 @@ def test_exact_vectorized_equals_brute_per_group(part, c: Constraint, m: int) ->
         assert a == expected_a
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(partitions(max_sa=3), st.sampled_from([1.0, 1.5, 2.0, 3.0]), st.integers(0, 4))
 def test_exact_vectorized_frequency_l(part, l: float, m: int) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     group, prov, sa, n_groups, n_prov, n_sa = part

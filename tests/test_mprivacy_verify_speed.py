@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs.mprivacy.constraints import Conjunction, DistinctL, KAnon
 from kerckhoffs.mprivacy.fitness import (
     counting_fitness,
@@ -25,7 +26,7 @@ from kerckhoffs.mprivacy.group import GroupStats, Oracle
 from kerckhoffs.mprivacy.lattice import Knowledge, bitset_test, layer_masks, upward_closure
 from kerckhoffs.mprivacy.verify import SMALL, _Lattice, binary, top_down
 
-FAST = settings(max_examples=40, deadline=None)
+FAST = settings(max_examples=examples(40), deadline=None)
 
 
 @st.composite

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from hand_tables import LETTER, hand_table
 from kerckhoffs import Partition, Release, Schema, Scheme, Table
 from kerckhoffs.metrics import group_ncp, ncp, ncp_by_qi
@@ -44,7 +45,7 @@ def test_extremes_and_bucketization() -> None:
     assert ncp(bucket) == 0.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_matches_per_group_oracle(data: st.DataObject) -> None:
     n = data.draw(st.integers(1, 30))

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.registry import get
 from kerckhoffs.attacks.knowledge import DistributionRule, Knowledge
@@ -135,7 +136,7 @@ def random_mask(
     return release, DistributionRule({"age": {"max": 29}}, "F", 0.0), m
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
     mode=st.sampled_from(["set", "each", "all"]),
@@ -171,7 +172,7 @@ def test_mask_bound_is_sound_and_flags_only_perturbed_groups(
         assert p <= true_share + 1e-12  # a lower bound on the original share
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
     mode=st.sampled_from(["set", "each", "all"]),

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.pickup import bucket_of_sa, pickup
 from kerckhoffs.algorithms.sa_reads import SAReadLog
@@ -137,7 +138,7 @@ def l_diverse_partitions(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
     return [sa[i] for i in perm], [group[i] for i in perm], l
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(l_diverse_partitions(), st.integers(0, 2**32 - 1))
 def test_theorem_7_1(case: tuple[list[int], list[int], int], seed: int) -> None:
     sa, group_in, l = case  # noqa: E741

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from cli_runner import run_cli
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.datasets import assign_providers, load_adult, with_providers
@@ -28,7 +29,7 @@ def test_as_many_records_as_providers_gives_each_one_record() -> None:
     assert sorted(s.tolist()) == [f"P{i:02d}" for i in range(1, 11)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.integers(1, 12),
     st.integers(0, 200),

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Scheme, Table
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.metrics import Workload, actual_counts, estimate, query_error
@@ -167,7 +168,7 @@ def releases(draw: st.DrawFn, max_rows: int = 25) -> Release:
     return Release(table, Partition.from_labels(labels), scheme, sa_pub)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(releases(), st.integers(0, 3), st.sampled_from([0.05, 0.3, 1.0]), st.integers(0, 99))
 def test_estimates_equal_exact_oracle(rel: Release, qd: int, sel: float, seed: int) -> None:
     w = Workload.draw(rel.table, 12, qd=qd, selectivity=sel, seed=seed)
@@ -180,7 +181,7 @@ def test_estimates_equal_exact_oracle(rel: Release, qd: int, sel: float, seed: i
 
 
 # -- properties the issue names ----------------------------------------------------------------
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(releases(), st.integers(0, 3), st.integers(0, 99))
 def test_identity_release_has_zero_error(rel: Release, qd: int, seed: int) -> None:
     table = rel.table
@@ -192,7 +193,7 @@ def test_identity_release_has_zero_error(rel: Release, qd: int, seed: int) -> No
             assert res.mean == pytest.approx(0.0, abs=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(releases(), st.integers(1, 3), st.integers(0, 99))
 def test_bucketization_equals_generalization_on_point_groups(
     rel: Release, qd: int, seed: int
@@ -207,7 +208,7 @@ def test_bucketization_equals_generalization_on_point_groups(
     np.testing.assert_allclose(estimate(gen, w), estimate(buc, w), rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(releases(), st.integers(0, 3), st.integers(0, 2**32 - 1))
 def test_same_seed_same_workload(rel: Release, qd: int, seed: int) -> None:
     a = Workload.draw(rel.table, 30, qd=qd, selectivity=0.1, seed=seed)

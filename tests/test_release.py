@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Provenance, Release, Role, Schema, Table
 from kerckhoffs.errors import InputError, PrivacyCheckFailed
 from kerckhoffs.models import KAnonymity, LDiversity
@@ -142,7 +143,7 @@ def _groups_and_histograms(rel: Release) -> dict[tuple, tuple]:
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(1, 60),
     st.integers(0, 10_000),
@@ -198,7 +199,7 @@ def test_bucketized_tables(tmp_path: Path) -> None:
         Release.from_published(tmp_path / "b", verify=False)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     n=st.integers(2, 80),
     seed=st.integers(0, 10_000),

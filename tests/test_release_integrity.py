@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.data import manifest
@@ -55,7 +56,7 @@ def written(draw: st.DrawFn) -> tuple[str, str, int, int]:
     return name, scheme, draw(st.integers(30, 120)), draw(st.integers(0, 10_000))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     spec=written(),
     which=st.integers(0, 10**6),

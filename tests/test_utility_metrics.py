@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from hand_tables import LETTER, hand_table
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Scheme, Table
 from kerckhoffs.algorithms.lattice import information_loss, release_at
@@ -220,7 +221,7 @@ def lattice_tables(draw: st.DrawFn) -> Table:
     return lattice_table(ages, letters, s)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(lattice_tables(), st.integers(0, 3), st.integers(0, 2))
 def test_il_matches_lattice_information_loss(table: Table, age_lvl: int, letter_lvl: int) -> None:
     """Full-domain releases: our Dist equals the lattice module's Definition 7 value, and GCP
@@ -232,7 +233,7 @@ def test_il_matches_lattice_information_loss(table: Table, age_lvl: int, letter_
     assert discernibility(rel) == int((rel.partition.sizes.astype(np.int64) ** 2).sum())
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(lattice_tables(), st.integers(2, 4))
 def test_lattice_with_suppression_matches_its_metric_values(table: Table, k: int) -> None:
     """The lattice search reports its chosen node's loss / discernibility (suppressed rows
@@ -252,7 +253,7 @@ def test_lattice_with_suppression_matches_its_metric_values(table: Table, k: int
         assert fn(rel) == pytest.approx(float(value), abs=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(lattice_tables(), st.lists(st.integers(0, 4), min_size=30, max_size=30))
 def test_gcp_equals_ncp_and_bounds(table: Table, labels: list[int]) -> None:
     rel = Release(table, Partition.from_labels(labels[: table.n]))
