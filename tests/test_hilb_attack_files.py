@@ -239,6 +239,11 @@ def test_every_conclusion_holds_on_the_true_alignment(tmp_path: Path, seed: int)
         assert before.size == k
         same = np.flatnonzero((a.person_type == a.row_type[u]) & (truth == back.partition.group[u]))
         assert same.size and set(bucket[same].tolist()) <= set(bucket[before].tolist())
+        # the k members before u are settled rows of G1 (the posteriors' "first k" columns),
+        # also when G1 holds rows whose individual is not known
+        rows_g1 = np.flatnonzero(back.partition.group == g1)
+        early = qt[a.individual[rows_g1]] <= qt[a.individual[u]]
+        assert (a.settled[rows_g1] & early).sum() == k
     exact = algorithm7(release, ties="unordered")
     exact_vulnerable = release.published_numbering()[exact.vulnerable_groups]
     assert set(a7.vulnerable_groups.tolist()) <= set(exact_vulnerable.tolist())
@@ -306,9 +311,14 @@ def test_hospital_vector() -> None:
         "rounds": 7,
         "resolved_groups": 43,
     }
+    # one inference comes from a group whose first member is known but not all its members
+    a7 = algorithm7(back, ties="unordered", alignment=a)
+    g = back.partition.group
+    partly = [g1 for g1 in a7.pair_group.tolist() if not a.settled[g == g1].all()]
+    assert (len(a7.pair_group), len(partly)) == (16, 1)
     result = hilb_order_attack(back, ties="unordered", alignment=a)
     assert result.verdict() == (
-        "UNSAFE: 40 of 600 rows disclosed by hilb-order; 331 of 600 targets not located "
+        "UNSAFE: 42 of 600 rows disclosed by hilb-order; 331 of 600 targets not located "
         "(not attacked)"
     )
     # on the true alignment: 342 in the anonymizer's row order, 336 whatever the order of ties
@@ -392,5 +402,7 @@ def test_adult_l3_from_files() -> None:
         45075,
     )
     assert result.safe and result.not_located == 45075
+    # the worst-order line 5 passes 170 groups; one inference, on no value of the sensitive set
+    assert (d["deterministic_groups"], d["inferences"]) == (170, 1)
     _, strict = adult_from_files("hilb++strict", 3)
     assert get_attack("hilb-order").run([strict], knowledge).safe

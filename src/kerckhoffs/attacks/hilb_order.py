@@ -108,7 +108,12 @@ they do not, the attack only concludes what holds for *every* alignment they all
   q)]``: the rows of the groups certainly after that (``low > min(high_f, q)``) must be ``l``
   times ``S_max`` of the groups not certainly before it (``high >= low_f``). Groups below the
   first ``q`` at which some group may fail are deterministic (:func:`_line5_cut`);
-- only a group whose members are all known (*resolved*) can be ``G1``: its range is exact;
+- a group whose members are all known (*resolved*) can be ``G1`` with its exact range; so can
+  a group whose first member is known (its place in the order is then exact) for the rows below
+  every individual it may hold beyond its settled rows: such a row lies inside its range (an
+  unknown member comes after it) and the members before it are its settled rows, so ``k`` is
+  exact (on Adult at ``l = 3`` this finds one inference, on the demo hospital data two more
+  disclosed individuals);
 - a row is skipped when every group it may be in is certainly after ``G1`` (it remains) and its
   ``Q_T`` is below ``G1``'s largest; then ``G1`` is vulnerable (line 7), whatever its group;
 - an inference (posterior, union rule) names a skipped row only when its group is certain
@@ -124,9 +129,11 @@ vulnerable group and every pinned value against the truth on random releases, wi
 population in another order than the anonymizer's input). It can be far less than the true
 alignment gives: on Adult at ``l = 3`` (15,074 groups of three whose cells overlap widely;
 45,214 of 45,222 individuals have several candidate groups) the published data fix the groups
-of 139 of them and nothing is disclosed soundly, where the true alignment discloses 1,669; at
+of 139 of them and nothing is disclosed soundly (with the groups' first rows so uncertain, the
+worst-order line 5 passes only the first 170 groups, and their one inference bears on no value
+of the schema's sensitive set), where the true alignment discloses 1,669; at
 ``l = 2``, 23,974 of 44,211 are fixed and 23 individuals are disclosed (859 with the true
-alignment). The demo hospital data (600 rows, ``l = 3``): 40 disclosed of 336.
+alignment). The demo hospital data (600 rows, ``l = 3``): 42 disclosed of 336.
 """
 
 from __future__ import annotations
@@ -189,7 +196,9 @@ class Algorithm7:
     deterministic group with its first skipped row; distinct): ``pair_group`` (``G1``),
     ``pair_row`` (the skipped row ``u``) and ``pair_prefix`` (``k``, members of ``G1`` before
     ``u``). ``positions``: each row's rank in ``(Q_T, row id)`` order; ``l`` the diversity
-    parameter; ``ties`` the tie rule used.
+    parameter; ``ties`` the tie rule used; ``certain``: per row, whether its group is certain
+    (an alignment's settled rows; ``None``: every row). A ``G1`` with rows whose individual is
+    not known has its certain rows as its first members (those before ``u``).
     """
 
     l: int  # noqa: E741
@@ -202,6 +211,7 @@ class Algorithm7:
     pair_row: np.ndarray
     pair_prefix: np.ndarray
     positions: np.ndarray
+    certain: np.ndarray | None = None
 
     @property
     def vulnerable_groups(self) -> np.ndarray:
@@ -405,13 +415,16 @@ class _Uncertain:
 
     ``group_key`` and ``group_sure``: the lowest and the highest ``Q_T`` each group's first
     member can have (the lowest ``Q_T`` it may hold, the lowest it certainly holds);
-    ``group_resolved``: its members' ``Q_T`` are all known; ``row_key``: per row, the lowest
-    ``group_key`` of the groups it can be in; ``row_settled``: per row, its group is certain.
+    ``group_resolved``: its members' ``Q_T`` are all known; ``group_open_min``: the lowest
+    ``Q_T`` of the individuals it may hold whose count in it is not fixed (the maximum int64
+    for a resolved group); ``row_key``: per row, the lowest ``group_key`` of the groups it can
+    be in; ``row_settled``: per row, its group is certain.
     """
 
     group_key: np.ndarray
     group_sure: np.ndarray
     group_resolved: np.ndarray
+    group_open_min: np.ndarray
     row_key: np.ndarray
     row_settled: np.ndarray
 
@@ -490,9 +503,21 @@ def _algorithm7(
         limit = np.minimum(np.searchsorted(low_q, row_key_by_pos, side="left"), stop)
     else:
         limit = np.minimum(j_by_pos, stop)
-    if unc is not None:  # a group whose members are not all known infers nothing (it may
-        # still be deterministic, which is all the walk past it needs)
-        end = np.where(unc.group_resolved[attack_order[:stop]], end, -1)
+    if unc is not None:
+        # a group whose members are not all known still skips the rows below every member it
+        # may hold beyond its settled rows, when its first member is known (so is its place in
+        # the order): those rows lie inside its range (an unknown member comes after them) and
+        # its members before them are its settled rows, so k is exact. Any other unresolved
+        # group infers nothing (it may still be deterministic, which is all the walk past it
+        # needs). Rows from its known first Q_T on are searched (its laid-out rows may not be
+        # its members).
+        det_g = attack_order[:stop]
+        first_known = unc.group_key[det_g] == unc.group_sure[det_g]
+        below_open = np.searchsorted(qrank_by_pos, unc.group_open_min[det_g], side="left")
+        resolved = unc.group_resolved[det_g]
+        end = np.where(resolved, end, np.where(first_known, below_open, -1))
+        key_start = np.searchsorted(qrank_by_pos, unc.group_key[det_g], side="left") + 1
+        start = np.where(resolved, start, key_start)
     reach = np.maximum.accumulate(end) if stop else np.zeros(0, dtype=np.int64)
     skip_lo = np.searchsorted(reach, np.arange(n), side="right")  # the first rank skipping p
     skipped = np.flatnonzero(skip_lo < limit)
@@ -532,8 +557,11 @@ def _algorithm7(
     pair = pair[np.r_[True, pair[1:] != pair[:-1]]] if pair.size else pair
     pair_i, pair_p = pair // n, pair % n
     pair_row = order[pair_p]
-    # k: members of G1 before u (row order) / with Q_T at most u's (unordered)
+    # k: members of G1 before u (row order) / with Q_T at most u's (unordered); with an
+    # alignment, its settled rows (its other members come after u, see ``end`` above)
     in_det = j_by_pos < stop
+    if unc is not None:
+        in_det &= unc.row_settled[order]
     mem_key = np.flatnonzero(in_det)  # positions of deterministic rows, ascending
     mem_rank = j_by_pos[mem_key]
     srt = np.argsort(mem_rank, kind="stable")
@@ -544,7 +572,7 @@ def _algorithm7(
     else:
         u_key, side = pair_p, "left"
     flat = mem_rank * (n + 1) + mem_key  # ascending: by rank, then key
-    mem_start = np.concatenate([[0], np.cumsum(sz[:stop])])
+    mem_start = np.concatenate([[0], np.cumsum(np.bincount(mem_rank, minlength=stop))])
     k = np.searchsorted(flat, pair_i * (n + 1) + u_key, side=side) - mem_start[pair_i]
     return Algorithm7(
         l,
@@ -557,6 +585,7 @@ def _algorithm7(
         pair_row,
         k.astype(np.int64),
         pos,
+        None if unc is None else unc.row_settled,
     )
 
 
@@ -797,6 +826,8 @@ def _pair_posteriors(
     order = np.empty(n, dtype=np.int64)
     order[a7.positions] = np.arange(n)
     rows = order[slot_of_group[group[order]] >= 0]  # their rows in position order
+    if a7.certain is not None:  # certain rows first (the uncertain ones come after every u)
+        rows = rows[np.argsort(~a7.certain[rows], kind="stable")]
     rows = rows[np.argsort(slot_of_group[group[rows]], kind="stable")]
     s1_slot = sizes[g1_ids]
     width = int(s1_slot.max())
@@ -1148,10 +1179,12 @@ def _uncertain(alignment: Alignment, group: np.ndarray, qrank: np.ndarray) -> _U
         g_hit, at = np.unique(g_s[hit], return_index=True)
         sure[g_hit] = np.minimum(sure[g_hit], q_open[srt][hit[at]])
     resolved = np.bincount(o_group, minlength=n_groups) == 0
+    open_min = np.full(n_groups, top, dtype=np.int64)
+    np.minimum.at(open_min, o_group, q_open)
     type_low = np.full(n_types, top, dtype=np.int64)
     np.minimum.at(type_low, o_type, low[o_group])
     row_key = np.where(settled, low[group], type_low[alignment.row_type])
-    return _Uncertain(low, sure, resolved, row_key, settled)
+    return _Uncertain(low, sure, resolved, open_min, row_key, settled)
 
 
 def _by_person(
