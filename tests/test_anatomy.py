@@ -295,6 +295,7 @@ def test_writes_qi_and_sa_tables(tmp_path: Path) -> None:
 
 # -- real data -------------------------------------------------------------------------------------
 @pytest.mark.skipif(not (DATA / "census").is_dir(), reason="no shared data")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_census_l4() -> None:
     from kerckhoffs.datasets import load_census
 

@@ -134,6 +134,7 @@ def _adult() -> pd.DataFrame:
 
 
 @pytest.mark.skipif(not (DATA / "adult").is_dir(), reason="shared data not present")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_snippet_on_adult_matches_cli(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     df = _adult()[[*ADULT_QI, "education"]]
     assert len(df) == 45_222
@@ -193,6 +194,7 @@ def achieved_column(out: str) -> dict[str, str]:
 
 
 @pytest.mark.skipif(not (DATA / "adult").is_dir(), reason="shared data not present")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_measure_agrees_with_cli_check_on_adult(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("COLUMNS", "200")
     adult = tmp_path / "adult.csv"

@@ -10,6 +10,7 @@ import csv
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +25,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.datasets import generate_hospital, hospital_schema
 from kerckhoffs.models import KAnonymity, LDiversity
 from kerckhoffs.release import Partition, Provenance, Release
+from warm_cli import WarmCli
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -357,6 +359,7 @@ def test_check_release_directory_without_schema(
 
 
 # -- the Done-when item: adult ----------------------------------------------------------------
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_adult_prepare_and_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -457,19 +460,24 @@ def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys
     assert "published table" in capsys.readouterr().out
 
 
+@pytest.fixture(scope="module")
+def no_terminal() -> Iterator[WarmCli]:
+    """``kerckhoffs`` commands in processes of their own whose output is a file (no terminal)
+    and whose environment sets no width (forked from one warm interpreter: tests/warm_cli.py)."""
+    import os
+
+    warm = WarmCli(env={k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}})
+    yield warm
+    warm.close()
+
+
 @pytest.mark.parametrize("args", [["algorithms"], ["audit", "--list"], ["demo", "--rows", "300"]])
-def test_tables_wrap_at_80_columns_instead_of_cutting_words(args: list[str]) -> None:
+def test_tables_wrap_at_80_columns_instead_of_cutting_words(
+    args: list[str], no_terminal: WarmCli, tmp_path: Path
+) -> None:
     """Without a terminal rich assumes 80 columns: cells fold between words, no word is cut
     with an ellipsis ("algorit…", "NOT algorithm-sa…") and no line is longer than 80."""
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
-    done = subprocess.run(
-        [sys.executable, "-m", "kerckhoffs.cli", *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    done = no_terminal.run(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80

@@ -53,7 +53,9 @@ CASES = [
 @pytest.mark.parametrize(
     ("seed", "models", "plus", "median", "cuts"),
     [(i, *case) for i, case in enumerate(CASES)]
-    + [(8 + i, *case) for i, case in enumerate(CASES[:3])],
+    # the first cases again on other tables, in the slow suite (the default one keeps to three
+    # minutes of CPU)
+    + [pytest.param(8 + i, *case, marks=pytest.mark.slow) for i, case in enumerate(CASES[:3])],
 )
 def test_same_groups_as_in_memory(
     dask_client: Any, seed: int, models: list[Any], plus: bool, median: str, cuts: str

@@ -272,6 +272,7 @@ def test_load_adult_bad_numeric(tmp_path: Path) -> None:
         load_adult(tmp_path)
 
 
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_load_census_in_universe(census: pd.DataFrame) -> None:
     assert len(census) == 148_318
     assert (census["occupation"] != 0).all()
@@ -283,6 +284,7 @@ def test_load_census_in_universe(census: pd.DataFrame) -> None:
     assert census.index.equals(pd.RangeIndex(len(census)))
 
 
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_load_census_all_rows_from_file() -> None:
     df = load_census(_data("census", "census_income.csv.gz"), in_universe=False)
     assert len(df) == 299_285

@@ -130,6 +130,7 @@ def test_one_experiment_end_to_end(tiny: Context, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not (DATA / "census").is_dir(), reason="shared data absent")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_census_stand_in_is_the_one_the_notes_describe() -> None:
     table = Context(DATA).dataset("census")
     assert table.n == 148_318  # occupation != 0 applied

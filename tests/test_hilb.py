@@ -421,6 +421,7 @@ def test_release_writes_and_reads_back(tmp_path: Path) -> None:
 
 # -- real data -------------------------------------------------------------------------------------
 @pytest.mark.skipif(not (DATA / "census").is_dir(), reason="no shared data")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_census_l4() -> None:
     from kerckhoffs.datasets import load_census
 

@@ -366,6 +366,7 @@ def adult_from_files(algorithm: str, l: int) -> tuple[pd.DataFrame, Release]:  #
 
 
 @pytest.mark.skipif(not (DATA / "adult").is_dir(), reason="no Adult data")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_adult_l2_from_files() -> None:
     df, back = adult_from_files("hilb", 2)
     knowledge = Knowledge(population=df, schema=EXAMPLES / "adult/schema.toml")

@@ -55,6 +55,7 @@ def test_an_algorithm_without_a_log_is_refused() -> None:
 
 
 @pytest.mark.skipif(not (DATA / "adult").exists(), reason="shared data absent")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_adult_mondrian_fails_mondrian_plus_passes() -> None:
     from kerckhoffs.datasets import load_adult
 

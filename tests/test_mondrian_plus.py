@@ -337,6 +337,7 @@ def test_independent_of_row_order(table: Table, l: float, rnd) -> None:  # type:
 
 # -- the information-flow audit on Adult (paper 000 Theorem 5.3: passes Mondrian+, fails Mondrian) -
 @pytest.mark.skipif(not (DATA / "adult" / "adult.csv").is_file(), reason="no shared data")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_information_flow_audit_on_adult() -> None:
     from kerckhoffs.datasets import load_adult
 

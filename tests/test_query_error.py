@@ -388,6 +388,7 @@ def test_every_column_set_and_qd_zero() -> None:
 
 
 @pytest.mark.skipif(not (DATA / "adult").is_dir(), reason="shared Adult data absent")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_adult_smoke() -> None:
     from kerckhoffs.algorithms import registry
     from kerckhoffs.datasets import load_adult

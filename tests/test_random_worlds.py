@@ -293,11 +293,13 @@ def test_order_within_is_independent_uniform_orders_per_class() -> None:
     assert drawn in expected and drawn == tuple(order_within(classes, 4).tolist())
 
 
+# the smallest tables that still make each algorithm draw among several outcomes (Anatomy on
+# AABBCCD and MASK++ on AABBC, 24 and 16 outcomes, took 2.4 s and 4 s of the default suite)
 SHORTCUT_CASES = [
-    ("anatomy", L2, "AABBCCD"),
+    ("anatomy", L2, "AABBCC"),
     ("mondrian++", L2, "ABCABD"),
     ("mask+", [KAnonymity(2), MConfidentiality(2)], "AAABC"),
-    ("mask++", [KAnonymity(2), MConfidentiality(2)], "AABBC"),
+    ("mask++", [KAnonymity(2), MConfidentiality(2)], "AABCD"),
 ]
 
 

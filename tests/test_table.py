@@ -157,6 +157,7 @@ def test_csv_keeps_leading_zeros_of_categorical_codes(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared data not present")
+@pytest.mark.slow  # real data (the default suite keeps to 3 minutes of CPU)
 def test_example_schemas_encode_the_real_data() -> None:
     from kerckhoffs.datasets import load_adult, load_adult_training, load_census
 
