@@ -2,7 +2,9 @@
 
 The site is built once per test session with ``mkdocs build --strict`` (any warning fails the
 build), from the worktree's sources: the API reference is read from ``src/`` by static
-analysis, so nothing is imported. The build takes about 2-5 s of CPU.
+analysis, so nothing is imported. The build takes about 5 s of CPU, so the two tests that
+read the built site run with ``pytest -m slow`` (the default suite keeps to three minutes of
+CPU); the navigation check needs no build and stays in the default suite.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def page(site: Path, name: str) -> str:
     return (site / name / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_reference_documents_the_api(site: Path) -> None:
     release = page(site, "reference/release")
     data = page(site, "reference/data")
@@ -68,6 +71,7 @@ def test_reference_documents_the_api(site: Path) -> None:
     assert 'id="kerckhoffs.metrics.ncp.ncp"' in page(site, "reference/metrics")
 
 
+@pytest.mark.slow
 def test_sphinx_markup_is_rendered(site: Path) -> None:
     pages = sorted((site / "reference").glob("*/index.html"))
     assert len(pages) >= 8
