@@ -120,3 +120,49 @@ def test_a_partition_that_does_not_hold_is_not_written(dask_client: Any, tmp_pat
     with pytest.raises(PrivacyCheckFailed):
         got.write(tmp_path / "never")
     assert not (tmp_path / "never").exists()
+
+
+def test_check_of_a_dask_frame_equals_the_pandas_check(dask_client: Any) -> None:
+    """``kh.check(ddf, ...)`` checks the table as it stands on the workers: every distinct
+    (age, zip) is a group. k is the smallest group, as plain pandas counts it; every model's
+    result and every group's row equal the in-memory check of the pandas frame."""
+    df = frame(seed=5)
+    kw: dict[str, Any] = {"quasi": ["age", "zip"], "sensitive": "disease",
+                          "models": ["k=2", "l=2", "entropy-l=1.5", "t=0.6"]}  # fmt: skip
+    got = kh.check(dd.from_pandas(df, npartitions=3), **kw)
+    want = kh.check(df, **kw)
+    sizes = df.groupby(["age", "zip"]).size()
+    assert got.release is None and got.achieved["k"] == sizes.min() == 1
+    assert got.achieved == want.achieved and got.satisfied == want.satisfied is False
+    a, b = got.groups, want.groups
+    assert len(a) == len(sizes) and int(a["size"].sum()) == len(df)
+    key = list(a.columns)
+    assert (
+        a.sort_values(key).reset_index(drop=True).equals(b.sort_values(key).reset_index(drop=True))
+    )
+    assert repr(got) == repr(want)
+    # m-privacy from the frame's provider column
+    schema = kh.Schema.build({"age": {"kind": "numeric"}, "zip": {}}, "disease", provider="site")
+    coarse = df.assign(age=df["age"] // 20 * 20)
+    models = ["k=2", "m-privacy=1"]
+    got = kh.check(dd.from_pandas(coarse, npartitions=2), schema=schema, models=models)
+    want = kh.check(coarse, schema=schema, models=models)
+    assert got.achieved == want.achieved and got.satisfied == want.satisfied
+
+
+def test_check_refusals_on_a_dask_frame(dask_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    ddf = dd.from_pandas(frame(200), npartitions=2)
+    kw: dict[str, Any] = {"quasi": ["age", "zip"], "sensitive": "disease"}
+    with pytest.raises(ParameterError, match="checking a Dask DataFrame needs models"):
+        kh.check(ddf, **kw)
+    with pytest.raises(ParameterError, match="providers= is for a release"):
+        kh.check(ddf, models=["k=2"], providers=[0, 1], **kw)
+
+    def no_client() -> None:
+        raise ValueError("No clients found")
+
+    import distributed
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    with pytest.raises(ParameterError, match=r"checked on a dask\.distributed client's workers"):
+        kh.check(ddf, models=["k=2"], **kw)

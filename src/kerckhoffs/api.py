@@ -282,6 +282,40 @@ def anonymize(
     return anonymize_table(table, algorithm, chosen, seed=seed, scheme=scheme, options=options)
 
 
+def _check_dask(
+    ddf: Any, schema: Schema, models: ModelLike | Iterable[ModelLike] | None
+) -> CheckReport:
+    """:func:`check` of a Dask DataFrame as it stands, on the current client's workers."""
+    if models is None:
+        raise ParameterError("checking a Dask DataFrame needs models, e.g. models=['k=5']")
+    chosen = combine_m_privacy(as_models(models, combine=False))
+    from kerckhoffs.engines.dask_check import check_dask
+    from kerckhoffs.engines.dask_table import encode_dask
+
+    result = check_dask(encode_dask(ddf, schema, _dask_client("checked")), chosen)
+    taken: set[str] = set()
+    keys = [_key(m, taken) for m in chosen]
+    return CheckReport(None, result.results, keys, sizes=result.sizes)
+
+
+def _dask_client(what: str) -> Any:
+    """The current ``dask.distributed`` client, or a one-line error saying how to start one."""
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover - dask without distributed
+        raise ParameterError(
+            "a Dask DataFrame needs dask.distributed: pip install 'kerckhoffs[dask]'"
+        ) from None
+    try:
+        return get_client()
+    except ValueError:
+        raise ParameterError(
+            f"a Dask DataFrame is {what} on a dask.distributed client's workers: start one "
+            "first (distributed.Client() for this machine, Client('tcp://host:8786') for a "
+            "cluster)"
+        ) from None
+
+
 def _is_dask_frame(data: object) -> bool:
     """A Dask DataFrame, told without importing Dask (an optional extra)."""
     return type(data).__module__.startswith("dask.") and hasattr(data, "to_delayed")
@@ -296,25 +330,12 @@ def _anonymize_dask(
     options: Mapping[str, Any],
 ) -> DaskRelease:
     """:func:`anonymize` of a Dask DataFrame on the current client's workers."""
-    try:
-        from distributed import get_client
-    except ImportError:  # pragma: no cover - dask without distributed
-        raise ParameterError(
-            "a Dask DataFrame needs dask.distributed: pip install 'kerckhoffs[dask]'"
-        ) from None
     from kerckhoffs.engines.dask_run import check_request, run_dask
     from kerckhoffs.engines.dask_table import encode_dask
 
     if scheme is not None and str(scheme) != Scheme.GENERALIZATION.value:
         raise ParameterError(f"on Dask, {algorithm} publishes by generalization, not {scheme!r}")
-    try:
-        client = get_client()
-    except ValueError:
-        raise ParameterError(
-            "a Dask DataFrame is anonymized on a dask.distributed client's workers: start one "
-            "first (distributed.Client() for this machine, Client('tcp://host:8786') for a "
-            "cluster)"
-        ) from None
+    client = _dask_client("anonymized")
     check_request(algorithm, models, options)
     dt = encode_dask(ddf, schema, client)
     return run_dask(dt, algorithm, models, options)
@@ -434,11 +455,16 @@ class CheckReport:
     value (the worst group's), keyed by the model's short name (``"k"``, ``"l"``,
     ``"entropy-l"``, ...). ``groups``: one row per group (its published id) with its size and
     each model's measure and verdict (``"<name> ok"``), worst groups easy to sort out.
+
+    ``release`` is what was checked; ``None`` for a Dask DataFrame checked on the workers,
+    whose rows stay there: then ``sizes`` gives each group's size and ``groups`` numbers the
+    groups ``0 ..`` in order of first appearance, as :meth:`Partition.by_qi` does.
     """
 
-    release: Release = field(repr=False)
+    release: Release | None = field(repr=False)
     results: list[ModelResult]
     keys: list[str]
+    sizes: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def satisfied(self) -> bool:
@@ -453,25 +479,36 @@ class CheckReport:
     @property
     def groups(self) -> pd.DataFrame:
         """Per-group measures and verdicts, indexed by the published group id."""
-        numbering = self.release.published_numbering()
-        df = pd.DataFrame({"size": self.release.partition.sizes})
+        sizes = self._sizes()
+        if self.release is not None:
+            numbering = self.release.published_numbering()
+        else:
+            numbering = np.arange(sizes.shape[0])
+        df = pd.DataFrame({"size": sizes})
         for k, r in zip(self.keys, self.results, strict=True):
             df[k] = r.group_values
             df[f"{k} ok"] = r.group_ok
         df.index = pd.Index(numbering, name="group")
         return df.sort_index()
 
+    def _sizes(self) -> np.ndarray:
+        if self.release is not None:
+            return self.release.partition.sizes
+        if self.sizes is None:
+            raise ParameterError("a CheckReport needs the release or the groups' sizes")
+        return self.sizes
+
     def __repr__(self) -> str:
-        rel = self.release
+        sizes = self._sizes()
         head = (
             f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} "
-            f"({rel.table.n:,} rows, {rel.partition.n_groups:,} groups)"
+            f"({int(sizes.sum()):,} rows, {sizes.shape[0]:,} groups)"
         )
         return "\n".join([head, *(f"  {r.summary()}" for r in self.results)])
 
 
 def check(
-    data: DataLike | Release,
+    data: DataLike | Release | DaskFrame,
     quasi: Sequence[str] | None = None,
     sensitive: str | None = None,
     *,
@@ -488,7 +525,10 @@ def check(
     (``models="m-privacy=3"``) on a release is checked w.r.t. the release's own models.
 
     A table as it stands is published unchanged: the rows with the same QI values form a
-    group (what ``kerckhoffs check data.csv`` does).
+    group (what ``kerckhoffs check data.csv`` does). A Dask DataFrame is checked so on the
+    current ``dask.distributed`` client's workers, from per-group SA histograms (what
+    ``kerckhoffs check DATA --engine dask`` does; :func:`kerckhoffs.engines.check_dask`);
+    ``models`` are then required.
 
     >>> import kerckhoffs as kh
     >>> from kerckhoffs.datasets import generate_hospital
@@ -497,6 +537,13 @@ def check(
     >>> report.satisfied, sorted(report.achieved)
     (False, ['k', 'l'])
     """
+    if _is_dask_frame(data):
+        if providers is not None:
+            raise ParameterError(
+                "providers= is for a release; a Dask DataFrame gives its providers in a column "
+                "with the schema role 'provider'"
+            )
+        return _check_dask(data, _schema(quasi, sensitive, schema, hierarchies), models)
     release = _release_of(data, quasi, sensitive, schema, hierarchies, providers)
     given = None
     if models is not None:
