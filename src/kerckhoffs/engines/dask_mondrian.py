@@ -97,10 +97,6 @@ class _Rows:
         """Every row's final id (-1 while its unit is open)."""
         return self.out if self.inverse is None else self.out[self.inverse]
 
-    def row_units(self) -> np.ndarray | None:
-        """Every row's unit (None: units are rows)."""
-        return self.inverse
-
 
 @dataclass(frozen=True)
 class DaskGroups:
@@ -266,7 +262,7 @@ def _to_buckets(
     unit_bucket = np.full(rows.gid.size, -1, dtype=np.int64)
     open_ = np.flatnonzero(rows.gid >= 0)
     unit_bucket[open_] = bucket_of[rows.gid[open_]]  # (-1: the group goes on level by level)
-    units = rows.row_units()
+    units = rows.inverse  # (None: units are rows)
     b = unit_bucket if units is None else unit_bucket[units]
     sel = np.flatnonzero(b >= 0)
     order = np.argsort(b[sel], kind="stable")

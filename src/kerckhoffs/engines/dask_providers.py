@@ -192,23 +192,19 @@ def _split(site: _Site, cuts: Cuts, final: np.ndarray) -> _Site:
     return _Site(back, site.part_of, site.at)
 
 
-def _submit(site: _Site, leaves: np.ndarray) -> tuple[Submission, np.ndarray]:
-    sub = site.back.generalize_and_submit(leaves)
-    return sub, sub.group.astype(np.int32)
+def _submit(site: _Site, leaves: np.ndarray) -> Submission:
+    return site.back.generalize_and_submit(leaves)
 
 
-def _reply(out: tuple[Submission, np.ndarray], n_groups: int, n_sa: int) -> _Wire:
-    sub = out[0]
+def _reply(sub: Submission, n_groups: int, n_sa: int) -> _Wire:
     return _Wire({"group": _small(sub.group, n_groups), "sa": _small(sub.sa, n_sa)}, n_groups)
 
 
-def _part_groups(
-    site: _Site, submitted: tuple[Submission, np.ndarray], index: int
-) -> tuple[np.ndarray, np.ndarray]:
+def _part_groups(site: _Site, sub: Submission, index: int) -> tuple[np.ndarray, np.ndarray]:
     """On the site: the positions in partition ``index`` of the site's rows there, and their
     groups (what goes back to the partition's worker: no codes)."""
     mine = site.part_of == index
-    return site.at[mine], submitted[1][mine]
+    return site.at[mine], sub.group[mine].astype(np.int32)
 
 
 def _groups_of_part(n: int, index: int, *pieces: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
