@@ -132,6 +132,10 @@ def test_provider_aware_on_dask_publishes_the_in_memory_release(
     back = Release.from_published(tmp_path / "dask")
     assert "site" not in pd.read_parquet(tmp_path / "dask" / "release-00000.parquet").columns
     assert back.provenance.parameters["m"] == 1 and back.provenance.parameters["k"] == 6
+    # the m-privacy verdict is published, not the m achieved (read from provider counts)
+    checks = back.published_metadata["checks"]
+    assert [c["achieved"] is None for c in checks] == [c["model"] == "m-privacy" for c in checks]
+    assert all(c["satisfied"] for c in checks)
 
 
 @pytest.mark.parametrize(

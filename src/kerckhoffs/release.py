@@ -1047,17 +1047,27 @@ def checks_json(
 ) -> list[dict[str, Any]]:
     """The ``checks`` field of ``release.json``: each independent check that passed, with
     its model recorded as data when the models are given (a release read back remembers
-    them)."""
-    return [
-        {
+    them).
+
+    ``achieved`` is what a reader of the release can recompute (k, l, t, ... from the
+    published groups), except for a model that reads the data providers (m-privacy, paper
+    003): its achieved m comes from provider counts the release does not show (for instance
+    that some coalition of m + 1 providers breaks a group), so it is withheld (``null``); the
+    verdict at the required m is published."""
+    classes = model_classes()
+    out = []
+    for i, r in enumerate(checks or []):
+        model = models[i] if models is not None else None
+        cls = type(model) if model is not None else classes.get(r.model)
+        private = cls is not None and cls.needs_providers
+        entry = {
             "model": r.model,
             "parameter": r.parameter,
-            "achieved": _json_num(r.achieved),
+            "achieved": None if private else _json_num(r.achieved),
             "satisfied": r.satisfied,
         }
-        | ({"spec": models[i].to_dict()} if models is not None else {})
-        for i, r in enumerate(checks or [])
-    ]
+        out.append(entry | ({"spec": model.to_dict()} if model is not None else {}))
+    return out
 
 
 def writable_models(models: Sequence[PrivacyModel], formats: tuple[str, ...]) -> list[PrivacyModel]:
