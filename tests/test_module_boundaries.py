@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -61,6 +62,12 @@ def absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return f"{package}.{node.module}" if node.module else package
 
 
+@functools.cache
+def parse(text: str) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks (nothing here changes it)."""
+    return ast.parse(text)
+
+
 def import_time_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
     """Imports run when the module is loaded: top level, inside top-level ``if``/``try``,
     not inside functions or classes' methods, not under ``if TYPE_CHECKING``."""
@@ -91,7 +98,7 @@ def import_graph(mods: dict[str, tuple[str, bool]], *, import_time: bool) -> dic
     the submodule; a package's ``__init__`` run implicitly for a submodule is not an edge)."""
     graph: dict[str, set[str]] = {}
     for name, (text, is_package) in mods.items():
-        tree = ast.parse(text)
+        tree = parse(text)
         found = import_time_statements(tree) if import_time else all_statements(tree)
         edges: set[str] = set()
         for node in found:
@@ -163,7 +170,7 @@ def private_imports(mods: dict[str, tuple[str, bool]]) -> set[tuple[str, str, st
     ``from m import _x`` and ``alias._x`` where ``alias`` is an imported kerckhoffs module."""
     out: set[tuple[str, str, str]] = set()
     for name, (text, is_package) in mods.items():
-        tree = ast.parse(text)
+        tree = parse(text)
         aliases: dict[str, str] = {}
         for node in all_statements(tree):
             if isinstance(node, ast.Import):
