@@ -6,7 +6,9 @@ default (a third of it in the default suite, all of it with ``KERCKHOFFS_THOROUG
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +40,21 @@ def dask_client() -> Iterator[Any]:
         Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="session")
+def warm_cli() -> Iterator[Any]:
+    """One warm ``kerckhoffs`` server for the session (tests/warm_cli.py; it takes ~2.5 s of
+    CPU to start): each command a process of its own, forked from it, whose output is a file
+    (no terminal) and whose environment sets no width, with this interpreter's scripts first
+    on ``PATH`` (as an activated virtual environment has them)."""
+    from warm_cli import WarmCli
+
+    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    warm = WarmCli(env=env)
+    yield warm
+    warm.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

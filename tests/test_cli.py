@@ -10,7 +10,6 @@ import csv
 import re
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -460,24 +459,15 @@ def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys
     assert "published table" in capsys.readouterr().out
 
 
-@pytest.fixture(scope="module")
-def no_terminal() -> Iterator[WarmCli]:
-    """``kerckhoffs`` commands in processes of their own whose output is a file (no terminal)
-    and whose environment sets no width (forked from one warm interpreter: tests/warm_cli.py)."""
-    import os
-
-    warm = WarmCli(env={k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}})
-    yield warm
-    warm.close()
-
-
 @pytest.mark.parametrize("args", [["algorithms"], ["audit", "--list"], ["demo", "--rows", "300"]])
 def test_tables_wrap_at_80_columns_instead_of_cutting_words(
-    args: list[str], no_terminal: WarmCli, tmp_path: Path
+    args: list[str], warm_cli: WarmCli, tmp_path: Path
 ) -> None:
     """Without a terminal rich assumes 80 columns: cells fold between words, no word is cut
-    with an ellipsis ("algorit…", "NOT algorithm-sa…") and no line is longer than 80."""
-    done = no_terminal.run(args, tmp_path)
+    with an ellipsis ("algorit…", "NOT algorithm-sa…") and no line is longer than 80 (the
+    commands run in processes of their own whose output is a file and whose environment sets
+    no width: the ``warm_cli`` fixture)."""
+    done = warm_cli.run(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80

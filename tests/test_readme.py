@@ -101,19 +101,15 @@ def test_the_readme_shows_commands() -> None:
     assert sum(_slow(c) for c in cmds) == 1
 
 
-def test_every_command_runs_as_printed_in_order(folder: Path) -> None:
+def test_every_command_runs_as_printed_in_order(folder: Path, warm_cli: WarmCli) -> None:
     """In order, in one folder. The first command runs through the installed ``kerckhoffs``
     console script with bash; the other plain ``kerckhoffs`` calls run in forked children of
-    one warm interpreter (the same entry point, without ~0.7 s of start-up each), and every
-    command with shell syntax runs with bash."""
-    warm = WarmCli(env=_env())
-    try:
-        for i, command in enumerate(commands()):
-            if _slow(command):
-                continue
-            _assert_ran(command, _run(command, folder, warm if i else None))
-    finally:
-        warm.close()
+    one warm interpreter (the ``warm_cli`` fixture: the same entry point, without ~0.7 s of
+    start-up each), and every command with shell syntax runs with bash."""
+    for i, command in enumerate(commands()):
+        if _slow(command):
+            continue
+        _assert_ran(command, _run(command, folder, warm_cli if i else None))
 
 
 def test_plain_commands_are_told_from_shell_programs() -> None:
