@@ -36,6 +36,7 @@ from kerckhoffs.algorithms.mondrian import (
     mondrian_groups,
 )
 from kerckhoffs.algorithms.sa_reads import SAReadLog
+from kerckhoffs.errors import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -324,3 +325,48 @@ def test_start_continues_each_given_group_on_its_own(
     assert Partition(got).same_as(Partition(expected.astype(np.int32)))
     with_rows = mondrian_groups(t, r, median=median, cuts=cuts, start=start, collapse=False)
     assert np.array_equal(with_rows, got)
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    t=tables(),
+    rule=st.sampled_from(sorted(RULES)),
+    median=st.sampled_from(["lower", "upper"]),
+    with_start=st.booleans(),
+    collapse=st.booleans(),
+    data=st.data(),
+)
+def test_weights_stand_for_repeated_rows(
+    t: Table, rule: str, median: str, with_start: bool, collapse: bool, data: st.DataObject
+) -> None:
+    """Row i with weight w is the table with row i repeated w times (strict cuts never
+    separate equal rows): each row gets the group of its copies, ids numbered alike (a
+    distributed run finishes a group from its distinct rows and their counts)."""
+    from kerckhoffs.attacks.composition import take_rows
+
+    w = np.array(data.draw(st.lists(st.integers(1, 4), min_size=t.n, max_size=t.n)), np.int64)
+    start = (t.qi[:, 0] % 2).astype(np.int64) if with_start else None
+    if start is not None and np.unique(start).size < 2:
+        start = None
+    r = RULES[rule](t)
+    got = mondrian_groups(t, r, median=median, weights=w, start=start, collapse=collapse)
+    copies = np.repeat(np.arange(t.n), w)
+    expanded = mondrian_groups(
+        take_rows(t, copies), r, median=median, start=None if start is None else start[copies]
+    )
+    first_copy = np.concatenate([[0], np.cumsum(w)[:-1]])
+    assert np.array_equal(got, expanded[first_copy])
+    assert np.array_equal(expanded, got[copies])  # the copies of a row never part
+
+
+def test_weights_are_refused_where_they_cannot_stand_for_rows() -> None:
+    t = Table.encode(
+        pd.DataFrame({"a": [1, 2, 3], "s": ["x", "y", "x"]}),
+        Schema.build({"a": {"kind": "numeric"}}, "s"),
+    )
+    with pytest.raises(ParameterError, match="weights need strict cuts"):
+        mondrian_groups(t, KAnonymityCut(1), cuts="relaxed", weights=np.ones(3, np.int64))
+    with pytest.raises(ParameterError, match="one positive count per row"):
+        mondrian_groups(t, KAnonymityCut(1), weights=np.array([1, 0, 2]))
+    with pytest.raises(ParameterError, match="one positive count per row"):
+        mondrian_groups(t, KAnonymityCut(1), weights=np.ones(2, np.int64))

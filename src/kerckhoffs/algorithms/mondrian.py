@@ -620,6 +620,7 @@ def mondrian_groups(
     sa_log: SAReadLog | None = None,
     collapse: bool = True,
     start: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Group id per row of Mondrian's partition of ``table`` under the cut ``rule``.
 
@@ -665,6 +666,11 @@ def mondrian_groups(
     recursion would continue it (the decisions of a group read only its own rows). A
     distributed run cuts the top levels on its partitions and finishes the subtrees here
     (:mod:`kerckhoffs.engines.dask_mondrian`).
+
+    ``weights`` (strict cuts only; positive ints): the rows each row stands for. The result is
+    the partition of the table with row ``i`` repeated ``weights[i]`` times, one id per row
+    (strict cuts never separate equal rows): a distributed run ships a group's distinct rows
+    with their counts instead of the rows themselves.
     """
     if median not in MEDIANS:
         raise ParameterError(
@@ -678,6 +684,15 @@ def mondrian_groups(
     n, d = table.n, table.d
     if n == 0:
         return np.zeros(0, dtype=np.int32)
+    row_weight = None  # the rows each row stands for (None: one)
+    if weights is not None:
+        if not strict:
+            raise ParameterError(
+                "mondrian: weights need strict cuts (relaxed cuts split equal rows by row order)"
+            )
+        row_weight = np.asarray(weights, dtype=np.int64)
+        if row_weight.shape != (n,) or (row_weight < 1).any():
+            raise ParameterError("mondrian: weights need one positive count per row")
     widths = np.array([max(c.size - 1, 0) for c in table.qi_columns], dtype=np.float64)
     domains = [max(c.size, 1) for c in table.qi_columns]
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
@@ -691,13 +706,14 @@ def mondrian_groups(
     # (``qof``: their QI unit; None when they are the QI units themselves).
     qi_cols = [table.qi[:, j] for j in range(d)]
     row_unit = first_row = None  # row -> QI unit, QI unit -> its first row
-    q_weight = None
+    q_weight = row_weight
     if collapse and strict:
         # rows with equal QI codes travel together, within their starting group
         by_qi = _fold_units(table.qi if start is None else np.column_stack([start, table.qi]))
         if by_qi is not None:
             row_unit, first_row = by_qi
-            q_weight = np.bincount(row_unit, minlength=first_row.size)
+            q_weight = np.bincount(row_unit, weights=row_weight, minlength=first_row.size)
+            q_weight = q_weight.astype(np.int64)
     units = _Units(row_unit, sa_log)
     n_units = n if first_row is None else first_row.size
     # the QIs' cells side by side: QI j's code + offsets[j] (one histogram for all QIs)
@@ -722,7 +738,9 @@ def mondrian_groups(
         if row_unit is None:
             sa_u = table.sa.astype(sa_type)
         else:
-            pair = level_histogram(row_unit, table.sa, n_units, n_sa)  # (QI unit, SA) cells
+            pair = level_histogram(  # (QI unit, SA) cells
+                row_unit, table.sa, n_units, n_sa, row_weight
+            )
             if pair.key.size == n_units:  # one SA value per QI unit
                 sa_u = table.sa[first_row].astype(sa_type)
             else:
@@ -734,11 +752,11 @@ def mondrian_groups(
 
     uid = np.arange(n_units, dtype=np.int64)  # the active units
     gid = np.zeros(n_units, dtype=np.int64)  # their group at this level
-    sizes = np.array([n], dtype=np.int64)  # rows per group
+    sizes = np.array([n if row_weight is None else row_weight.sum()], dtype=np.int64)  # rows
     if start is not None:
         start = np.asarray(start, dtype=np.int64)
         gid = start.copy() if first_row is None else start[first_row]
-        sizes = np.bincount(start)
+        sizes = np.bincount(start, weights=row_weight).astype(np.int64)
         if start.size != n or not sizes.all():
             raise ParameterError("mondrian: start needs a group id per row, every id 0..m-1 used")
     out = np.full(n_units, -1, dtype=np.int64)
