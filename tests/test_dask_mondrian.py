@@ -100,3 +100,29 @@ def test_strict_cuts_fold_equal_rows_into_units() -> None:
     assert np.array_equal(units.first, [np.flatnonzero(units.inverse == u)[0] for u in range(54)])
     rows = _start(part, np.array([0, 3, 6]), 0, fold=False)
     assert rows.weight is None and rows.qi is qi
+
+
+def test_a_table_of_few_distinct_rows_is_finished_in_memory_from_the_start(
+    dask_client: Any,
+) -> None:
+    """5,000 rows that are 40 distinct (QI, SA) rows repeated: each of the 3 partitions holds
+    at most 40 units, so the whole table (at most 120 units, under finish_rows = 200 although
+    it has 5,000 rows) goes to one worker as units with their counts before any level runs on
+    the partitions; the partition is the in-memory one, for every row."""
+    df, schema = random_frame(3)
+    distinct = df.drop_duplicates().head(40).reset_index(drop=True)
+    rows = distinct.iloc[np.random.default_rng(0).integers(0, len(distinct), 5000)]
+    rows = rows.reset_index(drop=True)
+    table = Table.encode(rows, schema)
+    rule, _ = rule_from_models(table, [LDiversity(2)], "mondrian")
+    expected = mondrian_groups(table, rule)
+    dt = encode_dask(dd.from_pandas(rows, npartitions=3), schema, dask_client)
+    got = mondrian_dask(dt, [LDiversity(2)], finish_rows=200)
+    assert got.levels == 0  # no level on the partitions
+    assert got.n_groups == int(expected.max()) + 1 > 1
+    assert np.array_equal(np.concatenate(dask_client.gather(got.groups)), expected)
+    # by rows (relaxed cuts fold nothing), the same table goes level by level first
+    relaxed = mondrian_dask(dt, [LDiversity(2)], cuts="relaxed", finish_rows=200)
+    assert relaxed.levels > 0
+    expected = mondrian_groups(table, rule, cuts="relaxed")
+    assert np.array_equal(np.concatenate(dask_client.gather(relaxed.groups)), expected)

@@ -24,13 +24,15 @@ At the end the final ids are renumbered in order of each group's first row, as i
 table (tested). What crosses to the client per level: the histograms of the open groups and,
 for the halves' rounds, their left (group, SA) counts; never a row.
 
-**Finishing in memory.** A group of at most ``finish_rows`` rows (2M by default) needs no
-more distributed passes: at the start of a level, such groups are shuffled to buckets of
-about equal size (at most one per partition), and each bucket runs the in-memory engine from
-them (``mondrian_groups(start=...)``: every group continued on its own rows, as the level
-loop would). Larger groups go on level by level, so the passes over the partitions stop once
-the groups fit a worker (about log2(n / finish_rows) levels), and a group that stays large
-(many equal QI vectors) does not keep the others waiting.
+**Finishing in memory.** A group that fits a worker needs no more distributed passes: at the
+start of a level, the groups of at most ``finish_rows`` units (2M by default; under strict
+cuts a unit is a partition's distinct (QI, SA) row with its count, so a group of 100M rows
+with few distinct rows fits) are shuffled as units to buckets of about equal size (at most
+one per partition), and each bucket runs the in-memory engine from them
+(``mondrian_groups(start=..., weights=...)``: every group continued on its own rows, each unit
+standing for its rows, as the level loop would). Larger groups go on level by level, so the
+passes over the partitions stop once the groups fit a worker (about log2(units /
+finish_rows) levels), and a group that stays large does not keep the others waiting.
 """
 
 from __future__ import annotations
@@ -65,8 +67,9 @@ from kerckhoffs.errors import ParameterError
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
 
 FINISH_ROWS = 2_000_000
-"""Open groups at most this large are finished in memory on a worker (a few hundred MB of
-a worker's memory at most, for a handful of QIs)."""
+"""Open groups of at most this many units (distinct rows per partition under strict cuts) are
+finished in memory on a worker (a few hundred MB of a worker's memory at most, for a handful
+of QIs)."""
 
 
 @dataclass
@@ -244,36 +247,39 @@ def _first_rows(rows: _Rows, n_ids: int) -> np.ndarray:
 
 
 def _final(rows: _Rows, relabel: np.ndarray, back: list[Any], base: np.ndarray) -> np.ndarray:
-    """The partition's final ids: groups finished on the partitions by their id, rows finished
-    in memory by what their bucket sent back (``(index in the partition, local id)``; bucket
-    ``b``'s ids start at ``base[b]``)."""
-    out = rows.rows_out().copy()
+    """The partition's final ids: groups finished on the partitions by their id, units
+    finished in memory by what their bucket sent back (``(unit index in the partition, local
+    id)``; bucket ``b``'s ids start at ``base[b]``), then every row its unit's."""
+    out = rows.out.copy()
     for b, (index, local) in enumerate(back):
         out[index] = base[b] + local
-    return relabel[out]
+    return relabel[out if rows.inverse is None else out[rows.inverse]]
+
+
+def _open_units(rows: _Rows, n_groups: int) -> np.ndarray:
+    """The partition's units in each open group (its distinct rows there, under strict cuts)."""
+    return np.bincount(rows.gid[rows.gid >= 0], minlength=n_groups).astype(np.int64)
 
 
 # -- finishing the subtrees in memory ------------------------------------------------------------
-def _to_buckets(
-    rows: _Rows, bucket_of: np.ndarray, n_buckets: int
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """The partition's open rows split by the bucket of their group (folded units unfolded:
-    the in-memory engine reads rows): global position, raw QI codes, SA code, group."""
-    unit_bucket = np.full(rows.gid.size, -1, dtype=np.int64)
+def _to_buckets(rows: _Rows, bucket_of: np.ndarray, n_buckets: int) -> list[tuple[np.ndarray, ...]]:
+    """The partition's open units split by the bucket of their group: unit index in the
+    partition, global position of its first row, raw QI codes, SA code, group and the rows it
+    stands for (folded units keep their weight: a bucket holds a group's distinct rows, not
+    its rows; an empty weight array when units are rows)."""
     open_ = np.flatnonzero(rows.gid >= 0)
-    unit_bucket[open_] = bucket_of[rows.gid[open_]]  # (-1: the group goes on level by level)
-    units = rows.inverse  # (None: units are rows)
-    b = unit_bucket if units is None else unit_bucket[units]
-    sel = np.flatnonzero(b >= 0)
-    order = np.argsort(b[sel], kind="stable")
+    b = bucket_of[rows.gid[open_]]  # (-1: the group goes on level by level)
+    sel = open_[b >= 0]
+    order = np.argsort(b[b >= 0], kind="stable")
     sel = sel[order]
-    cut = np.searchsorted(b[sel], np.arange(n_buckets + 1))
-    u = sel if units is None else units[sel]
-    qi, sa, g = rows.qi[u], rows.sa[u], rows.gid[u]
-    pos = rows.start + sel
+    cut = np.searchsorted(bucket_of[rows.gid[sel]], np.arange(n_buckets + 1))
+    pos = rows.start + (sel if rows.first is None else rows.first[sel])
+    qi, sa, g = rows.qi[sel], rows.sa[sel], rows.gid[sel]
+    w = rows.weight[sel] if rows.weight is not None else np.zeros(0, dtype=np.int64)
     return [
-        (pos[cut[i] : cut[i + 1]], qi[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]],
-         g[cut[i] : cut[i + 1]])
+        (sel[cut[i] : cut[i + 1]].astype(np.int32), pos[cut[i] : cut[i + 1]],
+         qi[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]], g[cut[i] : cut[i + 1]],
+         w[cut[i] : cut[i + 1]] if w.size else w)
         for i in range(n_buckets)
     ]  # fmt: skip
 
@@ -284,38 +290,38 @@ def _finish_bucket(
     rule: CutRule,
     median: str,
     cuts: str,
-    starts: np.ndarray,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-    """One bucket's open groups finished by the in-memory engine (rows in table order, each
-    group continued on its own: ``start``). Returns per partition the ``(index in the
-    partition, local id)`` of its rows, and each local group's first position."""
+    """One bucket's open groups finished by the in-memory engine (units in table order of
+    their first rows, each with the rows it stands for; each group continued on its own:
+    ``start``). Returns per partition (``pieces`` are in partition order) the ``(unit index
+    in the partition, local id)`` of its units, and each local group's first row."""
     from dataclasses import replace
 
     from kerckhoffs.algorithms.mondrian import mondrian_groups
 
-    pos = np.concatenate([p[0] for p in pieces])
+    pos = np.concatenate([p[1] for p in pieces])
     order = np.argsort(pos, kind="stable")
     pos = pos[order]
-    qi = np.concatenate([p[1] for p in pieces])[order]
-    sa = np.concatenate([p[2] for p in pieces])[order]
-    g = np.concatenate([p[3] for p in pieces])[order]
+    qi = np.concatenate([p[2] for p in pieces])[order]
+    sa = np.concatenate([p[3] for p in pieces])[order]
+    g = np.concatenate([p[4] for p in pieces])[order]
+    folded = any(p[5].size for p in pieces)
+    weights = np.concatenate([p[5] for p in pieces])[order] if folded else None
     _, start = np.unique(g, return_inverse=True)
     table = replace(
         shell, qi=np.asfortranarray(qi, dtype=np.int32), sa=sa.astype(np.int32), provider=None,
         provider_values=None, row_ids=np.arange(pos.size, dtype=np.int64),
     )  # fmt: skip
-    local = mondrian_groups(table, rule, median=median, cuts=cuts, start=start.reshape(-1))
-    local = local.astype(np.int64)
+    local = mondrian_groups(
+        table, rule, median=median, cuts=cuts, start=start.reshape(-1), weights=weights
+    ).astype(np.int64)
     n_local = int(local.max()) + 1 if local.size else 0
     first = np.full(n_local, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, local, pos)
-    cut = np.searchsorted(pos, np.append(starts, np.iinfo(np.int64).max))
-    # per partition: its rows' index in the partition and local id (int32: 8 bytes a row)
-    back = [
-        ((pos[cut[i] : cut[i + 1]] - starts[i]).astype(np.int32),
-         local[cut[i] : cut[i + 1]].astype(np.int32))
-        for i in range(starts.size)
-    ]  # fmt: skip
+    back_local = np.empty_like(local)
+    back_local[order] = local  # back in the order of the pieces: partition by partition
+    cut = np.cumsum([0] + [p[0].size for p in pieces])
+    back = [(p[0], back_local[cut[i] : cut[i + 1]].astype(np.int32)) for i, p in enumerate(pieces)]
     return back, first
 
 
@@ -341,11 +347,10 @@ def _finish_in_memory(
     rule: CutRule,
     median: str,
     cuts: str,
-    starts: np.ndarray,
 ) -> list[Any]:
-    """Shuffle the rows of the ``small`` open groups into buckets of consecutive groups with
-    about equal row counts (at most one per partition) and finish each bucket with the
-    in-memory engine."""
+    """Shuffle the units of the ``small`` open groups into buckets of consecutive groups with
+    about equal unit counts (``sizes``; at most one bucket per partition) and finish each
+    bucket with the in-memory engine."""
     n_buckets = max(1, min(len(rows), int(small.sum())))
     weight = np.where(small, sizes, 0)
     before = np.cumsum(weight) - weight
@@ -356,9 +361,7 @@ def _finish_in_memory(
     out = []
     for b in range(n_buckets):
         mine = [client.submit(item, p, b, pure=False) for p in pieces]
-        out.append(
-            client.submit(_finish_bucket, mine, shell, rule, median, cuts, starts, pure=False)
-        )
+        out.append(client.submit(_finish_bucket, mine, shell, rule, median, cuts, pure=False))
     return out
 
 
@@ -386,8 +389,9 @@ def mondrian_dask_groups(
     """Mondrian's partition of ``dt`` under the cut ``rule``, computed on its workers (module
     docstring): the same group for every row as ``mondrian_groups`` on the whole table.
     ``progress(level, open_groups)`` is called before each level. An open group of at most
-    ``finish_rows`` rows is shuffled to a worker and finished there by the in-memory engine
-    (0: never); the larger ones go on level by level."""
+    ``finish_rows`` units (its distinct rows per partition under strict cuts, its rows under
+    relaxed cuts) is shuffled to a worker and finished there by the in-memory engine (0:
+    never); the larger ones go on level by level."""
     if median not in MEDIANS:
         raise ParameterError(
             f"mondrian: median must be one of {', '.join(MEDIANS)}, got {median!r}"
@@ -422,11 +426,15 @@ def mondrian_dask_groups(
         n_groups = sizes.size
         if progress is not None:
             progress(level, n_groups)
-        small = sizes <= finish_rows if finish_rows else np.zeros(n_groups, dtype=bool)
-        if small.any():  # finished in memory on the workers; the larger ones go on here
-            finished += _finish_in_memory(
-                client, rows, sizes, small, shell, rule, median, cuts, starts
+        units = sizes  # what a worker would hold of each group: its rows, or its units
+        if finish_rows and strict:
+            units = np.sum(
+                client.gather([client.submit(_open_units, r, n_groups, pure=False) for r in rows]),
+                axis=0,
             )
+        small = units <= finish_rows if finish_rows else np.zeros(n_groups, dtype=bool)
+        if small.any():  # finished in memory on the workers; the larger ones go on here
+            finished += _finish_in_memory(client, rows, units, small, shell, rule, median, cuts)
             if small.all():
                 break
             remap = np.where(small, -1, np.cumsum(~small) - 1)
