@@ -125,11 +125,10 @@ def test_plain_commands_are_told_from_shell_programs() -> None:
     assert argv_of("kerckhoffs x | head") is None
 
 
-def test_the_python_example_runs(folder: Path) -> None:
-    code = _block("## Python", "python")
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=300
-    )
+def test_the_python_example_runs(folder: Path, warm_cli: WarmCli) -> None:
+    """In a process of its own (forked from the warm server: the imports are paid once; the
+    README's first command starts kerckhoffs cold)."""
+    done = warm_cli.python(_block("## Python", "python"), folder)
     assert done.returncode == 0, done.stderr
     assert (folder / "out" / "release" / "release.json").is_file()
 
@@ -147,9 +146,10 @@ def docs_python_blocks() -> list[tuple[str, str]]:
     return found
 
 
-def test_the_docs_python_examples_run(folder: Path) -> None:
+def test_the_docs_python_examples_run(folder: Path, warm_cli: WarmCli) -> None:
     """The documentation's examples run as printed, after the README's commands made the
-    files they read (one interpreter; each block in fresh globals)."""
+    files they read (one process of their own, forked from the warm server; each block in
+    fresh globals)."""
     blocks = docs_python_blocks()
     assert len(blocks) >= 6
     runner = "\n".join(
@@ -163,9 +163,7 @@ def test_the_docs_python_examples_run(folder: Path) -> None:
             "        sys.exit(f'{page}: {type(exc).__name__}: {exc}')",
         ]
     )
-    done = subprocess.run(
-        [sys.executable, "-c", runner], cwd=folder, capture_output=True, text=True, timeout=600
-    )
+    done = warm_cli.python(runner, folder)
     assert done.returncode == 0, done.stderr[-3000:]
 
 

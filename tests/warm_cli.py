@@ -72,16 +72,28 @@ class WarmCli:
         )
 
     def run(self, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        """``kerckhoffs ARGV`` in ``cwd``, in a process of its own."""
+        return subprocess.CompletedProcess(
+            ["kerckhoffs", *argv], *self._ask({"argv": argv, "cwd": str(cwd)})
+        )
+
+    def python(self, code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        """``python -c CODE`` in ``cwd``, in a process of its own (the modules already
+        imported, ``__name__ == "__main__"``)."""
+        return subprocess.CompletedProcess(
+            ["python", "-c", code], *self._ask({"python": code, "cwd": str(cwd)})
+        )
+
+    def _ask(self, request: dict[str, object]) -> tuple[int, str, str]:
+        """Send one request; (exit code, stdout, stderr) of the child that ran it."""
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd)}) + "\n")
+        self._proc.stdin.write(json.dumps(request) + "\n")
         self._proc.stdin.flush()
         line = self._proc.stdout.readline()
         if not line:
             raise RuntimeError("the warm kerckhoffs server died")
         done = json.loads(line)
-        return subprocess.CompletedProcess(
-            ["kerckhoffs", *argv], done["code"], done["stdout"], done["stderr"]
-        )
+        return int(done["code"]), str(done["stdout"]), str(done["stderr"])
 
     def close(self) -> None:
         if self._proc.stdin is not None:
@@ -89,9 +101,11 @@ class WarmCli:
         self._proc.wait(timeout=30)
 
 
-def _child(argv: list[str], cwd: str, out_path: str, err_path: str) -> None:
-    """In the forked child: run the command with stdout/stderr on files, then exit."""
+def _child(request: dict[str, object], out_path: str, err_path: str) -> None:
+    """In the forked child: run the command (or the Python code) with stdout/stderr on files,
+    then exit."""
     code = 70
+    cwd = str(request["cwd"])
     try:
         os.chdir(cwd)
         for fd, path in ((1, out_path), (2, err_path)):
@@ -100,12 +114,20 @@ def _child(argv: list[str], cwd: str, out_path: str, err_path: str) -> None:
             os.close(f)
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.argv = ["kerckhoffs", *argv]
-        from kerckhoffs.cli import run
-
         try:
-            code = run(argv)
-        except SystemExit as exc:  # typer's usage errors and --help end this way
+            if "python" in request:
+                sys.argv = ["-c"]
+                exec(compile(str(request["python"]), "<string>", "exec"), {"__name__": "__main__"})
+                code = 0
+            else:
+                argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+                sys.argv = ["kerckhoffs", *argv]
+                from kerckhoffs.cli import run
+
+                code = run(argv)
+        except SystemExit as exc:  # typer's usage errors and --help end this way, sys.exit too
+            if exc.code is not None and not isinstance(exc.code, int):
+                print(exc.code, file=sys.stderr)
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # a crash must show as a traceback, as the console script would
         import traceback
@@ -160,7 +182,7 @@ def serve() -> None:
             answers.flush()
             pid = os.fork()
             if pid == 0:
-                _child(request["argv"], request["cwd"], out_path, err_path)
+                _child(request, out_path, err_path)
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
             with open(out_path, encoding="utf-8", errors="replace") as f:
