@@ -444,7 +444,9 @@ def test_a_held_lock_refuses_a_second_writer(
     assert code == 0, err
 
 
-def test_two_concurrent_writers(ws: Path) -> None:
+def test_two_concurrent_writers(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two ``anonymize --out same`` started together: exactly one succeeds, the other fails
     with one error line, and the release left is whole (it verifies and passes its check)."""
     big = ws / "big.csv"
@@ -460,11 +462,8 @@ def test_two_concurrent_writers(ws: Path) -> None:
     assert codes == [0, 2], results
     loser = next(r for r in results if r[0] == 2)
     assert_one_error_line(2, loser[1], loser[2], ("same",))
-    check = subprocess.run(
-        [sys.executable, "-m", "kerckhoffs.cli", "check", "same", "-m", "k=5"],
-        cwd=ws, capture_output=True, text=True,
-    )  # fmt: skip
-    assert check.returncode == 0, check.stderr
+    code, _, err = run_cli(monkeypatch, capsys, "check", "same", "-m", "k=5")
+    assert code == 0, err
     assert sorted(p.name for p in ws.iterdir() if p.name.startswith(".")) == []
 
 
