@@ -96,10 +96,6 @@ class _Rows:
     inverse: np.ndarray | None = None
     first: np.ndarray | None = None
 
-    def rows_out(self) -> np.ndarray:
-        """Every row's final id (-1 while its unit is open)."""
-        return self.out if self.inverse is None else self.out[self.inverse]
-
 
 @dataclass(frozen=True)
 class DaskGroups:
