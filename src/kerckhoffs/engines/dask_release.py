@@ -73,7 +73,7 @@ def _group_stats(
     """Per group present in the partition: id, lowest and highest code of each QI, rows, and
     the sum of the SA codes' hashes (wrapping: it adds up across partitions)."""
     group = np.asarray(group, dtype=np.int64)
-    order = np.argsort(group, kind="stable")
+    order = stable_order(group)
     g = group[order]
     if not g.size:
         z = np.zeros(0, dtype=np.int64)
@@ -135,7 +135,7 @@ def _to_parts(
     """The partition's rows as (published group, SA code), split by part."""
     pub = published[np.asarray(group, dtype=np.int64)]
     which = pub * n_parts // max(n_groups, 1)
-    order = np.argsort(which, kind="stable")
+    order = stable_order(which)
     cut = np.searchsorted(which[order], np.arange(n_parts + 1))
     pub, sa = pub[order], part.sa[order]
     return [(pub[cut[i] : cut[i + 1]], sa[cut[i] : cut[i + 1]]) for i in range(n_parts)]
@@ -159,16 +159,24 @@ def _write_part(
     sa = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.int32)
     order = stable_order(g, sa.astype(np.int64)) if g.size else np.zeros(0, np.intp)
     g, sa = g[order], sa[order]
-    local = (g - first_group).astype(np.int32)
+    local = pa.array((g - first_group).astype(np.int32))
     arrays = {GROUP: pa.array(g.astype(np.int32))}
+    # text columns go to the writer as (index, dictionary): it stores them dictionary-encoded
+    # anyway, so no million-row string array is built; without the Arrow schema in the file
+    # (store_schema=False) they read back as plain strings, as the in-memory release's do
     for j, col in enumerate(qi_columns):
         texts = np.asarray(col.generalize(lo[:, j], hi[:, j]), dtype=object).astype(str)
         arrays[col.name] = pa.DictionaryArray.from_arrays(
-            pa.array(local), pa.array(texts.tolist(), pa.string())
-        ).cast(pa.string())
+            local, pa.array(texts.tolist(), pa.string())
+        )
     values = np.asarray(sa_column.values)
-    arrays[sa_column.name] = pa.array(values[sa].tolist() if values.dtype == object else values[sa])
-    pq.write_table(pa.table(arrays), path)
+    if values.dtype == object:
+        arrays[sa_column.name] = pa.DictionaryArray.from_arrays(
+            pa.array(sa.astype(np.int32)), pa.array(values.tolist())
+        )
+    else:
+        arrays[sa_column.name] = pa.array(values[sa])
+    pq.write_table(pa.table(arrays), path, store_schema=False)
     return int(g.size)
 
 
@@ -179,12 +187,19 @@ def _file_pieces(
     """Read a written part back: its (group, SA) counts per slice of ``bounds`` and its SA
     totals. Only the files' ``group`` and SA columns are read; SA values are matched to codes
     by their text."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    t = pq.read_table(path, columns=[GROUP, sa_column.name]).to_pandas()
-    g = t[GROUP].to_numpy().astype(np.int64)
+    t = pq.read_table(path, columns=[GROUP, sa_column.name], read_dictionary=[sa_column.name])
+    g = t.column(GROUP).to_numpy().astype(np.int64)
     labels = pd.Index([str(v) for v in sa_column.values])
-    sa = labels.get_indexer(t[sa_column.name].astype(str))
+    col = t.column(sa_column.name).combine_chunks()
+    if isinstance(col, pa.DictionaryArray) and not col.null_count:
+        # a text SA: match the file's few distinct values, then index (not a million texts)
+        known = labels.get_indexer(pd.Index(col.dictionary.to_pylist()).astype(str))
+        sa = known[col.indices.to_numpy(zero_copy_only=False)]
+    else:
+        sa = labels.get_indexer(col.to_pandas().astype(str))
     if (sa < 0).any():
         raise PrivacyCheckFailed(f"{path}: an SA value the table does not hold")
     keys, counts = np.unique(g * n_sa + sa, return_counts=True)
