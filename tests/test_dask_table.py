@@ -95,6 +95,58 @@ def test_parquet_directory(dask_client: Any, tmp_path: Any) -> None:
     same_table(dt.compute(), Table.encode(df, SCHEMA))
 
 
+def test_parquet_files_read_by_row_groups_with_missing_texts(
+    dask_client: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are read here, text columns from Parquet's dictionary pages as categoricals:
+    the codes are still Table.encode's on the whole table read by pandas, with missing texts
+    (the schema's missing policies), empty texts, "NA" and numbers stored as text; a file's
+    row groups are split into partitions of about PART_ROWS rows."""
+    from kerckhoffs.engines import dask_table
+
+    df = frame(7, 400)
+    df["city"] = df["city"].astype(object)
+    df.loc[[3, 250], "city"] = None  # missing: "category" makes it a value
+    df["zip"] = df["zip"].astype(str).astype(object)  # numbers stored as text
+    df.loc[[9, 300], "zip"] = None  # missing: "drop" drops the row
+    df.loc[[12, 330], "city"] = ""  # an empty text is a value in Parquet
+    df.loc[[11, 320], "disease"] = "NA"  # a real value, not missing
+    schema = Schema.build(
+        {
+            "age": {"kind": "numeric"},
+            "city": {"kind": "categorical", "missing": "category"},
+            "zip": {"kind": "categorical", "missing": "drop"},
+        },
+        "disease",
+        provider="site",
+    )
+    files = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    df.iloc[:150].to_parquet(files[0], row_group_size=40)
+    df.iloc[150:].to_parquet(files[1], row_group_size=60)
+    monkeypatch.setattr(dask_table, "PART_ROWS", 100)
+    assert dask_table.parquet_parts(files) == [
+        (str(files[0]), [0, 1]),
+        (str(files[0]), [2, 3]),
+        (str(files[1]), [0]),
+        (str(files[1]), [1]),
+        (str(files[1]), [2]),
+        (str(files[1]), [3, 4]),
+    ]  # fmt: skip (row groups of 40 and of 60 rows; b's last two hold 60 + 10)
+    first = dask_table._read_part(str(files[0]), [0])
+    assert len(first) == 40 and isinstance(first["city"].dtype, pd.CategoricalDtype)
+    whole = Table.encode(pd.concat([pd.read_parquet(f) for f in files], ignore_index=True), schema)
+    dt = encode_dask(files, schema, dask_client)
+    assert len(dt.parts) == 6 and dt.n == whole.n == 398
+    same_table(dt.compute(), whole)
+
+
+def test_a_file_that_is_not_parquet_is_one_line(dask_client: Any, tmp_path: Any) -> None:
+    bad = tmp_path / "x.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(InputError, match=r"x\.parquet: not a readable Parquet file"):
+        encode_dask([bad], SCHEMA, dask_client)
+
+
 def test_errors_name_the_partition(dask_client: Any) -> None:
     df = frame(5, 100)
     df["age"] = df["age"].astype(object)

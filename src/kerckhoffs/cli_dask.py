@@ -66,10 +66,8 @@ def anonymize_dask(
     sch = Schema.from_toml(schema_path)
     protect = [*files, *protect]
     with connect(scheduler, workers=workers, memory=worker_memory) as client:
-        import dask.dataframe as dd
-
         out.print(f"reading {len(files)} Parquet file(s) on {_workers(client)} worker(s)")
-        dt = encode_dask(dd.read_parquet([str(f) for f in files]), sch, client)
+        dt = encode_dask(files, sch, client)
         for note in dt.notes:
             out.print(f"note: {note}")
         with progress_bar(transient=True) as progress:
@@ -111,9 +109,7 @@ def check_dask_cli(
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
     with connect(scheduler, workers=workers, memory=worker_memory) as client:
-        import dask.dataframe as dd
-
-        dt = encode_dask(dd.read_parquet([str(f) for f in files]), sch, client)
+        dt = encode_dask(files, sch, client)
         result = check_dask(dt, models)
     out.print(
         f"{data} as it stands (each distinct QI combination is a group): {dt.n:,} rows, "

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
 from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
 from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
 
-__all__ = ["DaskTable", "Part", "encode_dask", "item", "row_key"]
+__all__ = ["PART_ROWS", "DaskTable", "Part", "encode_dask", "item", "parquet_parts", "row_key"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,29 +285,86 @@ def _to_global(
     return Part(qi, sa, provider, offset, row_ids)
 
 
-def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
-    """Encode a Dask DataFrame (or a path or glob of Parquet files) on ``client``'s workers.
+# -- reading Parquet files ------------------------------------------------------------------------
+PART_ROWS = 1_000_000
+"""Row groups of a Parquet file are read in runs of about this many rows, one partition each."""
 
-    The codes equal those of ``Table.encode(data.compute(), schema)``; the rows never leave
-    the workers (module docstring). Raises the in-memory path's one-line errors, naming the
+
+def parquet_parts(files: Sequence[str | Path]) -> list[tuple[str, list[int]]]:
+    """The partitions of ``files``, in order: (file, its row groups) in runs of about
+    :data:`PART_ROWS` rows (a small file is one partition). Reads each file's footer only; a
+    file that is not Parquet is a one-line :class:`~kerckhoffs.errors.InputError`."""
+    import pyarrow.parquet as pq
+
+    parts: list[tuple[str, list[int]]] = []
+    for f in files:
+        try:
+            meta = pq.ParquetFile(str(f)).metadata
+        except Exception as e:  # pyarrow's ArrowInvalid, OSError: one line naming the file
+            raise InputError(f"{f}: not a readable Parquet file ({e})") from None
+        run: list[int] = []
+        rows = 0
+        for i in range(meta.num_row_groups):
+            if run and rows + meta.row_group(i).num_rows > PART_ROWS:
+                parts.append((str(f), run))
+                run, rows = [], 0
+            run.append(i)
+            rows += meta.row_group(i).num_rows
+        parts.append((str(f), run))
+    return parts
+
+
+def _read_part(path: str, row_groups: list[int]) -> pd.DataFrame:
+    """One partition as pandas reads the file, except that text columns come from Parquet's
+    dictionary pages as categoricals (the few distinct texts, then codes: 2.5x faster to read
+    and encode than a million strings; ``Table.encode`` gives the same codes)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        fields = pq.read_schema(path)
+        text = [
+            f.name for f in fields if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        ]
+        pf = pq.ParquetFile(path, read_dictionary=text)
+        table = pf.read_row_groups(row_groups) if row_groups else pf.read()
+    except Exception as e:  # pyarrow's errors: one line naming the file
+        raise InputError(f"{path}: cannot read its rows ({e})") from None
+    return table.to_pandas()
+
+
+def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
+    """Encode a Dask DataFrame, or Parquet files (a path, a folder, a glob or a list of
+    files), on ``client``'s workers.
+
+    The codes equal those of ``Table.encode`` on the whole table in memory; the rows never
+    leave the workers (module docstring). Files are read here (:func:`parquet_parts`), their
+    text columns as categoricals. Raises the in-memory path's one-line errors, naming the
     partition, and :class:`~kerckhoffs.errors.InputError` for an empty table.
     """
     import dask
     import dask.dataframe as dd
 
-    ddf = (
-        dd.read_parquet(data)
-        if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")
-        else data
-    )
-    if not isinstance(ddf, dd.DataFrame):
-        raise InputError("encode_dask needs a Dask DataFrame or a Parquet path or glob")
     if schema.count is not None:
         raise SchemaError(
             f"column {schema.count.name!r} has role count (each line stands for several "
             "individuals): give one row per individual"
         )
-    delayed_parts = ddf.to_delayed()
+    if isinstance(data, (str, bytes, list, tuple)) or hasattr(data, "__fspath__"):
+        from kerckhoffs.engines.dask_cluster import parquet_files
+
+        paths = (
+            [Path(str(f)) for f in data]
+            if isinstance(data, (list, tuple))
+            else parquet_files(data.decode() if isinstance(data, bytes) else data)
+        )
+        delayed_parts = [
+            dask.delayed(_read_part, pure=True)(f, groups) for f, groups in parquet_parts(paths)
+        ]
+    elif isinstance(data, dd.DataFrame):
+        delayed_parts = data.to_delayed()
+    else:
+        raise InputError("encode_dask needs a Dask DataFrame or Parquet files (path or glob)")
     described = [
         dask.delayed(_encode_and_describe, pure=True)(p, schema, i)
         for i, p in enumerate(delayed_parts)
