@@ -334,8 +334,9 @@ def _read_part(path: str, row_groups: list[int]) -> pd.DataFrame:
 
 
 def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
-    """Encode a Dask DataFrame, or Parquet files (a path, a folder, a glob or a list of
-    files), on ``client``'s workers.
+    """Encode a Dask DataFrame, or Parquet files (a path, a folder, a glob or a list of local
+    files; a URL such as ``s3://...`` goes through ``dask.dataframe.read_parquet``), on
+    ``client``'s workers.
 
     The codes equal those of ``Table.encode`` on the whole table in memory; the rows never
     leave the workers (module docstring). Files are read here (:func:`parquet_parts`), their
@@ -350,13 +351,15 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
             f"column {schema.count.name!r} has role count (each line stands for several "
             "individuals): give one row per individual"
         )
-    if isinstance(data, (str, bytes, list, tuple)) or hasattr(data, "__fspath__"):
+    if isinstance(data, bytes):
+        data = data.decode()
+    if isinstance(data, str) and "://" in data:  # a remote store (s3://...): Dask reads it
+        data = dd.read_parquet(data)
+    if isinstance(data, (str, list, tuple)) or hasattr(data, "__fspath__"):
         from kerckhoffs.engines.dask_cluster import parquet_files
 
         paths = (
-            [Path(str(f)) for f in data]
-            if isinstance(data, (list, tuple))
-            else parquet_files(data.decode() if isinstance(data, bytes) else data)
+            [Path(str(f)) for f in data] if isinstance(data, (list, tuple)) else parquet_files(data)
         )
         delayed_parts = [
             dask.delayed(_read_part, pure=True)(f, groups) for f, groups in parquet_parts(paths)
