@@ -105,13 +105,13 @@ def test_strict_cuts_fold_equal_rows_into_units() -> None:
 def test_a_table_of_few_distinct_rows_is_finished_in_memory_from_the_start(
     dask_client: Any,
 ) -> None:
-    """5,000 rows that are 40 distinct (QI, SA) rows repeated: each of the 3 partitions holds
+    """2,000 rows that are 40 distinct (QI, SA) rows repeated: each of the 3 partitions holds
     at most 40 units, so the whole table (at most 120 units, under finish_rows = 200 although
-    it has 5,000 rows) goes to one worker as units with their counts before any level runs on
+    it has 2,000 rows) goes to one worker as units with their counts before any level runs on
     the partitions; the partition is the in-memory one, for every row."""
     df, schema = random_frame(3)
     distinct = df.drop_duplicates().head(40).reset_index(drop=True)
-    rows = distinct.iloc[np.random.default_rng(0).integers(0, len(distinct), 5000)]
+    rows = distinct.iloc[np.random.default_rng(0).integers(0, len(distinct), 2000)]
     rows = rows.reset_index(drop=True)
     table = Table.encode(rows, schema)
     rule, _ = rule_from_models(table, [LDiversity(2)], "mondrian")
