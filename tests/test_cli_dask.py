@@ -192,3 +192,21 @@ def test_no_parquet_and_engine_flags(
         "--engine", "spark",
     )  # fmt: skip
     assert code == 2 and "--engine 'spark': choose memory or dask" in err
+
+
+def test_a_file_that_is_not_parquet(
+    dask_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Read by kerckhoffs (row groups, text columns as categoricals): a damaged file is one
+    error line naming it, exit 2, nothing written."""
+    _, schema, _ = data(tmp_path, 60)
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "anonymize", bad, "-s", schema, "-a", "mondrian", "-m", "k=2",
+        "-o", tmp_path / "o", "--engine", "dask", "--scheduler", dask_client.scheduler.address,
+    )  # fmt: skip
+    lines = [x for x in err.splitlines() if x.startswith("error:")]
+    assert code == 2 and len(lines) == 1 and "bad.parquet: not a readable Parquet file" in lines[0]
+    assert "Traceback" not in err and not (tmp_path / "o").exists()
