@@ -379,10 +379,10 @@ def _never_violate(
 def test_safe_variants_never_violate(
     name: str, models: list, options: dict, rows: object, n_sa: object
 ) -> None:
-    """The default suite's share of the bar: 25 tables each, in this process (the CPU budget
-    of the suite: two worker processes cost more to start than 25 tables take); the full 400
+    """The default suite's share of the bar: 15 tables each, in this process (the CPU budget
+    of the suite: two worker processes cost more to start than the tables take); the full 400
     run under ``-m slow`` on two workers."""
-    _never_violate(name, models, options, rows, n_sa, 25, seed=11, workers=1)
+    _never_violate(name, models, options, rows, n_sa, 15, seed=11, workers=1)
 
 
 @pytest.mark.slow
