@@ -293,9 +293,7 @@ def _check_dask(
     from kerckhoffs.engines.dask_table import encode_dask
 
     result = check_dask(encode_dask(ddf, schema, _dask_client("checked")), chosen)
-    taken: set[str] = set()
-    keys = [_key(m, taken) for m in chosen]
-    return CheckReport(None, result.results, keys, sizes=result.sizes)
+    return CheckReport(None, result.results, _keys(chosen), sizes=result.sizes)
 
 
 def _dask_client(what: str) -> Any:
@@ -439,12 +437,17 @@ def _release_of(
     return Release(table, Partition.by_qi(table), provenance=Provenance("none"))
 
 
-def _key(model: PrivacyModel, taken: set[str]) -> str:
-    key = SYNTAX.get(type(model).__name__, model.name)
-    if key in taken:
-        key = f"{key} ({model.parameter})"
-    taken.add(key)
-    return key
+def _keys(models: Sequence[PrivacyModel]) -> list[str]:
+    """Each model's short name (``"k"``, ``"l"``, ...), with its parameter when two share it."""
+    taken: set[str] = set()
+    keys = []
+    for model in models:
+        key = SYNTAX.get(type(model).__name__, model.name)
+        if key in taken:
+            key = f"{key} ({model.parameter})"
+        taken.add(key)
+        keys.append(key)
+    return keys
 
 
 @dataclass(eq=False)
@@ -553,8 +556,7 @@ def check(
     for m in chosen:
         m.validate(hist, repr(release.table.sa_name))
     results = release.check(chosen)
-    taken: set[str] = set()
-    return CheckReport(release, results, [_key(m, taken) for m in chosen])
+    return CheckReport(release, results, _keys(chosen))
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,12 @@ import pandas as pd
 
 from kerckhoffs.data import manifest
 from kerckhoffs.data.external import read_external
-from kerckhoffs.data.io import read_table, release_memory, write_csv
+from kerckhoffs.data.io import (
+    read_parquet_texts_as_categories,
+    read_table,
+    release_memory,
+    write_csv,
+)
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
@@ -1201,15 +1206,7 @@ def read_back(
         text = [q["name"] for q in meta["quasi"]]
         cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
         return read_table(folder / f"{name}.csv", text_columns=cells.get(name, ()))
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = folder / f"{name}.parquet"
-    schema = pq.read_schema(path)
-    text = [
-        f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-    ]
-    return pq.read_table(path, read_dictionary=text).to_pandas()
+    return read_parquet_texts_as_categories(folder / f"{name}.parquet")
 
 
 class _Tee:

@@ -173,15 +173,15 @@ it is bounded (:func:`chance_tail`)."""
 
 
 def _binomial_law(n: int, q: float, size: int) -> np.ndarray:
-    """``Pr[B = k]`` for ``k < size``, ``B ~ Binomial(n, q)`` (in log space: no underflow of
-    ``(1 - q)^n`` for large ``n``)."""
-    k = np.arange(min(n, size - 1) + 1, dtype=np.float64)
+    """``Pr[B = k]`` for ``k < size`` (and ``k <= n``), ``B ~ Binomial(n, q)``."""
+    k = np.arange(min(n, size - 1) + 1)
     if q <= 0.0:
         return (k == 0).astype(np.float64)
     if q >= 1.0:
         return (k == n).astype(np.float64)
-    log_choose = np.concatenate([[0.0], np.cumsum(np.log(n - k[:-1]) - np.log(k[:-1] + 1))])
-    return np.exp(log_choose + k * np.log(q) + (n - k) * np.log1p(-q))
+    from kerckhoffs.dp.tester import binomial_log_pmf
+
+    return np.exp(binomial_log_pmf(n, q)[: k.size])  # (log space: no underflow for large n)
 
 
 def chance_tail(p: np.ndarray, c: int) -> float:

@@ -208,6 +208,26 @@ def _read_chunked(
     return pd.DataFrame(data)
 
 
+def read_parquet_texts_as_categories(
+    path: str | Path, row_groups: list[int] | None = None
+) -> pd.DataFrame:
+    """A Parquet file (or some of its row groups) as pandas reads it, except that its text
+    columns come from the file's dictionary pages as categoricals: the few distinct texts, then
+    codes (a release's cells, a Dask partition's QIs; 2-3x faster to read and to encode than a
+    million strings). pyarrow's errors are left to the caller, who knows what the file is."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = [
+        f.name
+        for f in pq.read_schema(path)
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    if row_groups is None:
+        return pq.read_table(path, read_dictionary=text).to_pandas()
+    return pq.ParquetFile(path, read_dictionary=text).read_row_groups(row_groups).to_pandas()
+
+
 def release_memory() -> None:
     """Give memory freed by a large step back to the operating system: arrow's pool
     (``release_unused``) and the C heap (glibc's ``malloc_trim``; nothing elsewhere).

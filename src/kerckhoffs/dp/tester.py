@@ -103,7 +103,7 @@ BATCH_ELEMENTS = 1_000_000
 
 
 # -- Clopper-Pearson ---------------------------------------------------------------------------
-def _binomial_log_pmf(n: int, p: float) -> np.ndarray:
+def binomial_log_pmf(n: int, p: float) -> np.ndarray:
     """``ln P(Bin(n, p) = j)`` for ``j = 0..n`` (``0 < p < 1``)."""
     j = np.arange(n + 1, dtype=np.float64)
     log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
@@ -117,7 +117,7 @@ def _tail_at_least(k: int, n: int, p: float) -> float:
         return 0.0 if k > 0 else 1.0
     if p >= 1.0:
         return 1.0
-    lp = _binomial_log_pmf(n, p)[k:]
+    lp = binomial_log_pmf(n, p)[k:]
     top = float(lp.max())
     return float(min(1.0, math.exp(top) * np.exp(lp - top).sum()))
 
@@ -1095,6 +1095,7 @@ __all__ = [
     "audit_level_selection",
     "audit_marginals",
     "audit_rr",
+    "binomial_log_pmf",
     "clopper_pearson",
     "epsilon_lower_bound",
     "neighbouring_tables",

@@ -315,22 +315,14 @@ def parquet_parts(files: Sequence[str | Path]) -> list[tuple[str, list[int]]]:
 
 
 def _read_part(path: str, row_groups: list[int]) -> pd.DataFrame:
-    """One partition as pandas reads the file, except that text columns come from Parquet's
-    dictionary pages as categoricals (the few distinct texts, then codes: 2.5x faster to read
-    and encode than a million strings; ``Table.encode`` gives the same codes)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    """One partition, its text columns as categoricals (``Table.encode`` gives the same codes
+    as from strings, 2.5x faster with the read on a 1M-row part)."""
+    from kerckhoffs.data.io import read_parquet_texts_as_categories
 
     try:
-        fields = pq.read_schema(path)
-        text = [
-            f.name for f in fields if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-        ]
-        pf = pq.ParquetFile(path, read_dictionary=text)
-        table = pf.read_row_groups(row_groups) if row_groups else pf.read()
+        return read_parquet_texts_as_categories(path, row_groups)
     except Exception as e:  # pyarrow's errors: one line naming the file
         raise InputError(f"{path}: cannot read its rows ({e})") from None
-    return table.to_pandas()
 
 
 def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
