@@ -58,7 +58,7 @@ from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
-from kerckhoffs.randomness import Seed, generator
+from kerckhoffs.randomness import Seed, deterministic_stage, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 __all__ = [
@@ -106,6 +106,7 @@ class HilbGroups:
         return int(self.rolled_back.shape[0])
 
 
+@deterministic_stage
 def table_hilbert_index(table: Table, bits: int | None = None) -> np.ndarray:
     """``Q_T`` of every row of ``table``: the Hilbert index of its encoded QI codes.
 
@@ -399,6 +400,7 @@ def hilb(
 
 
 # -- Hilb+ (paper 000 Algorithm 2) and Hilb+ strict (spec 2.6) -------------------------------------
+@deterministic_stage
 def hilb_plus_groups(
     bucket: np.ndarray,
     order: np.ndarray,
@@ -453,6 +455,7 @@ def hilb_plus_groups(
     return group
 
 
+@deterministic_stage
 def hilb_plus_strict_groups(
     bucket: np.ndarray,
     order: np.ndarray,

@@ -67,7 +67,7 @@ from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.l_diversity import EntropyLDiversity, LDiversity, entropy_of_counts
 from kerckhoffs.models.t_closeness import TCloseness, emd_to
-from kerckhoffs.randomness import Seed, generator
+from kerckhoffs.randomness import Seed, deterministic_stage, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 from kerckhoffs.segments import exclusive_cumsum, segment_ranges
 
@@ -611,6 +611,7 @@ def allowed_by_counts(
     return allowed
 
 
+@deterministic_stage
 def mondrian_groups(
     table: Table,
     rule: CutRule | Callable[[CutStats], np.ndarray],

@@ -30,18 +30,24 @@ enumerates that form directly: :func:`kerckhoffs.randomness.order_within` (an in
 uniform order inside each class: Anatomy's row choice, MASK+'s relabelling) is
 ``prod(b_i!)`` branches, and random sort keys ordered inside classes by ``np.lexsort`` or row by
 row by ``np.argsort`` are ranked class by class (:class:`RandomKeys`). Every branch is a real
-run of the algorithm; :class:`AuditTooLarge` beyond ``max_branches`` leaves.
+run of the algorithm, except that a step marked
+:func:`~kerckhoffs.randomness.deterministic_stage` and called before the branch's first draw
+is computed once per enumeration (every branch would compute the same thing:
+:class:`~kerckhoffs.randomness.SharedPrefix`); :class:`AuditTooLarge` beyond ``max_branches``
+leaves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from contextlib import nullcontext
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from kerckhoffs.errors import KerckhoffsError
+from kerckhoffs.randomness import shared_prefix
 
 __all__ = ["AuditTooLarge", "EnumeratingRNG", "RandomKeys", "enumerate_outcomes"]
 
@@ -81,6 +87,10 @@ class EnumeratingRNG:
         self.pos += 1
         self.prob /= k
         return v
+
+    def has_drawn(self) -> bool:
+        """This branch has made a draw among two or more outcomes."""
+        return self.pos > 0
 
     def _ranking(self, n: int) -> np.ndarray:
         """A uniformly random permutation of ``range(n)`` (Fisher-Yates, n - 1 draws)."""
@@ -284,10 +294,16 @@ class RandomKeys(np.ndarray):
 
 
 def enumerate_outcomes(
-    run: Callable[[EnumeratingRNG], Hashable], *, max_branches: int = 200_000
+    run: Callable[[EnumeratingRNG], Hashable],
+    *,
+    max_branches: int = 200_000,
+    share_prefix: bool = True,
 ) -> dict[Hashable, Fraction]:
     """Every outcome of ``run(rng)`` with its exact probability, enumerating all random choices
     it draws from ``rng`` (an :class:`EnumeratingRNG`; pass it on as an algorithm's ``seed``).
+    ``share_prefix``: the branches share the deterministic stages computed before their first
+    draw (:class:`kerckhoffs.randomness.SharedPrefix`; False recomputes them in every branch,
+    with the same result).
 
     >>> enumerate_outcomes(lambda rng: int(rng.integers(2)) + int(rng.integers(2)))
     {0: Fraction(1, 4), 1: Fraction(1, 2), 2: Fraction(1, 4)}
@@ -295,12 +311,17 @@ def enumerate_outcomes(
     out: dict[Hashable, Fraction] = {}
     script: list[int] | None = []
     branches = 0
-    while script is not None:
-        rng = EnumeratingRNG(script)
-        key = run(rng)
-        out[key] = out.get(key, Fraction(0)) + rng.prob
-        branches += 1
-        if branches > max_branches:
-            raise AuditTooLarge(f"more than {max_branches} random branches for one candidate world")
-        script = rng.next_script()
+    with shared_prefix() if share_prefix else nullcontext() as prefix:
+        while script is not None:
+            rng = EnumeratingRNG(script)
+            if prefix is not None:
+                prefix.start_branch(rng.has_drawn)
+            key = run(rng)
+            out[key] = out.get(key, Fraction(0)) + rng.prob
+            branches += 1
+            if branches > max_branches:
+                raise AuditTooLarge(
+                    f"more than {max_branches} random branches for one candidate world"
+                )
+            script = rng.next_script()
     return out

@@ -24,7 +24,9 @@ world). This module decides it exactly, with :class:`fractions.Fraction`, on sma
    passing an :class:`~kerckhoffs.attacks.enumerating_rng.EnumeratingRNG` in as the
    algorithm's ``seed`` (:func:`~kerckhoffs.attacks.enumerating_rng.enumerate_outcomes`: every
    random choice the algorithm draws through its generator, each branch a real run; nothing
-   swapped or replaced).
+   swapped or replaced, except that the pure steps a branch computes before its first draw,
+   the same in every branch, are computed once per candidate:
+   :class:`~kerckhoffs.randomness.SharedPrefix`).
 4. **Verdict.** The rows whose posteriors differ; ASAP iff none; l-diversity in the smart
    view iff no row's smart posterior of a bounded value exceeds ``1/l``.
 
