@@ -117,8 +117,8 @@ class SharedPrefix:
     (a pure step such as Mondrian+'s cuts before Mondrian++'s pick-up) is therefore computed in
     the first branch and its ``i``-th call before the first draw returns, in every later branch,
     a copy of the first branch's ``i``-th result. After the branch's first draw nothing is
-    shared. Mondrian++ on 6-row tables runs about ten branches per candidate, so this halves
-    the audit's time (``benchmarks/bench_random_worlds.py``).
+    shared. Mondrian++ on 6-row tables runs about ten branches per candidate, and its audit
+    takes about a third less time (x1.45, ``benchmarks/bench_random_worlds.py``).
     """
 
     def __init__(self) -> None:
