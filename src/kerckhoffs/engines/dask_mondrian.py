@@ -423,7 +423,7 @@ def mondrian_dask_groups(
         if progress is not None:
             progress(level, n_groups)
         units = sizes  # what a worker would hold of each group: its rows, or its units
-        if finish_rows and strict:
+        if finish_rows and strict and (sizes > finish_rows).any():  # (units <= rows)
             units = np.sum(
                 client.gather([client.submit(_open_units, r, n_groups, pure=False) for r in rows]),
                 axis=0,
