@@ -330,6 +330,26 @@ def test_hospital_vector() -> None:
     assert hilb_order_attack(release, ties="unordered").compromised == 336
 
 
+def test_population_with_missing_values_is_aligned_as_the_anonymizer_read_it(
+    tmp_path: Path,
+) -> None:
+    """A QI whose missing cells the schema publishes as "?" (``missing = "category"``): the
+    population's missing cells are aligned where the "?" rows went, as if they were "?"."""
+    rng = np.random.default_rng(3)
+    city = rng.choice(["a", "b", "c"], 60).astype(object)
+    city[::4] = None
+    df = pd.DataFrame(
+        {"x": rng.integers(0, 30, 60), "city": city, "s": rng.choice(list("pqrs"), 60)}
+    )
+    schema = Schema.build({"x": {}, "city": {"kind": "categorical", "missing": "category"}}, "s")
+    release = hilb(Table.encode(df, schema), [LDiversity(2)])
+    release.write(tmp_path / "r", [LDiversity(2)], formats=("csv",))
+    back = Release.from_published(tmp_path / "r", schema)
+    a, filled = align(back, df, schema), align(back, df.assign(city=df.city.fillna("?")), schema)
+    assert a.counts == filled.counts and a.counts["not_located"] == 0
+    assert np.array_equal(a.individual, filled.individual)
+
+
 # -- the audit command -----------------------------------------------------------------------------
 def test_audit_command_on_figure_8(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

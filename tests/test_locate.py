@@ -401,3 +401,52 @@ def test_cells_covering_separate_ranges(tmp_path: Path) -> None:
     pop = pd.DataFrame({"h": ["a", "b", "c", "c"], "code": ["A1", "B1", "AB", "B1"]})
     loc = locate(rel, pop, schema)
     assert [set(loc.candidates_of(i).tolist()) for i in range(4)] == [{0, 2}, {0, 2}, {1}, {2}]
+
+
+# -- missing QI values, read as the anonymizer read them -------------------------------------------
+def _with_missing_city(tmp_path: Path) -> tuple[pd.DataFrame, Schema, Release, Release]:
+    """A table whose categorical QI ``city`` has missing cells (every third row), anonymized by
+    Mondrian (k = 3) under ``missing = "category"`` and read back from files."""
+    rng = np.random.default_rng(7)
+    n = 90
+    city = rng.choice(["a", "b", "c", "d"], n).astype(object)
+    city[::3] = None
+    df = pd.DataFrame(
+        {"age": rng.integers(20, 60, n), "city": city, "sa": rng.choice(["x", "y"], n)}
+    )
+    schema = Schema.build({"age": {}, "city": {"kind": "categorical", "missing": "category"}}, "sa")
+    rel = get("mondrian").run(Table.encode(df, schema), [KAnonymity(3)])
+    rel.write(tmp_path / "r", [KAnonymity(3)])
+    return df, schema, rel, Release.from_published(tmp_path / "r", schema)
+
+
+def test_missing_qi_values_are_located_under_the_category_policy(tmp_path: Path) -> None:
+    """Table.encode publishes a missing ``category`` cell as "?": an individual whose value is
+    missing in the population is located where that "?" went (no "missing value" refusal)."""
+    df, schema, rel, back = _with_missing_city(tmp_path)
+    assert "?" in set(back.table.to_frame()["city"])  # the release holds the label
+    own = rel.published_numbering()[rel.partition.group]
+    loc = locate(back, df, schema)
+    assert loc.unlocated == 0 and _contains(loc, own).all()
+    filled = locate(back, df.assign(city=df.city.fillna("?")), schema)
+    assert _per_row_sets(loc) == _per_row_sets(filled)
+    # a text population whose schema names "NA" as missing: the same people, the same groups
+    as_text = df.assign(city=df.city.fillna("NA").astype("string"))
+    schema_na = Schema.build(
+        {"age": {}, "city": {"kind": "categorical", "missing": "category"}}, "sa", na_values=["NA"]
+    )
+    assert _per_row_sets(locate(back, as_text, schema_na)) == _per_row_sets(loc)
+
+
+@pytest.mark.parametrize("policy", ["error", "drop"])
+def test_missing_qi_values_are_refused_where_no_release_holds_them(
+    tmp_path: Path, policy: str
+) -> None:
+    df, _, _, back = _with_missing_city(tmp_path)
+    schema = Schema.build({"age": {}, "city": {"kind": "categorical", "missing": policy}}, "sa")
+    with pytest.raises(
+        InputError,
+        match=rf"column 'city' has a missing value \(row 0\) and the schema says "
+        rf'missing = "{policy}"',
+    ):
+        locate(back, df, schema)

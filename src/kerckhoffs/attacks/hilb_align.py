@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.attacks.locate import locate
+from kerckhoffs.attacks.locate import locate, population_column
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.data.table import Table
@@ -161,14 +161,9 @@ def align(
     if max_rounds < 1:
         raise ParameterError(f"max_rounds must be at least 1, got {max_rounds}")
     names = release.table.qi_names
-    missing = [c for c in names if c not in population.columns]
-    if missing:
-        raise InputError(f"population: column {missing[0]!r} (a quasi-identifier) is missing")
-    pop = population[names].reset_index(drop=True)
-    na = pop.isna().to_numpy()
-    if na.any():
-        r, c = np.argwhere(na)[0]
-        raise InputError(f"population: column {names[c]!r} has a missing value (row {int(r)})")
+    pop = pd.DataFrame(
+        {c: population_column(population, c, schema).reset_index(drop=True) for c in names}
+    )
     m = len(pop)
     n = release.table.n
     part = release.partition

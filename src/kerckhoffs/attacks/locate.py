@@ -64,7 +64,7 @@ import pandas as pd
 
 from kerckhoffs.data.cells import Runs, read_cells
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
-from kerckhoffs.data.schema import Column, Kind, Schema
+from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Schema
 from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.errors import HierarchyError, InputError, ParameterError
 from kerckhoffs.release import Partition, Release, Scheme
@@ -196,7 +196,7 @@ def locate_all(
         names = release.table.qi_names
         for name in names:
             if name not in prepared:
-                prepared[name] = _PopColumn(population, name)
+                prepared[name] = _PopColumn(population, name, schema)
         if len(population) == 0:
             out.append(Location.from_groups(np.zeros(0, dtype=np.int64)))
         elif release.scheme == Scheme.BUCKETIZATION:
@@ -206,19 +206,48 @@ def locate_all(
     return out
 
 
+def population_column(population: pd.DataFrame, name: str, schema: Schema | None) -> pd.Series:
+    """The population's QI column ``name`` as the anonymizer read the same column
+    (:meth:`Table.encode <kerckhoffs.data.table.Table.encode>`): the schema's ``na_values``
+    are missing in a text column, and a missing cell becomes :data:`MISSING_LABEL` (``"?"``,
+    the value a release publishes for it) where the column's policy is ``category``. Under
+    ``error`` or ``drop`` (the anonymizer refuses or drops such rows, so no release holds
+    them), or without a schema, a missing cell is a one-line :class:`InputError` naming the
+    column and row."""
+    if name not in population.columns:
+        raise InputError(f"population: column {name!r} (a quasi-identifier) is missing")
+    s = population[name]
+    column = next((c for c in schema.columns if c.name == name), None) if schema else None
+    if schema is not None and schema.na_values and not pd.api.types.is_numeric_dtype(s):
+        s = s.mask(s.isin(schema.na_values))
+    na = s.isna().to_numpy()
+    if not na.any():
+        return s
+    row = int(np.argmax(na))
+    if schema is None or column is None:
+        raise InputError(f"population: column {name!r} has a missing value (row {row})")
+    policy = schema.missing_policy(column)
+    if policy != MissingPolicy.CATEGORY:
+        raise InputError(
+            f"population: column {name!r} has a missing value (row {row}) and the schema says "
+            f'missing = "{policy.value}" for it (no release holds such a person): fill it in '
+            "or leave that person out"
+        )
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        if MISSING_LABEL not in s.cat.categories:
+            s = s.cat.add_categories([MISSING_LABEL])
+        return s.fillna(MISSING_LABEL)
+    if not isinstance(s.dtype, pd.StringDtype):
+        s = s.astype(object)  # numbers read from a file: "?" joins them as text
+    return s.where(~na, MISSING_LABEL)
+
+
 class _PopColumn:
     """One population column, factorized once: individuals' codes into its distinct values,
     and those values as text and as numbers (computed on demand)."""
 
-    def __init__(self, population: pd.DataFrame, name: str) -> None:
-        if name not in population.columns:
-            raise InputError(f"population: column {name!r} (a quasi-identifier) is missing")
-        s = population[name]
-        na = s.isna().to_numpy()
-        if na.any():
-            raise InputError(
-                f"population: column {name!r} has a missing value (row {int(np.argmax(na))})"
-            )
+    def __init__(self, population: pd.DataFrame, name: str, schema: Schema | None) -> None:
+        s = population_column(population, name, schema)
         self.name = name
         self.series = s
         codes, uniques = pd.factorize(s, sort=False)
