@@ -486,6 +486,27 @@ def test_release_read_back_from_files(tmp_path: Path) -> None:
         minimality_attack(back, population=pop.iloc[:7], schema=t.schema)
 
 
+def test_population_missing_cells_read_as_the_anonymizer_read_them(tmp_path: Path) -> None:
+    """Table I(b) with Q's two people missing their QI, published as "?" under ``missing =
+    "category"``: the population's missing cells are read as "?" (not refused), so the attack
+    on the files finds what it finds in memory: Q's two HIV rows, credibility 1."""
+    hier = Hierarchy([["?", "*"], ["q2", "*"]], "qid")
+    schema = Schema(
+        (
+            Column("qid", Role.QUASI, Kind.CATEGORICAL, hier, missing="category"),
+            Column("disease", Role.SENSITIVE),
+        ),
+        frozenset({"HIV"}),
+    )
+    df = pd.DataFrame({"qid": [None] * 2 + ["q2"] * 6, "disease": ["HIV"] * 2 + ["non"] * 6})
+    rel = local_recoding(Table.encode(df, schema), [LDiversity(2)])
+    rel.write(tmp_path / "rel", [LDiversity(2)])
+    back = Release.from_published(tmp_path / "rel", schema)
+    res = minimality_attack(back, population=df[["qid"]], schema=schema)
+    assert close(creds(res), [F(1)] * 2 + [F(0)] * 6)
+    assert res.compromised == 2
+
+
 def test_requirement_of_and_registry() -> None:
     info = get_attack("minimality")
     t = table_i("b")

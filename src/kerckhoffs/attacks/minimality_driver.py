@@ -82,6 +82,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.algorithms.registry import lookup, names_where
+from kerckhoffs.attacks.locate import population_column
 from kerckhoffs.attacks.minimality_batch import expected_batch
 from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
 from kerckhoffs.attacks.minimality_structure import cells_boxes, published_boxes, structure
@@ -229,7 +230,10 @@ def _population_table(population: pd.DataFrame, schema: Schema, release: Release
     pop_schema = Schema(
         (*cols, Column(sa_name, Role.SENSITIVE, Kind.CATEGORICAL)), base_dir=schema.base_dir
     )
-    df = population[names].copy()
+    # missing cells as the anonymizer read them (a "category" cell is the published "?")
+    df = pd.DataFrame(
+        {n: population_column(population, n, schema).reset_index(drop=True) for n in names}
+    )
     df[sa_name] = "x"
     return Table.encode(df.reset_index(drop=True), pop_schema, strict_sensitive=False)
 
