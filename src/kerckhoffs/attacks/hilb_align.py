@@ -48,8 +48,11 @@ type (``settled`` rows); the rest of the population fills the remaining rows arb
 conclusions only from the certain part (its docstring).
 
 **Speed.** ``locate`` runs on the distinct QI vectors, not on individuals; the counts are arrays
-over (type, candidate group) pairs and each round is a few ``np.bincount`` over them (no loop
-over rows or groups; a loop over rounds and over QI columns).
+over (type, candidate group) pairs and each round is a few segment sums over them (no loop
+over rows or groups; a loop over rounds and over QI columns). After the first round only the
+types and groups holding a pair whose bounds changed are recomputed (``_propagate``): on
+Adult at l = 3 (13 million pairs, 7 rounds) that touches 51 million pairs instead of 182
+million, and the propagation runs x1.7-2.0 faster (``benchmarks/bench_hilb_align.py``).
 """
 
 from __future__ import annotations
@@ -441,7 +444,14 @@ def _propagate(
     max_rounds: int,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Bounds on every count (module docstring), and the number of rounds run. Sums run over
-    contiguous segments: pairs come sorted by type, and one permutation sorts them by group."""
+    contiguous segments: pairs come sorted by type, and one permutation sorts them by group.
+
+    A round tightens every type, then every group, then the constraints. Only *dirty*
+    segments are recomputed: those holding a pair whose bounds changed since the segment was
+    last tightened (all of them in the first round). A clean segment would see the inputs it
+    last saw, which left it unchanged, so the rounds, and the bounds after each, are those of
+    recomputing every segment. On Adult at l = 3 (13 million pairs) the first round touches 26
+    million pairs and the six after it 25 million together, where each used to touch 26."""
     n_groups = sizes.size
     g_counts = np.bincount(eg, minlength=n_groups)
     if (g_counts == 0).any():
@@ -452,39 +462,55 @@ def _propagate(
     t_starts = np.cumsum(t_counts) - t_counts
     lo = np.zeros(et.size, dtype=np.int32)
     hi = np.minimum(ct[et], sizes[eg]).astype(np.int32)
+    dirty = [np.ones(ct.size, dtype=bool), np.ones(n_groups, dtype=bool)]  # types, groups
     rounds = 0
     while rounds < max_rounds:  # a loop over rounds of propagation
         rounds += 1
-        changed = 0
+        moved: list[np.ndarray] = []  # pairs whose bounds changed this round
         for side in (0, 1):
             # per type, the sum over its groups is its count; per group, the sum over its
             # types is its size: each pair is at most what the others' lows leave, at least
             # what the others' highs leave
-            if side == 0:
-                cap, starts, counts, lo_s, hi_s = ct, t_starts, t_counts, lo, hi
+            cap, starts, counts = (
+                (ct, t_starts, t_counts) if side == 0 else (sizes, g_starts, g_counts)
+            )
+            seg = np.flatnonzero(dirty[side])
+            dirty[side][:] = False
+            if seg.size == 0:
+                continue
+            n_seg = counts[seg]
+            if seg.size == cap.size:  # every segment (the first round): no gather
+                local = starts
+                idx = np.arange(et.size) if side == 0 else by_group
             else:
-                cap, starts, counts = sizes, g_starts, g_counts
-                lo_s, hi_s = lo[by_group], hi[by_group]
-            s_lo = np.add.reduceat(lo_s, starts, dtype=np.int64)
-            s_hi = np.add.reduceat(hi_s, starts, dtype=np.int64)
-            if (s_lo > cap).any() or (s_hi < cap).any():
+                local = np.cumsum(n_seg) - n_seg
+                pos = np.repeat(starts[seg] - local, n_seg) + np.arange(int(n_seg.sum()))
+                idx = pos if side == 0 else by_group[pos]  # the segments' pairs, in order
+            lo_s, hi_s = lo[idx], hi[idx]
+            s_lo = np.add.reduceat(lo_s, local, dtype=np.int64)
+            s_hi = np.add.reduceat(hi_s, local, dtype=np.int64)
+            if (s_lo > cap[seg]).any() or (s_hi < cap[seg]).any():
                 raise _misfit("the groups' sizes")
-            new_hi = np.minimum(hi_s, np.repeat((cap - s_lo).astype(np.int32), counts) + lo_s)
-            new_lo = np.maximum(lo_s, np.repeat((cap - s_hi).astype(np.int32), counts) + hi_s)
-            changed += int(np.count_nonzero(new_hi != hi_s)) + int(np.count_nonzero(new_lo != lo_s))
-            if side == 0:
-                lo, hi = new_lo, new_hi
-            else:
-                lo[by_group], hi[by_group] = new_lo, new_hi
-        before = lo.copy() if constraints else lo
+            new_hi = np.minimum(hi_s, np.repeat((cap[seg] - s_lo).astype(np.int32), n_seg) + lo_s)
+            new_lo = np.maximum(lo_s, np.repeat((cap[seg] - s_hi).astype(np.int32), n_seg) + hi_s)
+            hit = (new_hi != hi_s) | (new_lo != lo_s)
+            if hit.any():
+                lo[idx], hi[idx] = new_lo, new_hi
+                moved.append(idx[hit])
+                dirty[0][et[idx[hit]]] = True
+                dirty[1][eg[idx[hit]]] = True
         for c in constraints:
+            before = lo[c.edge]
             c.tighten(lo, hi)
-        if constraints:
-            changed += int(np.count_nonzero(before != lo))
-        if (lo > hi).any():
-            raise _misfit("the groups' sizes and cells")
-        if not changed:
+            up = c.edge[lo[c.edge] != before]
+            if up.size:
+                moved.append(up)
+                dirty[0][et[up]] = True
+                dirty[1][eg[up]] = True
+        if not moved:
             break
+        if any((lo[m] > hi[m]).any() for m in moved):
+            raise _misfit("the groups' sizes and cells")
     return lo.astype(np.int64), hi.astype(np.int64), rounds
 
 
