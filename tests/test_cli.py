@@ -473,3 +473,40 @@ def test_tables_wrap_at_80_columns_instead_of_cutting_words(
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
     if args == ["algorithms"]:
         assert "(NOT algorithm-safe)" in " ".join(done.stdout.replace("│", " ").split())
+
+
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        (
+            RuntimeError("boom"),
+            "error: internal error (RuntimeError: boom); this is a bug in kerckhoffs, please "
+            "report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
+        ),
+        (
+            MemoryError(),
+            "error: out of memory: this machine could not hold the computation; run it where "
+            "more memory is free, or on a smaller input",
+        ),
+    ],
+)
+def test_unexpected_failures_are_one_line_exit_3(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    raised: BaseException,
+    message: str,
+) -> None:
+    """A bug or an exhausted machine ends in one ``error:`` line and exit 3, never a
+    traceback; running out of memory is not called a bug."""
+
+    def command() -> object:
+        def fail(**_: object) -> None:
+            raise raised
+
+        return fail
+
+    monkeypatch.delenv("KERCKHOFFS_TRACEBACK", raising=False)
+    monkeypatch.setattr(cli, "_command", command)
+    assert cli.run(["check", "x.csv"]) == 3
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", message + "\n")

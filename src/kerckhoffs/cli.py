@@ -704,7 +704,8 @@ def _command() -> Callable[..., object]:
 
 def run(args: Sequence[str]) -> int:
     """Run ``kerckhoffs ARGS`` and return the exit code: 0 done, 1 a privacy verdict
-    (a violated model, an unsafe release), 2 bad input or usage, 3 an internal error.
+    (a violated model, an unsafe release), 2 bad input or usage, 3 an internal error or too
+    little memory.
 
     Whatever goes wrong ends in one line on stderr starting with ``error:``, never a
     traceback (``KERCKHOFFS_TRACEBACK=1`` shows it for internal errors, to report them).
@@ -731,6 +732,12 @@ def run(args: Sequence[str]) -> int:
     except OSError as exc:  # the disk filled, a file vanished, a permission was lost
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:  # the machine, not the input nor the code: say so, not "a bug"
+        return _fail(
+            "out of memory: this machine could not hold the computation; run it where more "
+            "memory is free, or on a smaller input",
+            3,
+        )
     except Exception as exc:  # a bug: say so in one line
         if os.environ.get("KERCKHOFFS_TRACEBACK"):
             traceback.print_exc()
