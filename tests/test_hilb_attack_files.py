@@ -6,7 +6,9 @@ on random releases, the registry and the audit command, and Adult (the l = 3 run
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -259,34 +261,16 @@ def test_every_conclusion_holds_on_the_true_alignment(tmp_path: Path, seed: int)
     assert result.not_located == a.counts["unresolved"]
 
 
-def _propagate_every_segment(et, eg, ct, sizes, constraints, max_rounds):  # type: ignore[no-untyped-def]
-    """The propagation recomputing every type and every group in each round (the version
-    before dirty segments), transcribed as the reference."""
-    t_starts = np.cumsum(np.bincount(et, minlength=ct.size)) - np.bincount(et, minlength=ct.size)
-    by_group = np.argsort(eg, kind="stable")
-    g_counts = np.bincount(eg, minlength=sizes.size)
-    g_starts = np.cumsum(g_counts) - g_counts
-    t_counts = np.bincount(et, minlength=ct.size)
-    lo = np.zeros(et.size, dtype=np.int32)
-    hi = np.minimum(ct[et], sizes[eg]).astype(np.int32)
-    rounds = 0
-    while rounds < max_rounds:
-        rounds += 1
-        before = (lo.copy(), hi.copy())
-        for cap, starts, counts, order in (
-            (ct, t_starts, t_counts, np.arange(et.size)),
-            (sizes, g_starts, g_counts, by_group),
-        ):
-            lo_s, hi_s = lo[order], hi[order]
-            s_lo = np.add.reduceat(lo_s, starts, dtype=np.int64)
-            s_hi = np.add.reduceat(hi_s, starts, dtype=np.int64)
-            hi[order] = np.minimum(hi_s, np.repeat(cap - s_lo, counts) + lo_s)
-            lo[order] = np.maximum(lo_s, np.repeat(cap - s_hi, counts) + hi_s)
-        for c in constraints:
-            c.tighten(lo, hi)
-        if np.array_equal(before[0], lo) and np.array_equal(before[1], hi):
-            break
-    return lo.astype(np.int64), hi.astype(np.int64), rounds
+def _propagate_every_segment() -> Any:
+    """The propagation recomputing every type and every group in each round, as it was before
+    dirty segments: the benchmark's kept baseline (``benchmarks/baselines/
+    hilb_propagate_v0.py``), the reference here."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "baselines" / "hilb_propagate_v0.py"
+    spec = importlib.util.spec_from_file_location("hilb_propagate_v0", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._propagate
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -315,7 +299,7 @@ def test_dirty_segment_propagation_equals_recomputing_every_segment(
     align(back, df, hospital_schema(), tight=seed % 3 != 0)
     (args,) = seen
     lo, hi, rounds = propagate(*args)
-    lo_ref, hi_ref, rounds_ref = _propagate_every_segment(*args)
+    lo_ref, hi_ref, rounds_ref = _propagate_every_segment()(*args)
     assert rounds == rounds_ref and rounds >= 2
     assert np.array_equal(lo, lo_ref) and np.array_equal(hi, hi_ref)
     assert (lo < hi).any()  # some counts stay open: the rounds had work to do

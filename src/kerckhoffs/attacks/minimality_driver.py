@@ -235,7 +235,7 @@ def _population_table(population: pd.DataFrame, schema: Schema, release: Release
         {n: population_column(population, n, schema).reset_index(drop=True) for n in names}
     )
     df[sa_name] = "x"
-    return Table.encode(df.reset_index(drop=True), pop_schema, strict_sensitive=False)
+    return Table.encode(df, pop_schema, strict_sensitive=False)
 
 
 def minimality_attack(
