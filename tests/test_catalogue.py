@@ -11,20 +11,19 @@ hierarchies, ...) run through the same harness at the end.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import test_bad_input
+from catalogue import ANON, Fault, Setup, args, assert_one_error_line, snapshot
 from cli_runner import run_cli
 from kerckhoffs.datasets import generate_hospital
 
@@ -71,55 +70,6 @@ def ws(pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(pristine, target, symlinks=True)
     monkeypatch.chdir(target)
     return target
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every path under ``root`` with the SHA-256 of its bytes ("dir" for a directory)."""
-    snap = {}
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if p.is_symlink():
-            snap[rel] = "link:" + os.readlink(p)
-        elif p.is_dir():
-            snap[rel] = "dir"
-        else:
-            snap[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return snap
-
-
-def assert_one_error_line(code: int, out: str, err: str, keys: tuple[str, ...]) -> str:
-    """Exit 2, no traceback, and exactly one ``error:`` line on stderr naming every key (notes
-    and warnings may precede it)."""
-    assert "Traceback" not in out + err, err
-    assert code == 2, f"exit {code}\nstdout: {out[-2000:]}\nstderr: {err}"
-    lines = [ln for ln in err.splitlines() if not ln.startswith(("note:", "warning:"))]
-    assert len(lines) == 1, f"expected one error line, got {lines!r}"
-    line = lines[0]
-    assert line.startswith("error: ") and len(line) > len("error: "), line
-    for key in keys:
-        assert key in line, f"{key!r} not named in {line!r}"
-    return line
-
-
-# -- the faults ---------------------------------------------------------------------------------
-Setup = Callable[[Path], list[str]]
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One fault: ``setup`` prepares the workspace (its changes are part of the 'before') and
-    returns the command's arguments; ``keys`` must appear in the error line."""
-
-    id: str
-    setup: Setup
-    keys: tuple[str, ...]
-
-
-def args(*a: str) -> Setup:
-    return lambda ws: list(a)
-
-
-ANON = ["anonymize", "data.csv", "-s", "demo/schema.toml", "-a", "mondrian", "-m", "k=3"]
 
 
 def _edit_csv_group(ws: Path) -> list[str]:
@@ -374,21 +324,47 @@ FAULTS = [
 ]
 # fmt: on
 
+AREAS = sorted(p.stem for p in Path(__file__).parent.glob("faults_*.py"))
+"""The modules adding faults of one area each (``tests/faults_*.py``, a list ``FAULTS``)."""
+ALL_FAULTS = FAULTS + [f for area in AREAS for f in importlib.import_module(area).FAULTS]
 
-@pytest.mark.parametrize("fault", FAULTS, ids=[f.id for f in FAULTS])
+
+@pytest.mark.parametrize("fault", ALL_FAULTS, ids=[f.id for f in ALL_FAULTS])
 def test_fault(
     fault: Fault, ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = fault.setup(ws)
     before = snapshot(ws)
     code, out, err = run_cli(monkeypatch, capsys, *argv)
-    assert_one_error_line(code, out, err, fault.keys)
+    if fault.codes == (2,):
+        assert_one_error_line(code, out, err, fault.keys)
+    else:
+        assert_no_false_verdict(code, out, err, fault)
     assert snapshot(ws) == before, "the workspace changed"
 
 
+def assert_no_false_verdict(code: int, out: str, err: str, fault: Fault) -> None:
+    """A command that could not reach a verdict: an allowed exit code, no traceback, no
+    "internal error", every key said, and no line claiming SAFE or ok."""
+    text = out + err
+    assert "Traceback" not in text and "internal error" not in text, text[-3000:]
+    assert code in fault.codes, f"exit {code}\nstdout: {out[-2000:]}\nstderr: {err}"
+    flat = " ".join(text.split())
+    for key in fault.keys:
+        assert key in flat, f"{key!r} not said in {text[-2000:]!r}"
+    for line in text.splitlines():
+        words = line.replace(":", " ").split()
+        assert "SAFE" not in words and "ok" not in words, f"a verdict claimed: {line!r}"
+
+
+def test_fault_ids_are_unique() -> None:
+    ids = [f.id for f in ALL_FAULTS]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
 def test_catalogue_size() -> None:
-    """At least 60 faults, with the foundation's bad inputs."""
-    assert len(FAULTS) + len(test_bad_input.CASES) >= 60
+    """At least 120 faults, with the foundation's bad inputs."""
+    assert len(ALL_FAULTS) + len(test_bad_input.CASES) >= 120
 
 
 @pytest.mark.parametrize("case", test_bad_input.CASES, ids=[c.id for c in test_bad_input.CASES])
