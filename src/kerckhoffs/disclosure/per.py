@@ -129,8 +129,22 @@ def per_size(seq: GeneralizationSequence, i: int, sig: np.ndarray) -> int:
 
     Running example (spec 4.4): 16, 144 and 432 under g1, g2, g3.
     """
-    sig = _check_signature(seq, i, sig)
-    return math.prod(multinomial(row) for row in sig)
+    return _per_size(_check_signature(seq, i, sig))
+
+
+def _per_size(sig: np.ndarray) -> int:
+    """The product of the rows' multinomials, each computed once per distinct multiset of
+    counts: a multinomial does not depend on which value has which count, so the rows are
+    sorted, cut to their nonzero counts and deduplicated first (one Python call per distinct
+    group shape, not one per group and value: a 1,600-value table has 1,600 x 1,599 cells)."""
+    if not sig.size:
+        return 1
+    r = -np.sort(-sig, axis=1)
+    width = max(int((r > 0).sum(axis=1).max()), 1)
+    rows, mult = np.unique(r[:, :width], axis=0, return_counts=True)
+    return math.prod(
+        _multinomial(tuple(row)) ** m for row, m in zip(rows.tolist(), mult.tolist(), strict=True)
+    )
 
 
 def multiset_permutations(counts: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -186,7 +200,7 @@ def enumerate_checked(
 ) -> np.ndarray:
     """:func:`enumerate_per` for a signature known to be valid (the engine's own signatures:
     no re-validation on the recursion's hot path)."""
-    size = math.prod(_multinomial(tuple(row)) for row in sig.tolist())
+    size = _per_size(sig)
     if size > limit:
         raise TooManyInstances(size, limit)
     out = np.empty((size, seq.n), dtype=np.int64)
