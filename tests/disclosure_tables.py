@@ -48,10 +48,8 @@ def frame(n: int = N) -> pd.DataFrame:
 
 def candidates(first: str, n: int = N) -> list[dict[str, object]]:
     """``[first, all]`` as candidates by age bins; ``first`` is ``pairs`` or ``rows``."""
-    if first == "pairs":
-        bins = [[i, i + 1] for i in range(0, n, 2)]
-    else:
-        bins = [[i, i] for i in range(n)]
+    step = 2 if first == "pairs" else 1
+    bins = [[i, i + step - 1] for i in range(0, n, step)]
     return [{"name": first, "age": bins}, {"name": "all", "age": [[0, n - 1]]}]
 
 
