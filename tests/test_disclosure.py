@@ -392,7 +392,7 @@ def test_enumeration_bound_refuses_before_enumerating() -> None:  # E6, T17
     with pytest.raises(TooManyInstances, match="432 instances, more than the bound 100") as e:
         enumerate_per(SEQ, 2, sig, limit=100)
     assert isinstance(e.value, ParameterError) and "\n" not in str(e.value)
-    with pytest.raises(TooManyInstances, match="multiset class has 453600"):
+    with pytest.raises(TooManyInstances, match="multiset class has 453,600"):
         class_tables(np.bincount(G0), limit=1000)
     with pytest.raises(TooManyInstances):
         inclusive(SEQ, G0, PAPER_CHK, limit=200)

@@ -1,6 +1,6 @@
 """The ``disclosure`` command: disclosure sets of a table's candidate generalizations and what
 the naive, inclusive and exclusive publishers do with them (paper 002, Zhang, Wang, Jajodia
-and Brodsky; spec ``exclusive.md``; issue 13 item 6).
+and Brodsky).
 
 ``kerckhoffs disclosure TABLE --schema S --sequence seq.toml`` (the candidates as partitions
 of the rows, ``examples/disclosure``) or ``--lattice`` (the lattice algorithm's candidates:
@@ -22,7 +22,7 @@ import typer
 from kerckhoffs.cli_output import fit_words, out
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.schema import Schema
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, ParameterError
 
 if TYPE_CHECKING:  # imported where used, so that `kerckhoffs --help` loads no pandas
     from kerckhoffs.data.table import Table
@@ -50,6 +50,7 @@ def disclosure(
     ] = 1_000_000,
 ) -> None:
     """Disclosure sets and the naive / inclusive / exclusive outcomes (paper 002)."""
+    from kerckhoffs.algorithms.lattice import generalization_sequence
     from kerckhoffs.data.table import Table
     from kerckhoffs.disclosure import GeneralizationSequence, chk_from_model, read_sequence
     from kerckhoffs.models import parse_model
@@ -64,9 +65,31 @@ def disclosure(
     table = Table.from_csv(data, Schema.from_toml(schema))
     if sequence is not None:
         seq = read_sequence(sequence, table.n)
-    else:
-        seq = GeneralizationSequence.from_lattice(table)
+        enumerable(table, seq, limit)
+    else:  # the first node alone first: building every node is slow on a large table
+        nodes = generalization_sequence(table)
+        enumerable(table, GeneralizationSequence.from_lattice(table, nodes[:1]), limit)
+        seq = GeneralizationSequence.from_lattice(table, nodes)
     report(table, seq, check, limit)
+
+
+def enumerable(table: Table, seq: GeneralizationSequence, limit: int) -> None:
+    """Refuse in one line, before any work, a table whose report cannot be computed: the
+    inclusive strategy always enumerates the first candidate's ``PER`` (its disclosure set),
+    so when that has more than ``limit`` tables, so does the report."""
+    from kerckhoffs.disclosure import magnitude, per_size, signature
+
+    if not len(seq):
+        return
+    size = per_size(seq, 0, signature(seq, 0, table.sa, table.n_sa))
+    if size > limit:
+        raise ParameterError(
+            f"disclosure: the first candidate ({seq.names[0]}) has {magnitude(size)} possible "
+            f"tables, more than --limit {magnitude(limit)}, and the inclusive strategy "
+            "enumerates them all: this report is for small tables (anonymize -a lattice-exclusive, "
+            "or -a sequence -O disclosure=exclusive, decides large ones when the exact shortcut "
+            "applies)"
+        )
 
 
 def outcomes(
@@ -89,14 +112,18 @@ def _share(x: Fraction | None) -> str:
 
 def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) -> None:
     """Print the per-candidate table and the three outcomes."""
+    from kerckhoffs.disclosure import magnitude
+
     results = outcomes(table, seq, check, limit)
     t = rich_table("candidate", "|PER|", "PER passes", "naive DS", "inclusive DS", "exclusive DS")
     steps: dict[int, dict[str, str]] = {}
     for res in results:
         for s in res.steps:
-            row = steps.setdefault(s.index, {"per": f"{s.per_size:,}", "pp": str(s.per_passes)})
+            per = {"per": magnitude(s.per_size), "pp": str(s.per_passes)}
+            row = steps.setdefault(s.index, per)
             mark = "passes" if s.passes else "[red]fails[/]"
-            row[res.strategy] = f"{s.disclosure_size:,}, max {_share(max(s.max_share))} {mark}"
+            size = magnitude(s.disclosure_size)
+            row[res.strategy] = f"{size}, max {_share(max(s.max_share))} {mark}"
     for i in sorted(steps):
         row = steps[i]
         t.add_row(
@@ -112,7 +139,7 @@ def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) ->
         o.add_row(
             r.strategy,
             seq.names[r.released] if r.released is not None else "nothing",
-            f"{r.disclosure_size:,}",
+            magnitude(r.disclosure_size),
             _share(max(r.max_share) if r.max_share else None),
             "yes" if r.safe else "[red]no[/]",
         )

@@ -20,6 +20,12 @@ Strategies (option ``disclosure``):
 - ``inclusive`` (spec 2.7): release the first candidate whose recursive disclosure set
   passes CHK, else nothing.
 
+When no candidate before the naive choice could pass on any table (none at all, or each has
+a group too small for the models), both safe strategies release the naive choice without
+enumerating a table: its disclosure set is every consistent table, on which CHK is the naive
+check itself (proof in :func:`_strategy`). That decides real tables; otherwise the disclosure
+set is enumerated, refused in one line past ``limit``.
+
 When a safe strategy releases nothing it raises :class:`~kerckhoffs.errors.NothingReleased`
 (exit 1, nothing written); when no candidate passes even the naive check the models are
 infeasible for these candidates (:class:`~kerckhoffs.errors.ParameterError`, as ``lattice``
@@ -39,16 +45,19 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, models_chk
+from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, min_group_size, models_chk
 from kerckhoffs.algorithms.registry import refuse_others, register
 from kerckhoffs.data.table import Table
 from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
+    GeneralizationSequence,
     TooManyInstances,
     ValueSequence,
+    chk_generalization,
     exclusive,
     inclusive,
     read_value_sequence,
+    signature,
 )
 from kerckhoffs.errors import NothingReleased, ParameterError
 from kerckhoffs.models.base import PrivacyModel
@@ -121,32 +130,14 @@ def sequence(
             f"(quasi-identifiers: {', '.join(table.qi_names)})"
         )
     seq = cands.on(table)
-    sa = table.sa.astype(np.int64)
     passing = [i for i in range(len(seq)) if _passes(table, seq[i], models)]
     if not passing:
         raise ParameterError(
             f"{NAME}: no candidate of {len(seq)} satisfies {', '.join(m.parameter for m in models)}"
         )
-    released: int | None = passing[0]
+    released = passing[0]
     if disclosure != "naive":
-        run = exclusive if disclosure == "exclusive" else inclusive
-        chk = models_chk(models, table, NAME)
-        try:
-            out = run(seq, sa, chk, limit=limit)
-        except TooManyInstances as e:
-            raise ParameterError(f"{NAME}: cannot decide the disclosure set: {e}") from None
-        released = out.released
-        if released is None:
-            why = (
-                f"the first passing candidate {seq.names[passing[0]]} fails the models on its "
-                "disclosure set"
-                if disclosure == "exclusive"
-                else "no candidate passes the models on its disclosure set"
-            )
-            top = max(out.max_share) if out.max_share else None
-            share = f" (a person's value share reaches {top})" if top is not None else ""
-            raise NothingReleased(f"{NAME} releases nothing: {why}{share}")
-    assert released is not None
+        released = _strategy(table, seq, models, passing[0], disclosure, limit)
     labels, per_group = cands.groups(released, table)
     params: dict[str, Any] = {
         "models": [m.to_dict() for m in models],
@@ -165,6 +156,74 @@ def sequence(
     )
 
 
+def can_pass(seq: GeneralizationSequence, least: int) -> np.ndarray:
+    """Per candidate of ``seq``: does every group hold at least ``least`` rows (bool array)?
+    A candidate with a smaller group fails the check on every table and every set of tables
+    (:func:`~kerckhoffs.algorithms.lattice.disclosure.min_group_size`)."""
+    return np.array([int(np.bincount(a).min()) >= least for a in seq], dtype=bool)
+
+
+def _strategy(
+    table: Table,
+    seq: GeneralizationSequence,
+    models: list[PrivacyModel],
+    choice: int,
+    disclosure: str,
+    limit: int,
+) -> int:
+    """The candidate the ``exclusive`` or ``inclusive`` strategy releases, given the naive
+    choice ``choice`` (the first candidate whose groups pass the models); raises
+    :class:`~kerckhoffs.errors.NothingReleased` when it releases nothing.
+
+    **Candidates that can never pass are dropped.** A candidate with a group of fewer rows
+    than the models allow (:func:`~kerckhoffs.algorithms.lattice.disclosure.min_group_size`)
+    fails on every table consistent with any signature, and on every set of such tables: it
+    rules out no table from a disclosure set and is never released, so the outcome on the
+    remaining candidates is the outcome on all of them.
+
+    **Shortcut: nothing before the naive choice can pass.** Then, for every table ``X`` of
+    ``PER(choice)``, every earlier candidate fails on ``X``: nothing is ruled out, so
+    ``DS_excl = PER(choice)``, and for the inclusive strategy no earlier candidate is ever
+    released, so ``DS_incl = PER(choice)`` too. CHK on ``PER`` is the closed form on the
+    groups' value counts (each person takes each value with the group's share, paper 002
+    section 2), which is the naive check that ``choice`` passed: both strategies release
+    ``choice``, decided without enumerating a table. This is the case of the first candidate
+    (no earlier one at all), and what decides real tables, whose ``|PER|`` has thousands of
+    digits. Otherwise the disclosure sets are enumerated, bounded by ``limit``.
+    """
+    chk = models_chk(models, table, NAME)
+    sa = table.sa.astype(np.int64)
+    keep = can_pass(seq, min_group_size(models, table))
+    keep[choice] = True
+    earlier = [int(j) for j in np.flatnonzero(keep[:choice])]
+    if not earlier and chk_generalization(chk, signature(seq, choice, sa, table.n_sa)):
+        return choice
+    later = [int(j) for j in np.flatnonzero(keep[choice + 1 :]) + choice + 1]
+    kept = [*earlier, choice, *(later if disclosure == "inclusive" else [])]
+    sub = GeneralizationSequence.from_labels([seq[j] for j in kept], [seq.names[j] for j in kept])
+    run = exclusive if disclosure == "exclusive" else inclusive
+    try:
+        out = run(sub, sa, chk, limit=limit)
+    except TooManyInstances as e:
+        why = (
+            f" (candidate {seq.names[earlier[0]]} comes before the naive choice "
+            f"{seq.names[choice]} and could pass, so the exact shortcut does not apply)"
+            if earlier
+            else ""
+        )
+        raise ParameterError(f"{NAME}: cannot decide the disclosure set: {e}{why}") from None
+    if out.released is not None:
+        return kept[out.released]
+    why = (
+        f"the first passing candidate {seq.names[choice]} fails the models on its disclosure set"
+        if disclosure == "exclusive"
+        else "no candidate passes the models on its disclosure set"
+    )
+    top = max(out.max_share) if out.max_share else None
+    share = f" (a person's value share reaches {top})" if top is not None else ""
+    raise NothingReleased(f"{NAME} releases nothing: {why}{share}")
+
+
 def _passes(table: Table, labels: np.ndarray, models: list[PrivacyModel]) -> bool:
     """The naive check: every model holds on the candidate's groups (the models' own check,
     which is CHK on ``PER`` in closed form, spec 2.3, and also covers a sensitive subset)."""
@@ -172,4 +231,4 @@ def _passes(table: Table, labels: np.ndarray, models: list[PrivacyModel]) -> boo
     return all(r.satisfied for r in release.check(models))
 
 
-__all__ = ["CHK_MODELS", "NAME", "candidates", "sequence"]
+__all__ = ["CHK_MODELS", "NAME", "can_pass", "candidates", "sequence"]

@@ -17,9 +17,18 @@ The candidates come from the release's provenance for the ``lattice`` algorithm 
 generalization sequence, :mod:`kerckhoffs.algorithms.lattice.disclosure`) and the ``sequence``
 algorithm (its candidates by QI values, :mod:`kerckhoffs.algorithms.sequence`), or are given as
 a sequence (a TOML file, :func:`kerckhoffs.disclosure.read_sequence`, or a
-:class:`~kerckhoffs.disclosure.GeneralizationSequence`) for any other naive publisher. The
-set is enumerated by the disclosure engine (:mod:`kerckhoffs.disclosure`), bounded: a release
-with more possible tables than ``limit`` is refused in one line (``audit``: not run).
+:class:`~kerckhoffs.disclosure.GeneralizationSequence`) for any other naive publisher.
+
+**The exact shortcut.** A candidate with a group smaller than the check allows
+(:func:`~kerckhoffs.disclosure.least_group_size`) fails on every table, so it rules nothing
+out and is dropped. When no earlier candidate remains, nothing is ruled out: the disclosure
+set is all of ``PER``, in which each person takes each value with their group's share, so the
+shares are the group shares and the check is the naive check the release passed. The attack
+then reports them without enumerating a table (``details["shortcut"]``), which is what
+decides releases of real tables, whose ``|PER|`` has thousands of digits. Otherwise the set
+is enumerated by the disclosure engine (:mod:`kerckhoffs.disclosure`), bounded: a release
+with more possible tables than ``limit`` is refused in one line (its size as ``about 10^N``),
+and ``audit`` counts the attack as failed, never as passed.
 
 **A release read from files** (spec 3.7: the adversary has the release and public knowledge
 only). Its rows are in published order, so candidates given by row positions mean nothing
@@ -56,7 +65,10 @@ from kerckhoffs.disclosure import (
     TooManyInstances,
     ValueSequence,
     chk_from_model,
+    chk_generalization,
     disclosure_set,
+    least_group_size,
+    magnitude,
     naive,
     per_size,
     read_sequence,
@@ -68,6 +80,10 @@ from kerckhoffs.release import Release, Scheme
 
 ATTACK = "disclosure-set"
 OPTIONS = ("chk", "limit", "sequence")
+_FROM_FILES = (
+    "a lattice release read from files: its candidates are lattice nodes over the original QI "
+    "values, which the files do not hold (attack the release in the process that made it)"
+)
 
 __all__ = ["ATTACK", "disclosure_set_attack", "lattice_candidates", "sequence_candidates"]
 
@@ -85,11 +101,8 @@ def lattice_candidates(release: Release) -> tuple[GeneralizationSequence, Chk]:
 
     prov = release.provenance
     table = release.table
-    if any(c.hierarchy is None and c.widths is None for c in table.schema.quasi):
-        raise ParameterError(
-            f"{ATTACK}: needs the release's original QIs with their hierarchies "
-            "(a release made in this process)"
-        )
+    if release.published_metadata is not None:
+        raise ParameterError(f"{ATTACK}: {_FROM_FILES}")
     models = prov.models()
     lat = Lattice.of(table)
     levels = prov.parameters.get("levels", {})
@@ -222,31 +235,59 @@ def disclosure_set_attack(
             default_chk = chk_from_model(models[0])
         chk = default_chk
     n_sa = release.table.n_sa
-    size = per_size(seq, index, signature(seq, index, sa, n_sa))
+    sig = signature(seq, index, sa, n_sa)
+    least = least_group_size(chk)
+    earlier = [j for j in range(index) if int(np.bincount(seq[j]).min()) >= least]
+    if not earlier:  # the exact shortcut: the disclosure set is PER (module docstring)
+        if not chk_generalization(chk, sig):
+            raise ParameterError(
+                f"{ATTACK}: the naive publisher would not release this partition "
+                f"({seq.names[index]}): its groups fail {chk.name}"
+            )
+        size = per_size(seq, index, sig)
+        counts = sig[seq[index]]
+        extra = {"per_size": _count(size), "disclosure_size": _count(size), "shortcut": True}
+        return _result(release, seq, index, sa, chk, counts, counts.sum(axis=1), extra, names)
+    size = per_size(seq, index, sig)
     if size > limit:
         raise ParameterError(
-            f"{ATTACK}: the release has {size:,} possible tables, more than the bound "
-            f"{limit:,}: too large to enumerate"
+            f"{ATTACK}: the release has {magnitude(size)} possible tables, more than the bound "
+            f"{magnitude(limit)}, and candidate {seq.names[earlier[0]]} comes before it and "
+            "could pass (so they are not all possible): too large to enumerate"
         )
+    kept = [*earlier, index]
     prefix = GeneralizationSequence.from_labels(
-        [seq[i] for i in range(index + 1)], seq.names[: index + 1]
+        [seq[j] for j in kept], [seq.names[j] for j in kept]
     )
+    last = len(kept) - 1
     step: Step | None
     try:
         if by_values:  # the adversary's own table is any consistent one: DS_excl directly
-            step = disclosure_set(prefix, sa, index, chk, "exclusive", limit=limit)
-            released: int | None = index if step.disclosure_size else None
+            step = disclosure_set(prefix, sa, last, chk, "exclusive", limit=limit)
+            released: int | None = last if step.disclosure_size else None
         else:
             out = naive(prefix, sa, chk, limit=limit)
             released, step = out.released, (out.steps[-1] if out.steps else None)
     except TooManyInstances as e:
         raise ParameterError(f"{ATTACK}: {e}") from None
-    if released != index or step is None:
+    if released != last or step is None:
         raise ParameterError(
             f"{ATTACK}: the naive publisher would not release this partition "
             f"({seq.names[index]}) from these candidates"
         )
-    return _result(release, seq, index, sa, chk, step, names)
+    extra = {
+        "per_size": _count(step.per_size),
+        "disclosure_size": _count(step.disclosure_size),
+        "shortcut": False,
+    }
+    size_per_row = np.full(seq.n, step.disclosure_size, dtype=np.int64)
+    return _result(release, seq, index, sa, chk, step.counts, size_per_row, extra, names)
+
+
+def _count(n: int) -> int | str:
+    """A set size for the result's details: the int while JSON readers keep it exact (below
+    2^53), else its order of magnitude (``about 10^39562``)."""
+    return int(n) if n < 2**53 else magnitude(n)
 
 
 def _result(
@@ -255,18 +296,22 @@ def _result(
     index: int,
     sa: np.ndarray,
     chk: Chk,
-    step: Step,
+    counts: np.ndarray,
+    sizes: np.ndarray,
+    extra_details: dict[str, Any],
     names: np.ndarray | Sequence[str] | None,
 ) -> AttackResult:
-    """The tuple table (one row per person of ``seq``) and the verdict's figures."""
+    """The tuple table (one row per person of ``seq``) and the verdict's figures, from each
+    person's value counts over the tables that remain possible (``counts [n, values]``) and
+    the number of those tables (``sizes [n]``; with the shortcut, each person's group size
+    and group counts, the same shares)."""
     n_sa = release.table.n_sa
-    counts = step.counts
     k = counts.shape[1]
     full = np.zeros((counts.shape[0], max(k, n_sa)), dtype=np.int64)
     full[:, :k] = counts
     top = full.argmax(axis=1)
     rows = np.arange(full.shape[0])
-    share = full[rows, top] / step.disclosure_size
+    share = full[rows, top] / sizes
     ok = np.asarray(chk.people_pass(full[:, None, :])).reshape(-1)
     group = seq[index]
     g_counts = signature(seq, index, sa, full.shape[1])
@@ -279,23 +324,25 @@ def _result(
     tuples = tuple_table(rows, values, share, ~ok, **extra)
     ls = [m.l for m in release.provenance.models() if isinstance(m, LDiversity)]
     bound = 1.0 / max(ls) if ls else None
-    top_share = step.max_share
+    # the largest share, exact: distinct fractions with denominators <= n differ by more
+    # than float rounding, so the float argmax is the exact one
+    r = int(np.argmax(share)) if share.size else 0
+    top_share = Fraction(int(full[r, top[r]]), int(sizes[r])) if share.size else Fraction(0)
     details: dict[str, Any] = {
         "candidates": index + 1,
         "released": seq.names[index],
-        "per_size": int(step.per_size),
-        "disclosure_size": int(step.disclosure_size),
+        **extra_details,
         "check": chk.name,
-        "max_share": str(max(top_share, default=Fraction(0))),
+        "max_share": str(top_share),
     }
-    finding = _named_breaches(full, top, step.disclosure_size, ~ok, values, names)
+    finding = _named_breaches(full, top, sizes, ~ok, values, names)
     return AttackResult(ATTACK, tuples, seq.n, bound, details, finding=finding)
 
 
 def _named_breaches(
     counts: np.ndarray,
     top: np.ndarray,
-    size: int,
+    sizes: np.ndarray,
     breached: np.ndarray,
     values: np.ndarray,
     names: np.ndarray | Sequence[str] | None,
@@ -308,7 +355,8 @@ def _named_breaches(
         return None
     parts: dict[tuple[str, Fraction], list[int]] = {}
     for r in hit[:most].tolist():  # a few people named: a loop over them, not over rows
-        parts.setdefault((str(values[r]), Fraction(int(counts[r, top[r]]), size)), []).append(r)
+        frac = Fraction(int(counts[r, top[r]]), int(sizes[r]))
+        parts.setdefault((str(values[r]), frac), []).append(r)
     said = []
     for (value, frac), people in parts.items():
         who = [str(names[r]) for r in people] if names is not None else []
@@ -350,24 +398,13 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
                 "needs the people's QIs as knowledge (--knowledge people.csv) to place them "
                 "in the candidates"
             )
-        return _too_large(rel)
+        return None
     if float(prov.parameters.get("suppression", 0.0)) != 0.0:
         return "the release suppressed rows (outside paper 002's model)"
     if prov.parameters.get("strategy") == "samarati":
         return "a samarati search does not publish the first passing node"
-    if any(c.hierarchy is None and c.widths is None for c in rel.table.schema.quasi):
-        return "needs the release's original QIs with their hierarchies (an in-process release)"
-    return _too_large(rel)
-
-
-def _too_large(rel: Release) -> str | None:
-    seq = GeneralizationSequence.from_labels([rel.partition.group])
-    size = per_size(seq, 0, signature(seq, 0, rel.sa_published, rel.table.n_sa))
-    if size > DEFAULT_LIMIT:
-        return (
-            f"the release has about 10^{len(str(size)) - 1} possible tables, more than "
-            f"{DEFAULT_LIMIT:,}: too large to enumerate"
-        )
+    if rel.published_metadata is not None:
+        return _FROM_FILES
     return None
 
 

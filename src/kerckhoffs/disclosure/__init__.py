@@ -14,7 +14,8 @@ One job per module:
 
 - :mod:`.sequence`: :class:`GeneralizationSequence`, the ordered candidate partitions;
 - :mod:`.per`: signatures, ``|PER|``, the bounded PER enumerator;
-- :mod:`.chk`: the pluggable CHK (:class:`Chk`) and its implementations;
+- :mod:`.chk`: the pluggable CHK (:class:`Chk`), its implementations, and the fewest rows a
+  group needs to pass one (:func:`least_group_size`);
 - :mod:`.publishers`: ``naive``, ``inclusive``, ``exclusive`` on one table -> :class:`Outcome`;
 - :mod:`.classwide`: every table of a multiset class at once (fast path and test oracle);
 - :mod:`.sequence_file`: the TOML sequence formats of ``examples/disclosure`` (candidates by row
@@ -23,6 +24,7 @@ One job per module:
 
 from kerckhoffs.disclosure.chk import (
     PAPER_CHK,
+    AllOf,
     Chk,
     DistinctL,
     MaxShare,
@@ -31,6 +33,7 @@ from kerckhoffs.disclosure.chk import (
     chk_from_model,
     chk_generalization,
     chk_instances,
+    least_group_size,
     person_counts,
 )
 from kerckhoffs.disclosure.classwide import (
@@ -43,7 +46,9 @@ from kerckhoffs.disclosure.classwide import (
 from kerckhoffs.disclosure.per import (
     DEFAULT_LIMIT,
     TooManyInstances,
+    decimal_exponent,
     enumerate_per,
+    magnitude,
     multiset_permutations,
     per_size,
     signature,
@@ -71,6 +76,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "NOTHING",
     "PAPER_CHK",
+    "AllOf",
     "Chk",
     "ClassOutcomes",
     "DistinctL",
@@ -89,10 +95,13 @@ __all__ = [
     "chk_instances",
     "class_outcomes",
     "class_tables",
+    "decimal_exponent",
     "disclosure_set",
     "enumerate_per",
     "exclusive",
     "inclusive",
+    "least_group_size",
+    "magnitude",
     "max_shares",
     "multiset_permutations",
     "naive",

@@ -29,6 +29,7 @@ Implementations (exact integer arithmetic, no floating point, spec 3.4):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol, runtime_checkable
@@ -164,6 +165,49 @@ class DistinctL(ShareRule):
 
     def rows_pass(self, counts: np.ndarray) -> np.ndarray:
         return np.asarray((counts > 0).sum(axis=-1) >= max(self.l, 1))
+
+
+@dataclass(frozen=True, repr=False)
+class AllOf(ShareRule):
+    """Every share rule passes (the CHK of several l-diversity models at once)."""
+
+    rules: tuple[ShareRule, ...]
+
+    @property
+    def name(self) -> str:
+        return " and ".join(r.name for r in self.rules)
+
+    def rows_pass(self, counts: np.ndarray) -> np.ndarray:
+        out = np.ones(counts.shape[:-1], dtype=bool)
+        for r in self.rules:
+            out &= r.rows_pass(counts)
+        return out
+
+
+def least_group_size(chk: Chk) -> int:
+    """The fewest rows a group needs for ``chk`` to pass on *any* set of tables consistent
+    with a partition: a group with fewer fails on every such set, whatever the sensitive
+    values. 1 for a CHK this function does not know (no claim).
+
+    Why: in every table of a PER set (and of any subset of it, such as a disclosure set) a
+    group of ``s`` rows holds the same multiset of ``s`` values, so each of its people takes
+    at most ``s`` distinct values over the set and some value in at least ``1/s`` of it.
+    Hence :class:`DistinctL` and :class:`RecursiveCL` (an empty tail below ``l`` distinct
+    values) need ``s >= l``, and :class:`MaxShare` needs ``1/s`` below (or at most) its
+    threshold. A conjunction needs the largest of its rules' sizes.
+
+    >>> least_group_size(PAPER_CHK), least_group_size(MaxShare(Fraction(1, 3), strict=False))
+    (2, 3)
+    """
+    if isinstance(chk, DistinctL | RecursiveCL):
+        return max(int(chk.l), 1)
+    if isinstance(chk, MaxShare):
+        t = chk.threshold  # smallest s with 1/s < t (strict) or 1/s <= t
+        inv = Fraction(1) / t
+        return int(inv) + 1 if chk.strict else math.ceil(inv)
+    if isinstance(chk, AllOf):
+        return max((least_group_size(r) for r in chk.rules), default=1)
+    return 1
 
 
 def person_counts(instances: np.ndarray, n_sa: int) -> np.ndarray:

@@ -28,6 +28,37 @@ DEFAULT_LIMIT = 1_000_000
 """Largest instance set enumerated by default (spec 3.3: ``max_instances`` default 10^6)."""
 
 
+def decimal_exponent(n: int) -> int:
+    """``floor(log10(n))`` for ``n >= 1``, exact, without writing ``n`` in decimal (Python
+    refuses to turn an int of more than 4,300 digits into a string, and a PER size on a real
+    table has tens of thousands). An estimate from ``n.bit_length()``, corrected by comparing
+    with powers of ten.
+
+    >>> decimal_exponent(999), decimal_exponent(1000), decimal_exponent(2**20000)
+    (2, 3, 6020)
+    """
+    if n < 1:
+        raise ValueError(f"decimal_exponent needs n >= 1, got {n}")
+    e = max(0, int((n.bit_length() - 1) * math.log10(2)))
+    p = 10**e
+    while p > n:
+        e, p = e - 1, p // 10
+    while p * 10 <= n:
+        e, p = e + 1, p * 10
+    return e
+
+
+def magnitude(n: int) -> str:
+    """An exact count for display: in full below 10^12 (``1,234,567``), else ``about 10^e``
+    with ``e = floor(log10(n))`` (:func:`decimal_exponent`; a PER size can have tens of
+    thousands of digits, which no message should print).
+
+    >>> magnitude(144), magnitude(10**12), magnitude(2**20000)
+    ('144', 'about 10^12', 'about 10^6020')
+    """
+    return f"{n:,}" if n < 10**12 else f"about 10^{decimal_exponent(n)}"
+
+
 class TooManyInstances(ParameterError):
     """A set of possible instances is larger than the enumeration bound (spec 3.8 E6); the
     engine refuses instead of running out of memory or time."""
@@ -35,9 +66,10 @@ class TooManyInstances(ParameterError):
     def __init__(self, size: int, limit: int, what: str = "PER set") -> None:
         self.size = size
         self.limit = limit
+        hint = " (raise limit= to allow it)" if size <= 10**9 else ""
         super().__init__(
-            f"the {what} has {size} instances, more than the bound {limit}: "
-            "refusing to enumerate (raise limit= to allow it)"
+            f"the {what} has {magnitude(size)} instances, more than the bound "
+            f"{magnitude(limit)}: refusing to enumerate{hint}"
         )
 
 
@@ -97,8 +129,22 @@ def per_size(seq: GeneralizationSequence, i: int, sig: np.ndarray) -> int:
 
     Running example (spec 4.4): 16, 144 and 432 under g1, g2, g3.
     """
-    sig = _check_signature(seq, i, sig)
-    return math.prod(multinomial(row) for row in sig)
+    return _per_size(_check_signature(seq, i, sig))
+
+
+def _per_size(sig: np.ndarray) -> int:
+    """The product of the rows' multinomials, each computed once per distinct multiset of
+    counts: a multinomial does not depend on which value has which count, so the rows are
+    sorted, cut to their nonzero counts and deduplicated first (one Python call per distinct
+    group shape, not one per group and value: a 1,600-value table has 1,600 x 1,599 cells)."""
+    if not sig.size:
+        return 1
+    r = -np.sort(-sig, axis=1)
+    width = max(int((r > 0).sum(axis=1).max()), 1)
+    rows, mult = np.unique(r[:, :width], axis=0, return_counts=True)
+    return math.prod(
+        _multinomial(tuple(row)) ** m for row, m in zip(rows.tolist(), mult.tolist(), strict=True)
+    )
 
 
 def multiset_permutations(counts: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -154,7 +200,7 @@ def enumerate_checked(
 ) -> np.ndarray:
     """:func:`enumerate_per` for a signature known to be valid (the engine's own signatures:
     no re-validation on the recursion's hot path)."""
-    size = math.prod(_multinomial(tuple(row)) for row in sig.tolist())
+    size = _per_size(sig)
     if size > limit:
         raise TooManyInstances(size, limit)
     out = np.empty((size, seq.n), dtype=np.int64)

@@ -1,6 +1,6 @@
 """Disclosure sets for the lattice publisher: the exclusive and inclusive strategies of paper
 002 (Zhang, Wang, Jajodia and Brodsky, "Exclusive Strategy for Generalization Algorithms in
-Micro-Data Disclosure"; spec ``exclusive.md`` 2.5-2.8, 3.8).
+Micro-Data Disclosure", sections 3-4; spec ``exclusive.md`` 2.5-2.8, 3.8).
 
 The ``lattice`` algorithm is the paper's **naive** publisher: without suppression it releases
 the first node of :func:`~kerckhoffs.algorithms.lattice.generalization_sequence` whose groups
@@ -12,18 +12,19 @@ the models' CHK holds on that set, else nothing; the **inclusive** strategy rele
 first node whose (recursive) disclosure set passes.
 
 **Candidates that can never pass.** A node with a group smaller than the least group size
-the models allow (``k`` for k-anonymity, ``l`` for l-diversity when every SA value is
-sensitive, :func:`min_group_size`) fails on *every* possible table, since the partition
-depends only on the QIs (spec [AMB-3]). Such nodes remove no table from any disclosure set
-and never pass under any strategy, so dropping them from the sequence changes no outcome.
+the models allow (``k`` for k-anonymity; for the l-diversity models the fewest rows their
+CHK can pass with, :func:`~kerckhoffs.disclosure.least_group_size`; :func:`min_group_size`)
+fails on *every* possible table, and on every set of them, since the partition depends only
+on the QIs (spec [AMB-3]). Such nodes remove no table from any disclosure set and are never
+released under any strategy, so dropping them from the sequence changes no outcome.
 
-**The exact shortcut (issue 13 item 4).** If every node before the naive choice ``c`` can
-never pass, ``DS = PER(G_c)`` for both strategies, and CHK on ``PER(G_c)`` is the naive check
-itself (in ``PER`` each person takes each value with the group's share, spec 2.3): the
-release is provably as safe as its naive check, and no table is enumerated. This is what
-decides real data, where ``|PER|`` is astronomically large. Otherwise the disclosure set is
-enumerated by the engine (:mod:`kerckhoffs.disclosure`) on the candidates that can pass, and
-refused with one line when ``|PER|`` exceeds the bound.
+**The exact shortcut.** If every node before the naive choice ``c`` can never pass,
+``DS = PER(G_c)`` for both strategies, and CHK on ``PER(G_c)`` is the naive check itself (in
+``PER`` each person takes each value with the group's share, spec 2.3): the release is
+provably as safe as its naive check, and no table is enumerated. This is what decides real
+data, where ``|PER|`` has thousands of digits. Otherwise the disclosure set is enumerated by
+the engine (:mod:`kerckhoffs.disclosure`) on the candidates that can pass, and refused with
+one line (its size as ``about 10^N``) when ``|PER|`` exceeds the bound.
 
 Earlier nodes are examined top-down by height: a node that can never pass has only such
 nodes below it (the least group size only grows under generalization), so its whole
@@ -43,12 +44,15 @@ from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
+    AllOf,
     Chk,
     GeneralizationSequence,
     TooManyInstances,
     chk_from_model,
     exclusive,
     inclusive,
+    least_group_size,
+    magnitude,
     per_size,
     signature,
 )
@@ -56,7 +60,12 @@ from kerckhoffs.disclosure.chk import ShareRule
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
-from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
+from kerckhoffs.models.l_diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    LDiversity,
+    RecursiveCLDiversity,
+)
 
 DISCLOSURES = ("naive", "exclusive", "inclusive")
 """The lattice publisher's strategies (option ``disclosure``)."""
@@ -90,44 +99,24 @@ class DisclosureCheck:
     max_share: Fraction | None = None
 
 
-def magnitude(n: int) -> str:
-    """An exact count for display: in full up to 10^12, else ``about 10^e`` (a PER size can
-    have thousands of digits)."""
-    return f"{n:,}" if n < 10**12 else f"about 10^{len(str(n)) - 1}"
-
-
 def min_group_size(models: list[PrivacyModel], table: Table) -> int:
     """The least group size with which some table could satisfy every model: ``k``
-    (k-anonymity, (alpha, k)-anonymity), ``ceil(l)`` (frequency l-diversity when every SA value
-    is sensitive: ``|G| >= l * max >= l``; entropy l-diversity: ``H <= log(distinct)``;
-    distinct l-diversity), else 1."""
+    (k-anonymity, (alpha, k)-anonymity); for frequency l-diversity (when every SA value is
+    sensitive), distinct l-diversity and recursive (c, l)-diversity the least size of their
+    CHK (:func:`~kerckhoffs.disclosure.least_group_size`: ``ceil(l)``, ``l``, ``l``);
+    ``ceil(l)`` for entropy l-diversity (``H <= log(distinct)``); else 1."""
     all_sensitive = bool(np.all(table.sensitive))
     out = 1
     for m in models:
         if isinstance(m, KAnonymity | AlphaKAnonymity):
             out = max(out, m.k)
         elif (isinstance(m, LDiversity) and all_sensitive) or isinstance(
-            m, EntropyLDiversity | DistinctLDiversity
+            m, DistinctLDiversity | RecursiveCLDiversity
         ):
+            out = max(out, least_group_size(chk_from_model(m)))
+        elif isinstance(m, EntropyLDiversity):
             out = max(out, math.ceil(m.l - 1e-9))
     return out
-
-
-@dataclass(frozen=True, repr=False)
-class AllOf(ShareRule):
-    """Every share rule passes (the CHK of several l-diversity models at once)."""
-
-    rules: tuple[ShareRule, ...]
-
-    @property
-    def name(self) -> str:
-        return " and ".join(r.name for r in self.rules)
-
-    def rows_pass(self, counts: np.ndarray) -> np.ndarray:
-        out = np.ones(counts.shape[:-1], dtype=bool)
-        for r in self.rules:
-            out &= r.rows_pass(counts)
-        return out
 
 
 def models_chk(models: list[PrivacyModel], table: Table, name: str = "lattice") -> Chk:
