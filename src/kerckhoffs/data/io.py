@@ -226,9 +226,12 @@ def load_toml(
         raise error(
             f"{path}: arrays or tables nested more than {MAX_NESTING} deep; refusing it"
         ) from None
-    except ValueError as exc:  # TOMLDecodeError, or an integer Python will not convert
+    except tomllib.TOMLDecodeError as exc:
         text = " ".join(str(exc).split())
         raise error(f"{path}: not valid TOML ({text[:200]})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits: Python will not convert it
+        text = " ".join(str(exc).split(";")[0].split())
+        raise error(f"{path}: a value Python cannot read ({text[:200]})") from None
     check_structure(value, path, error)
     return value
 
