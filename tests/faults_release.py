@@ -379,6 +379,9 @@ FAULTS = [
           ("demo/schema.toml", "nested more than 64")),
     Fault("schema-deep-dotted-keys", _deep_toml(
         "\n[columns." + ".".join(["x"] * 5000) + "]\nrole = 'quasi'\n"),
+        ("demo/schema.toml", "dotted more than 64")),
+    Fault("schema-dotted-keys-64-parts", _deep_toml(
+        "\n[columns." + ".".join(["x"] * 63) + "]\nrole = 'quasi'\n"),
         ("demo/schema.toml", "nested more than 64")),
     Fault("schema-400-digit-width", _schema_integer(400),
           ("demo/schema.toml", "too large", "400 digits")),

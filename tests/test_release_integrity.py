@@ -124,3 +124,114 @@ def test_a_listed_file_that_is_missing_is_named(tmp_path: Path) -> None:
         np.sort(Release.from_published(tmp_path / "r", verify=False).partition.sizes),
         np.sort(release.partition.sizes),
     )
+
+
+# -- only the files release.json lists are read -------------------------------------------------
+TABLES = {"generalization": ["release"], "bucketization": ["qit", "st"]}
+
+
+def _histograms(release: Release) -> list[tuple[str, ...]]:
+    """Each group's published SA values (as text, sorted), the groups sorted: the release's
+    content whatever its group ids and value codes."""
+    values = np.asarray(release.table.sa_column.decode(release.sa_published)).astype(str)
+    return sorted(tuple(sorted(values[rows])) for rows in release.partition.groups())
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=written(), formats=st.sampled_from([("csv",), ("parquet",), ("csv", "parquet")]))
+def test_an_unlisted_table_is_refused_and_never_read(
+    tmp_path_factory: pytest.TempPathFactory, spec: tuple[str, str, int, int], formats: tuple
+) -> None:
+    """A table dropped into a sealed release under a name the reader would take (a whole
+    Parquet beside a CSV-only release, a CSV beside a Parquet-only one) is refused with one
+    line naming it; ``verify=False`` ignores it: the release read back has the groups that were
+    written (the in-memory release is the oracle), never the forged one's single group."""
+    name, scheme, rows, seed = spec
+    try:
+        release, models = _release(rows, seed, name, scheme)
+    except ParameterError:
+        return
+    out = tmp_path_factory.mktemp("rel") / "r"
+    release.write(out, models, formats=formats)
+    table = TABLES[scheme][0]
+    back = Release.from_published(out)
+    frame = back.frames()[table].copy()
+    frame["group"] = 0  # the forgery: every row in one group
+    if formats == ("parquet",):
+        forged = out / f"{table}.csv"
+        frame.to_csv(forged, index=False)
+    else:  # a whole Parquet beside a CSV, or a part as the Dask engine names them
+        forged = out / (f"{table}.parquet" if formats == ("csv",) else f"{table}-00000.parquet")
+        frame.to_parquet(forged, index=False)
+    with pytest.raises(InputError) as excinfo:
+        Release.from_published(out)
+    message = str(excinfo.value)
+    assert "\n" not in message and forged.name in message and "does not list" in message
+    unverified = Release.from_published(out, verify=False)
+    assert _histograms(unverified) == _histograms(release)
+    assert any(forged.name in n and "not listed" in n for n in unverified.notes)
+
+
+def test_a_forged_table_beside_a_csv_release_is_not_checked(tmp_path: Path) -> None:
+    """The reported case: a CSV-only release, a forged release.parquet (one group of every
+    row) beside it; k=5 would have been 'ok' on the forgery."""
+    release, models = _release(60, 4, "mondrian", "generalization")
+    release.write(tmp_path / "r", models, formats=("csv",))
+    frame = Release.from_published(tmp_path / "r").frames()["release"]
+    frame["group"] = 0
+    for c in ("age", "sex", "zip", "nationality"):
+        frame[c] = "*"
+    frame.to_parquet(tmp_path / "r" / "release.parquet", index=False)
+    with pytest.raises(InputError, match=r"r/release\.parquet: a data file release\.json does"):
+        Release.from_published(tmp_path / "r")
+    back = Release.from_published(tmp_path / "r", verify=False)
+    assert back.partition.n_groups == release.partition.n_groups > 1
+    (tmp_path / "r" / ".release.parquet").write_bytes(b"")  # hidden: never read, not refused
+    (tmp_path / "r" / "release.parquet").unlink()
+    assert Release.from_published(tmp_path / "r").partition.n_groups == back.partition.n_groups
+
+
+# -- a release of format 1 records no digests: read only unverified -----------------------------
+def _as_format_1(folder: Path, files: bool) -> None:
+    meta = json.loads((folder / "release.json").read_text())
+    meta["format_version"] = 1
+    del meta["integrity"]
+    if files:
+        meta["files"] = sorted(meta["files"])
+    else:
+        del meta["files"]
+    (folder / "release.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("files", [True, False])
+def test_a_downgrade_to_format_1_does_not_switch_verification_off(
+    tmp_path: Path, files: bool
+) -> None:
+    release, models = _release(60, 5, "mondrian", "generalization")
+    release.write(tmp_path / "r", models)
+    _as_format_1(tmp_path / "r", files)
+    csv = tmp_path / "r" / "release.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join(lines[:-1]) + "\n")  # edited: a row less
+    with pytest.raises(InputError, match=r"format 1 .* no file digests.*verify=False") as e:
+        Release.from_published(tmp_path / "r")
+    assert e.value.cli_message.endswith("(--no-verify reads it as it is)")
+    back = Release.from_published(tmp_path / "r", verify=False)
+    assert back.table.n == release.table.n - 1  # what is there, said in a note
+    assert any("format 1 (kerckhoffs 0.1)" in n for n in back.notes)
+
+
+# -- a blank group cell -------------------------------------------------------------------------
+@pytest.mark.parametrize("row", [1, 7, 60])
+def test_a_blank_group_cell_names_its_row(tmp_path: Path, row: int) -> None:
+    release, models = _release(60, 6, "mondrian", "generalization")
+    release.write(tmp_path / "r", models, formats=("csv",))
+    lines = (tmp_path / "r" / "release.csv").read_text().splitlines()
+    lines[row] = "," + lines[row].split(",", 1)[1]  # line row + 1 of the file: data row `row`
+    (tmp_path / "x.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as e:
+        Release.from_published(tmp_path / "x.csv", Schema.from_toml(SCHEMA))
+    assert str(e.value) == (
+        f"{tmp_path / 'x.csv'}: release table: column 'group', data row {row}: the group is "
+        "blank (every row must name its group)"
+    )

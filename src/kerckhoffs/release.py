@@ -961,12 +961,17 @@ def listed_files(meta: dict[str, Any]) -> set[str] | None:
 
 def unlisted_files(path: Path, meta: dict[str, Any]) -> list[str]:
     """Data files (:data:`TABLE_SUFFIXES`) in release folder ``path`` that ``release.json``
-    does not list, sorted."""
+    does not list, sorted. Hidden names (``.DS_Store``, the ``._NAME`` files macOS leaves
+    on copied folders) are not counted: the reader never opens an unlisted file anyway, the
+    refusal only says that someone added a table to a sealed release."""
     listed = listed_files(meta) or set()
     return sorted(
         p.name
         for p in path.iterdir()
-        if p.name != META and p.name not in listed and p.suffix.lower() in TABLE_SUFFIXES
+        if p.name != META
+        and p.name not in listed
+        and not p.name.startswith(".")
+        and p.suffix.lower() in TABLE_SUFFIXES
     )
 
 

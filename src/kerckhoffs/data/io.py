@@ -24,6 +24,7 @@ import errno
 import io
 import json
 import os
+import re
 import stat
 import tempfile
 import tomllib
@@ -210,6 +211,22 @@ def load_json(raw: bytes, where: str | Path, error: type[KerckhoffsError] = Inpu
     return value
 
 
+_TOML_STRING = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S
+)
+"""TOML's strings (multi-line and one-line, basic and literal) and comments, left to right."""
+_DOTTED_KEY = re.compile(
+    rf"(?<![A-Za-z0-9_-])(?:(?:[A-Za-z0-9_-]++|\"\")\s*+\.\s*+){{{MAX_NESTING}}}"
+)
+"""A key of more than :data:`MAX_NESTING` dotted parts (in text whose strings are ``""``):
+possessive and anchored at the start of a part, so the search is linear in the text."""
+
+
+def _blank_string(match: re.Match[str]) -> str:
+    """A string becomes ``""`` (a quoted key part still counts), a comment nothing."""
+    return "" if match.group(0).startswith("#") else '""'
+
+
 def load_toml(
     path: str | Path, what: str = "TOML file", error: type[KerckhoffsError] = InputError
 ) -> dict[str, Any]:
@@ -219,9 +236,14 @@ def load_toml(
     path = Path(path)
     raw = read_regular(path, what, error=error)
     try:
-        value = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise error(f"{path}: not UTF-8 text (is it a TOML file?)") from None
+    if _DOTTED_KEY.search(_TOML_STRING.sub(_blank_string, text)):
+        # tomllib's time grows with the square of a dotted key's length (20,000 parts: 10 s)
+        raise error(f"{path}: a key dotted more than {MAX_NESTING} deep; refusing it")
+    try:
+        value = tomllib.loads(text)
     except RecursionError:
         raise error(
             f"{path}: arrays or tables nested more than {MAX_NESTING} deep; refusing it"
