@@ -187,6 +187,11 @@ def _fifo_in_release(name: str, *extra: str) -> Setup:
     return setup
 
 
+def _fifo_schema_audit(ws: Path) -> list[str]:
+    _fifo(ws / "pipe.toml")
+    return ["audit", "-r", "rel", "--schema", "pipe.toml"]
+
+
 def _directory_as_schema(ws: Path) -> list[str]:
     (ws / "schema.toml").mkdir()
     return ["check", "data.csv", "-s", "schema.toml", "-m", "k=2"]
@@ -353,6 +358,7 @@ FAULTS = [
     Fault("dev-zero-as-data-direct", args("check", "/dev/zero", "-s", "demo/schema.toml", "-m",
           "k=2"), ("/dev/zero", "character device")),
     Fault("fifo-as-schema", _fifo_schema, ("pipe.toml", "FIFO")),
+    Fault("fifo-as-schema-audit", _fifo_schema_audit, ("pipe.toml", "FIFO")),
     Fault("directory-as-schema", _directory_as_schema, ("schema.toml", "directory")),
     Fault("fifo-as-hierarchy", _fifo_hierarchy, ("pipe.csv", "FIFO")),
     Fault("fifo-as-knowledge-toml", _fifo_knowledge(".toml"), ("pipe.toml", "FIFO")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -235,3 +236,77 @@ def test_a_blank_group_cell_names_its_row(tmp_path: Path, row: int) -> None:
         f"{tmp_path / 'x.csv'}: release table: column 'group', data row {row}: the group is "
         "blank (every row must name its group)"
     )
+
+
+# -- any JSON value in any field of release.json: read, or refused in one line ------------------
+ODD_VALUES = [None, "x", "", -1, 0, 2.5, 1e300, float("nan"), True, [], [1], {}, {"a": 1}]
+
+
+def _leaves(value: Any, path: tuple = ()) -> list[tuple]:
+    """Every path into ``value`` (containers and scalars), the root excluded."""
+    found = [path] if path else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += _leaves(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _leaves(v, (*path, i))
+    return found
+
+
+@pytest.fixture(scope="module")
+def three_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A generalization, a bucketization and a DP release of the same table."""
+    from kerckhoffs.cli import run
+
+    root = tmp_path_factory.mktemp("three")
+    generate_hospital(120, 8).to_csv(root / "d.csv", index=False)
+    made = {
+        "generalization": ["-a", "mondrian", "-m", "k=3"],
+        "bucketization": ["-a", "anatomy", "-m", "l=2"],
+        "dp": ["-a", "dp-histogram", "-m", "dp=1", "-O", "levels=age:4,sex:1"],
+    }
+    for name, how in made.items():
+        argv = ["anonymize", str(root / "d.csv"), "-s", str(SCHEMA), *how, "-o", str(root / name)]
+        assert run(argv) == 0
+    return {name: root / name for name in made}
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["generalization", "bucketization", "dp"]),
+    which=st.integers(0, 10**6),
+    value=st.sampled_from(ODD_VALUES),
+)
+def test_any_value_in_release_json_is_read_or_refused_in_one_line(
+    three_releases: dict[str, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+    kind: str,
+    which: int,
+    value: Any,
+) -> None:
+    """An edited release.json, sealed again (anyone can: the seal is a digest, not a
+    signature), with any field set to any JSON value: reading it back and checking the models
+    it records either works or raises one kerckhoffs error line; never a TypeError,
+    AttributeError or OverflowError from a value of the wrong type."""
+    import shutil
+
+    from kerckhoffs.errors import KerckhoffsError
+
+    src = three_releases[kind]
+    meta = json.loads((src / "release.json").read_text())
+    del meta["integrity"]
+    paths = [p for p in _leaves(meta) if p[0] not in {"files", "integrity"}]
+    path = paths[which % len(paths)]
+    target = meta
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    out = tmp_path_factory.mktemp("odd") / "r"
+    shutil.copytree(src, out)
+    (out / "release.json").write_bytes(manifest.seal(meta))
+    try:
+        release = Release.from_published(out)
+        release.check(release.models or [parse_model("k=1")])
+    except KerckhoffsError as exc:
+        assert "\n" not in str(exc)

@@ -985,7 +985,17 @@ def checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     records = [s for s in specs if isinstance(s, dict)]
     if not records or len(records) != len(specs):
         return ()
-    return tuple(PrivacyModel.from_dict(s) for s in records)
+    models = []
+    for i, record in enumerate(records):
+        try:
+            models.append(PrivacyModel.from_dict(record))
+        except (ParameterError, TypeError, ValueError, OverflowError) as exc:
+            # a model's parameter of the wrong type or out of range (an edited, resealed file)
+            text = " ".join(str(exc).split())[:200]
+            raise InputError(
+                f"{META}: checks[{i}].spec: not a model kerckhoffs reads ({text})"
+            ) from None
+    return tuple(models)
 
 
 def release_parts(meta: dict[str, Any], name: str) -> list[str]:
@@ -997,12 +1007,17 @@ def release_parts(meta: dict[str, Any], name: str) -> list[str]:
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
-    """Refuse metadata whose fields the reader needs are missing or of the wrong type."""
+    """Refuse metadata whose fields the reader needs are missing or of the wrong type (an
+    edited file may hold any JSON value anywhere: a list where a name was, a number where a
+    kind was)."""
 
     def bad(key: str, want: str) -> InputError:
         return InputError(f"{where}: field {key!r} is missing or not {want}")
 
-    if meta.get("scheme") not in {s.value for s in Scheme}:
+    def one_of(value: Any, allowed: set[str]) -> bool:
+        return isinstance(value, str) and value in allowed
+
+    if not one_of(meta.get("scheme"), {s.value for s in Scheme}):
         raise bad("scheme", "one of " + ", ".join(s.value for s in Scheme))
     quasi = meta.get("quasi")
     if not isinstance(quasi, list) or not quasi:
@@ -1011,21 +1026,26 @@ def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
     for i, q in enumerate(quasi):
         if not isinstance(q, dict) or not isinstance(q.get("name"), str):
             raise bad(f"quasi[{i}].name", "a column name")
-        if q.get("kind", Kind.CATEGORICAL.value) not in kinds:
+        if not one_of(q.get("kind", Kind.CATEGORICAL.value), kinds):
             raise bad(f"quasi[{i}].kind", "numeric or categorical")
     sa = meta.get("sensitive")
     if not isinstance(sa, dict) or not isinstance(sa.get("name"), str):
         raise bad("sensitive.name", "a column name")
-    if sa.get("kind", Kind.CATEGORICAL.value) not in kinds:
+    if not one_of(sa.get("kind", Kind.CATEGORICAL.value), kinds):
         raise bad("sensitive.kind", "numeric or categorical")
     sv = meta.get("sensitive_values")
     if sv is not None and not (isinstance(sv, list) and all(isinstance(v, str) for v in sv)):
         raise bad("sensitive_values", "a list of values")
-    if meta.get("sensitive_mode", SensitiveMode.SET.value) not in {m.value for m in SensitiveMode}:
+    modes = {m.value for m in SensitiveMode}
+    if not one_of(meta.get("sensitive_mode", SensitiveMode.SET.value), modes):
         raise bad("sensitive_mode", "set or each")
     prov = meta.get("provenance", {})
-    if not isinstance(prov, dict) or not isinstance(prov.get("parameters", {}), dict):
-        raise bad("provenance", "an object with an algorithm and parameters")
+    if (
+        not isinstance(prov, dict)
+        or not isinstance(prov.get("parameters", {}), dict)
+        or not all(isinstance(prov.get(k, ""), str) for k in ("algorithm", "version"))
+    ):
+        raise bad("provenance", "an object with an algorithm (a name) and parameters")
 
 
 def stable_order(*keys: np.ndarray) -> np.ndarray:
