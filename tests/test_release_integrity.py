@@ -238,6 +238,17 @@ def test_a_blank_group_cell_names_its_row(tmp_path: Path, row: int) -> None:
     )
 
 
+def test_a_blank_group_cell_in_a_qi_table_names_its_row(tmp_path: Path) -> None:
+    release, models = _release(60, 6, "anatomy", "bucketization")
+    release.write(tmp_path / "r", models, formats=("csv",))
+    qit = tmp_path / "r" / "qit.csv"
+    lines = qit.read_text().splitlines()
+    lines[4] = "," + lines[4].split(",", 1)[1]
+    qit.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"r: QI table: column 'group', data row 4: the group is"):
+        Release.from_published(tmp_path / "r", verify=False)
+
+
 # -- any JSON value in any field of release.json: read, or refused in one line ------------------
 ODD_VALUES = [None, "x", "", -1, 0, 2.5, 1e300, float("nan"), True, [], [1], {}, {"a": 1}]
 

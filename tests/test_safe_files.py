@@ -230,3 +230,15 @@ def test_a_real_parse_error_is_still_malformed(tmp_path: Path) -> None:
     data.write_text('a,b\n1,"2\n')
     with pytest.raises(InputError, match="malformed CSV"):
         read_table(data)
+
+
+def test_out_of_memory_while_preparing_a_dataset_is_out_of_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kerckhoffs.data import datasets
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n1,2\n")
+    monkeypatch.setattr(pd, "read_csv", _no_memory("tokenizer"))
+    with pytest.raises(MemoryError):
+        datasets._read_csv(data)

@@ -342,18 +342,27 @@ def read_table(
                 df = df[[c for c in df.columns if c in wanted_columns]]
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: file is empty") from None
-    except pd.errors.ParserError as exc:
-        if "out of memory" in str(exc).lower():  # the C tokenizer's words for a failed malloc
+    except (pd.errors.ParserError, OSError) as exc:
+        if out_of_memory(exc):
             raise MemoryError(f"{path}: out of memory while parsing the CSV") from None
+        if isinstance(exc, OSError):
+            raise
         raise InputError(f"{path}: malformed CSV ({str(exc).strip().splitlines()[-1]})") from None
-    except OSError as exc:
-        if exc.errno == errno.ENOMEM:  # mapping the file into memory failed
-            raise MemoryError(f"{path}: out of memory while reading the CSV") from None
-        raise
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start} of a read block)") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether a reader's exception means the machine ran out of memory, not that the file is
+    bad: a ``MemoryError``, pandas' C tokenizer's ``ParserError`` ("C error: out of memory",
+    its words for a failed allocation) or ``ENOMEM`` (mapping the file into memory failed)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOMEM
+    return isinstance(exc, pd.errors.ParserError) and "out of memory" in str(exc).lower()
 
 
 CHUNK_ROWS = 500_000
