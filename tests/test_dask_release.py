@@ -147,3 +147,32 @@ def test_check_of_a_release_on_dask_refuses_a_changed_part(
     (out / "release.json").write_text("{}")
     with pytest.raises(InputError, match="not a kerckhoffs release"):
         check_dask_release(out, [KAnonymity(4)], dask_client)
+
+
+def test_a_forged_table_beside_the_parts_is_never_read(dask_client: Any, tmp_path: Path) -> None:
+    """A release written in parts lists only ``release-NNNNN.parquet``; a ``release.parquet``
+    dropped beside them (every row in one group: k = n) would be taken for the release by a
+    reader that looks for the whole table first. It is refused in memory and on Dask, and
+    ``verify=False`` reads the listed parts (the written groups), not the forgery."""
+    from kerckhoffs.engines.dask_release import check_dask_release
+    from kerckhoffs.errors import InputError
+
+    df, schema = frame(7)
+    dt = encode_dask(dd.from_pandas(df, npartitions=2), schema, dask_client)
+    groups = mondrian_dask(dt, [KAnonymity(4)])
+    out = tmp_path / "out"
+    write_dask_release(dt, groups, [KAnonymity(4)], out, Provenance("mondrian", {}), n_parts=2)
+    written = Release.from_published(out)
+    forged = written.frames()["release"]
+    forged["group"] = 0
+    forged["age"] = forged["city"] = "*"
+    forged.to_parquet(out / "release.parquet", index=False)
+    with pytest.raises(InputError, match=r"out/release\.parquet: a data file release\.json does"):
+        Release.from_published(out)
+    with pytest.raises(InputError, match=r"out/release\.parquet: a data file release\.json does"):
+        check_dask_release(out, [KAnonymity(4)], dask_client)
+    back = Release.from_published(out, verify=False)
+    assert content(back.frames()["release"], ["age", "city"], "disease") == content(
+        written.frames()["release"], ["age", "city"], "disease"
+    )
+    assert back.partition.n_groups == written.partition.n_groups > 1

@@ -466,7 +466,7 @@ def test_example_files_are_the_running_example() -> None:
         ("[[generalization]]\ngroups = [[0, 1, 7]]", "row 7 is not a position 0..2"),
         ("[[generalization]]\nlabels = [1, 2]", "one group per row \\(3 rows\\)"),
         ("[[generalization]]\nlabels = [1, 1, 2]\ngroups = [[0, 1, 2]]", "exactly one of"),
-        ("[[generalization]\n", "not a TOML file"),
+        ("[[generalization]\n", "not valid TOML"),
         ("[[generalization]]\nlabels = [1, 1, 2]\ngroup_names = ['a']", "2 labels"),
     ],
 )

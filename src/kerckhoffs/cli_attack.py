@@ -76,7 +76,7 @@ def _load(
         raise InputError(f"release not found: {release}")
     know = Knowledge.from_path(knowledge) if knowledge is not None else Knowledge()
     if schema is not None:
-        if not schema.is_file():
+        if not schema.exists():  # a FIFO or a folder is named as such when it is read
             raise InputError(f"schema file not found: {schema}")
         know = dataclasses.replace(know, schema=schema)
     for p in other or []:

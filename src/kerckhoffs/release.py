@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from kerckhoffs.data import manifest
 from kerckhoffs.data.external import read_external
 from kerckhoffs.data.io import (
     read_parquet_texts_as_categories,
+    read_regular,
     read_table,
     release_memory,
     write_csv,
@@ -696,7 +698,7 @@ class Release:
             qi_frame = pd.DataFrame({c: text_categories(df[c]) for c in qi_names})
             codes = [qi_frame[c].cat.codes.to_numpy() for c in qi_names]  # -1: missing
             if GROUP in df.columns:
-                partition = Partition.from_labels(df[GROUP].to_numpy())
+                partition = Partition.from_labels(_group_labels(df[GROUP], "release table"))
                 if partition.n:
                     order, starts = partition.order(), partition.starts()
                     for c in codes:
@@ -717,7 +719,7 @@ class Release:
                 raise InputError("bucketized release: needs both the QI table and the SA table")
             _need_columns(qit, [GROUP, *qi_names], "QI table")
             _need_columns(st, [GROUP, sa_name, COUNT], "SA table")
-            partition = Partition.from_labels(qit[GROUP].to_numpy())
+            partition = Partition.from_labels(_group_labels(qit[GROUP], "QI table"))
             g_codes = pd.Index(pd.unique(qit[GROUP].to_numpy()))
             st_group = g_codes.get_indexer(st[GROUP].to_numpy())
             if (st_group < 0).any():
@@ -787,25 +789,36 @@ class Release:
             Scheme.BUCKETIZATION: ["qit", "st"],
             Scheme.DP: ["counts"],
         }[Scheme(meta["scheme"])]
+        # only files the manifest lists are read: a table dropped into the folder afterwards
+        # (a forged release.parquet beside a CSV-only release) is never taken for the release
+        listed = listed_files(meta)
         order = ("parquet", "csv") if verify else ("csv", "parquet")
         text = [q["name"] for q in meta["quasi"]]
+        cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
         frames = {}
         for name in names:
-            for ext in order:
-                f = path / f"{name}.{ext}"
-                cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
-                if f.is_file():  # generalized cells are text ("[20-29]" beside "25")
-                    frames[name] = read_table(f, text_columns=cells.get(name, ()))
-                    break
-            else:
-                parts = release_parts(meta, name)  # a release written in parts (the Dask engine)
-                if not parts:
-                    raise InputError(f"{path}: missing {name}.csv or {name}.parquet")
-                frames[name] = pd.concat(
-                    [read_table(path / f, text_columns=cells.get(name, ())) for f in parts],
-                    ignore_index=True,
+            whole = [
+                f
+                for f in (f"{name}.{ext}" for ext in order)
+                if (listed is None or f in listed) and os.path.lexists(path / f)
+            ]
+            if whole:  # generalized cells are text ("[20-29]" beside "25")
+                frames[name] = read_table(path / whole[0], text_columns=cells.get(name, ()))
+                continue
+            parts = release_parts(meta, name)  # a release written in parts (the Dask engine)
+            if not parts:
+                raise InputError(
+                    f"{path}: missing {name}.csv or {name}.parquet"
+                    + ("" if listed is None else f" (of the files {META} lists)")
                 )
-        release = cls.from_frames(frames, meta, schema)
+            frames[name] = pd.concat(
+                [read_table(path / f, text_columns=cells.get(name, ())) for f in parts],
+                ignore_index=True,
+            )
+        try:
+            release = cls.from_frames(frames, meta, schema)
+        except InputError as exc:  # say which release the tables came from
+            raise _naming(path, exc) from None
         release.notes.extend(notes)
         return release
 
@@ -827,8 +840,9 @@ class Release:
         A directory is verified against its manifest first: a file missing, changed or
         truncated since it was written is a one-line :class:`~kerckhoffs.errors.InputError`.
         ``verify=False`` reads what is there (the CSV when both formats exist: the file a
-        person edits) and says so in :attr:`notes`. Releases of format 1 (kerckhoffs 0.1)
-        record no digests; they are read with a note that they could not be verified.
+        person edits) and says so in :attr:`notes`; only the files ``release.json`` lists are
+        read, and with verification a data file it does not list is refused. Releases of format
+        1 (kerckhoffs 0.1) record no digests: they are read only with ``verify=False``.
         """
         path = Path(path)
         if path.is_dir():
@@ -836,7 +850,18 @@ class Release:
         if schema is None:
             raise input_error(f"{path}: reading a table made by another tool needs --schema")
         df, meta = read_external(path, schema, sep)
-        return cls.from_frames({"release": df}, meta, schema)
+        try:
+            return cls.from_frames({"release": df}, meta, schema)
+        except InputError as exc:  # say which file the table came from
+            raise _naming(path, exc) from None
+
+
+def _naming(path: Path, exc: InputError) -> InputError:
+    """``exc`` with its message (and command-line message) prefixed by ``path``, unless it
+    names it already."""
+    if str(exc).startswith(str(path)):
+        return exc
+    return type(exc)(f"{path}: {exc}", cli=f"{path}: {exc.cli_message}")
 
 
 class Bucketized(NamedTuple):
@@ -858,17 +883,22 @@ def read_manifest(
     path: Path, *, verify: bool = True, files: bool = True
 ) -> tuple[dict[str, Any], list[str]]:
     """The ``release.json`` of release directory ``path``, checked: a kerckhoffs release of a
-    format this version reads, sealed (its own digest) and, with ``files``, every file it lists
-    there byte for byte; its fields of the right types. Returns it with the notes a reader
-    should print (``verify=False``: nothing verified; a format-1 release: nothing to verify).
-    One-line :class:`~kerckhoffs.errors.InputError` otherwise."""
+    format this version reads, sealed (its own digest), no data file in the folder that it
+    does not list and, with ``files``, every file it lists there byte for byte; its fields
+    of the right types. Returns it with the notes a reader should print (``verify=False``:
+    nothing verified). One-line :class:`~kerckhoffs.errors.InputError` otherwise.
+
+    A release of format 1 (kerckhoffs 0.1) records no digests, so nothing shows that its files
+    are the ones written, and a ``release.json`` whose ``format_version`` was lowered to 1
+    would look the same: it is refused unless verification is turned off (``verify=False``),
+    which reads it with a note."""
     meta_path = path / META
-    if not meta_path.is_file():
+    if not os.path.lexists(meta_path):
         raise input_error(
             f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
             "another tool's table, pass the table file itself with --schema)"
         )
-    raw = meta_path.read_bytes()
+    raw = read_regular(meta_path, META)
     meta = manifest.parse(raw, meta_path)
     if meta.get("format") != FORMAT:
         raise InputError(f'{meta_path}: not a kerckhoffs release (no "format": "{FORMAT}")')
@@ -881,22 +911,68 @@ def read_manifest(
             f"up to {FORMAT_VERSION}); upgrade kerckhoffs to read it"
         )
     notes = []
+    unlisted = unlisted_files(path, meta)
     if not verify:
         notes.append(
             f"{path}: files not verified against release.json (verification turned off): "
             "reading them as they are"
+            if version >= 2 or manifest.sealed(meta)
+            else f"{path}: format {version} (kerckhoffs 0.1) records no file digests; read "
+            "unverified (verification turned off)"
         )
+        if unlisted and listed_files(meta) is not None:
+            notes.append(f"{path}: ignoring {', '.join(unlisted)}: not listed in {META}")
     elif version >= 2 or manifest.sealed(meta):
         manifest.verify_self(raw, meta, meta_path)
+        if unlisted:
+            what = (
+                f"{path / unlisted[0]}: a data file {META} does not list (not part of the "
+                "sealed release: added after it was written); refusing the release"
+            )
+            raise InputError(
+                f"{what} (verify=False reads only the files it lists)",
+                cli=f"{what} (--no-verify reads only the files it lists)",
+            )
         if files:
             manifest.verify_files(path, meta, meta_path)
     else:
-        notes.append(
-            f"{path}: format {version} (kerckhoffs 0.1) records no file digests; the files "
-            "could not be verified"
+        raise input_error(
+            f"{meta_path}: format {version} (kerckhoffs 0.1) records no file digests, so "
+            "nothing shows its files are the ones written; refusing it (--no-verify reads it "
+            "as it is)"
         )
     _check_meta(meta, meta_path)
     return meta, notes
+
+
+TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".parquet", ".pq", ".json", ".feather", ".arrow"})
+"""Names a reader could take for a release's table (or its metadata): in a release folder,
+every such file must be listed in ``release.json``."""
+
+
+def listed_files(meta: dict[str, Any]) -> set[str] | None:
+    """The file names ``release.json`` lists (a digest per name; format 1 may hold a plain
+    list), or None when it lists none."""
+    files = meta.get("files")
+    if isinstance(files, dict | list) and files:
+        return {str(f) for f in files}
+    return None
+
+
+def unlisted_files(path: Path, meta: dict[str, Any]) -> list[str]:
+    """Data files (:data:`TABLE_SUFFIXES`) in release folder ``path`` that ``release.json``
+    does not list, sorted. Hidden names (``.DS_Store``, the ``._NAME`` files macOS leaves
+    on copied folders) are not counted: the reader never opens an unlisted file anyway, the
+    refusal only says that someone added a table to a sealed release."""
+    listed = listed_files(meta) or set()
+    return sorted(
+        p.name
+        for p in path.iterdir()
+        if p.name != META
+        and p.name not in listed
+        and not p.name.startswith(".")
+        and p.suffix.lower() in TABLE_SUFFIXES
+    )
 
 
 def checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
@@ -909,7 +985,17 @@ def checked_models(meta: dict[str, Any]) -> tuple[PrivacyModel, ...]:
     records = [s for s in specs if isinstance(s, dict)]
     if not records or len(records) != len(specs):
         return ()
-    return tuple(PrivacyModel.from_dict(s) for s in records)
+    models = []
+    for i, record in enumerate(records):
+        try:
+            models.append(PrivacyModel.from_dict(record))
+        except (ParameterError, TypeError, ValueError, OverflowError) as exc:
+            # a model's parameter of the wrong type or out of range (an edited, resealed file)
+            text = " ".join(str(exc).split())[:200]
+            raise InputError(
+                f"{META}: checks[{i}].spec: not a model kerckhoffs reads ({text})"
+            ) from None
+    return tuple(models)
 
 
 def release_parts(meta: dict[str, Any], name: str) -> list[str]:
@@ -921,12 +1007,17 @@ def release_parts(meta: dict[str, Any], name: str) -> list[str]:
 
 
 def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
-    """Refuse metadata whose fields the reader needs are missing or of the wrong type."""
+    """Refuse metadata whose fields the reader needs are missing or of the wrong type (an
+    edited file may hold any JSON value anywhere: a list where a name was, a number where a
+    kind was)."""
 
     def bad(key: str, want: str) -> InputError:
         return InputError(f"{where}: field {key!r} is missing or not {want}")
 
-    if meta.get("scheme") not in {s.value for s in Scheme}:
+    def one_of(value: Any, allowed: set[str]) -> bool:
+        return isinstance(value, str) and value in allowed
+
+    if not one_of(meta.get("scheme"), {s.value for s in Scheme}):
         raise bad("scheme", "one of " + ", ".join(s.value for s in Scheme))
     quasi = meta.get("quasi")
     if not isinstance(quasi, list) or not quasi:
@@ -935,21 +1026,26 @@ def _check_meta(meta: dict[str, Any], where: Path | str) -> None:
     for i, q in enumerate(quasi):
         if not isinstance(q, dict) or not isinstance(q.get("name"), str):
             raise bad(f"quasi[{i}].name", "a column name")
-        if q.get("kind", Kind.CATEGORICAL.value) not in kinds:
+        if not one_of(q.get("kind", Kind.CATEGORICAL.value), kinds):
             raise bad(f"quasi[{i}].kind", "numeric or categorical")
     sa = meta.get("sensitive")
     if not isinstance(sa, dict) or not isinstance(sa.get("name"), str):
         raise bad("sensitive.name", "a column name")
-    if sa.get("kind", Kind.CATEGORICAL.value) not in kinds:
+    if not one_of(sa.get("kind", Kind.CATEGORICAL.value), kinds):
         raise bad("sensitive.kind", "numeric or categorical")
     sv = meta.get("sensitive_values")
     if sv is not None and not (isinstance(sv, list) and all(isinstance(v, str) for v in sv)):
         raise bad("sensitive_values", "a list of values")
-    if meta.get("sensitive_mode", SensitiveMode.SET.value) not in {m.value for m in SensitiveMode}:
+    modes = {m.value for m in SensitiveMode}
+    if not one_of(meta.get("sensitive_mode", SensitiveMode.SET.value), modes):
         raise bad("sensitive_mode", "set or each")
     prov = meta.get("provenance", {})
-    if not isinstance(prov, dict) or not isinstance(prov.get("parameters", {}), dict):
-        raise bad("provenance", "an object with an algorithm and parameters")
+    if (
+        not isinstance(prov, dict)
+        or not isinstance(prov.get("parameters", {}), dict)
+        or not all(isinstance(prov.get(k, ""), str) for k in ("algorithm", "version"))
+    ):
+        raise bad("provenance", "an object with an algorithm (a name) and parameters")
 
 
 def stable_order(*keys: np.ndarray) -> np.ndarray:
@@ -1006,6 +1102,20 @@ def text_categories(column: pd.Series) -> pd.Categorical:
     else:
         merged = np.where(codes < 0, -1, t_codes[np.maximum(codes, 0)] if len(t_codes) else -1)
     return pd.Categorical.from_codes(merged, categories=pd.Index(t_uniques))
+
+
+def _group_labels(column: pd.Series, what: str) -> np.ndarray:
+    """The published ``group`` labels of a table, or a one-line InputError naming the first
+    data row (1-based, the header not counted) whose group cell is blank: a row with no
+    group cannot be placed in any group a check would count."""
+    blank = column.isna().to_numpy()
+    if blank.any():
+        row = int(np.argmax(blank)) + 1
+        raise InputError(
+            f"{what}: column {GROUP!r}, data row {row}: the group is blank (every row must "
+            "name its group)"
+        )
+    return column.to_numpy()
 
 
 def _need_columns(df: pd.DataFrame, names: list[str], what: str) -> None:

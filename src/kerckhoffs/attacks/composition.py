@@ -68,9 +68,10 @@ from kerckhoffs.attacks.locate import (
 )
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.data.io import load_json, read_regular
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import KerckhoffsError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release import Release, Scheme
 
@@ -603,13 +604,12 @@ def overlapping_releases(
 def meta_on_disk(path: Path | Release) -> dict[str, Any] | None:
     """A release directory's ``release.json`` as read (None when it is a :class:`Release`
     or unreadable): what ``applies`` checks cheaply before loading any table."""
-    import json
-
     if isinstance(path, Release):
         return None
-    try:
-        meta = json.loads((Path(path) / "release.json").read_text())
-    except (OSError, ValueError, TypeError):
+    meta_path = Path(path) / "release.json"
+    try:  # a regular file, bounded: a FIFO would hang, deep nesting recurse
+        meta = load_json(read_regular(meta_path), meta_path)
+    except (OSError, KerckhoffsError):
         return None
     return meta if isinstance(meta, dict) else None
 

@@ -53,7 +53,6 @@ schema's categorical columns stay text.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import format_value
-from kerckhoffs.data.io import read_table
+from kerckhoffs.data.io import load_toml, read_table, regular_file
 from kerckhoffs.errors import InputError, KerckhoffsError
 
 if TYPE_CHECKING:
@@ -156,12 +155,7 @@ class Knowledge:
     def from_toml(cls, path: str | Path) -> Knowledge:
         """Read knowledge from a TOML file (format in the module docstring)."""
         path = Path(path)
-        if not path.is_file():
-            raise InputError(f"knowledge file not found: {path}")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: not valid TOML ({_one_line(exc)})") from None
+        raw = load_toml(path, "knowledge file")
         return cls.from_dict(raw, base_dir=path.parent, source=path.name)
 
     @classmethod
@@ -284,7 +278,7 @@ def read_population(
 ) -> pd.DataFrame:
     """A population table (CSV or Parquet) with number-like columns made numeric (see the
     module docstring; a schema keeps its categorical columns as text)."""
-    path = Path(path)
+    path = regular_file(path, "population file")  # a FIFO would hang, /dev/zero never end
     if path.suffix.lower() in {".parquet", ".pq"}:
         return read_table(path)
     from kerckhoffs.data.io import sniff_delimiter
@@ -342,7 +336,7 @@ def _population(raw: Any, base: Path, source: str) -> tuple[pd.DataFrame, Path |
         except KerckhoffsError as exc:
             raise InputError(f"{source}: population: schema: {exc}") from None
     file = base / raw["file"]
-    if not file.is_file():
+    if not file.exists():
         raise InputError(f"{source}: population: file {raw['file']!r} not found ({file})")
     try:
         df = read_population(file, sep=raw.get("sep"), schema=schema)
@@ -455,7 +449,7 @@ def _coalition(raw: Any, base: Path, source: str) -> Coalition:
         if sep is not None and (not isinstance(sep, str) or not sep):
             raise InputError(f"{where}: sep must be a non-empty string")
         file = base / rec
-        if not file.is_file():
+        if not file.exists():
             raise InputError(f"{where}: records file {rec!r} not found ({file})")
         try:
             records = read_population(file, sep=sep)
@@ -480,10 +474,6 @@ def _releases(raw: Any, base: Path, source: str) -> list[Path | Release]:
             raise InputError(f"{source}: releases[{i}]: {rel!r} not found ({p})")
         out.append(p)
     return out
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
 
 
 __all__ = [

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy
+from kerckhoffs.data.io import out_of_memory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.randomness import Seed, generator
@@ -373,6 +374,8 @@ def _read_csv(path: Path, **kwargs: object) -> pd.DataFrame:
     try:
         return pd.read_csv(path, engine="c", **kwargs)
     except (OSError, ValueError, EOFError, pd.errors.ParserError) as exc:
+        if out_of_memory(exc):
+            raise MemoryError(f"{path}: out of memory while parsing the CSV") from None
         raise InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.data.io import regular_file
 from kerckhoffs.errors import HierarchyError
 
 ROOT = "*"
@@ -164,9 +165,7 @@ class Hierarchy:
     @classmethod
     def read_csv(cls, path: str | Path, sep: str = ";") -> Hierarchy:
         """Read an ARX-format hierarchy (``leaf;level1;...;*``, no header)."""
-        path = Path(path)
-        if not path.is_file():
-            raise HierarchyError(f"hierarchy file not found: {path}")
+        path = regular_file(path, "hierarchy file", HierarchyError)
         try:
             text = path.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError:

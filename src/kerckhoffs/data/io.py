@@ -2,7 +2,14 @@
 
 Reading detects the delimiter from the header line (``,``, ``;``, tab or ``|``) unless one is
 given, and turns the usual failures (missing file, empty file, wrong delimiter, ragged rows)
-into one-line :class:`~kerckhoffs.errors.InputError` messages.
+into one-line :class:`~kerckhoffs.errors.InputError` messages; running out of memory while
+parsing stays a ``MemoryError`` (the machine, not the file, is at fault).
+
+Every file a user names is opened through :func:`regular_file` (or :func:`read_regular`,
+:func:`load_toml`, :func:`load_json`): a FIFO, a device such as ``/dev/zero``, a socket or a
+directory is refused with one line instead of hanging or reading without end, and JSON or
+TOML is bounded in size, nesting and integer width, so no ``RecursionError`` or
+``OverflowError`` escapes from what a user (or an adversary who edits a release) wrote.
 
 Writing (:func:`write_csv`) renders a DataFrame through pyarrow into exactly the bytes pandas'
 ``to_csv(index=False)`` writes (issue 15: pandas' writer was a quarter of a 1M-row
@@ -13,9 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
+import json
 import os
+import re
+import stat
 import tempfile
+import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.errors import InputError, input_error
+from kerckhoffs.errors import InputError, KerckhoffsError, input_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -47,6 +59,8 @@ def read_columns(path: str | Path, sep: str | None = None) -> list[str]:
 
         try:
             return [str(n) for n in pq.read_schema(path).names]
+        except MemoryError:
+            raise
         except Exception as exc:  # pyarrow raises many types
             raise InputError(f"{path}: cannot read Parquet ({exc})") from None
     return [n.strip() for n in _header(path, _delimiter(path, sep))]
@@ -66,7 +80,182 @@ def _existing(path: str | Path) -> Path:
         raise InputError(f"file not found: {path}")
     if path.is_dir():
         raise InputError(f"{path} is a directory, not a data file")
+    return regular_file(path, "data file")
+
+
+# -- a user's file: a regular file, of bounded size and nesting --------------------------------
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+"""The largest JSON or TOML file read whole (``release.json``, a schema, a knowledge file):
+far above what kerckhoffs writes or a person types. A larger one is refused unparsed."""
+MAX_NESTING = 64
+"""The deepest nesting of arrays and objects (tables) accepted in a JSON or TOML file: ours
+nest about six deep. Deeper input would reach Python's recursion limit in the parser or in
+any code that walks it (``repr`` in an error message), so it is refused with one line."""
+MAX_INTEGER = 2**63
+"""Integers in a JSON or TOML file must be smaller than this in magnitude (they are counts,
+levels, widths, budgets: int64 holds them). A 400-digit integer cannot become a float
+(``OverflowError``) and one of 4,300 digits cannot even be parsed by Python."""
+
+
+def _file_kind(mode: int) -> str:
+    """What a ``stat`` mode names, for an error line."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def regular_file(
+    path: str | Path, what: str = "file", error: type[KerckhoffsError] = InputError
+) -> Path:
+    """``path`` if it names a regular file (symbolic links followed); else one ``error`` line
+    naming it: ``{what} not found: PATH``, or what it is instead (a directory, a FIFO, a
+    device such as ``/dev/zero``, a socket).
+
+    Every file a user names is checked with this before it is opened: reading a FIFO blocks
+    until some other process writes to it, and ``/dev/zero`` or ``/dev/urandom`` never end, so
+    a command given one would hang or fill the memory instead of failing."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise error(f"{path}: the {what} is {_file_kind(mode)}, not a regular file")
     return path
+
+
+def read_regular(
+    path: str | Path,
+    what: str = "file",
+    limit: int = MAX_TEXT_BYTES,
+    error: type[KerckhoffsError] = InputError,
+) -> bytes:
+    """The bytes of the regular file ``path`` (see :func:`regular_file`), at most ``limit``
+    of them: a larger file is one ``error`` line. The file is opened without blocking and
+    checked again on the open descriptor, so a path swapped for a FIFO after the first check
+    cannot make the read hang either."""
+    path = regular_file(path, what, error)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"{path}: the {what} is {_file_kind(mode)}, not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise error(
+            f"{path}: the {what} is larger than {limit / 2**20:,.0f} MiB; refusing to parse it"
+        )
+    return data
+
+
+def check_structure(
+    value: Any, where: str | Path, error: type[KerckhoffsError] = InputError
+) -> None:
+    """Refuse parsed JSON or TOML nested deeper than :data:`MAX_NESTING` or holding an integer
+    of :data:`MAX_INTEGER` or more in magnitude (one ``error`` line naming ``where``). The walk
+    keeps its own stack: it never recurses, whatever the depth."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_NESTING:
+                raise error(
+                    f"{where}: arrays or tables nested more than {MAX_NESTING} deep; refusing it"
+                )
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= MAX_INTEGER:
+            raise error(f"{where}: {_too_large(str(item))}")
+
+
+def _too_large(digits: str) -> str:
+    """What is wrong with an integer too large to hold (its first digits and length)."""
+    shown = digits if len(digits) <= 24 else f"{digits[:20]}… ({len(digits.lstrip('-')):,} digits)"
+    return f"the integer {shown} is too large (at most 2^63 - 1)"
+
+
+def load_json(raw: bytes, where: str | Path, error: type[KerckhoffsError] = InputError) -> Any:
+    """Parse the bytes of a JSON file (one ``error`` line naming ``where`` when they are not
+    UTF-8 JSON, when an integer is too large or the nesting too deep: see
+    :func:`check_structure`; ``RecursionError`` never escapes)."""
+
+    def bounded_int(text: str) -> int:
+        if len(text.lstrip("-")) > 19 or abs(int(text)) >= MAX_INTEGER:
+            raise error(f"{where}: {_too_large(text)}")
+        return int(text)
+
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_int=bounded_int)
+    except UnicodeDecodeError:
+        raise error(f"{where}: not UTF-8 text (damaged, or not a JSON file)") from None
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "the file is damaged or truncated"
+        ) from None
+    except RecursionError:
+        raise error(
+            f"{where}: arrays or objects nested more than {MAX_NESTING} deep; refusing it"
+        ) from None
+    check_structure(value, where, error)
+    return value
+
+
+_TOML_STRING = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S
+)
+"""TOML's strings (multi-line and one-line, basic and literal) and comments, left to right."""
+_DOTTED_KEY = re.compile(
+    rf"(?<![A-Za-z0-9_-])(?:(?:[A-Za-z0-9_-]++|\"\")\s*+\.\s*+){{{MAX_NESTING}}}"
+)
+"""A key of more than :data:`MAX_NESTING` dotted parts (in text whose strings are ``""``):
+possessive and anchored at the start of a part, so the search is linear in the text."""
+
+
+def _blank_string(match: re.Match[str]) -> str:
+    """A string becomes ``""`` (a quoted key part still counts), a comment nothing."""
+    return "" if match.group(0).startswith("#") else '""'
+
+
+def load_toml(
+    path: str | Path, what: str = "TOML file", error: type[KerckhoffsError] = InputError
+) -> dict[str, Any]:
+    """Read and parse a TOML file the user named: a regular file (:func:`read_regular`), UTF-8,
+    valid TOML, nested at most :data:`MAX_NESTING` deep with integers of 64 bits; anything
+    else is one ``error`` line naming the file (``RecursionError`` never escapes)."""
+    path = Path(path)
+    raw = read_regular(path, what, error=error)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"{path}: not UTF-8 text (is it a TOML file?)") from None
+    if _DOTTED_KEY.search(_TOML_STRING.sub(_blank_string, text)):
+        # tomllib's time grows with the square of a dotted key's length (20,000 parts: 10 s)
+        raise error(f"{path}: a key dotted more than {MAX_NESTING} deep; refusing it")
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:
+        raise error(
+            f"{path}: arrays or tables nested more than {MAX_NESTING} deep; refusing it"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        text = " ".join(str(exc).split())
+        raise error(f"{path}: not valid TOML ({text[:200]})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits: Python will not convert it
+        text = " ".join(str(exc).split(";")[0].split())
+        raise error(f"{path}: a value Python cannot read ({text[:200]})") from None
+    check_structure(value, path, error)
+    return value
 
 
 def _is_parquet(path: Path) -> bool:
@@ -123,7 +312,7 @@ def read_table(
             else:
                 present = [n for n in read_columns(path) if n in wanted_columns]
                 df = pd.read_parquet(path, columns=present)
-        except InputError:
+        except (InputError, MemoryError):  # pyarrow's ArrowMemoryError is a MemoryError
             raise
         except Exception as exc:  # pyarrow raises many types
             raise InputError(f"{path}: cannot read Parquet ({exc})") from None
@@ -153,12 +342,27 @@ def read_table(
                 df = df[[c for c in df.columns if c in wanted_columns]]
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: file is empty") from None
-    except pd.errors.ParserError as exc:
+    except (pd.errors.ParserError, OSError) as exc:
+        if out_of_memory(exc):
+            raise MemoryError(f"{path}: out of memory while parsing the CSV") from None
+        if isinstance(exc, OSError):
+            raise
         raise InputError(f"{path}: malformed CSV ({str(exc).strip().splitlines()[-1]})") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start} of a read block)") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether a reader's exception means the machine ran out of memory, not that the file is
+    bad: a ``MemoryError``, pandas' C tokenizer's ``ParserError`` ("C error: out of memory",
+    its words for a failed allocation) or ``ENOMEM`` (mapping the file into memory failed)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOMEM
+    return isinstance(exc, pd.errors.ParserError) and "out of memory" in str(exc).lower()
 
 
 CHUNK_ROWS = 500_000

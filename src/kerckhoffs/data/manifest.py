@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kerckhoffs.data.io import load_json, regular_file
 from kerckhoffs.errors import InputError, input_error
 
 ALGO = "sha256"
@@ -42,16 +43,9 @@ def seal(meta: dict[str, Any]) -> bytes:
 
 
 def parse(raw: bytes, path: Path) -> dict[str, Any]:
-    """The metadata in ``raw`` (the bytes of ``path``), or a one-line InputError."""
-    try:
-        meta = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text (damaged or not a release.json)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "the file is damaged or truncated"
-        ) from None
+    """The metadata in ``raw`` (the bytes of ``path``), or a one-line InputError (bounded
+    nesting and integers: :func:`~kerckhoffs.data.io.load_json`)."""
+    meta = load_json(raw, path)
     if not isinstance(meta, dict):
         raise InputError(f"{path}: not a kerckhoffs release (the JSON is not an object)")
     return meta
@@ -86,8 +80,9 @@ def verify_files(folder: Path, meta: dict[str, Any], meta_path: Path) -> None:
         if not isinstance(name, str) or "/" in name or name.startswith("."):
             raise InputError(f"{meta_path}: names an invalid file {name!r}; refusing it")
         f = folder / name
-        if not f.is_file():
+        if not f.exists():
             raise InputError(f"{f}: listed in {meta_path.name} but missing; refusing the release")
+        regular_file(f, "release file")  # a FIFO or a device would hang the digest
         if file_digest(f) != digest:
             raise input_error(
                 f"{f}: changed after it was written (its SHA-256 differs from the one in "

@@ -30,15 +30,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from kerckhoffs.errors import input_error
+from kerckhoffs.data.io import load_json, read_regular
+from kerckhoffs.errors import KerckhoffsError, input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
 
@@ -60,11 +61,7 @@ def apply_umask(path: Path, directory: bool) -> None:
 # -- what may be replaced ----------------------------------------------------------------------
 def _release_files(path: Path) -> set[str] | None:
     """Names a kerckhoffs release directory may hold, or None when it is not one."""
-    meta_path = path / "release.json"
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
+    meta = _json_file(path / "release.json")
     if not isinstance(meta, dict) or meta.get("format") != "kerckhoffs-release":
         return None
     files = meta.get("files", [])
@@ -72,11 +69,17 @@ def _release_files(path: Path) -> set[str] | None:
     return {"release.json", *(str(n) for n in names)}
 
 
-def _attack_files(path: Path) -> set[str] | None:
+def _json_file(path: Path) -> Any:
+    """The JSON in ``path``, or None when it is missing, not a regular file (a FIFO would
+    hang), too large, too deeply nested or not JSON (:func:`~kerckhoffs.data.io.load_json`)."""
     try:
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return load_json(read_regular(path), path)
+    except (OSError, KerckhoffsError):
         return None
+
+
+def _attack_files(path: Path) -> set[str] | None:
+    summary = _json_file(path / "summary.json")
     if not isinstance(summary, dict) or "attack" not in summary:
         return None
     return {"tuples.csv", "summary.json"}

@@ -38,12 +38,12 @@ Columns present in the data but absent from the schema have role ``other``.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from kerckhoffs.data.io import load_toml
 from kerckhoffs.errors import SchemaError
 
 
@@ -289,12 +289,7 @@ class Schema:
     def from_toml(cls, path: str | Path) -> Schema:
         """Read a schema from a TOML file; hierarchy paths are relative to the file."""
         path = Path(path)
-        if not path.is_file():
-            raise SchemaError(f"schema file not found: {path}")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"schema {path}: not valid TOML ({exc})") from None
+        raw = load_toml(path, "schema file", SchemaError)
         return cls.from_dict(raw, base_dir=path.parent, source=str(path))
 
     @classmethod

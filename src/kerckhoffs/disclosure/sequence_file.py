@@ -31,7 +31,6 @@ Every problem is one :class:`InputError` line naming the file and the generaliza
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -42,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.hierarchy import format_value
+from kerckhoffs.data.io import load_toml
 from kerckhoffs.disclosure.sequence import GeneralizationSequence
 from kerckhoffs.errors import InputError, ParameterError
 
@@ -87,12 +87,9 @@ def read_sequence(path: str | Path, n_rows: int) -> GeneralizationSequence:
 
 
 def _entries(p: Path) -> list[Any]:
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"{p}: cannot read the sequence file ({e.strerror or e})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{p}: not a TOML file ({str(e).splitlines()[0]})") from None
+    if not p.exists():
+        raise InputError(f"{p}: cannot read the sequence file (no such file)")
+    raw = load_toml(p, "sequence file")  # a regular file, bounded: one line otherwise
     entries = raw.get("generalization")
     if not isinstance(entries, list) or not entries:
         raise InputError(f"{p}: no [[generalization]] entries")

@@ -52,6 +52,7 @@ from kerckhoffs.release import (
     Provenance,
     Release,
     Scheme,
+    checked_models,
     checks_json,
     writable_models,
     write_release_files,
@@ -356,11 +357,7 @@ class DPRelease(Release):
             noise=noise,
             axes=axes,
         )
-        checks = meta.get("checks")
-        if isinstance(checks, list):
-            specs = [c.get("spec") for c in checks if isinstance(c, dict)]
-            if specs and all(isinstance(s, dict) for s in specs):
-                release.models = tuple(PrivacyModel.from_dict(s) for s in specs)  # type: ignore[arg-type]
+        release.models = checked_models(meta)
         return release
 
 
