@@ -37,7 +37,6 @@ from kerckhoffs.data import manifest
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import dp_histogram
-from kerckhoffs.dp.individual_filter import with_public_records, without_rows
 from kerckhoffs.dp.ledger import (
     BudgetExceeded,
     Ledger,
@@ -202,7 +201,7 @@ def test_add_remove_release_costs_twice_under_substitution() -> None:
     assert s.loc["bob", "delta"] == pytest.approx(
         1e-6 * (1 + math.exp(0.5) + math.exp(1) + math.exp(1.5))
     )
-    # the issue's example: an add-remove release at 0.5 is 1.0 under substitution: a second
+    # an add-remove release at 0.5 is 1.0 under substitution (it was charged 0.5): a second
     # one takes ann to 2 > 1.5
     assert led.would_exceed(["ann"], 0.5, 0.0, "1.5", neighbours="add-remove")
     assert not led.would_exceed(["ann"], 0.5, 0.0, "2,1e-5", neighbours="add-remove")
@@ -260,7 +259,7 @@ def test_other_notions_refused_on_every_ledger(notion: str) -> None:
 
 # -- never NaN, never an overflow ------------------------------------------------------------------
 def test_many_rows_of_a_pure_release_cost_no_delta() -> None:
-    """The issue's case: a person with many rows in a pure-DP release had delta 0 * inf = NaN,
+    """A person with many rows in a pure-DP release had delta 0 * inf = NaN,
     and a later Gaussian release was admitted over the delta budget."""
     led = Ledger()
     led.record("pure", 1.0, 0.0, ["p"] * 1000)
@@ -583,9 +582,9 @@ def test_anonymize_records_before_publishing(data, tmp_path, monkeypatch, capsys
 
 
 def test_people_over_budget_are_left_out(data, tmp_path, monkeypatch, capsys):  # type: ignore[no-untyped-def]
-    """Item 4: P2 (two rows) reaches 1.0 in the first release; in the second, P2 would reach
-    2.0 > 1 and is left out (charged nothing), the others reach exactly 1.0 and are charged.
-    Nothing printed names P2 or says how many were left out."""
+    """An individual filter: P2 (two rows) reaches 1.0 in the first release; in the second,
+    P2 would reach 2.0 > 1 and is left out (charged nothing), the others reach exactly 1.0
+    and are charged. Nothing printed names P2 or says how many were left out."""
     ledger = tmp_path / "l.json"
     assert anonymize(monkeypatch, capsys, data, tmp_path / "r1", "--ledger", ledger,
                      "--budget", "1")[0] == 0  # fmt: skip
@@ -614,7 +613,7 @@ def test_people_over_budget_are_left_out(data, tmp_path, monkeypatch, capsys):  
 def test_a_release_appears_whether_or_not_an_exhausted_person_is_in_it(  # type: ignore[no-untyped-def]
     data, tmp_path, monkeypatch, capsys
 ) -> None:
-    """The issue's membership test: P1 at budget 1; a table holding P1 and the same table
+    """A refusal revealed membership: P1 at budget 1; a table holding P1 and the same table
     without P1 are both published, with the same files and the same output lines."""
     f, _ = data
     ledger = tmp_path / "l.json"
@@ -654,6 +653,7 @@ def test_individual_filter_keeps_n_under_substitution_and_removes_under_add_remo
     public domain (the hierarchy's leaves), whatever the rows held; under add-remove
     removed. A chi-square-style bound on 6,000 replaced rows over the 13 diseases."""
     from kerckhoffs.datasets import generate_hospital, hospital_schema
+    from kerckhoffs.dp.individual_filter import with_public_records, without_rows
 
     df = generate_hospital(6000, 0)
     df["disease"] = df["disease"].iloc[0]  # every row the same disease: nothing to copy
@@ -685,6 +685,8 @@ def test_numeric_column_with_a_hierarchy_file_draws_from_its_leaves(tmp_path: Pa
         '[columns.d]\nrole = "sensitive"\n'
     )
     schema = Schema.from_toml(toml)
+    from kerckhoffs.dp.individual_filter import with_public_records
+
     df = pd.DataFrame({"age": [30] * 400, "d": ["x", "y"] * 200})
     table = Table.encode(df, schema)
     out = with_public_records(table, np.ones(table.n, dtype=bool))
@@ -722,7 +724,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rows_dropped_for_missing_values_are_charged(stub, tmp_path, monkeypatch, capsys):  # type: ignore[no-untyped-def]
-    """Item 3: a row dropped by ``missing = "drop"`` decided the output too (by being
+    """A row dropped by ``missing = "drop"`` decided the output too (by being
     dropped): its person pays."""
     f = tmp_path / "h.csv"
     f.write_text(ROWS + "P9,,M,flu\n")
@@ -823,7 +825,7 @@ def test_anonymize_ledger_refusals(data, tmp_path, monkeypatch, capsys):  # type
 def test_ledger_or_providers_file_in_another_release_folder_is_refused(  # type: ignore[no-untyped-def]
     data, tmp_path, monkeypatch, capsys
 ) -> None:
-    """Item 20: only the current --out was guarded; a ledger written into another release's
+    """Only the current --out was guarded; a ledger written into another release's
     folder is published by whoever copies that folder."""
     assert anonymize(monkeypatch, capsys, data, tmp_path / "old")[0] == 0
     before = sorted(p.name for p in (tmp_path / "old").iterdir())
@@ -837,7 +839,7 @@ def test_ledger_or_providers_file_in_another_release_folder_is_refused(  # type:
 def test_overwrite_with_a_failed_charge_keeps_the_previous_release(  # type: ignore[no-untyped-def]
     data, tmp_path, monkeypatch, capsys
 ) -> None:
-    """Item 9: the previous, recorded release was deleted when the new one's charge failed.
+    """The previous, recorded release was deleted when the new one's charge failed.
     Write-ahead: the charge fails before anything is renamed, so it stays as it was."""
     ledger = tmp_path / "l.json"
     rel = tmp_path / "rel"
@@ -876,11 +878,13 @@ def test_a_charge_without_a_release_is_said(data, tmp_path, monkeypatch, capsys)
     assert "charges the release" in err and "was not published" in err
     assert not (tmp_path / "rel").exists()
     assert len(Ledger.load(ledger).entries) == 1  # the safe failure: spent, nothing out
+    code, out, _ = run_cli(monkeypatch, capsys, "budget", ledger)
+    assert code == 0 and "charged but never published" in " ".join(out.split())
 
 
 # -- leftovers of killed runs; providers files -----------------------------------------------------
 def test_leftovers_of_a_killed_run_are_cleaned_by_the_next(data, tmp_path, monkeypatch, capsys):  # type: ignore[no-untyped-def]
-    """Item 24: a staging folder, lock files and a ledger's temporary file left by kill -9
+    """A staging folder, lock files and a ledger's temporary file left by kill -9
     are removed by the next run writing there (under its locks); what is not ours stays."""
     (tmp_path / ".rel.kerckhoffs-staging-abcd1234").mkdir()
     (tmp_path / ".rel.kerckhoffs-staging-abcd1234" / "counts.csv").write_text("x\n")
@@ -912,7 +916,7 @@ def test_a_previous_release_moved_aside_is_put_back(data, tmp_path, monkeypatch,
 
 
 def test_provider_rows_refusals_before_any_work(tmp_path, monkeypatch, capsys):  # type: ignore[no-untyped-def]
-    """Item 24: a DP algorithm with --provider-rows wrote the release, charged the ledger,
+    """A DP algorithm with --provider-rows wrote the release, charged the ledger,
     then failed; --out a/b --provider-rows a left the release and named a temporary path."""
     from kerckhoffs.datasets import generate_hospital
 
@@ -1004,3 +1008,15 @@ def test_composition_vector_of_two_releases() -> None:
     assert s.loc["bob", "epsilon"] == pytest.approx(0.8) and s.loc["bob", "delta"] == 1e-6
     assert s.loc["cid", "epsilon"] == pytest.approx(0.8) and s.loc["cid", "delta"] == 1e-6
     assert (s.loc["ann", "epsilon"], s.loc["ann", "delta"]) == (0.5, 0.0)
+
+
+def test_docstring_examples_run() -> None:
+    """The examples of :class:`Ledger` and :func:`kerckhoffs.publish` run as written."""
+    import doctest
+
+    import kerckhoffs.dp.ledger
+    import kerckhoffs.dp.publish
+
+    for module in (kerckhoffs.dp.ledger, kerckhoffs.dp.publish):
+        failed, tried = doctest.testmod(module)
+        assert tried > 0 and failed == 0, module.__name__

@@ -115,6 +115,7 @@ def budget(
         )  # fmt: skip
     out.print(fit_words(t, out.width))
     _say_conversions(rel, led.neighbours)
+    _say_missing(rel)
 
     q = table("quantile", "epsilon", "delta", "releases")
     for p in QUANTILES:
@@ -179,6 +180,27 @@ def _say_conversions(releases: pd.DataFrame, notion: str) -> None:
             "neighbour notion: charged conservatively, as add-remove releases converted to "
             "substitution (2 epsilon and (1 + e^epsilon) delta per row), which may count "
             "up to twice their true cost",
+            soft_wrap=True,
+        )
+
+
+def _say_missing(releases: pd.DataFrame) -> None:
+    """Say which recorded releases are not at their path with their digest: a charge without
+    a release (the run was stopped between charging and publishing) or a release moved or
+    replaced since. Their charges count all the same."""
+    from kerckhoffs.dp.ledger import release_digest
+
+    gone = [
+        str(r.name)
+        for r in releases.itertuples(index=False)
+        if r.path and r.digest and release_digest(str(r.path)) != r.digest
+    ]
+    if gone:
+        shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        out.print(
+            f"note: {len(gone)} recorded release(s) not found at their path with their digest "
+            f"({shown}): charged but never published (the run was stopped in between), or "
+            "moved or replaced since; their charges count all the same",
             soft_wrap=True,
         )
 

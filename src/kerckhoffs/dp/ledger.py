@@ -406,7 +406,9 @@ class Ledger:
     neighbours: str = SUBSTITUTION
     legacy: bool = False
     """Read from a version-1 file: its entries' notions were not recorded."""
-    _loaded_digest: str | None = field(default=None, repr=False)
+    _loaded_sha: str | None = field(default=None, repr=False)
+    """SHA-256 of the file's bytes as read (or last written): a save refuses a file that
+    changed since."""
 
     def __post_init__(self) -> None:
         self.neighbours = parse_notion(self.neighbours)
@@ -470,7 +472,7 @@ class Ledger:
             led = cls._read_doc(doc, version, path)
         except _Malformed as exc:
             raise InputError(f"ledger {path}: {exc}; refusing it") from None
-        led._loaded_digest = digest
+        led._loaded_sha = hashlib.sha256(raw).hexdigest()
         return led
 
     @classmethod
@@ -697,19 +699,17 @@ class Ledger:
         real = Path(os.path.realpath(target))
         own = self.path is not None and real == Path(os.path.realpath(self.path))
         with lock(real):
-            if own:
-                current = _digest_on_disk(real)
-                if current != self._loaded_digest:
-                    raise InputError(
-                        f"ledger {target}: changed by another process since it was read; "
-                        "nothing recorded (run again)"
-                    )
+            if own and _sha_on_disk(real) != self._loaded_sha:
+                raise InputError(
+                    f"ledger {target}: changed by another process since it was read; "
+                    "nothing recorded (run again)"
+                )
             raw = self.to_bytes()
             remove_stale_temporaries(real)
             with atomic_file(real, private=True) as tmp:
                 tmp.write_bytes(raw)
             if own:
-                self._loaded_digest = json.loads(raw)["integrity"]
+                self._loaded_sha = hashlib.sha256(raw).hexdigest()
         return target
 
     def releases(self) -> pd.DataFrame:
@@ -730,15 +730,9 @@ class Ledger:
         )
 
 
-def _digest_on_disk(path: Path) -> str | None:
+def _sha_on_disk(path: Path) -> str | None:
     raw = read_regular_file(path, path)
-    if raw is None:
-        return None
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return "unreadable"
-    return doc.get("integrity") if isinstance(doc, dict) else "unreadable"
+    return None if raw is None else hashlib.sha256(raw).hexdigest()
 
 
 def _as_ids(people: Iterable[Any]) -> np.ndarray:

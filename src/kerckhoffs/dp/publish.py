@@ -320,6 +320,7 @@ def publish(
     ...                  options={"levels": "age:4,sex:1,zip:1,nationality:1"})
     >>> pub.entry.epsilon <= 0.5, oct(os.stat(pub.ledger).st_mode & 0o777)
     (True, '0o600')
+    >>> import shutil; shutil.rmtree(d)
     """
     from kerckhoffs.api import as_models
 
