@@ -193,6 +193,8 @@ FAULTS = [
           ("budget",)),
     Fault("ledger-not-dp", args(*ANON, "-o", "x", "--ledger", "l.json"),
           ("--ledger", "DP release", "mondrian")),
+    Fault("ledger-in-new-folders-refused",
+          args(*ANON, "-o", "x", "--ledger", "new/folders/l.json"), ("--ledger", "DP release")),
     Fault("ledger-without-dp-model",
           args("anonymize", "data.csv", "-s", "demo/schema.toml", "-a", "dp-histogram", "-m",
                "dp=1", "-m", "dp=2", "-O", "levels=age:4,sex:1,zip:1,nationality:1", "-o", "x",

@@ -390,6 +390,7 @@ def anonymize(
     from kerckhoffs.release import Scheme
 
     publication = None
+    new_ledger = False
 
     info = get(algorithm)
     models = [parse_model(m) for m in model]
@@ -430,10 +431,7 @@ def anonymize(
                     neighbours=ledger_neighbours, protect=protect,
                 )
             )  # fmt: skip
-            if not ledger.exists():
-                err.print(
-                    f"note: {ledger} does not exist; a new ledger starts there", soft_wrap=True
-                )
+            new_ledger = not ledger.exists()
         stack.enter_context(
             output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect)
         )
@@ -526,6 +524,8 @@ def anonymize(
         )
     if publication is not None:
         entry = publication.entry
+        if new_ledger:
+            err.print(f"note: {ledger} did not exist; a new ledger starts there", soft_wrap=True)
         # no count of people: who was charged, and who was left out, is in the ledger only
         out.print(
             f"recorded epsilon={entry.epsilon:g}, delta={entry.delta:g} ({entry.neighbours} "

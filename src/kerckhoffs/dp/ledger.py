@@ -751,22 +751,33 @@ def lock(path: str | Path) -> Iterator[None]:
     """Hold the ledger's exclusive lock (``flock`` on ``.NAME.kerckhoffs-lock`` beside the
     real file, links followed) for the block: between reading the ledger and recording a
     release nobody else may record. Re-entrant within a process; a second process fails at
-    once with one line."""
+    once with one line. Folders it creates for a new ledger are removed again if the block
+    leaves them empty (nothing recorded)."""
     target = Path(os.path.realpath(path))
     if target in _HELD:
         yield
         return
     lock_path = target.parent / f".{target.name}{LOCK_SUFFIX}"
+    created = []
+    folder = target.parent
+    while not folder.exists() and not folder.is_symlink():
+        created.append(folder)  # deepest first
+        folder = folder.parent
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"ledger {path}: cannot create {target.parent} ({exc.strerror})") from None
     while True:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~umask())
         except OSError as exc:
+            _remove_empty(created)
             raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
+            _remove_empty(created)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise InputError(
                     f"ledger {path} is in use by another kerckhoffs process; wait for it to finish"
@@ -787,6 +798,16 @@ def lock(path: str | Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(lock_path)  # before closing: a waiting process then retries cleanly
         os.close(fd)
+        _remove_empty(created)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty: never what someone put there."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 # -- who is in a release -------------------------------------------------------------------------
