@@ -32,6 +32,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.data.hierarchy import format_value
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
 from kerckhoffs.dp.randomized_response import uniform_below
@@ -103,16 +104,27 @@ def _public_codes(
         codes[rows] = 0  # only the root is public: every value falls in the same cell
         return codes, enc
     leaves = np.asarray(enc.hierarchy.leaves)
-    draw = uniform_below(len(leaves), rows.size)
     if enc.kind == Kind.CATEGORICAL and enc.leaf_of_code is None:
-        codes[rows] = draw  # a categorical column's codes are its hierarchy's leaves
+        codes[rows] = uniform_below(len(leaves), rows.size)  # its codes are the leaves
         return codes, enc
     # a numeric column with a hierarchy file: its codes are the ranks of the values present,
-    # so a leaf no row holds has none; encode the column again with the drawn leaves' values
+    # so a leaf no row holds has none; encode the column again with the drawn leaves' values.
+    # The leaves drawn from: those a number stands for (a function of the hierarchy only)
+    parsed = pd.to_numeric(pd.Series(leaves), errors="coerce")
+    usable = np.array(  # a loop over the hierarchy's leaves, not rows
+        [
+            not pd.isna(v) and format_value(v) == str(leaf)
+            for v, leaf in zip(parsed, leaves, strict=True)
+        ]
+    )
+    if not usable.any():
+        codes[rows] = 0
+        return codes, enc
+    candidates = parsed[usable].to_numpy()
+    drawn = candidates[uniform_below(candidates.size, rows.size)]
     values = pd.Series(enc.values[codes])
-    drawn = pd.to_numeric(pd.Series(leaves[draw]), errors="raise")
     values = values.astype(np.result_type(values.dtype, drawn.dtype))
-    values.iloc[rows] = drawn.to_numpy()
+    values.iloc[rows] = drawn
     new_codes, new_enc = encode_column(column, values, table.schema, row_ids)
     return new_codes, new_enc
 
