@@ -283,8 +283,9 @@ def test_budget_refusal_end_to_end_with_dp_histogram(  # type: ignore[no-untyped
     demo_csv: Path, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     """Issue 14: two releases of the same patients at epsilon 0.6 each under a budget of 1:
-    the first is written and recorded, the second would take every patient to 1.2 and is
-    refused in one line, nothing written and the ledger unchanged."""
+    the first is written and recorded, the second would take every patient to 1.2 and, with
+    ``--over-budget refuse``, is refused in one line, nothing written and the ledger
+    unchanged (the default leaves them out instead: tests/test_dp_ledger.py)."""
     ledger = tmp_path / "private" / "ledger.json"
     args = ["anonymize", demo_csv, "-s", SCHEMA, "-a", "dp-histogram", "-m", "dp=0.6", *LEVELS]
     code, stdout, err = run_cli(
@@ -296,8 +297,9 @@ def test_budget_refusal_end_to_end_with_dp_histogram(  # type: ignore[no-untyped
     assert meta["dp"]["epsilon"] == 0.6 and meta["dp"]["privacy_map"] <= 0.6
     before = ledger.read_bytes()
     code, _, err = run_cli(
-        monkeypatch, capsys, *args, "-o", tmp_path / "b", "--ledger", ledger, "--budget", "1"
-    )
+        monkeypatch, capsys, *args, "-o", tmp_path / "b", "--ledger", ledger, "--budget", "1",
+        "--over-budget", "refuse",
+    )  # fmt: skip
     assert code == 2 and err.startswith("error:") and "over the budget" in err
     assert not (tmp_path / "b").exists() and ledger.read_bytes() == before
 

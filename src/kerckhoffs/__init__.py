@@ -10,6 +10,8 @@ One call per task (:mod:`kerckhoffs.api`)::
     kh.check(df, quasi=[...], sensitive="disease", models=["k=5"])
     kh.measure(df, quasi=[...], sensitive="disease")
     kh.audit(release, knowledge=population)
+    kh.publish(df, "out/dp", "ledger.json", schema=schema, algorithm="dp-histogram",
+               models=["dp=0.5"], budget=1)   # a DP release charged to a privacy ledger
 
 Underneath (DESIGN.md section 2): describe a table with a :class:`Schema`, encode it once into
 a :class:`Table`, cut it into groups (a :class:`Partition`), publish a :class:`Release`,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from kerckhoffs.data.hierarchy import Hierarchy
     from kerckhoffs.data.schema import Column, Kind, MissingPolicy, Role, Schema, SensitiveMode
     from kerckhoffs.data.table import Table
+    from kerckhoffs.dp.publish import Publication, publish
     from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
     from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
 
@@ -61,6 +64,8 @@ _WHERE = {
         "kerckhoffs.data.schema",
     ),
     "Table": "kerckhoffs.data.table",
+    "Publication": "kerckhoffs.dp.publish",
+    "publish": "kerckhoffs.dp.publish",
     "KerckhoffsError": "kerckhoffs.errors",
     "PrivacyCheckFailed": "kerckhoffs.errors",
     **dict.fromkeys(
@@ -103,6 +108,7 @@ __all__ = [
     "Partition",
     "PrivacyCheckFailed",
     "Provenance",
+    "Publication",
     "Release",
     "Role",
     "Schema",
@@ -115,5 +121,6 @@ __all__ = [
     "audit",
     "check",
     "measure",
+    "publish",
     "read_release",
 ]

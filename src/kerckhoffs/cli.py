@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import sys
 import time
 import traceback
@@ -32,9 +31,6 @@ from kerckhoffs.errors import ArgumentError, InputError, KerckhoffsError, Nothin
 # numpy, pandas and the library are imported by the commands that use them, so that
 # `kerckhoffs --help` (and a mistyped command) does not load them (issue 15, item 4)
 if TYPE_CHECKING:
-    import numpy as np
-
-    from kerckhoffs.dp.ledger import LedgerGate
     from kerckhoffs.models import ModelResult
     from kerckhoffs.release import Release
 
@@ -313,8 +309,26 @@ def anonymize(
         str | None,
         typer.Option(
             "--budget",
-            help="With --ledger: refuse the release (nothing written) if it would take anyone's "
-            "total loss over EPSILON or EPSILON,DELTA (basic composition across the ledger).",
+            help="With --ledger: a per-person budget EPSILON or EPSILON,DELTA (basic "
+            "composition across the ledger); see --over-budget for who would exceed it.",
+        ),
+    ] = None,
+    over_budget: Annotated[
+        str | None,
+        typer.Option(
+            "--over-budget",
+            help="With --budget: leave-out (default: people this release would take over "
+            "budget are left out of its computation and charged nothing; nothing printed or "
+            "published says who or how many) | refuse (refuse the whole release, which tells "
+            "whoever sees the refusal that such a person is in the data).",
+        ),
+    ] = None,
+    ledger_neighbours: Annotated[
+        str | None,
+        typer.Option(
+            "--ledger-neighbours",
+            help="With --ledger: the neighbour notion of a new ledger's budget, substitution "
+            "(default) or add-remove; an existing ledger keeps its own.",
         ),
     ] = None,
     ledger_id: Annotated[
@@ -333,8 +347,9 @@ def anonymize(
     """Anonymize a table and write the release (only if every --model passes).
 
     The models are checked again, independently of the algorithm, on the files about to be
-    written; if one fails nothing is written (fail closed). With --ledger and --budget a DP
-    release that would take anyone over budget is refused the same way.
+    written; if one fails nothing is written (fail closed). With --ledger a DP release is
+    charged to the ledger before it is published; with --budget the people it would take over
+    budget are left out of its computation (or, with --over-budget refuse, it is refused).
     """
     from kerckhoffs.cli_dask import check_engine, memory_engine_only
 
@@ -351,6 +366,8 @@ def anonymize(
             ("--provider-rows", provider_rows),
             ("--ledger", ledger),
             ("--budget", budget),
+            ("--over-budget", over_budget),
+            ("--ledger-neighbours", ledger_neighbours),
         ]
         for flag, given in flags:
             refuse(flag, given)
@@ -372,6 +389,9 @@ def anonymize(
     from kerckhoffs.randomness import check_seed
     from kerckhoffs.release import Scheme
 
+    publication = None
+    new_ledger = False
+
     info = get(algorithm)
     models = [parse_model(m) for m in model]
     options = parse_options(option or [])
@@ -392,13 +412,26 @@ def anonymize(
     sch = Schema.from_toml(schema)
     protect = [data, schema, *schema_files(sch)]
     if provider_rows is not None:
+        if Scheme.DP in info.schemes or scheme == Scheme.DP.value:
+            raise InputError(
+                f"--provider-rows {provider_rows}: {info.name} publishes a DP count table, "
+                "which has no rows to list"
+            )
         _check_provider_rows_file(provider_rows, out_dir, sch, overwrite, protect)
-    gate = _ledger_gate(ledger, budget, ledger_id, out_dir, sch, protect)
+    _check_ledger_flags(ledger, budget, ledger_id, over_budget, ledger_neighbours)
     with contextlib.ExitStack() as stack:
-        if ledger is not None:
-            from kerckhoffs.dp.ledger import lock
+        txn = None
+        if ledger is not None:  # locked, then read: nobody records between our read and write
+            from kerckhoffs.dp.publish import ledger_transaction
 
-            stack.enter_context(lock(ledger))  # nobody records between our check and record
+            txn = stack.enter_context(
+                ledger_transaction(
+                    ledger, sch, out_dir=out_dir, budget=budget,
+                    over_budget=over_budget or "leave-out", person=ledger_id,
+                    neighbours=ledger_neighbours, protect=protect,
+                )
+            )  # fmt: skip
+            new_ledger = not ledger.exists()
         stack.enter_context(
             output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect)
         )
@@ -425,26 +458,34 @@ def anonymize(
                 err.print(
                     f"note: {info.name} is deterministic; --seed has no effect", soft_wrap=True
                 )
-        with _working(f"running {info.name} on {table.n:,} rows"):
-            t0 = time.perf_counter()
-            # the independent check runs once, in write(), on the files about to be written
-            release = api.anonymize_table(
-                table, algorithm, models, seed=seed, scheme=scheme, options=options, verify=False
-            )
-            elapsed = time.perf_counter() - t0
-        if gate is not None:
-            loss, people = gate.admit(release, data, table.row_ids, name=str(out_dir), sep=sep)
-        with _working(f"checking and writing {out_dir}"):
-            results = release.write(
-                out_dir,
-                formats=tuple(fmt or ("csv", "parquet")),
-                include_other=include_other,
-                overwrite=overwrite,
-            )
-        if gate is not None:
-            _record_or_remove(gate, out_dir, loss, people)
+        if txn is not None:  # the library's transaction: compute, stage, charge, publish
+            with _working(f"running {info.name}, writing {out_dir} and charging {ledger}"):
+                t0 = time.perf_counter()
+                publication = txn.publish(
+                    table, data, algorithm, models, out_dir, options=options,
+                    formats=tuple(fmt or ("csv", "parquet")), overwrite=overwrite, sep=sep,
+                    protect=protect, include_other=include_other,
+                )  # fmt: skip
+                elapsed = time.perf_counter() - t0
+            release, results = publication.release, publication.results
+        else:
+            with _working(f"running {info.name} on {table.n:,} rows"):
+                t0 = time.perf_counter()
+                # the independent check runs once, in write(), on the files about to be written
+                release = api.anonymize_table(
+                    table, algorithm, models, seed=seed, scheme=scheme, options=options,
+                    verify=False,
+                )  # fmt: skip
+                elapsed = time.perf_counter() - t0
+            with _working(f"checking and writing {out_dir}"):
+                results = release.write(
+                    out_dir,
+                    formats=tuple(fmt or ("csv", "parquet")),
+                    include_other=include_other,
+                    overwrite=overwrite,
+                )
         if provider_rows is not None:
-            with atomic_file(provider_rows) as tmp:
+            with atomic_file(provider_rows, private=True) as tmp:
                 write_provider_rows(tmp, release.published_providers())
     sizes = release.partition.sizes
     noise = getattr(release, "noise", None)
@@ -481,75 +522,66 @@ def anonymize(
             f"wrote the provider of each published row to {provider_rows} (keep it private)",
             soft_wrap=True,
         )
-    if gate is not None:
+    if publication is not None:
+        entry = publication.entry
+        if new_ledger:
+            err.print(f"note: {ledger} did not exist; a new ledger starts there", soft_wrap=True)
+        # no count of people: who was charged, and who was left out, is in the ledger only
         out.print(
-            f"recorded epsilon={loss[0]:g}, delta={loss[1]:g} for {len(set(people)):,} people "
-            f"in ledger {ledger} (keep it private; `kerckhoffs budget {ledger}` shows it)",
+            f"recorded epsilon={entry.epsilon:g}, delta={entry.delta:g} ({entry.neighbours} "
+            f"neighbours) in ledger {ledger} before publishing (keep it private; `kerckhoffs "
+            f"budget {ledger}` shows it)",
             soft_wrap=True,
         )
 
 
-def _ledger_gate(
+def _check_ledger_flags(
     ledger: Path | None,
     budget: str | None,
     ledger_id: str | None,
-    out_dir: Path,
-    schema: Schema,
-    protect: list[Path],
-) -> LedgerGate | None:
-    """Refuse, before any work, ledger options that cannot work: --budget or --ledger-id
-    without --ledger, a ledger inside the release directory (it names people) or one of the
-    inputs, no identifier column, a bad budget, an unreadable ledger."""
-    if ledger is None:
-        if budget is not None or ledger_id is not None:
-            flag = "--budget" if budget is not None else "--ledger-id"
-            raise InputError(f"{flag} needs --ledger LEDGER (the file that keeps the accounts)")
-        return None
-    from kerckhoffs.dp.ledger import LedgerGate
-
-    resolved, folder = ledger.resolve(), out_dir.resolve()
-    if resolved == folder or folder in resolved.parents:
-        raise InputError(
-            f"--ledger {ledger} is inside the release directory {out_dir}: the ledger names "
-            "people and must never be published; keep it elsewhere"
-        )
-    if any(resolved == p.resolve() for p in protect):
-        raise InputError(f"--ledger {ledger} is an input; refusing to write over it")
-    gate = LedgerGate.open(ledger, schema, budget=budget, column=ledger_id)
-    if not ledger.exists():
-        err.print(f"note: {ledger} does not exist; a new ledger starts there", soft_wrap=True)
-    return gate
-
-
-def _record_or_remove(
-    gate: LedgerGate, out_dir: Path, loss: tuple[float, float], people: np.ndarray
+    over_budget: str | None,
+    ledger_neighbours: str | None,
 ) -> None:
-    """Record the written release; if that fails, remove the release (a DP release that is
-    not in the ledger would spend budget nobody accounts for) and say so in one line."""
-    try:
-        gate.commit(out_dir, loss, people)
-    except Exception as exc:
-        shutil.rmtree(out_dir, ignore_errors=True)
-        message = exc.cli_message if isinstance(exc, KerckhoffsError) else str(exc)
-        raise InputError(
-            f"{message}; the release {out_dir} was removed (it could not be recorded)"
-        ) from None
+    """Refuse, before any work, a ledger option without --ledger, --over-budget without
+    --budget or with a value that cannot be (the other checks:
+    :func:`kerckhoffs.dp.publish.ledger_transaction`)."""
+    if ledger is None:
+        given = [
+            flag
+            for flag, value in (
+                ("--budget", budget),
+                ("--ledger-id", ledger_id),
+                ("--over-budget", over_budget),
+                ("--ledger-neighbours", ledger_neighbours),
+            )
+            if value is not None
+        ]
+        if given:
+            raise InputError(f"{given[0]} needs --ledger LEDGER (the file that keeps the accounts)")
+        return
+    if over_budget is not None:
+        from kerckhoffs.dp.publish import parse_over_budget
+
+        try:
+            parse_over_budget(over_budget)
+        except KerckhoffsError:
+            raise InputError(f"--over-budget {over_budget}: choose leave-out or refuse") from None
+        if budget is None:
+            raise InputError("--over-budget needs --budget (the budget people may go over)")
 
 
 def _check_provider_rows_file(
     target: Path, out_dir: Path, schema: Schema, overwrite: bool, protect: list[Path]
 ) -> None:
-    """Refuse, before any work, a --provider-rows file that cannot be written, would be
-    published (inside the release directory), or has nothing to say (no provider column)."""
+    """Refuse, before any work, a --provider-rows file that cannot be written, could be
+    published (inside the release directory or another release's folder), is a folder the
+    release is written into, or has nothing to say (no provider column)."""
     if schema.provider is None:
         raise InputError(f"--provider-rows {target}: the schema has no column of role 'provider'")
-    resolved, folder = target.resolve(), out_dir.resolve()
-    if resolved == folder or folder in resolved.parents:
-        raise InputError(
-            f"--provider-rows {target} is inside the release directory {out_dir}: the "
-            "providers of the rows must never be published; write it elsewhere"
-        )
+    from kerckhoffs.data.output import check_private_file
     from kerckhoffs.data.provider_rows import is_provider_rows_file
+
+    check_private_file(target, flag="--provider-rows", out_dir=out_dir, protect=protect)
 
     check_writable_file(target, overwrite=overwrite, protect=protect, flag="--provider-rows")
     if target.is_file() and not is_provider_rows_file(target):

@@ -1,12 +1,13 @@
 """The ``budget`` command: how much privacy loss each person has paid across releases.
 
 ``kerckhoffs budget LEDGER`` reads a ledger (:mod:`kerckhoffs.dp.ledger`, written by
-``kerckhoffs anonymize --ledger LEDGER --budget B``) and prints the releases it holds, the
-distribution of every person's total loss under basic composition (spec ``composition.md``
-2.11: the sum of the (epsilon, delta) of the releases holding them), a histogram of the spent
-epsilon, and the worst-off people. With ``--budget B`` it also says how many people are at
-or over it and how much the median person has left. A missing, damaged or edited ledger is
-one line on stderr and exit code 2.
+``kerckhoffs anonymize --ledger LEDGER --budget B``) and prints the releases it holds with
+their neighbour notions, the distribution of every person's total loss under basic
+composition (the sum of the (epsilon, delta) of the releases holding them, converted to the
+ledger's notion), a histogram of the spent epsilon, and the worst-off people. Totals that
+overflow a float read ``inf``, never ``nan``. With ``--budget B`` it also says how many
+people are at or over it and how much the median person has left. A missing, damaged or
+edited ledger is one line on stderr and exit code 2.
 
 The output names people by their ids: it is for the publisher, like the ledger itself.
 """
@@ -41,12 +42,31 @@ def epsilon_histogram(spent: pd.Series) -> list[tuple[str, int]]:
     distinct, counts = np.unique(values, return_counts=True)
     if distinct.size <= MAX_DISTINCT:
         return [(_num(v), int(c)) for v, c in zip(distinct, counts, strict=True)]
-    edges = np.linspace(values.min(), values.max(), 11)
-    counts, _ = np.histogram(values, bins=edges)
-    return [
-        (f"{'[' if i == 0 else '('}{_num(edges[i])}, {_num(edges[i + 1])}]", int(c))
-        for i, c in enumerate(counts)
-    ]
+    finite = values[np.isfinite(values)]
+    rows = []
+    if finite.size:
+        edges = np.linspace(finite.min(), finite.max(), 11)
+        counts, _ = np.histogram(finite, bins=edges)
+        rows = [
+            (f"{'[' if i == 0 else '('}{_num(edges[i])}, {_num(edges[i + 1])}]", int(c))
+            for i, c in enumerate(counts)
+        ]
+    if finite.size < values.size:  # totals beyond a float: over any budget
+        rows.append(("inf", int(values.size - finite.size)))
+    return rows
+
+
+def quantile(values: pd.Series, p: float) -> float:
+    """The ``p`` quantile with linear interpolation, ``inf`` when the upper neighbour is
+    ``inf`` (pandas would give ``nan`` between two infinite totals)."""
+    import numpy as np
+
+    v = np.sort(values.to_numpy(dtype=np.float64))
+    h = (v.size - 1) * p
+    lo, hi = int(np.floor(h)), int(np.ceil(h))
+    if np.isinf(v[hi]):
+        return float("inf")
+    return float(v[lo] + (v[hi] - v[lo]) * (h - lo))
 
 
 def budget(
@@ -76,30 +96,35 @@ def budget(
     spent = led.spent()
     rel = led.releases()
     out.print(
-        f"ledger {ledger}: {len(rel):,} release(s), {len(spent):,} people; basic composition "
-        "(a person's loss is the sum over the releases holding them)",
+        f"ledger {ledger}: {len(rel):,} release(s), {len(spent):,} people; budget under "
+        f"{led.neighbours} neighbours; basic composition (a person's loss is the sum over the "
+        "releases holding them)",
         soft_wrap=True,
     )
     if len(rel) == 0:
         out.print("no release recorded yet")
         return
-    t = table("release", "epsilon", "delta", "people", "rows", "recorded (UTC)", "digest")
+    t = table(
+        "release", "epsilon", "delta", "neighbours", "people", "rows", "recorded (UTC)", "digest"
+    )
     for r in rel.itertuples(index=False):
         digest = str(r.digest)[:19] if r.digest else "-"
         t.add_row(
-            str(r.name), _num(r.epsilon), _num(r.delta), f"{r.people:,}", f"{r.rows:,}",
-            str(r.recorded)[:16].replace("T", " "), digest,
+            str(r.name), _num(r.epsilon), _num(r.delta), str(r.neighbours), f"{r.people:,}",
+            f"{r.rows:,}", str(r.recorded)[:16].replace("T", " "), digest,
         )  # fmt: skip
     out.print(fit_words(t, out.width))
+    _say_conversions(rel, led.neighbours)
+    _say_missing(rel)
 
     q = table("quantile", "epsilon", "delta", "releases")
     for p in QUANTILES:
         name = {0.0: "min", 0.5: "median", 1.0: "max"}.get(p, f"{p:.0%}")
         q.add_row(
             name,
-            _num(float(spent["epsilon"].quantile(p))),
-            _num(float(spent["delta"].quantile(p))),
-            _num(float(spent["releases"].quantile(p))),
+            _num(quantile(spent["epsilon"], p)),
+            _num(quantile(spent["delta"], p)),
+            _num(quantile(spent["releases"], p)),
         )
     out.print("spent per person:")
     out.print(q)
@@ -126,7 +151,7 @@ def budget(
         over = (spent["epsilon"] > eps_b * (1 + TOLERANCE)) | (
             spent["delta"] > delta_b * (1 + TOLERANCE)
         )
-        left = (eps_b - spent["epsilon"]).clip(lower=0)
+        left = (eps_b - spent["epsilon"]).clip(lower=0)  # inf spent: -inf, clipped to 0
         out.print(
             f"budget epsilon={eps_b:g}, delta={delta_b:g}: {int(over.sum()):,} people over, "
             f"{int((~over).sum()):,} within; epsilon left: median {_num(float(left.median()))}, "
@@ -135,6 +160,49 @@ def budget(
         )
         if over.any():
             raise typer.Exit(1)
+
+
+def _say_conversions(releases: pd.DataFrame, notion: str) -> None:
+    """Say how entries under another notion, or none recorded, are charged."""
+    from kerckhoffs.dp.ledger import ADD_REMOVE, SUBSTITUTION, UNKNOWN
+
+    unknown = int((releases["neighbours"] == UNKNOWN).sum())
+    converted = int((releases["neighbours"] == ADD_REMOVE).sum())
+    if notion == SUBSTITUTION and converted:
+        out.print(
+            f"note: {converted} add-remove release(s) charged under substitution as 2 epsilon "
+            "and (1 + e^epsilon) delta per row (a substitution is a removal and an addition)",
+            soft_wrap=True,
+        )
+    if unknown:
+        out.print(
+            f"note: {unknown} release(s) recorded by an older kerckhoffs without their "
+            "neighbour notion: charged conservatively, as add-remove releases converted to "
+            "substitution (2 epsilon and (1 + e^epsilon) delta per row), which may count "
+            "up to twice their true cost",
+            soft_wrap=True,
+        )
+
+
+def _say_missing(releases: pd.DataFrame) -> None:
+    """Say which recorded releases are not at their path with their digest: a charge without
+    a release (the run was stopped between charging and publishing) or a release moved or
+    replaced since. Their charges count all the same."""
+    from kerckhoffs.dp.ledger import release_digest
+
+    gone = [
+        str(r.name)
+        for r in releases.itertuples(index=False)
+        if r.path and r.digest and release_digest(str(r.path)) != r.digest
+    ]
+    if gone:
+        shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        out.print(
+            f"note: {len(gone)} recorded release(s) not found at their path with their digest "
+            f"({shown}): charged but never published (the run was stopped in between), or "
+            "moved or replaced since; their charges count all the same",
+            soft_wrap=True,
+        )
 
 
 def register(app: typer.Typer) -> None:

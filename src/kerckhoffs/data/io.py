@@ -466,27 +466,58 @@ def _unique_names(path: Path, names: list[str]) -> None:
         seen[name] = i
 
 
+TEMPORARY_MARK = ".kerckhoffs-tmp-"
+"""What the name of :func:`atomic_file`'s temporary file holds after ``.TARGET``: a file named
+``.TARGET.kerckhoffs-tmp-XXXXXXXX`` beside ``TARGET`` is one of ours
+(:func:`remove_stale_temporaries`)."""
+
+
 @contextlib.contextmanager
-def atomic_file(target: str | Path) -> Iterator[Path]:
+def atomic_file(target: str | Path, *, private: bool = False) -> Iterator[Path]:
     """Yield a temporary file path that is renamed to ``target`` only if the block succeeds.
 
-    The file gets the mode the user's umask gives (``mkstemp`` alone makes it 0600); on any
+    A file it replaces keeps its mode (a file the user made 0600 stays 0600); a new file gets
+    the mode the user's umask gives (``mkstemp`` alone makes it 0600), or 0600 when
+    ``private`` (a file naming people or providers: readable by its owner only). On any
     failure, the rename included, the temporary file is removed.
     """
-    from kerckhoffs.data.output import apply_umask
+    from kerckhoffs.data.output import umask
 
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o600 if private else 0o666 & ~umask()
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}{TEMPORARY_MARK}", dir=target.parent)
     os.close(fd)
     tmp = Path(name)
     try:
         yield tmp
-        apply_umask(tmp, directory=False)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temporaries(target: str | Path) -> int:
+    """Remove the temporary files :func:`atomic_file` left beside ``target`` when a process
+    writing it was killed; how many were removed. Call it only while holding a lock that every
+    writer of ``target`` holds (the ledger's): then no such file belongs to a live writer."""
+    target = Path(target)
+    prefix = f".{target.name}{TEMPORARY_MARK}"
+    removed = 0
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.name.startswith(prefix) and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed += 1
+    return removed
 
 
 # -- writing CSV -------------------------------------------------------------------------------

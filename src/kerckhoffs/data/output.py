@@ -17,9 +17,14 @@ Every command that writes a directory (a release, an attack's findings) goes thr
 4. **Fail early and leave nothing behind.** Missing parent directories are created at claim
    time, which is also the writability check (an unwritable ``--out`` fails before the
    computation, not after it); whatever the claim created is removed again if the run ends
-   without writing. The output is assembled in a hidden temporary directory and renamed into
-   place, so a failed run leaves no partial output, and it gets the permissions the user's
-   umask gives (``mkdtemp`` alone would leave it 0700).
+   without writing. The output is assembled in a hidden staging directory
+   (``.NAME.kerckhoffs-staging-XXXXXXXX``) and renamed into place, so a failed run leaves no
+   partial output, and it gets the permissions the user's umask gives (``mkdtemp`` alone
+   would leave it 0700). A run killed outright (``kill -9``, a power cut) cannot clean up:
+   the next run that claims the same target does, under the lock, so nobody else is writing
+   them. It removes the staging directories left there, and a previous output moved aside
+   for replacement (``.NAME.kerckhoffs-old-XXXXXXXX``) is put back when nothing took its
+   place, else removed.
 
 A process that already holds the claim on a target may claim it again (the CLI claims the
 target before reading the data; :meth:`kerckhoffs.release.Release.write` claims it again).
@@ -32,6 +37,7 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -42,6 +48,11 @@ from kerckhoffs.data.io import load_json, read_regular
 from kerckhoffs.errors import KerckhoffsError, input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
+STAGING_MARK = ".kerckhoffs-staging-"
+"""After ``.NAME``, the name of a staging directory of target ``NAME``."""
+OLD_MARK = ".kerckhoffs-old-"
+"""After ``.NAME``, the name of a previous output moved aside while its replacement is renamed
+into place."""
 
 _HELD: dict[Path, OutputClaim] = {}
 
@@ -137,19 +148,29 @@ class OutputClaim:
     lock_fd: int | None = None
     written: bool = False
 
+    before_publish: Callable[[Path], None] | None = None
+    """Called with the staging directory once its content is complete and checked, just
+    before it is renamed into place; if it raises, nothing is published. A DP release charges
+    its privacy ledger here (write-ahead: :mod:`kerckhoffs.dp.publish`)."""
+
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
         """A hidden temporary directory beside the target, renamed onto it if the block ends
-        normally and removed otherwise."""
+        normally (after :attr:`before_publish`) and removed otherwise."""
         _check_replaceable(self.target, self.kind, self.overwrite)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+        prefix = f".{self.target.name}{STAGING_MARK}"
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.target.parent))
         try:
             yield tmp
             apply_umask(tmp, directory=True)
+            if self.before_publish is not None:
+                self.before_publish(tmp)
             old = None
             if self.target.exists():
                 _check_replaceable(self.target, self.kind, self.overwrite)
-                old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old.", dir=tmp.parent))
+                old = Path(
+                    tempfile.mkdtemp(prefix=f".{self.target.name}{OLD_MARK}", dir=tmp.parent)
+                )
                 os.rmdir(old)
                 os.replace(self.target, old)
             try:
@@ -164,6 +185,37 @@ class OutputClaim:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+def _ours(entry: os.DirEntry[str], prefix: str) -> bool:
+    """A directory named ``prefix`` + 8 characters of :func:`tempfile.mkdtemp`, owned by this
+    user and not a link: one a kerckhoffs run made."""
+    if not entry.name.startswith(prefix) or len(entry.name) != len(prefix) + 8:
+        return False
+    try:
+        return entry.is_dir(follow_symlinks=False) and entry.stat().st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def clean_stale(target: Path) -> None:
+    """Remove what runs killed while writing ``target`` left beside it (module docstring,
+    rule 4). Call only while holding ``target``'s lock."""
+    staging_prefix = f".{target.name}{STAGING_MARK}"
+    old_prefix = f".{target.name}{OLD_MARK}"
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if _ours(entry, staging_prefix):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    olds = sorted((e for e in entries if _ours(e, old_prefix)), key=lambda e: e.stat().st_mtime_ns)
+    if olds and not target.exists() and not target.is_symlink():
+        with contextlib.suppress(OSError):  # the previous output, moved aside: put it back
+            os.replace(olds.pop().path, target)
+    for entry in olds:
+        shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _check_replaceable(target: Path, kind: str, overwrite: bool) -> None:
@@ -286,6 +338,7 @@ def output_directory(
         raise
     _HELD[resolved] = claim
     try:
+        clean_stale(target)
         # checked again under the lock: another process may have written it meanwhile
         _check_replaceable(target, kind, overwrite)
         yield claim
@@ -330,4 +383,71 @@ def check_writable_file(
     os.unlink(name)
 
 
-__all__ = ["OutputClaim", "apply_umask", "check_writable_file", "output_directory", "umask"]
+def check_private_file(
+    target: str | Path,
+    *,
+    flag: str,
+    out_dir: str | Path | None = None,
+    protect: Iterable[str | Path | None] = (),
+) -> Path:
+    """The real path (symbolic links resolved) of a private file to be written, such as a
+    privacy ledger or a providers file, or a one-line error (naming the option ``flag``) when
+    writing there could publish it or destroy something.
+
+    Refused: a path inside ``out_dir`` (the release being written) or inside any folder that
+    holds a ``release.json`` (another release: whoever copies that folder would publish the
+    file with it), a path that is ``out_dir`` or one of its ancestors (the release's folders
+    are made there), a directory or anything else that is not a regular file (a FIFO or a
+    device would hang or never end), and one of the ``protect``-ed inputs.
+    """
+    given = Path(target)
+    real = Path(os.path.realpath(given))
+    if out_dir is not None:
+        out = Path(os.path.realpath(out_dir))
+        if _inside(real, out):
+            raise input_error(
+                f"{flag} {given} is inside the release directory {out_dir}: a private file "
+                "must never be published; keep it elsewhere"
+            )
+        if _inside(out, real):
+            raise input_error(
+                f"{flag} {given} is a folder the release {out_dir} is written into; give a "
+                "file elsewhere"
+            )
+    for folder in real.parents:
+        with contextlib.suppress(OSError):
+            if (folder / "release.json").is_file():
+                raise input_error(
+                    f"{flag} {given} is inside {folder}, a folder holding a release "
+                    "(release.json): a private file must never be published with it; keep "
+                    "it elsewhere"
+                )
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise input_error(f"{flag} {given}: {exc.strerror}") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise input_error(f"{flag} {given} is a directory; give a file name")
+        if not stat.S_ISREG(st.st_mode):
+            raise input_error(
+                f"{flag} {given} is not a regular file (a FIFO, a device or a socket); "
+                "refusing to read or replace it"
+            )
+    for p in protect:
+        if p is not None and real == Path(os.path.realpath(p)):
+            raise input_error(f"{flag} {given} is an input ({p}); refusing to replace it")
+    return real
+
+
+__all__ = [
+    "OutputClaim",
+    "apply_umask",
+    "check_private_file",
+    "check_writable_file",
+    "clean_stale",
+    "output_directory",
+    "umask",
+]

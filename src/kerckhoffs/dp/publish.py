@@ -1,0 +1,370 @@
+"""A release written against a privacy budget: the DP publication transaction.
+
+:func:`publish` (``kh.publish``; ``kerckhoffs anonymize --ledger L [--budget B]`` on the
+command line) computes a DP release, writes it and charges everyone in its input to a
+privacy ledger (:mod:`kerckhoffs.dp.ledger`) as one transaction, in this order:
+
+1. The ledger's path is resolved (links followed) and checked: a private file, never inside a
+   release folder. Its lock is taken, *then* it is read, so nobody records between what this
+   run reads and what it writes.
+2. Everyone in the input pays, one id per input row, including rows a missing-value policy
+   drops (their row decided the output too). With a budget, each person whose total would
+   exceed it is left out of the computation (:mod:`kerckhoffs.dp.individual_filter`,
+   Feldman and Zrnic 2021) and charged nothing; or, with ``over_budget="refuse"``, the
+   whole release is refused (which tells whoever sees the refusal that an exhausted person
+   is in the data: the filter is the default for that reason).
+3. The release is computed, written into a staging folder and checked there (fail closed).
+4. **Write-ahead:** the charge is recorded, with the staged ``release.json``'s integrity
+   digest and the release's final path, and the ledger saved atomically; only then is the
+   release renamed into place. A process killed at any point leaves either no release, or
+   a release that is charged. A charge without a release (killed between the two, or the
+   rename failing) is the safe failure: budget spent, nothing published; the error says so.
+   A previous release that ``overwrite`` was to replace stays until the new one takes its
+   place (and the next run puts it back if a kill left its place empty:
+   :mod:`kerckhoffs.data.output`).
+
+Nothing printed or written says who or how many were left out; the ledger (the publisher's
+private file) says who was charged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.data.output import check_private_file, output_directory
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
+from kerckhoffs.dp.individual_filter import with_public_records, without_rows
+from kerckhoffs.dp.ledger import (
+    ADD_REMOVE,
+    SUBSTITUTION,
+    TOLERANCE,
+    BudgetCheck,
+    BudgetExceeded,
+    Entry,
+    Ledger,
+    charge,
+    identifier_column,
+    lock,
+    neighbours_of,
+    parse_budget,
+    parse_notion,
+    people_of_input,
+    privacy_loss_of,
+    release_digest,
+    steps_per_row,
+)
+from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
+from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.release import Release
+
+OVER_BUDGET = ("leave-out", "refuse")
+"""What happens to people a release would take over budget: left out of the computation
+(an individual filter; the default) or the whole release refused."""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What :func:`publish` did: the release written (``release``, its model ``results``),
+    the ledger entry charged for it (``entry``) and the ledger's path (``ledger``)."""
+
+    release: Release
+    results: list[ModelResult]
+    entry: Entry
+    ledger: Path
+    neighbours: str
+    """The notion of the ledger's budget."""
+
+
+def parse_over_budget(value: str) -> str:
+    """``leave-out`` or ``refuse`` (see :data:`OVER_BUDGET`); anything else is one line."""
+    text = str(value).strip().lower().replace("_", "-")
+    if text not in OVER_BUDGET:
+        raise ParameterError(
+            f"over_budget {value!r}: choose leave-out (people over budget are left out of the "
+            "computation) or refuse (the whole release is refused)"
+        )
+    return text
+
+
+@dataclass
+class LedgerTransaction:
+    """The ledger, locked and read, and the options of the publication (made by
+    :func:`ledger_transaction`); :meth:`publish` computes, writes and charges one release."""
+
+    ledger: Ledger
+    path: Path
+    column: str
+    budget: tuple[float, float] | None
+    over_budget: str
+
+    def publish(
+        self,
+        table: Table,
+        data: str | Path | pd.DataFrame,
+        algorithm: str,
+        models: Sequence[PrivacyModel],
+        out_dir: str | Path,
+        *,
+        options: Mapping[str, Any] | None = None,
+        formats: tuple[str, ...] = ("csv", "parquet"),
+        overwrite: bool = False,
+        sep: str | None = None,
+        protect: Iterable[str | Path | None] = (),
+        include_other: bool = False,
+    ) -> Publication:
+        """Compute ``algorithm`` on ``table`` (the encoded ``data``; the ids of the people
+        are read from ``data``'s identifier column), write it to ``out_dir`` and charge it
+        (module docstring). One-line errors: not a DP algorithm or model, a neighbour
+        notion the ledger cannot hold, everyone over budget with ``refuse``."""
+        from kerckhoffs import api
+        from kerckhoffs.algorithms import get
+        from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+        from kerckhoffs.release import Scheme
+
+        info = get(algorithm)
+        if Scheme.DP not in info.schemes:
+            raise InputError(
+                f"--ledger needs a DP release (one that states its epsilon and delta); "
+                f"{info.name} publishes by {', '.join(s.value for s in info.schemes)}"
+            )
+        targets = [m for m in models if isinstance(m, DifferentialPrivacy)]
+        if len(targets) != 1:
+            raise InputError(
+                "--ledger charges the epsilon a release is made for: give one --model dp=EPS "
+                "(or dp=EPS,DELTA)"
+            )
+        target = targets[0]
+        opts = dict(options or {})
+        notion = parse_notion(opts.get("neighbours", SUBSTITUTION))
+        steps_per_row(notion, self.ledger.neighbours)  # refused before any work
+        out = Path(out_dir)
+        name = out.name or str(out)
+        ids = people_of_input(data, self.column, sep=sep)
+        row_ids = table.row_ids if table.row_ids is not None else np.arange(table.n)
+        if row_ids.size and int(row_ids.max()) >= ids.size:
+            raise InputError(f"the table has rows the data {data} does not (is it its table?)")
+        left = self._left_out(ids, target.epsilon, target.delta, notion, name)
+        left_rows = left[row_ids]
+        if left_rows.any():
+            table = (
+                without_rows(table, left_rows)
+                if notion == ADD_REMOVE
+                else with_public_records(table, left_rows)
+            )
+        release = api.anonymize_table(table, algorithm, models, options=opts, verify=False)
+        loss = _stated_loss(release, info.name, notion, target)
+        members = ids[~left]
+        final = os.path.abspath(out)
+        charged: list[Entry] = []
+
+        def write_ahead(staged: Path) -> None:
+            charged.append(
+                self.ledger.record(
+                    name,
+                    loss[0],
+                    loss[1],
+                    members,
+                    neighbours=notion,
+                    path=final,
+                    digest=release_digest(staged),
+                    budget=self.budget,
+                    allow_empty=True,
+                )
+            )
+
+        with output_directory(out, kind="release", overwrite=overwrite, protect=protect) as claim:
+            claim.before_publish = write_ahead
+            try:
+                results = release.write(
+                    out, formats=formats, include_other=include_other, overwrite=overwrite
+                )
+            except Exception as exc:
+                if not charged:
+                    raise
+                message = exc.cli_message if isinstance(exc, KerckhoffsError) else str(exc)
+                raise InputError(
+                    f"{message}; the ledger {self.path} charges the release {out_dir} but it "
+                    "was not published (a charge without a release: the budget is spent, "
+                    "nothing was published)"
+                ) from None
+            finally:
+                claim.before_publish = None
+        return Publication(release, results, charged[0], self.path, self.ledger.neighbours)
+
+    def _left_out(
+        self, ids: np.ndarray, epsilon: float, delta: float, notion: str, name: str
+    ) -> np.ndarray:
+        """For each input row, whether its person is left out: their total after a release
+        at the target ``(epsilon, delta)`` would exceed the budget (a function of their own
+        history and number of rows only). With ``refuse``, any such person refuses all."""
+        if self.budget is None:
+            return np.zeros(ids.size, dtype=bool)
+        codes, uniq = pd.factorize(ids)
+        k = np.bincount(codes, minlength=len(uniq))
+        uniq = np.asarray(uniq, dtype=object)
+        before_eps, before_delta = self.ledger.totals_of(uniq)
+        add_eps, add_delta = charge(k, epsilon, delta, notion, self.ledger.neighbours)
+        after_eps, after_delta = before_eps + add_eps, before_delta + add_delta
+        b_eps, b_delta = self.budget
+        over = (after_eps > b_eps * (1 + TOLERANCE)) | (after_delta > b_delta * (1 + TOLERANCE))
+        if over.any() and self.over_budget == "refuse":
+            table = pd.DataFrame(
+                {"epsilon": after_eps[over], "delta": after_delta[over]},
+                index=pd.Index(uniq[over], name="person", dtype=object),
+            )
+            raise BudgetExceeded(BudgetCheck(True, table, self.budget).message(f"release {name}"))
+        return np.asarray(over[codes], dtype=bool)
+
+
+def _stated_loss(release: Release, algorithm: str, notion: str, target: Any) -> tuple[float, float]:
+    """The release's ``(epsilon, delta)``, after checking that it states one, under the
+    notion the computation assumed, within the target (fail closed otherwise)."""
+    loss = privacy_loss_of(release)
+    if loss is None:
+        raise InputError(
+            f"--ledger needs a DP release (one that states its epsilon and delta); {algorithm}'s "
+            "release does not"
+        )
+    stated = neighbours_of(release)
+    if stated is None:
+        raise InputError(
+            f"--ledger: {algorithm}'s release does not state its neighbour notion; it cannot "
+            "be charged"
+        )
+    if stated != notion:
+        parse_notion(stated)  # a notion no ledger holds: say that
+        raise PrivacyCheckFailed(
+            f"release not written: {algorithm}'s release is DP under {stated} neighbours, not "
+            f"{notion} as its options said; nothing charged"
+        )
+    if loss[0] > target.epsilon * (1 + TOLERANCE) or loss[1] > target.delta * (1 + TOLERANCE):
+        raise PrivacyCheckFailed(
+            f"release not written: its privacy loss (epsilon {loss[0]:g}, delta {loss[1]:g}) "
+            f"exceeds the target ({target.parameter}); nothing charged"
+        )
+    return loss
+
+
+@contextlib.contextmanager
+def ledger_transaction(
+    ledger: str | Path,
+    schema: Schema,
+    *,
+    out_dir: str | Path,
+    budget: float | str | tuple[float, float] | None = None,
+    over_budget: str = "leave-out",
+    person: str | None = None,
+    neighbours: str | None = None,
+    protect: Iterable[str | Path | None] = (),
+) -> Iterator[LedgerTransaction]:
+    """Check the ledger options, take the ledger's lock and read it (a missing file is a new
+    ledger, under ``neighbours``: substitution by default); the lock is held for the block.
+
+    Refused in one line before any work: a bad budget or ``over_budget``, no identifier
+    column (``person`` names one), a ledger path inside a release folder, ``out_dir`` or an
+    input (``protect``), not a regular file, another process holding the ledger, a damaged
+    ledger, ``neighbours`` other than the existing ledger's."""
+    column = identifier_column(schema, person)
+    b = parse_budget(budget) if budget is not None else None
+    mode = parse_over_budget(over_budget)
+    if neighbours is not None:
+        neighbours = parse_notion(neighbours)
+    check_private_file(ledger, flag="--ledger", out_dir=out_dir, protect=protect)
+    with lock(ledger):
+        led = Ledger.load(ledger, create=True, neighbours=neighbours)
+        yield LedgerTransaction(led, Path(ledger), column, b, mode)
+
+
+def publish(
+    data: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    ledger: str | Path,
+    *,
+    schema: Schema | str | Path,
+    algorithm: str,
+    models: Sequence[PrivacyModel | str],
+    budget: float | str | tuple[float, float] | None = None,
+    over_budget: str = "leave-out",
+    person: str | None = None,
+    neighbours: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    formats: tuple[str, ...] = ("csv", "parquet"),
+    overwrite: bool = False,
+    sep: str | None = None,
+) -> Publication:
+    """Write a DP release of ``data`` to ``out_dir`` and charge everyone in it to the privacy
+    ledger ``ledger`` (created if missing), as one transaction (module docstring).
+
+    ``schema``: a :class:`~kerckhoffs.data.schema.Schema` or its TOML file; its identifier
+    column (or ``person``) names the people. ``budget``: ``EPSILON`` or ``(EPSILON, DELTA)``
+    per person across the ledger; ``over_budget``: ``leave-out`` (default: an individual
+    filter) or ``refuse``. ``neighbours``: the notion of a *new* ledger's budget
+    (substitution by default). ``algorithm``, ``models`` and ``options`` as for
+    :func:`kerckhoffs.anonymize`; ``models`` must hold one ``dp=EPS`` target.
+
+    >>> import kerckhoffs as kh, tempfile, os
+    >>> from kerckhoffs.datasets import generate_hospital, hospital_schema
+    >>> d = tempfile.mkdtemp()
+    >>> pub = kh.publish(generate_hospital(300, seed=0), os.path.join(d, "rel"),
+    ...                  os.path.join(d, "ledger.json"), schema=hospital_schema(),
+    ...                  algorithm="dp-histogram", models=["dp=0.5"], budget=1,
+    ...                  options={"levels": "age:4,sex:1,zip:1,nationality:1"})
+    >>> pub.entry.epsilon <= 0.5, oct(os.stat(pub.ledger).st_mode & 0o777)
+    (True, '0o600')
+    >>> import shutil; shutil.rmtree(d)
+    """
+    from kerckhoffs.api import as_models
+
+    sch = schema if isinstance(schema, Schema) else Schema.from_toml(schema)
+    chosen = as_models(models)
+    inputs: list[str | Path | None] = [] if isinstance(data, pd.DataFrame) else [data]
+    if not isinstance(schema, Schema):
+        inputs.append(schema)
+    with (
+        ledger_transaction(
+            ledger,
+            sch,
+            out_dir=out_dir,
+            budget=budget,
+            over_budget=over_budget,
+            person=person,
+            neighbours=neighbours,
+            protect=inputs,
+        ) as txn,
+        output_directory(out_dir, kind="release", overwrite=overwrite, protect=inputs),
+    ):
+        if isinstance(data, pd.DataFrame):
+            table = Table.encode(data, sch)
+        else:
+            table = Table.from_csv(data, sch, sep=sep)
+        return txn.publish(
+            table,
+            data,
+            algorithm,
+            chosen,
+            out_dir,
+            options=options,
+            formats=formats,
+            overwrite=overwrite,
+            sep=sep,
+            protect=inputs,
+        )
+
+
+__all__ = [
+    "OVER_BUDGET",
+    "LedgerTransaction",
+    "Publication",
+    "ledger_transaction",
+    "parse_over_budget",
+    "publish",
+]
