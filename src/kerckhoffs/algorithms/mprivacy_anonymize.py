@@ -86,7 +86,7 @@ from kerckhoffs.mprivacy.constraints import (
     conjunction,
     m_privacy_merge_closed,
 )
-from kerckhoffs.mprivacy.exact import m_private_triples
+from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, m_private_triples
 from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats
 from kerckhoffs.mprivacy.providers import (
@@ -182,7 +182,7 @@ class _Checker:
         if not h.n_boxes:
             return np.zeros(0, dtype=bool)
         ok = m_private_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
-                               self.s.constraint)  # fmt: skip
+                               self.s.constraint, SEARCH_BUDGET)  # fmt: skip
         if self.s.extra is not None:
             total, hist = h.totals(self.n_sa)
             ok &= self.s.extra.check_batch(total, hist)

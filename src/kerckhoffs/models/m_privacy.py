@@ -101,31 +101,49 @@ class MPrivacy(PrivacyModel):
             )
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
-        from kerckhoffs.mprivacy.exact import achieved_triples
+        """The requested m is decided first, for every group; the achieved m (the group
+        values) is then searched upward from it only as far as stays cheap: the coalition
+        search of distinct l-diversity grows with m (``C(n_G, m)`` coalitions at worst), and
+        a check of ``m=1`` must not pay for ``m=25``. Where the search was cut, the group
+        value is the largest m proven (a lower bound) and the detail says so; a group whose
+        requested m could not be settled within the budget is counted as violating (not
+        proven is not private) and the detail says that too. :func:`kerckhoffs.mprivacy.
+        achieved_m` computes the achieved m exactly, whatever it costs."""
+        from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, achieved_triples, decide_triples
 
         self._readable(hist)
         pc = hist.providers
         assert pc is not None
-        achieved = achieved_triples(
-            pc.group,
-            pc.provider,
-            pc.sa,
-            pc.count,
-            hist.n_groups,
-            pc.n_providers,
-            hist.counts.shape[1],
-            self.constraint(),
-        )
+        n_sa = hist.counts.shape[1]
+        constraint = self.constraint()
         wanted = min(self.m, max(pc.n_providers - 1, 0))
+        triples = (pc.group, pc.provider, pc.sa, pc.count, hist.n_groups)
+        decision = decide_triples(*triples, n_sa, wanted, constraint, SEARCH_BUDGET)
+        achieved = achieved_triples(
+            *triples, pc.n_providers, n_sa, constraint, SEARCH_BUDGET, (wanted, decision)
+        )
         detail = f"{pc.n_providers} provider(s)"
         if wanted < self.m:
             detail += f", m read as {wanted} (n - 1)"
+        undecided = int(decision.undecided.sum())
+        if undecided:
+            detail += (
+                f"; {undecided:,} group(s) not decided at m={wanted} (the coalition search "
+                "ran out of its budget): counted as violating"
+            )
+        bounds = int((~achieved.exact & ~decision.undecided).sum())
+        if bounds:
+            detail += (
+                f"; achieved m is a lower bound in {bounds:,} group(s) (larger coalitions not "
+                "searched: too costly)"
+            )
+        values = achieved.m
         return ModelResult(
             self.name,
             self.parameter,
-            float(achieved.min()) if achieved.size else float(wanted),
-            achieved.astype(float),
-            achieved >= wanted,
+            float(values.min()) if values.size else float(wanted),
+            values.astype(float),
+            decision.ok,
             True,
             detail,
         )
