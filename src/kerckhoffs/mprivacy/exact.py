@@ -9,10 +9,16 @@ m-privacy w.r.t. each component, and each component has a closed form:
   ``N - (sum of the m_eff largest c_p) >= k``.
 - distinct l-diversity: a value vanishes only when every provider holding it is in the
   coalition, so only values held by at most ``m_eff`` providers can vanish; the group breaches
-  iff some ``m_eff`` of the providers holding such values make ``distinct - l + 1`` of them
-  vanish. Settled without search when those providers are at most ``m_eff`` (they all fit in
-  one coalition), else by every ``m_eff``-subset of them as bitmasks, batched over all groups
-  that share (providers, m_eff).
+  iff some ``distinct - l + 1`` of them have at most ``m_eff`` holders between them (the
+  coalition is the union of their holder sets). That is a minimum-union problem (NP-hard in
+  general), so: shortcuts first, vectorized over groups (all those providers fit in one
+  coalition; the values with the fewest holders fit; no provider holds two such values, so
+  unions are sums: paper 003's one provider per user); then every ``m_eff``-coalition of
+  the providers holding such values as bitmasks, batched over groups of one shape, when they
+  are at most 62 and the coalitions few (:data:`MAX_COMBINATIONS`); else a depth-first search
+  over unions of holder sets with a bound that cuts hopeless branches
+  (:func:`_union_search`), any number of providers. The search may be given a budget of
+  steps per group: a group it cannot settle is reported *undecided* and never passes.
 - frequency l-diversity, ``|S| >= l * S_max(S)`` (not EG-monotonic, so Definition 2.1 lets the
   coalition put back any part S of its own records): for a coalition I with remainder R, the
   worst S is empty or all of I's records of one value v (adding records of v raises
@@ -21,8 +27,15 @@ m-privacy w.r.t. each component, and each component has a closed form:
   ``N - l * H_v >= (sum of the m_eff largest c_p - h_p[v])``: the condition
   ``|R| + h_I[v] >= l * H_v`` maximized over I.
 
-Nothing loops over rows or groups in Python; the only loops are over SA values' columns in
-one sort and over distinct (providers, m_eff) shapes of the distinct-l search.
+**Requested m, achieved m.** :func:`decide_triples` decides one m per group. The achieved m
+(:func:`achieved_triples`) grows from what is known by doubling steps while the group stays
+m-private, then bisects: the cheap small coalitions are searched first, since the distinct-l
+search grows with m; with a budget it stops where the search would cost too much and says
+which values are lower bounds (:class:`Achieved`).
+
+Nothing loops over rows in Python; the loops run over SA values' columns in one sort, over
+distinct (providers, m_eff) shapes of the bitmask search, and over the groups the union search
+must settle.
 """
 
 from __future__ import annotations
