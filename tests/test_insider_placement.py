@@ -66,6 +66,8 @@ def test_placement_equals_brute_force(case: tuple) -> None:
     assert tuple(got.load.tolist()) in loads
     varies = [len({lv[c] for lv in loads}) > 1 for c in range(capacity.size)]
     assert got.variable.tolist() == varies
+    assert got.low.tolist() == [min(lv[c] for lv in loads) for c in range(capacity.size)]
+    assert got.high.tolist() == [max(lv[c] for lv in loads) for c in range(capacity.size)]
     assert got.unique == (len(loads) == 1)
     assert got.unplaceable == sum(
         1 for i in range(n_records) if not any(capacity[c] > 0 for c in cell[record == i])

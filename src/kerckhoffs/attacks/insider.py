@@ -23,8 +23,10 @@ learns she has epilepsy.
   coalition's records of value ``v`` in group ``g`` take the first ``C[g, v]`` such rows; the
   remainder is the same multiset whichever rows are taken. When several assignments remain
   and they subtract different numbers from a group, the coalition cannot tell its own rows
-  there from the others': such a group is not attacked, and the verdict says so and is never
-  SAFE (``details["groups_undecided"]``). A record that fits no group is taken as not
+  there from the others'. Such a group is settled when every possible subtraction leaves a
+  remainder that keeps the promise (then no placement, the true one included, discloses a
+  row there; ``details["groups_safe_in_every_placement"]``); otherwise it is not attacked,
+  and the verdict says so and is never SAFE (``details["groups_undecided"]``). A record that fits no group is taken as not
   published (``details["records_unplaced"]``, said in the verdict);
 * or only a size ``m``: the attack then searches each group's worst coalition of ``m`` of
   its providers (``worst=True``; needs the providers, so an in-process release).
@@ -132,11 +134,14 @@ def _posterior_bound(model: PrivacyModel) -> float | None:
 class CoalitionRows(NamedTuple):
     """The coalition's rows of a release: ``mine`` (bool per row), ``undecided`` (bool per
     group: its records fit the group in more than one way, so the rows it removes there are
-    unknown) and figures for ``details``."""
+    unknown), figures for ``details``, and, for records placed from the files, the fewest and
+    most records of each (group, value) any placement removes (``low``, ``high``)."""
 
     mine: np.ndarray
     undecided: np.ndarray
     details: dict[str, Any]
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
 
 
 def coalition_rows(
@@ -198,7 +203,8 @@ def coalition_rows(
         "records_unplaced": len(records) - placement.placed,
         "groups_undecided": int(undecided.sum()),
     }
-    return CoalitionRows(mine, undecided, details)
+    low, high = placement.low.reshape(hist.shape), placement.high.reshape(hist.shape)
+    return CoalitionRows(mine, undecided, details, low, high)
 
 
 # -- posteriors -----------------------------------------------------------------------------------
@@ -242,18 +248,56 @@ def _breached_cells(
     return out
 
 
+MAX_PLACEMENTS = 4096
+"""Most removals of one group :func:`_safe_in_every_placement` evaluates."""
+
+
+def _safe_in_every_placement(
+    like: GroupHistogram,
+    models: Sequence[PrivacyModel],
+    low: np.ndarray,
+    high: np.ndarray,
+    undecided: np.ndarray,
+) -> np.ndarray:
+    """Per group, whether an undecided group keeps the promise whatever the placement: the
+    removals of its values vary independently (records of one value only go to cells of that
+    value), each over the whole range ``low..high`` (:class:`~kerckhoffs.attacks.placement.
+    Placement`), so every combination is a possible removal; the group is settled when no
+    combination leaves a touched, non-empty remainder that violates a model. At most
+    :data:`MAX_PLACEMENTS` combinations per group; above that the group stays undecided."""
+    out = np.zeros(undecided.size, dtype=bool)
+    for g in np.flatnonzero(undecided).tolist():
+        lo, hi = low[g], high[g]
+        spread = np.flatnonzero(hi > lo)
+        if math.prod(int(hi[v] - lo[v] + 1) for v in spread) > MAX_PLACEMENTS:
+            continue
+        axes = [np.arange(lo[v], hi[v] + 1) for v in spread.tolist()]
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, spread.size)
+        removed = np.repeat(lo[None, :], grid.shape[0], axis=0)
+        removed[:, spread] = grid
+        rem = like.counts[g][None, :] - removed
+        left = rem.sum(axis=1)
+        touched = (removed.sum(axis=1) > 0) & (left > 0)
+        viol = _violations(rem, like, models).any(axis=1)
+        out[g] = not (viol & touched).any()
+    return out
+
+
 # -- the result ----------------------------------------------------------------------------------
 @dataclass
 class InsiderResult(AttackResult):
     """An :class:`AttackResult` that may leave groups out: ``undecided_groups`` groups (holding
     ``undecided_rows`` rows) where the coalition's records fit in more than one way, so the
     coalition cannot tell which rows there are its own. Those groups are not attacked; the
-    verdict says so and is never SAFE (the attack did not run on all of the release), and
-    ``unplaced`` coalition records that fit no group are named in it too."""
+    verdict says so and is never SAFE (the attack did not run on all of the release);
+    ``settled_groups`` groups whose placement varies but whose remainder keeps the promise in
+    every placement are attacked (no row of them disclosed, whatever the placement) and
+    named; ``unplaced`` coalition records that fit no group are named too."""
 
     undecided_groups: int = 0
     undecided_rows: int = 0
     unplaced: int = 0
+    settled_groups: int = 0
 
     @property
     def safe(self) -> bool:
@@ -275,6 +319,11 @@ class InsiderResult(AttackResult):
                     f"INCOMPLETE: no row disclosed by {self.attack} in the groups it could "
                     f"attack; {gone}"
                 )
+        if self.settled_groups:
+            base += (
+                f"; {self.settled_groups:,} group(s) the coalition's records fit in more than "
+                "one way are safe in every way (no posterior shown for them)"
+            )
         if self.unplaced:
             base += (
                 f"; {self.unplaced:,} of the coalition's records fit no group (taken as not "
@@ -369,8 +418,14 @@ def insider_attack(
         mine, label, details = _worst_rows(release, size, chosen, max_coalitions)
         details["worst"] = True
         undecided = np.zeros(n_groups, dtype=bool)
+        settled = undecided
     else:
-        mine, undecided, details = coalition_rows(release, coalition, schema)
+        mine, undecided, details, low, high = coalition_rows(release, coalition, schema)
+        settled = np.zeros(n_groups, dtype=bool)
+        if undecided.any() and low is not None and high is not None:
+            settled = _safe_in_every_placement(like, chosen, low, high, undecided)
+            details["groups_undecided"] = int((undecided & ~settled).sum())
+            details["groups_safe_in_every_placement"] = int(settled.sum())
     removed = np.bincount(
         group[mine].astype(np.int64) * n_sa + sa[mine], minlength=n_groups * n_sa
     ).reshape(n_groups, n_sa)
@@ -423,9 +478,10 @@ def insider_attack(
         release.table.n,
         min(bounds) if bounds else None,
         details,
-        undecided_groups=int(undecided.sum()),
-        undecided_rows=int(release.partition.sizes[undecided].sum()),
+        undecided_groups=int((undecided & ~settled).sum()),
+        undecided_rows=int(release.partition.sizes[undecided & ~settled].sum()),
         unplaced=int(details.get("records_unplaced", 0)),
+        settled_groups=int(settled.sum()),
     )
 
 

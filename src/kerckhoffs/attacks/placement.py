@@ -36,6 +36,7 @@ cells; no loop runs over the release's rows.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,12 +55,17 @@ class Placement:
     """One maximum placement of the records into cells: ``load[c]`` records in cell ``c``;
     ``variable[c]`` says that some other maximum placement puts a different number there;
     ``placed`` records are placed (the same in every maximum placement); ``unplaceable`` of
-    them fit no cell at all."""
+    them fit no cell at all; every load from ``low[c]`` to ``high[c]`` occurs in some maximum
+    placement (the loads of one cell over the integral maximum flows form an interval)."""
 
     load: np.ndarray
     variable: np.ndarray
     placed: int
     unplaceable: int
+    low: np.ndarray
+    """Per cell, the fewest records any maximum placement puts there."""
+    high: np.ndarray
+    """Per cell, the most records any maximum placement puts there."""
 
     @property
     def unique(self) -> bool:
@@ -158,12 +164,120 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
             push(k, c_in, -amount)
             push(k, c_out, amount)
     variable = _variable_cells(supply, sent, cands, users, cap, load)
+    low = np.asarray(load, dtype=np.int64)
+    high = low.copy()
+    for c in np.flatnonzero(variable).tolist():
+        state = (supply, cands, cap)
+        low[c] = load[c] - _moves(state, sent, flow, load, out_of=c)
+        high[c] = load[c] + _moves(state, sent, flow, load, into=c)
     return Placement(
         np.asarray(load, dtype=np.int64),
         variable,
         int(sum(sent)),
         unplaceable,
+        low,
+        high,
     )
+
+
+def _moves(
+    state: tuple[list[int], list[list[int]], list[int]],
+    sent: list[int],
+    flow: list[dict[int, int]],
+    load: list[int],
+    *,
+    into: int = -1,
+    out_of: int = -1,
+) -> int:
+    """How many records can be moved, one at a time and keeping every other placement rule,
+    into cell ``into`` from other cells (or out of cell ``out_of`` into other cells with room),
+    on a copy of the placement: residual paths that avoid the sink, each the records of a
+    class moving from one cell to the next (or, through the source, one record dropped and
+    another of the same supply placed)."""
+    supply, cands, cap = state
+    sent = list(sent)
+    load = list(load)
+    flow = [dict(f) for f in flow]
+    users: dict[int, dict[int, int]] = {}
+    for k, f in enumerate(flow):
+        for c, x in f.items():
+            users.setdefault(c, {})[k] = x
+
+    def push(k: int, c: int, amount: int) -> None:
+        sent[k] += amount
+        load[c] += amount
+        x = flow[k].get(c, 0) + amount
+        if x:
+            flow[k][c] = users.setdefault(c, {})[k] = x
+        else:
+            flow[k].pop(c, None)
+            users.get(c, {}).pop(k, None)
+
+    moved = 0
+    while True:
+        if into >= 0:
+            if load[into] >= cap[into]:
+                break
+            starts = [c for c in users if c != into and load[c] > 0]
+        else:
+            if load[out_of] <= 0:
+                break
+            starts = [out_of]
+        path = _residual_path(starts, into, out_of, supply, sent, cands, users, cap, load)
+        if path is None:
+            break
+        for u, v in itertools.pairwise(path):
+            if u[0] == "c" and v[0] == "k":
+                push(v[1], u[1], -1)  # class v takes one of its records out of cell u
+            elif u[0] == "k" and v[0] == "c":
+                push(u[1], v[1], 1)  # and puts it (or a new one, from the source) in v
+        moved += 1
+    return moved
+
+
+def _residual_path(
+    starts: list[int],
+    into: int,
+    out_of: int,
+    supply: list[int],
+    sent: list[int],
+    cands: list[list[int]],
+    users: dict[int, dict[int, int]],
+    cap: list[int],
+    load: list[int],
+) -> list[Node] | None:
+    """A shortest residual path without the sink from one of the ``starts`` cells to cell
+    ``into`` (or, with ``out_of``, to any other cell with room)."""
+    parent: dict[Node, Node | None] = {("c", c): None for c in starts}
+    queue = deque(parent)
+    source: Node = ("s", 0)
+    while queue:
+        node = queue.popleft()
+        kind, i = node
+        if kind == "c":
+            nxt: list[Node] = [("k", k) for k, x in users.get(i, {}).items() if x > 0]
+        elif kind == "k":
+            nxt = [("c", c) for c in cands[i]]
+            if sent[i] > 0:
+                nxt.append(source)
+        else:
+            nxt = [("k", k) for k in range(len(supply)) if sent[k] < supply[k]]
+        for v in nxt:
+            if v in parent:
+                continue
+            parent[v] = node
+            done = v[0] == "c" and (
+                v[1] == into if into >= 0 else v[1] != out_of and load[v[1]] < cap[v[1]]
+            )
+            if done:
+                path = [v]
+                back = parent[v]
+                while back is not None:
+                    path.append(back)
+                    back = parent[back]
+                return path[::-1]
+            queue.append(v)
+    return None
 
 
 def _augmenting_path(
