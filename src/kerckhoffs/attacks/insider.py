@@ -26,8 +26,9 @@ learns she has epilepsy.
   there from the others'. Such a group is settled when every possible subtraction leaves a
   remainder that keeps the promise (then no placement, the true one included, discloses a
   row there; ``details["groups_safe_in_every_placement"]``); otherwise it is not attacked,
-  and the verdict says so and is never SAFE (``details["groups_undecided"]``). A record that fits no group is taken as not
-  published (``details["records_unplaced"]``, said in the verdict);
+  and the verdict says so and is never SAFE (``details["groups_undecided"]``). A record that
+  fits no group is taken as not published (``details["records_unplaced"]``, said in the
+  verdict);
 * or only a size ``m``: the attack then searches each group's worst coalition of ``m`` of
   its providers (``worst=True``; needs the providers, so an in-process release).
 
