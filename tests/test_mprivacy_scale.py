@@ -242,3 +242,20 @@ def test_one_provider_per_user_anonymizes_and_checks(tmp_path) -> None:  # type:
     mp = results["m-privacy"]
     assert mp.satisfied and "lower bound" not in mp.detail
     assert mp.achieved >= 3 and math.isfinite(mp.achieved)
+
+
+def test_a_distributed_check_adds_up_what_its_slices_could_not_search() -> None:
+    """A Dask check evaluates slices of the groups and combines them: the counts behind the
+    detail line (lower bounds, undecided groups) add up instead of keeping the first slice's."""
+    provider = [p for i in range(12) for p in (i, i)]
+    sa = [v for i in range(12) for v in (i, (i + 1) % 12)]
+    rel = one_group(provider, sa)
+    model = MPrivacy(1, [DistinctLDiversity(11)])
+    with (
+        mock.patch.object(exact, "MAX_COMBINATIONS", 0),
+        mock.patch.object(exact, "SEARCH_BUDGET", 30),
+    ):
+        part = model.evaluate(rel.histogram())
+    both = model.combine([part, part], np.array([24, 24]))
+    assert "lower bound in 1 group(s)" in part.detail
+    assert "lower bound in 2 group(s)" in both.detail and both.group_values.tolist() == [1, 1]

@@ -12,7 +12,10 @@ of :mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never publish
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel, require
@@ -122,31 +125,70 @@ class MPrivacy(PrivacyModel):
         achieved = achieved_triples(
             *triples, pc.n_providers, n_sa, constraint, SEARCH_BUDGET, (wanted, decision)
         )
-        detail = f"{pc.n_providers} provider(s)"
-        if wanted < self.m:
-            detail += f", m read as {wanted} (n - 1)"
         undecided = int(decision.undecided.sum())
-        if undecided:
-            detail += (
-                f"; {undecided:,} group(s) not decided at m={wanted} (the coalition search "
-                "ran out of its budget): counted as violating"
-            )
-        bounds = int((~achieved.exact & ~decision.undecided).sum())
-        if bounds:
-            detail += (
-                f"; achieved m is a lower bound in {bounds:,} group(s) (larger coalitions not "
-                "searched: too costly)"
-            )
+        bounded = int((~achieved.exact & ~decision.undecided).sum())
         values = achieved.m
-        return ModelResult(
+        return MPrivacyResult(
             self.name,
             self.parameter,
             float(values.min()) if values.size else float(wanted),
             values.astype(float),
             decision.ok,
             True,
-            detail,
+            _detail(pc.n_providers, self.m, wanted, undecided, bounded),
+            undecided=undecided,
+            bounded=bounded,
+            n_providers=pc.n_providers,
         )
+
+    def combine(self, parts: Sequence[ModelResult], sizes: np.ndarray) -> ModelResult:
+        """Slices' results as one (a distributed check): their counts of undecided groups and
+        of lower bounds add up, and the detail is rebuilt from the sums."""
+        merged = super().combine(parts, sizes)
+        undecided = sum(getattr(p, "undecided", 0) for p in parts)
+        bounded = sum(getattr(p, "bounded", 0) for p in parts)
+        n_providers = max((getattr(p, "n_providers", 0) for p in parts), default=0)
+        wanted = min(self.m, max(n_providers - 1, 0))
+        return MPrivacyResult(
+            merged.model,
+            merged.parameter,
+            merged.achieved,
+            merged.group_values,
+            merged.group_ok,
+            merged.higher_is_better,
+            _detail(n_providers, self.m, wanted, undecided, bounded),
+            undecided=undecided,
+            bounded=bounded,
+            n_providers=n_providers,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MPrivacyResult(ModelResult):
+    """An m-privacy :class:`ModelResult` with what its detail line counts: ``undecided``
+    groups (the requested m not settled within the search budget: counted as violating),
+    ``bounded`` groups (their achieved m is a lower bound) and the ``n_providers``."""
+
+    undecided: int = 0
+    bounded: int = 0
+    n_providers: int = 0
+
+
+def _detail(n_providers: int, m: int, wanted: int, undecided: int, bounded: int) -> str:
+    detail = f"{n_providers} provider(s)"
+    if wanted < m:
+        detail += f", m read as {wanted} (n - 1)"
+    if undecided:
+        detail += (
+            f"; {undecided:,} group(s) not decided at m={wanted} (the coalition search ran out "
+            "of its budget): counted as violating"
+        )
+    if bounded:
+        detail += (
+            f"; achieved m is a lower bound in {bounded:,} group(s) (larger coalitions not "
+            "searched: too costly)"
+        )
+    return detail
 
 
 def combine_m_privacy(models: Sequence[PrivacyModel]) -> list[PrivacyModel]:
