@@ -540,3 +540,37 @@ def test_a_two_private_release_of_400_rows_never_reads_unsafe_from_files() -> No
         assert result.compromised == 0, (coalition, result.verdict())
         assert result.details["records_unplaced"] == 0
         assert not result.verdict().startswith("UNSAFE")
+
+
+@pytest.mark.parametrize("seed", [6, 9, 24])
+def test_k3_m0_provider_aware_from_files_claims_only_what_holds(seed: int) -> None:
+    """provider-aware with k = 3 and m = 0 on 30 random rows, hospital P1 from the files.
+    Before, the records that fit two boxes were left unplaced: seed 6 found 6 rows where the
+    providers-known attack finds 5, seed 9 found 4 in a release P1 learns nothing from, seed
+    24 said SAFE where 4 rows are disclosed. Now: never more than the truth, exactly the truth
+    when the placement is decided (seed 6), else INCOMPLETE (never SAFE)."""
+    from kerckhoffs.algorithms.mprivacy_anonymize import provider_aware
+    from kerckhoffs.models import MPrivacy
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    df = pd.DataFrame(
+        {
+            "q1": rng.integers(0, 20, n),
+            "q2": rng.integers(0, 20, n),
+            "s": rng.choice(list("abcd"), n),
+            "p": rng.choice(["P1", "P2", "P3"], n),
+        }
+    )
+    schema = Schema.build({"q1": {"kind": "numeric"}, "q2": {"kind": "numeric"}}, "s", provider="p")
+    rel = provider_aware(Table.encode(df, schema), [MPrivacy(0, [KAnonymity(3)])])
+    read = Release.from_frames(rel.frames(), rel.metadata())
+    known = insider_attack(rel, Coalition(providers=("P1",)), models=[KAnonymity(3)])
+    records = df.loc[df["p"] == "P1", ["q1", "q2", "s"]]
+    got = insider_attack(read, Coalition(records=records), models=[KAnonymity(3)])
+    assert got.compromised <= known.compromised
+    if got.undecided_groups == 0:
+        assert got.verdict() == known.verdict()
+    else:
+        assert not got.safe and not got.verdict().startswith("SAFE")
+    assert (seed == 6) == (got.undecided_groups == 0)
