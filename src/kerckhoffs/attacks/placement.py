@@ -166,10 +166,11 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
     variable = _variable_cells(supply, sent, cands, users, cap, load)
     low = np.asarray(load, dtype=np.int64)
     high = low.copy()
-    for c in np.flatnonzero(variable).tolist():
-        state = (supply, cands, cap)
-        low[c] = load[c] - _moves(state, sent, flow, load, out_of=c)
-        high[c] = load[c] + _moves(state, sent, flow, load, into=c)
+    state = (supply, cands, cap)
+    for classes, cells in _components(supply, sent, cands, np.flatnonzero(variable).tolist()):
+        for c in cells:
+            low[c] = load[c] - _moves(state, sent, flow, load, classes, out_of=c)
+            high[c] = load[c] + _moves(state, sent, flow, load, classes, into=c)
     return Placement(
         np.asarray(load, dtype=np.int64),
         variable,
@@ -180,50 +181,83 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
     )
 
 
+def _components(
+    supply: list[int], sent: list[int], cands: list[list[int]], cells: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The ``cells`` grouped by the connected part of the class-cell graph they lie in, each
+    with that part's classes: records move only inside one part, unless some records are
+    left unplaced (then a record dropped in one part can make room for one placed in
+    another, through the source, and all is one part)."""
+    n_k = len(supply)
+    if any(sent[k] < supply[k] for k in range(n_k)):
+        return [(list(range(n_k)), cells)] if cells else []
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for k, cs in enumerate(cands):  # node k for a class, -1 - c for a cell
+        for c in cs:
+            parent[root(-1 - c)] = root(k)
+    classes: dict[int, list[int]] = {}
+    for k in range(n_k):
+        classes.setdefault(root(k), []).append(k)
+    by_part: dict[int, list[int]] = {}
+    for c in cells:
+        by_part.setdefault(root(-1 - c), []).append(c)
+    return [(classes.get(r, []), cs) for r, cs in by_part.items()]
+
+
 def _moves(
     state: tuple[list[int], list[list[int]], list[int]],
     sent: list[int],
     flow: list[dict[int, int]],
     load: list[int],
+    classes: list[int],
     *,
     into: int = -1,
     out_of: int = -1,
 ) -> int:
     """How many records can be moved, one at a time and keeping every other placement rule,
     into cell ``into`` from other cells (or out of cell ``out_of`` into other cells with room),
-    on a copy of the placement: residual paths that avoid the sink, each the records of a
-    class moving from one cell to the next (or, through the source, one record dropped and
-    another of the same supply placed)."""
+    on a copy of the part of the placement made of ``classes`` and their cells: residual
+    paths that avoid the sink, each the records of a class moving from one cell to the next
+    (or, through the source, one record dropped and another of the same supply placed)."""
     supply, cands, cap = state
-    sent = list(sent)
-    load = list(load)
-    flow = [dict(f) for f in flow]
+    part_sent = {k: sent[k] for k in classes}
+    part_flow = {k: dict(flow[k]) for k in classes}
+    part_load = {c: load[c] for k in classes for c in cands[k]}
     users: dict[int, dict[int, int]] = {}
-    for k, f in enumerate(flow):
+    for k, f in part_flow.items():
         for c, x in f.items():
             users.setdefault(c, {})[k] = x
 
     def push(k: int, c: int, amount: int) -> None:
-        sent[k] += amount
-        load[c] += amount
-        x = flow[k].get(c, 0) + amount
+        part_sent[k] += amount
+        part_load[c] += amount
+        x = part_flow[k].get(c, 0) + amount
         if x:
-            flow[k][c] = users.setdefault(c, {})[k] = x
+            part_flow[k][c] = users.setdefault(c, {})[k] = x
         else:
-            flow[k].pop(c, None)
+            part_flow[k].pop(c, None)
             users.get(c, {}).pop(k, None)
 
     moved = 0
     while True:
         if into >= 0:
-            if load[into] >= cap[into]:
+            if part_load[into] >= cap[into]:
                 break
-            starts = [c for c in users if c != into and load[c] > 0]
+            starts = [c for c, x in part_load.items() if c != into and x > 0]
         else:
-            if load[out_of] <= 0:
+            if part_load[out_of] <= 0:
                 break
             starts = [out_of]
-        path = _residual_path(starts, into, out_of, supply, sent, cands, users, cap, load)
+        path = _residual_path(
+            starts, into, out_of, (supply, cands, cap), part_sent, users, part_load
+        )
         if path is None:
             break
         for u, v in itertools.pairwise(path):
@@ -239,15 +273,15 @@ def _residual_path(
     starts: list[int],
     into: int,
     out_of: int,
-    supply: list[int],
-    sent: list[int],
-    cands: list[list[int]],
+    state: tuple[list[int], list[list[int]], list[int]],
+    sent: dict[int, int],
     users: dict[int, dict[int, int]],
-    cap: list[int],
-    load: list[int],
+    load: dict[int, int],
 ) -> list[Node] | None:
     """A shortest residual path without the sink from one of the ``starts`` cells to cell
-    ``into`` (or, with ``out_of``, to any other cell with room)."""
+    ``into`` (or, with ``out_of``, to any other cell with room), among the classes of
+    ``sent`` and their cells."""
+    supply, cands, cap = state
     parent: dict[Node, Node | None] = {("c", c): None for c in starts}
     queue = deque(parent)
     source: Node = ("s", 0)
@@ -261,7 +295,7 @@ def _residual_path(
             if sent[i] > 0:
                 nxt.append(source)
         else:
-            nxt = [("k", k) for k in range(len(supply)) if sent[k] < supply[k]]
+            nxt = [("k", k) for k, x in sent.items() if x < supply[k]]
         for v in nxt:
             if v in parent:
                 continue
