@@ -259,3 +259,43 @@ def test_a_distributed_check_adds_up_what_its_slices_could_not_search() -> None:
     both = model.combine([part, part], np.array([24, 24]))
     assert "lower bound in 1 group(s)" in part.detail
     assert "lower bound in 2 group(s)" in both.detail and both.group_values.tolist() == [1, 1]
+
+
+def test_an_undecided_root_is_not_called_impossible() -> None:
+    """When the coalition search cannot settle the whole table within its budget the
+    anonymizer may not claim that no partition is m-private: it searches, and publishes only
+    groups it could decide (each checked here by brute force), or says it could not settle."""
+    from kerckhoffs.algorithms.mprivacy_anonymize import mondrian_mprivacy, provider_aware
+    from kerckhoffs.errors import ParameterError
+    from kerckhoffs.models import combine_m_privacy
+
+    provider = [p for i in range(12) for p in (i, i)]
+    sa = [v for i in range(12) for v in (i, (i + 1) % 12)]
+    df = pd.DataFrame(
+        {"q": provider, "s": [f"v{v:02d}" for v in sa], "p": [f"P{p:02d}" for p in provider]}
+    )
+    t = Table.encode(df, Schema.build({"q": {"kind": "numeric"}}, "s", provider="p"))
+    models = combine_m_privacy([DistinctLDiversity(11), MPrivacy(2)])
+    c = DistinctL(11)  # two values must vanish: three providers in a row
+    for fn in (mondrian_mprivacy, provider_aware):
+        with (
+            mock.patch.object(exact, "MAX_COMBINATIONS", 0),
+            mock.patch.object(exact, "SEARCH_BUDGET", 30),
+        ):
+            assert decide_at_root(t, 2, c).undecided[0]
+            try:
+                rel = fn(t, models)
+            except ParameterError as e:
+                assert "so no partition" not in str(e)
+                assert "could not settle" in str(e)
+                continue
+        for block in rel.partition.groups():
+            stats = GroupStats.from_records(t.provider[block], t.sa[block], t.n_sa)
+            assert brute(stats, 2, c).private
+
+
+def decide_at_root(t: Table, m: int, c: Constraint):  # type: ignore[no-untyped-def]
+    from kerckhoffs.mprivacy.exact import decide_triples
+
+    g, p, s, w = exact._triples(np.zeros(t.n, dtype=np.int64), t.provider, t.sa, 12, t.n_sa)
+    return decide_triples(g, p, s, w, 1, t.n_sa, m, c, exact.SEARCH_BUDGET)

@@ -86,7 +86,7 @@ from kerckhoffs.mprivacy.constraints import (
     conjunction,
     m_privacy_merge_closed,
 )
-from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, m_private_triples
+from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, decide_triples
 from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats
 from kerckhoffs.mprivacy.providers import (
@@ -177,16 +177,23 @@ class _Checker:
         self.checks = 0
 
     def exact(self, h: Histograms, m: int) -> np.ndarray:
-        """Per box of ``h``: m-private w.r.t. C (and the extra models hold)."""
+        """Per box of ``h``: m-private w.r.t. C (and the extra models hold); a box the
+        coalition search cannot settle within its budget is not (never allowed)."""
+        return self.decide(h, m)[0]
+
+    def decide(self, h: Histograms, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per box of ``h``: (:meth:`exact`, undecided by the coalition search)."""
         self.checks += h.n_boxes
         if not h.n_boxes:
-            return np.zeros(0, dtype=bool)
-        ok = m_private_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
-                               self.s.constraint, SEARCH_BUDGET)  # fmt: skip
+            return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+        d = decide_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
+                           self.s.constraint, SEARCH_BUDGET)  # fmt: skip
+        ok, undecided = d.ok, d.undecided
         if self.s.extra is not None:
             total, hist = h.totals(self.n_sa)
-            ok &= self.s.extra.check_batch(total, hist)
-        return np.asarray(ok, dtype=bool)
+            extra = self.s.extra.check_batch(total, hist)
+            ok, undecided = ok & extra, undecided & extra
+        return np.asarray(ok, dtype=bool), np.asarray(undecided, dtype=bool)
 
     def one(self, h: Histograms, box: int, start: np.ndarray, size: np.ndarray) -> bool:
         """Box ``box`` of ``h`` with the per-group verifier."""
@@ -332,11 +339,13 @@ def coordinate(
     if node_hist.count.sum() == 0:
         raise ParameterError("the table is empty: nothing to anonymize")
     with clock.phase("verify"):
+        root_open = False  # the coalition search could not settle the root
         if verifier == "exact":
-            root_ok = bool(checker.exact(node_hist, m)[0])
+            ok, undecided = checker.decide(node_hist, m)
+            root_ok, root_open = bool(ok[0]), bool(undecided[0])
         else:
             root_ok = checker.one(node_hist, 0, np.zeros(1, np.int64), node_hist.box_sizes())
-    if not root_ok and _no_partition_can_pass(setting, node_hist, n_sa):
+    if not root_ok and not root_open and _no_partition_can_pass(setting, node_hist, n_sa):
         raise ParameterError(
             f"the whole table is not {m}-private w.r.t. {_describe(setting)}, so no "
             "partition of it is: nothing can be published (lower m, k or l)"
@@ -402,12 +411,18 @@ def coordinate(
             leaves.append(final)
             cut_nodes = np.flatnonzero(is_cut)
             if not root_ok and levels == 1 and not cut_nodes.size:
+                why = (
+                    "the coalition search could not settle whether the whole table is "
+                    f"{m}-private within its budget"
+                    if root_open
+                    else f"the whole table is not {m}-private (m-privacy w.r.t. frequency "
+                    "l-diversity is not closed under merging groups, so a finer partition "
+                    "this search does not reach might exist)"
+                )
                 raise ParameterError(
                     f"found no partition of the table into {m}-private groups w.r.t. "
-                    f"{_describe(setting)}: the whole table is not {m}-private and no cut "
-                    f"leaves both halves {m}-private (m-privacy w.r.t. frequency l-diversity is "
-                    "not closed under merging groups, so a finer partition this search does "
-                    "not reach might exist); nothing is published"
+                    f"{_describe(setting)}: {why}, and no cut leaves both halves "
+                    f"{m}-private; nothing is published"
                 )
             n_cut = cut_nodes.size
             left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
