@@ -80,13 +80,13 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity, LDiversity
 from kerckhoffs.models.m_privacy import MPrivacy
+from kerckhoffs.mprivacy import exact as exact_verifier
 from kerckhoffs.mprivacy.constraints import (
     Constraint,
     KAnon,
     conjunction,
     m_privacy_merge_closed,
 )
-from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, decide_triples
 from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats
 from kerckhoffs.mprivacy.providers import (
@@ -186,8 +186,9 @@ class _Checker:
         self.checks += h.n_boxes
         if not h.n_boxes:
             return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-        d = decide_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
-                           self.s.constraint, SEARCH_BUDGET)  # fmt: skip
+        budget = exact_verifier.SEARCH_BUDGET  # read at each call: tests lower it
+        d = exact_verifier.decide_triples(h.box, h.provider, h.sa, h.count, h.n_boxes,
+                                          self.n_sa, m, self.s.constraint, budget)  # fmt: skip
         ok, undecided = d.ok, d.undecided
         if self.s.extra is not None:
             total, hist = h.totals(self.n_sa)
