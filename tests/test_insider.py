@@ -332,3 +332,245 @@ def test_cli_audit_runs_insider_when_a_coalition_is_given(
     )
     assert code == 1
     assert "insider" in stdout and "UNSAFE" in stdout
+
+
+# -- records placed by QI box and SA value together (provider-aware releases) ---------------------
+def _hospitals_m(tmp_path: Path) -> Path:
+    """The README's 2-private release of Table I (provider-aware, k=2, distinct-l=2,
+    m-privacy=2), written to files. Its groups, derived by hand: 0 = Sara and Cecilia (P3),
+    1 = Alice, Bob and Emily (P1), 2 = Dorothy, Mark and John (P2), 3 = Olga and Frank (P4);
+    one hospital each, so no single hospital has a victim in any group."""
+    from kerckhoffs import api
+
+    rel = api.anonymize(
+        EXAMPLE / "table_i.csv",
+        schema=EXAMPLE / "schema.toml",
+        algorithm="provider-aware",
+        models=["k=2", "distinct-l=2", "m-privacy=2"],
+    )
+    rel.write(tmp_path / "hm")
+    return tmp_path / "hm"
+
+
+def _records_of(hospital: str) -> pd.DataFrame:
+    df = pd.read_csv(EXAMPLE / "table_i.csv")
+    return df.loc[df["hospital"] == hospital, ["age", "zip", "disease"]]
+
+
+def test_table_i_two_private_release_p1_places_bob_by_his_value(tmp_path: Path) -> None:
+    """Bob (35, 12367, Asthma) fits the boxes of group 0 ([20-39] x [12300-98708]) and group 1
+    ([22-35] x [12367-98745]); group 0 publishes no Asthma, so he is in group 1, and P1 owns
+    all of group 1: nothing is left to learn (before: Bob was left unplaced, and P1 "disclosed"
+    its own record, UNSAFE: 1 of 10)."""
+    rel = Release.from_published(_hospitals_m(tmp_path))
+    result = insider_attack(rel, Coalition(records=_records_of("P1")))
+    assert result.verdict() == "SAFE: no row disclosed by insider (max posterior 0)"
+    assert result.details["records_unplaced"] == 0 and result.details["rows_removed"] == 3
+
+
+@pytest.mark.parametrize("hospital", ["P1", "P2", "P3", "P4"])
+def test_table_i_two_private_release_is_safe_against_each_hospital(
+    tmp_path: Path, hospital: str
+) -> None:
+    """With the providers known (in process) every hospital finds nothing. From the files, P1
+    and P3 place their records exactly and find nothing; P2 and P4 cannot place theirs: Mark
+    and John (Flu) fit group 0's Flu row as well as group 2's two, and Frank (Asthma) fits
+    group 1's Asthma rows as well as group 3's. Under such a placement group 0 (or 3) would
+    keep one row, so the coalition cannot tell: the verdict says so, never SAFE nor UNSAFE.
+    (Group 1 is safe either way for P4: it keeps Asthma and Cancer with or without Frank.)"""
+    from kerckhoffs import api
+
+    pooled = api.anonymize(
+        EXAMPLE / "table_i.csv",
+        schema=EXAMPLE / "schema.toml",
+        algorithm="provider-aware",
+        models=["k=2", "distinct-l=2", "m-privacy=2"],
+    )
+    assert insider_attack(pooled, Coalition(providers=(hospital,))).safe
+    rel = Release.from_published(_hospitals_m(tmp_path))
+    result = insider_attack(rel, Coalition(records=_records_of(hospital)))
+    assert result.compromised == 0
+    if hospital in ("P1", "P3"):
+        assert result.safe and result.verdict().startswith("SAFE")
+    else:
+        assert not result.safe
+        v = result.verdict()
+        assert v.startswith("INCOMPLETE: no row disclosed by insider in the groups it could")
+        assert "SAFE" not in v
+        if hospital == "P2":  # groups 0 and 2 keep one row under one of the placements
+            assert "2 group(s) (5 of 10 rows) not attacked" in v
+        else:  # group 3 may keep one row; group 1 keeps two values whether Frank is there
+            assert "1 group(s) (2 of 10 rows) not attacked" in v
+            assert "1 group(s) the coalition's records fit in more than one way are safe" in v
+
+
+def test_mark_in_group_0_is_consistent_with_all_p2_knows(tmp_path: Path) -> None:
+    """Why P2's placement is ambiguous, checked on the published cells: Mark's and John's
+    QIs are inside group 0's box, which publishes one Flu row, and group 2's box, which
+    publishes two; Dorothy (Cancer) fits only group 2."""
+    published = pd.read_csv(_hospitals_m(tmp_path) / "release.csv")
+    boxes = published.groupby("group").first()
+
+    def inside(cell: str, x: int) -> bool:
+        lo, _, hi = cell.strip("[]").partition("-")
+        return int(lo) <= x <= int(hi or lo)
+
+    flu = published[published["disease"] == "Flu"].groupby("group").size().to_dict()
+    assert flu == {0: 1, 2: 2}
+    for _, r in _records_of("P2").iterrows():
+        fits = [
+            g for g, b in boxes.iterrows() if inside(b["age"], r.age) and inside(b["zip"], r.zip)
+        ]
+        with_value = [
+            g for g in fits if r.disease in set(published.loc[published.group == g, "disease"])
+        ]
+        assert with_value == ([2] if r.disease == "Cancer" else [0, 2])
+
+
+@st.composite
+def provider_releases(draw: st.DrawFn) -> tuple[pd.DataFrame, list[str], int, int, int]:
+    n = draw(st.integers(4, 24))
+    span = draw(st.sampled_from([4, 12, 40]))
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, span),
+                st.integers(0, span),
+                st.sampled_from("abc"),
+                st.sampled_from(["P1", "P2", "P3", "P4"]),
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    df = pd.DataFrame(rows, columns=["q1", "q2", "s", "p"])
+    coalition = draw(
+        st.lists(st.sampled_from(sorted(set(df["p"]))), min_size=1, max_size=2, unique=True)
+    )
+    return df, coalition, draw(st.integers(0, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+
+
+def _by_group(tuples: pd.DataFrame, published_group: np.ndarray) -> Counter:
+    return Counter(
+        (int(published_group[r]), v, round(float(p), 9), bool(b), int(left))
+        for r, v, p, b, left in tuples[
+            ["row", "sa_value", "posterior", "breached", "remaining"]
+        ].itertuples(index=False)
+    )
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(provider_releases(), st.sampled_from(["kl", "frequency"]))
+def test_from_files_equals_the_providers_known_attack(case: tuple, promise: str) -> None:
+    """On random provider-aware releases (boxes may overlap): the attack by the coalition's
+    records, read from the published tables, equals the attack with the providers known in
+    every group whose placement is decided, and, when every group is, in its verdict; groups
+    settled as safe in every placement are safe in the truth; any group left undecided makes
+    the verdict not SAFE."""
+    from kerckhoffs.algorithms.mprivacy_anonymize import provider_aware
+    from kerckhoffs.attacks.insider import coalition_rows
+    from kerckhoffs.errors import ParameterError
+    from kerckhoffs.models import MPrivacy
+
+    df, coalition, m, k, l = case  # noqa: E741
+    schema = Schema.build({"q1": {"kind": "numeric"}, "q2": {"kind": "numeric"}}, "s", provider="p")
+    table = Table.encode(df, schema)
+    try:
+        pooled = provider_aware(table, [MPrivacy(m, [KAnonymity(k), DistinctLDiversity(l)])])
+    except ParameterError:
+        return  # the whole table is not m-private: nothing published
+    models = [LDiversity(l)] if promise == "frequency" else [KAnonymity(k), DistinctLDiversity(l)]
+    known = insider_attack(pooled, Coalition(providers=tuple(coalition)), models=models)
+    frames = pooled.frames()
+    read = Release.from_frames(frames, pooled.metadata())
+    records = df.loc[df["p"].isin(coalition), ["q1", "q2", "s"]]
+    got = insider_attack(read, Coalition(records=records), models=models)
+    assert got.details["records_unplaced"] == 0  # every record is in the release
+    undecided = coalition_rows(read, Coalition(records=records)).undecided
+    file_group = frames["release"]["group"].to_numpy()  # published id of each file row
+    pooled_group = pooled.published_group()  # published id of each table row
+    decided = set(np.flatnonzero(~undecided).tolist())
+    # the read-back partition's group g is published id file_group[row] for its rows
+    pub_of = {int(read.partition.group[r]): int(file_group[r]) for r in range(read.table.n)}
+    decided_pub = {pub_of[g] for g in decided}
+    want = _by_group(known.tuples, pooled_group)
+    want = Counter({key: c for key, c in want.items() if key[0] in decided_pub})
+    assert _by_group(got.tuples, file_group) == want
+    if not undecided.any():
+        assert got.verdict() == known.verdict()
+    if not got.undecided_groups:  # the rest is safe in every placement, the truth among them
+        assert got.safe == known.safe and got.compromised == known.compromised
+    else:
+        assert not got.verdict().startswith("SAFE") and not got.safe
+
+
+def test_a_two_private_release_of_400_rows_never_reads_unsafe_from_files() -> None:
+    """400 random rows, 6 providers, provider-aware with m-privacy=2 w.r.t. k=3 and
+    distinct-l=2, its 2-privacy confirmed group by group by brute force: no coalition of one
+    or two providers finds a row from the files (before, coalition rows that fit two boxes
+    were left in their groups and "disclosed": UNSAFE for a 2-private release)."""
+    from kerckhoffs.algorithms.mprivacy_anonymize import provider_aware
+    from kerckhoffs.models import MPrivacy
+    from kerckhoffs.mprivacy.constraints import Conjunction, DistinctL, KAnon
+    from kerckhoffs.mprivacy.group import GroupStats
+    from kerckhoffs.mprivacy.verify import brute
+
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "q1": rng.integers(0, 60, n),
+            "q2": rng.integers(0, 60, n),
+            "s": rng.choice(list("abcde"), n),
+            "p": rng.choice([f"P{i}" for i in range(1, 7)], n, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05]),
+        }
+    )
+    schema = Schema.build({"q1": {"kind": "numeric"}, "q2": {"kind": "numeric"}}, "s", provider="p")
+    t = Table.encode(df, schema)
+    models = [KAnonymity(3), DistinctLDiversity(2)]
+    rel = provider_aware(t, [MPrivacy(2, models)])
+    c = Conjunction((KAnon(3), DistinctL(2)))
+    for members in rel.partition.groups():
+        stats = GroupStats.from_records(t.provider[members], t.sa[members], t.n_sa)
+        assert brute(stats, 2, c).private
+    read = Release.from_frames(rel.frames(), rel.metadata())
+    for coalition in [("P1",), ("P2",), ("P6",), ("P1", "P2"), ("P3", "P5"), ("P4", "P6")]:
+        records = df.loc[df["p"].isin(coalition), ["q1", "q2", "s"]]
+        result = insider_attack(read, Coalition(records=records), models=models)
+        assert result.compromised == 0, (coalition, result.verdict())
+        assert result.details["records_unplaced"] == 0
+        assert not result.verdict().startswith("UNSAFE")
+
+
+@pytest.mark.parametrize("seed", [6, 9, 24])
+def test_k3_m0_provider_aware_from_files_claims_only_what_holds(seed: int) -> None:
+    """provider-aware with k = 3 and m = 0 on 30 random rows, hospital P1 from the files.
+    Before, the records that fit two boxes were left unplaced: seed 6 found 6 rows where the
+    providers-known attack finds 5, seed 9 found 4 in a release P1 learns nothing from, seed
+    24 said SAFE where 4 rows are disclosed. Now: never more than the truth, exactly the truth
+    when the placement is decided (seed 6), else INCOMPLETE (never SAFE)."""
+    from kerckhoffs.algorithms.mprivacy_anonymize import provider_aware
+    from kerckhoffs.models import MPrivacy
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    df = pd.DataFrame(
+        {
+            "q1": rng.integers(0, 20, n),
+            "q2": rng.integers(0, 20, n),
+            "s": rng.choice(list("abcd"), n),
+            "p": rng.choice(["P1", "P2", "P3"], n),
+        }
+    )
+    schema = Schema.build({"q1": {"kind": "numeric"}, "q2": {"kind": "numeric"}}, "s", provider="p")
+    rel = provider_aware(Table.encode(df, schema), [MPrivacy(0, [KAnonymity(3)])])
+    read = Release.from_frames(rel.frames(), rel.metadata())
+    known = insider_attack(rel, Coalition(providers=("P1",)), models=[KAnonymity(3)])
+    records = df.loc[df["p"] == "P1", ["q1", "q2", "s"]]
+    got = insider_attack(read, Coalition(records=records), models=[KAnonymity(3)])
+    assert got.compromised <= known.compromised
+    if got.undecided_groups == 0:
+        assert got.verdict() == known.verdict()
+    else:
+        assert not got.safe and not got.verdict().startswith("SAFE")
+    assert (seed == 6) == (got.undecided_groups == 0)

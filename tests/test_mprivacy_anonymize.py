@@ -417,3 +417,131 @@ def test_stats_count_oracle_calls_of_per_group_verifiers() -> None:
     assert st_exact["oracle_calls"] == 0
     assert st_adaptive["oracle_calls"] > 0
     assert st_exact["groups"] == 4 and st_exact["nodes"] == 7
+
+
+# -- refusing up front needs merging to keep m-privacy --------------------------------------------
+def set_partitions(items: list[int]):  # type: ignore[no-untyped-def]
+    """Every partition of ``items`` into non-empty blocks (Bell(n) of them)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        yield [[first], *part]
+        for i in range(len(part)):
+            yield [*part[:i], [first, *part[i]], *part[i + 1 :]]
+
+
+def m_private_by_definition(t: Table, rows: list[int], m: int, c) -> bool:  # type: ignore[no-untyped-def]
+    """One group, by the brute-force oracles: every coalition of up to m_eff providers (and,
+    for a constraint that is not EG-monotonic, every part of their records they keep)."""
+    from kerckhoffs.mprivacy.verify import brute
+
+    idx = np.array(rows)
+    stats = GroupStats.from_records(t.provider[idx], t.sa[idx], t.n_sa)
+    return brute(stats, m, c).private
+
+
+def some_partition_passes(t: Table, m: int, c) -> bool:  # type: ignore[no-untyped-def]
+    cache: dict[frozenset[int], bool] = {}
+
+    def ok(block: list[int]) -> bool:
+        key = frozenset(block)
+        if key not in cache:
+            cache[key] = m_private_by_definition(t, block, m, c)
+        return cache[key]
+
+    return any(all(ok(b) for b in part) for part in set_partitions(list(range(t.n))))
+
+
+def two_providers_a3b3_cd() -> Table:
+    """P1 holds a, a, a, b, b, b; P2 holds c, d (QIs apart, so a QI cut separates them)."""
+    df = pd.DataFrame(
+        {
+            "q": [0, 1, 2, 3, 4, 5, 10, 11],
+            "s": list("aaabbbcd"),
+            "p": ["P1"] * 6 + ["P2"] * 2,
+        }
+    )
+    return Table.encode(df, Schema.build({"q": {"kind": "numeric"}}, "s", provider="p"))
+
+
+def test_frequency_l_table_not_m_private_still_has_an_m_private_partition() -> None:
+    """Frequency l-diversity is not closed under merging groups: the whole table is not
+    1-private w.r.t. l = 2 (P1 removing its a's leaves b, b, b, c, d), yet the partition into
+    each provider's records is (one provider per group: no victim). Both anonymizers used to
+    refuse it as "not m-private, so no partition of it is". provider-aware finds that
+    partition (its provider cut); the baseline's balanced QI cut (q <= 3) leaves b, b of P1
+    with c, d of P2, which P2 breaks, so it finds none, and says so without claiming that
+    none exists."""
+    from kerckhoffs.mprivacy.constraints import FrequencyL
+
+    t = two_providers_a3b3_cd()
+    c = FrequencyL(2.0)
+    assert not m_private_by_definition(t, list(range(8)), 1, c)
+    assert some_partition_passes(t, 1, c)
+    mods = combine_m_privacy([LDiversity(2), MPrivacy(1)])
+    rel = provider_aware(t, mods)
+    assert groups_of(rel) == {frozenset(range(1, 7)), frozenset({7, 8})}
+    for block in rel.partition.groups():
+        assert m_private_by_definition(t, block.tolist(), 1, c)
+    assert all(r.satisfied for r in rel.check())
+    with pytest.raises(ParameterError, match="found no partition") as info:
+        mondrian_mprivacy(t, mods)
+    assert "might exist" in str(info.value) and "so no partition" not in str(info.value)
+
+
+@st.composite
+def tiny_tables(draw: st.DrawFn) -> Table:
+    n = draw(st.integers(1, 7))
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, 3), st.sampled_from("abc"), st.sampled_from(["P1", "P2", "P3"])
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    df = pd.DataFrame(rows, columns=["q", "s", "p"])
+    return Table.encode(df, Schema.build({"q": {"kind": "numeric"}}, "s", provider="p"))
+
+
+@settings(max_examples=examples(90), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tiny_tables(),
+    st.integers(0, 2),
+    st.sampled_from(["k2", "distinct2", "k2distinct2", "l2", "l1.5"]),
+    st.sampled_from(ALGORITHMS),
+)
+def test_a_refusal_up_front_is_true_by_brute_force_over_partitions(
+    t: Table,
+    m: int,
+    which: str,
+    fn,  # type: ignore[no-untyped-def]
+) -> None:
+    """Whenever an anonymizer says "so no partition of it is", no partition of the table into
+    groups is m-private (every partition checked by the brute-force oracle); whenever it
+    publishes, every group is m-private by that oracle; the weaker "found no partition" is
+    said only for a constraint whose m-privacy is not closed under merging."""
+    from kerckhoffs.mprivacy.constraints import m_privacy_merge_closed
+
+    base = {
+        "k2": [KAnonymity(2)],
+        "distinct2": [DistinctLDiversity(2)],
+        "k2distinct2": [KAnonymity(2), DistinctLDiversity(2)],
+        "l2": [LDiversity(2)],
+        "l1.5": [LDiversity(1.5)],
+    }[which]
+    c = constraint_from_models(base)
+    try:
+        rel = fn(t, combine_m_privacy([*base, MPrivacy(m)]))
+    except ParameterError as exc:
+        if "so no partition of it is" in str(exc):
+            assert not some_partition_passes(t, m, c)
+        else:
+            assert "found no partition" in str(exc), str(exc)
+            assert not m_privacy_merge_closed(c, m)
+        return
+    for block in rel.partition.groups():
+        assert m_private_by_definition(t, block.tolist(), m, c)

@@ -29,7 +29,11 @@ import pytest
 
 from cli_runner import run_cli
 from kerckhoffs import api
-from kerckhoffs.data.provider_rows import read_provider_rows, write_provider_rows
+from kerckhoffs.data.provider_rows import (
+    folder_integrity,
+    read_provider_rows,
+    write_provider_rows,
+)
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models import DistinctLDiversity, KAnonymity, MPrivacy
 from kerckhoffs.release import Release
@@ -49,7 +53,7 @@ def release() -> Release:
 def _written(release: Release, tmp_path: Path) -> tuple[Path, Path]:
     out, rows = tmp_path / "rel", tmp_path / "providers.csv"
     release.write(out, [KAnonymity(2), MPrivacy(0, K2)])
-    write_provider_rows(rows, release.published_providers())
+    write_provider_rows(rows, release.published_providers(), folder_integrity(out))
     return out, rows
 
 
@@ -83,7 +87,7 @@ def test_providers_file_pairs_every_published_row_with_its_provider(
 ) -> None:
     out, rows = _written(release, tmp_path)
     published = pd.read_csv(out / "release.csv")
-    published["provider"] = read_provider_rows(rows, len(published))
+    published["provider"] = read_provider_rows(rows, len(published), release=folder_integrity(out))
     got = sorted(map(tuple, published[["group", "provider", "disease"]].to_numpy().tolist()))
     original = pd.read_csv(DATA)
     members = {
@@ -109,7 +113,7 @@ def test_check_read_back_with_providers_gives_each_groups_m(
     report = api.check(out, models=[MPrivacy(1, constraint)], providers=rows)
     assert report.groups["m-privacy"].tolist() == per_group
     assert report.satisfied is False
-    labels = read_provider_rows(rows, 10)
+    labels = read_provider_rows(rows, 10, release=folder_integrity(out))
     again = api.read_release(out, providers=labels).check([MPrivacy(1, constraint)])
     assert again[0].group_values.tolist() == per_group
 
@@ -135,21 +139,25 @@ def test_bucketized_release_refuses_providers() -> None:
         r.with_providers(np.array(["P1"] * r.table.n))
 
 
+DIGEST = "sha256:" + "ab" * 32
+BOUND = f"# kerckhoffs provider rows for release {DIGEST}\n"
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         ("row,provider\n" + "".join(f"{i},P1\n" for i in range(9)), "row 9 of the release has no"),
         ("row,provider\n" + "".join(f"{i},P1\n" for i in [*range(10), 3]), "row 3 is listed twice"),
-        ("row,provider\n" + "".join(f"{i},P1\n" for i in range(1, 11)), "line 11: row '10'"),
+        ("row,provider\n" + "".join(f"{i},P1\n" for i in range(1, 11)), "line 12: row '10'"),
         ("row,who\n0,P1\n", "missing provider"),
-        ("row,provider\n0,\n", "line 2: row 0 has no provider"),
+        ("row,provider\n0,\n", "line 3: row 0 has no provider"),
     ],
 )
 def test_bad_providers_file_is_one_error_line(tmp_path: Path, content: str, message: str) -> None:
     f = tmp_path / "p.csv"
-    f.write_text(content)
+    f.write_text(BOUND + content)
     with pytest.raises(InputError, match=message):
-        read_provider_rows(f, 10)
+        read_provider_rows(f, 10, release=DIGEST)
 
 
 def test_cli_provider_rows_then_check(
@@ -162,7 +170,8 @@ def test_cli_provider_rows_then_check(
     )  # fmt: skip
     assert code == 0, stderr
     assert "keep it private" in stdout
-    assert sorted(read_provider_rows(rows, 10)) == sorted(pd.read_csv(DATA)["hospital"])
+    labels = read_provider_rows(rows, 10, release=folder_integrity(out))
+    assert sorted(labels) == sorted(pd.read_csv(DATA)["hospital"])
     code, stdout, _ = run_cli(
         monkeypatch, capsys, "check", out, "-m", "m-privacy=1", "--providers", rows
     )
@@ -215,7 +224,7 @@ def test_cli_providers_only_for_a_release_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rows = tmp_path / "rows.csv"
-    rows.write_text("row,provider\n0,P1\n")
+    rows.write_text(BOUND + "row,provider\n0,P1\n")
     code, _, stderr = run_cli(
         monkeypatch, capsys, "check", DATA, "-s", SCHEMA, "-m", "k=2", "--providers", rows
     )
@@ -237,3 +246,91 @@ def test_cli_provider_rows_overwrites_only_its_own_file(
     code, _, err = run_cli(monkeypatch, capsys, *args, "--provider-rows", notes, "--overwrite")
     assert code == 2 and "not a providers file kerckhoffs wrote" in err
     assert notes.read_text() == "my,own\n1,2\n"
+
+
+# -- a providers file is bound to its release ----------------------------------------------------
+def _cli_release(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    out: Path,
+    rows: Path | None,
+    *extra: str,
+) -> None:
+    args = ["anonymize", DATA, "-s", SCHEMA, "--out", out, *extra]
+    if rows is not None:
+        args += ["--provider-rows", rows]
+    code, _, stderr = run_cli(monkeypatch, capsys, *args)
+    assert code == 0, stderr
+
+
+def test_cli_check_refuses_another_releases_providers_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two releases of the same 10 rows. m-privacy=1 w.r.t. k=2 fails on the Mondrian one
+    (group 3, Dorothy of P2 and Cecilia of P3, keeps one row when either leaves). Read with the
+    provider-aware release's file (10 rows too, another order) the Mondrian release would pass
+    (exit 0, checked by hand before the binding): refused instead, one line, exit 2."""
+    mond, mond_rows = tmp_path / "mond", tmp_path / "mond-rows.csv"
+    aware, aware_rows = tmp_path / "aware", tmp_path / "aware-rows.csv"
+    _cli_release(monkeypatch, capsys, mond, mond_rows, "-a", "mondrian", "-m", "k=2")
+    _cli_release(
+        monkeypatch, capsys, aware, aware_rows, "-a", "provider-aware", "-m", "k=2",
+        "-m", "m-privacy=0",
+    )  # fmt: skip
+    code, stdout, _ = run_cli(
+        monkeypatch, capsys, "check", aware, "-m", "m-privacy=0", "--providers", aware_rows
+    )
+    assert code == 0 and "ok" in stdout
+    code, stdout, _ = run_cli(
+        monkeypatch, capsys, "check", mond, "-m", "m-privacy=1", "--providers", mond_rows
+    )
+    assert code == 1 and "violated" in stdout
+    code, stdout, stderr = run_cli(
+        monkeypatch, capsys, "check", mond, "-m", "m-privacy=1", "--providers", aware_rows
+    )
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("error:") and len(stderr.strip().splitlines()) == 1
+    assert "written for another release" in stderr and str(aware_rows) in stderr
+
+
+def test_providers_file_written_before_the_binding_is_refused_with_the_fix(
+    release: Release, tmp_path: Path
+) -> None:
+    out, rows = _written(release, tmp_path)
+    lines = rows.read_text().splitlines(keepends=True)
+    assert lines[0].startswith("# kerckhoffs provider rows for release sha256:")
+    assert lines[1] == "row,provider\n"
+    old = tmp_path / "old.csv"
+    old.write_text("".join(lines[1:]))  # what kerckhoffs wrote before the binding
+    with pytest.raises(
+        InputError, match=r"before providers files named their release.*--provider-rows"
+    ):
+        api.check(out, models="m-privacy=1", providers=old)
+    with pytest.raises(InputError, match="not a providers file"):
+        (tmp_path / "junk.csv").write_text("hello\n")
+        api.check(out, models="m-privacy=1", providers=tmp_path / "junk.csv")
+
+
+def test_a_release_not_read_from_its_directory_takes_no_providers_file(
+    release: Release, tmp_path: Path
+) -> None:
+    # rows of an in-process release are in table order, a providers file in file order
+    _, rows = _written(release, tmp_path)
+    with pytest.raises(InputError, match="belongs to a release directory"):
+        api.check(release, models="m-privacy=1", providers=rows)
+
+
+def test_the_release_says_nothing_about_its_providers_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The binding is one way: the private file names the public release, the release never
+    names (or hashes) the private file, so a guessed assignment cannot be confirmed from it."""
+    with_rows, without = tmp_path / "with", tmp_path / "without"
+    _cli_release(
+        monkeypatch, capsys, with_rows, tmp_path / "rows.csv", "-a", "mondrian", "-m", "k=2"
+    )
+    _cli_release(monkeypatch, capsys, without, None, "-a", "mondrian", "-m", "k=2")
+    for f in sorted(p.name for p in with_rows.iterdir()):
+        assert (with_rows / f).read_bytes() == (without / f).read_bytes(), f
+    digest = folder_integrity(with_rows)
+    assert digest in (tmp_path / "rows.csv").read_text().splitlines()[0]

@@ -39,7 +39,7 @@ import pandas as pd
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.hierarchy import Hierarchy
-from kerckhoffs.data.provider_rows import read_provider_rows
+from kerckhoffs.data.provider_rows import read_provider_rows, release_integrity
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError
@@ -400,8 +400,9 @@ def read_release(
 
     ``providers``: the data provider of each published row, which the files never hold, so
     that m-privacy (paper 003) can be checked: a providers file (the CSV ``anonymize
-    --provider-rows`` writes, :mod:`kerckhoffs.data.provider_rows`) or one label per row of
-    the release table, in file order."""
+    --provider-rows`` writes, :mod:`kerckhoffs.data.provider_rows`; it names the release it
+    belongs to and another release's file is refused) or one label per row of the release
+    table, in file order."""
     sch = None if schema is None else _schema(None, None, schema, None)
     release = Release.from_published(path, sch, verify=verify)
     return release if providers is None else _with_providers(release, providers)
@@ -409,7 +410,8 @@ def read_release(
 
 def _with_providers(release: Release, providers: ProvidersLike) -> Release:
     if isinstance(providers, str | Path):
-        providers = read_provider_rows(providers, release.table.n)
+        bound_to = release_integrity(release.published_metadata)
+        providers = read_provider_rows(providers, release.table.n, release=bound_to)
     return release.with_providers(np.asarray(providers))
 
 

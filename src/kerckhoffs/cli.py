@@ -144,7 +144,8 @@ def check(
         typer.Option(
             "--providers",
             help="For m-privacy on a release directory: the data provider of each published "
-            "row (CSV row,provider, as `anonymize --provider-rows` writes it).",
+            "row, as `anonymize --provider-rows` wrote it for this release (another release's "
+            "file is refused).",
         ),
     ] = None,
     engine: EngineOption = "memory",
@@ -176,7 +177,7 @@ def check(
         return
     memory_engine_only(scheduler, workers, worker_memory)
     from kerckhoffs import api
-    from kerckhoffs.data.provider_rows import read_provider_rows
+    from kerckhoffs.data.provider_rows import read_provider_rows, release_integrity
     from kerckhoffs.data.table import Table
     from kerckhoffs.models import parse_model
     from kerckhoffs.release import Partition, Provenance, Release, Scheme
@@ -192,7 +193,9 @@ def check(
             data, Schema.from_toml(schema) if schema else None, verify=not no_verify
         )
         if providers is not None:
-            release = release.with_providers(read_provider_rows(providers, release.table.n))
+            bound_to = release_integrity(release.published_metadata, data)
+            labels = read_provider_rows(providers, release.table.n, release=bound_to)
+            release = release.with_providers(labels)
         for note in release.notes:
             err.print(f"note: {note}", soft_wrap=True)
         what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
@@ -383,7 +386,7 @@ def anonymize(
     from kerckhoffs import api
     from kerckhoffs.algorithms import get
     from kerckhoffs.data.io import atomic_file
-    from kerckhoffs.data.provider_rows import write_provider_rows
+    from kerckhoffs.data.provider_rows import folder_integrity, write_provider_rows
     from kerckhoffs.data.table import Table
     from kerckhoffs.models import parse_model
     from kerckhoffs.randomness import check_seed
@@ -486,7 +489,7 @@ def anonymize(
                 )
         if provider_rows is not None:
             with atomic_file(provider_rows, private=True) as tmp:
-                write_provider_rows(tmp, release.published_providers())
+                write_provider_rows(tmp, release.published_providers(), folder_integrity(out_dir))
     sizes = release.partition.sizes
     noise = getattr(release, "noise", None)
     if release.scheme == Scheme.DP and noise is not None:

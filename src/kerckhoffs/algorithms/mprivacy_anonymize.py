@@ -34,10 +34,16 @@ medians and never leaves one side empty while two values remain. Option
 ``ceil(|node|/2) - 1``, no cut when it is the largest), which makes the baseline with m = 0 and
 only k equal :func:`kerckhoffs.algorithms.mondrian.mondrian` (property P15).
 
-**Root check** (resolution R20 / property P13): if the whole table is not m-private no
-partition is (m-privacy of EG-monotonic C is EG-monotonic within a group's providers and a
-merge of m-private groups is m-private), so the algorithms raise instead of publishing the
-non-m-private table Algorithm 2 would output.
+**Root check** (resolution R20 / property P13): Algorithm 2 would publish the whole table as
+one group when no cut is allowable, m-private or not. When m-privacy w.r.t. C is
+merge-closed (the union of two m-private groups is m-private: C EG-monotonic, as k and
+distinct-l are, or m = 0; :func:`~kerckhoffs.mprivacy.constraints.m_privacy_merge_closed`),
+a table that is not m-private has no m-private partition, so the algorithms refuse it up
+front. Frequency l-diversity with m >= 1 is not merge-closed (a table of two providers can
+fail while the partition into their own records passes), so there the search runs from a root
+that is not m-private, and only a root left uncut (no cut with both halves m-private) is
+refused, with a message that does not claim that no partition exists. Every other node the
+search reaches is a half of an allowable cut, hence m-private.
 
 **Provider interface** (spec 8, "reduced-disclosure coordinator"): the coordinator here drives
 the partitioning only through :class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA
@@ -74,8 +80,13 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity, LDiversity
 from kerckhoffs.models.m_privacy import MPrivacy
-from kerckhoffs.mprivacy.constraints import Constraint, KAnon, conjunction
-from kerckhoffs.mprivacy.exact import m_private_triples
+from kerckhoffs.mprivacy import exact as exact_verifier
+from kerckhoffs.mprivacy.constraints import (
+    Constraint,
+    KAnon,
+    conjunction,
+    m_privacy_merge_closed,
+)
 from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats
 from kerckhoffs.mprivacy.providers import (
@@ -166,16 +177,24 @@ class _Checker:
         self.checks = 0
 
     def exact(self, h: Histograms, m: int) -> np.ndarray:
-        """Per box of ``h``: m-private w.r.t. C (and the extra models hold)."""
+        """Per box of ``h``: m-private w.r.t. C (and the extra models hold); a box the
+        coalition search cannot settle within its budget is not (never allowed)."""
+        return self.decide(h, m)[0]
+
+    def decide(self, h: Histograms, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per box of ``h``: (:meth:`exact`, undecided by the coalition search)."""
         self.checks += h.n_boxes
         if not h.n_boxes:
-            return np.zeros(0, dtype=bool)
-        ok = m_private_triples(h.box, h.provider, h.sa, h.count, h.n_boxes, self.n_sa, m,
-                               self.s.constraint)  # fmt: skip
+            return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+        budget = exact_verifier.SEARCH_BUDGET  # read at each call: tests lower it
+        d = exact_verifier.decide_triples(h.box, h.provider, h.sa, h.count, h.n_boxes,
+                                          self.n_sa, m, self.s.constraint, budget)  # fmt: skip
+        ok, undecided = d.ok, d.undecided
         if self.s.extra is not None:
             total, hist = h.totals(self.n_sa)
-            ok &= self.s.extra.check_batch(total, hist)
-        return np.asarray(ok, dtype=bool)
+            extra = self.s.extra.check_batch(total, hist)
+            ok, undecided = ok & extra, undecided & extra
+        return np.asarray(ok, dtype=bool), np.asarray(undecided, dtype=bool)
 
     def one(self, h: Histograms, box: int, start: np.ndarray, size: np.ndarray) -> bool:
         """Box ``box`` of ``h`` with the per-group verifier."""
@@ -321,11 +340,13 @@ def coordinate(
     if node_hist.count.sum() == 0:
         raise ParameterError("the table is empty: nothing to anonymize")
     with clock.phase("verify"):
+        root_open = False  # the coalition search could not settle the root
         if verifier == "exact":
-            root_ok = bool(checker.exact(node_hist, m)[0])
+            ok, undecided = checker.decide(node_hist, m)
+            root_ok, root_open = bool(ok[0]), bool(undecided[0])
         else:
             root_ok = checker.one(node_hist, 0, np.zeros(1, np.int64), node_hist.box_sizes())
-    if not root_ok:
+    if not root_ok and not root_open and _no_partition_can_pass(setting, node_hist, n_sa):
         raise ParameterError(
             f"the whole table is not {m}-private w.r.t. {_describe(setting)}, so no "
             "partition of it is: nothing can be published (lower m, k or l)"
@@ -390,6 +411,20 @@ def coordinate(
             final = nodes[~is_cut]
             leaves.append(final)
             cut_nodes = np.flatnonzero(is_cut)
+            if not root_ok and levels == 1 and not cut_nodes.size:
+                why = (
+                    "the coalition search could not settle whether the whole table is "
+                    f"{m}-private within its budget"
+                    if root_open
+                    else f"the whole table is not {m}-private (m-privacy w.r.t. frequency "
+                    "l-diversity is not closed under merging groups, so a finer partition "
+                    "this search does not reach might exist)"
+                )
+                raise ParameterError(
+                    f"found no partition of the table into {m}-private groups w.r.t. "
+                    f"{_describe(setting)}: {why}, and no cut leaves both halves "
+                    f"{m}-private; nothing is published"
+                )
             n_cut = cut_nodes.size
             left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
             next_id += 2 * n_cut
@@ -434,6 +469,17 @@ def coordinate(
             time={**clock.spent, "total": time.perf_counter() - t_start},
         )
     return sub.group
+
+
+def _no_partition_can_pass(setting: Setting, root: Histograms, n_sa: int) -> bool:
+    """Whether a root that fails its check proves that no partition passes: the models beside
+    m-privacy fail on the whole table (they are merge-closed), or m-privacy w.r.t. C is
+    merge-closed (module docstring, "Root check")."""
+    if setting.extra is not None:
+        total, hist = root.totals(n_sa)
+        if setting.extra.merge_closed and not bool(setting.extra.check_batch(total, hist)[0]):
+            return True
+    return m_privacy_merge_closed(setting.constraint, setting.m)
 
 
 def _describe(s: Setting) -> str:

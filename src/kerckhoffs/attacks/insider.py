@@ -12,12 +12,23 @@ learns she has epilepsy.
 
 * its provider ids, when the attacked release is in-process and its table has a provider
   column (files never publish it: spec 9, resolution A19): its rows are exactly known;
-* or its own records (QI and SA columns, original values), located in the published groups by
-  their QIs (:func:`kerckhoffs.attacks.locate.locate`). Rows of one group holding the same
-  SA value are indistinguishable in the release, so the coalition's records of value ``v`` in
-  group ``g`` take the first ``C[g, v]`` such rows; the remainder is the same multiset whichever
-  rows are taken. A record in no group, in several, or in a group without enough rows of its
-  value is not subtracted (``details["records_unplaced"]``);
+* or its own records (QI and SA columns, original values), placed in the published groups
+  by their QIs *and* SA values together (:mod:`kerckhoffs.attacks.placement`): a record fits a
+  group whose cells cover its QIs (:func:`kerckhoffs.attacks.locate.locate`) and whose
+  published SA counts hold its value, and the records are assigned to groups all at once, no
+  group receiving more records of a value than it publishes (a transportation problem). The
+  boxes of a ``provider-aware`` release may overlap, so a record may fit several groups; the
+  exact assignment usually settles it (a record of a value only one of them publishes). Rows of
+  one group holding the same SA value are indistinguishable in the release, so the
+  coalition's records of value ``v`` in group ``g`` take the first ``C[g, v]`` such rows; the
+  remainder is the same multiset whichever rows are taken. When several assignments remain
+  and they subtract different numbers from a group, the coalition cannot tell its own rows
+  there from the others'. Such a group is settled when every possible subtraction leaves a
+  remainder that keeps the promise (then no placement, the true one included, discloses a
+  row there; ``details["groups_safe_in_every_placement"]``); otherwise it is not attacked,
+  and the verdict says so and is never SAFE (``details["groups_undecided"]``). A record that
+  fits no group is taken as not published (``details["records_unplaced"]``, said in the
+  verdict);
 * or only a size ``m``: the attack then searches each group's worst coalition of ``m`` of
   its providers (``worst=True``; needs the providers, so an in-process release).
 
@@ -50,14 +61,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from kerckhoffs.attacks.knowledge import Coalition, Knowledge
 from kerckhoffs.attacks.locate import concat_ranges, locate
+from kerckhoffs.attacks.placement import place
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.hierarchy import format_value
@@ -68,7 +81,14 @@ from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.release import Release
 
-__all__ = ["MAX_COALITIONS", "coalition_rows", "insider_attack", "remainder_posteriors"]
+__all__ = [
+    "MAX_COALITIONS",
+    "CoalitionRows",
+    "InsiderResult",
+    "coalition_rows",
+    "insider_attack",
+    "remainder_posteriors",
+]
 
 ATTACK = "insider"
 MAX_COALITIONS = 20_000
@@ -112,12 +132,26 @@ def _posterior_bound(model: PrivacyModel) -> float | None:
 
 
 # -- whose rows -----------------------------------------------------------------------------------
+class CoalitionRows(NamedTuple):
+    """The coalition's rows of a release: ``mine`` (bool per row), ``undecided`` (bool per
+    group: its records fit the group in more than one way, so the rows it removes there are
+    unknown), figures for ``details``, and, for records placed from the files, the fewest and
+    most records of each (group, value) any placement removes (``low``, ``high``)."""
+
+    mine: np.ndarray
+    undecided: np.ndarray
+    details: dict[str, Any]
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+
+
 def coalition_rows(
     release: Release, coalition: Coalition, schema: Schema | None = None
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """bool per row of ``release``: the coalition's rows (module docstring), and figures for
-    ``details`` (records located and unplaced)."""
+) -> CoalitionRows:
+    """The coalition's rows of ``release`` (module docstring): by provider id, or its records
+    placed by QI box and SA value together (:func:`kerckhoffs.attacks.placement.place`)."""
     t = release.table
+    n_groups = release.partition.n_groups
     if coalition.providers:
         if t.provider is None or t.provider_values is None:
             raise ParameterError(
@@ -133,7 +167,11 @@ def coalition_rows(
                 f"(providers: {', '.join(known[:12])})"
             )
         codes = [known.index(p) for p in coalition.providers]
-        return np.isin(t.provider, codes), {"providers": list(coalition.providers)}
+        return CoalitionRows(
+            np.isin(t.provider, codes),
+            np.zeros(n_groups, dtype=bool),
+            {"providers": list(coalition.providers)},
+        )
     if coalition.records is None:
         raise ParameterError(f"{ATTACK}: the coalition names no providers and no records")
     records = coalition.records
@@ -144,13 +182,15 @@ def coalition_rows(
     loc = locate(release, records, schema)
     labels = [format_value(x) for x in t.sa_column.labels.tolist()]
     code = pd.Index(labels).get_indexer([format_value(x) for x in records[t.sa_name].tolist()])
-    placed = (loc.group >= 0) & (code >= 0)
     n_sa = t.n_sa
     hist = release.histogram().counts
-    want = np.bincount(loc.group[placed] * n_sa + code[placed], minlength=hist.size).reshape(
-        hist.shape
-    )
-    take = np.minimum(want, hist)
+    # candidate cells (group, SA value): every group covering the record, at its own value
+    who = np.repeat(np.arange(len(records), dtype=np.int64), loc.n_matches)
+    known = code[who] >= 0
+    cells = loc.candidates[known].astype(np.int64) * n_sa + code[who[known]]
+    placement = place(who[known], cells, len(records), hist.ravel())
+    take = placement.load.reshape(hist.shape)
+    undecided = np.asarray(placement.variable.reshape(hist.shape).any(axis=1), dtype=bool)
     group, sa = release.partition.group, release.sa_published
     key = group.astype(np.int64) * n_sa + sa
     order = np.argsort(key, kind="stable")
@@ -159,8 +199,13 @@ def coalition_rows(
     rank = np.arange(key.size) - first  # position of each row among its (group, value) rows
     mine = np.zeros(t.n, dtype=bool)
     mine[order] = rank < take.ravel()[sorted_key]
-    unplaced = int(np.count_nonzero(~placed)) + int((want - take).sum())
-    return mine, {"records": len(records), "records_unplaced": unplaced}
+    details = {
+        "records": len(records),
+        "records_unplaced": len(records) - placement.placed,
+        "groups_undecided": int(undecided.sum()),
+    }
+    low, high = placement.low.reshape(hist.shape), placement.high.reshape(hist.shape)
+    return CoalitionRows(mine, undecided, details, low, high)
 
 
 # -- posteriors -----------------------------------------------------------------------------------
@@ -202,6 +247,90 @@ def _breached_cells(
         else:
             out |= viol[:, j : j + 1] & (post > bound + 1e-12) & sens[None, :]
     return out
+
+
+MAX_PLACEMENTS = 4096
+"""Most removals of one group :func:`_safe_in_every_placement` evaluates."""
+
+
+def _safe_in_every_placement(
+    like: GroupHistogram,
+    models: Sequence[PrivacyModel],
+    low: np.ndarray,
+    high: np.ndarray,
+    undecided: np.ndarray,
+) -> np.ndarray:
+    """Per group, whether an undecided group keeps the promise whatever the placement: the
+    removals of its values vary independently (records of one value only go to cells of that
+    value), each over the whole range ``low..high`` (:class:`~kerckhoffs.attacks.placement.
+    Placement`), so every combination is a possible removal; the group is settled when no
+    combination leaves a touched, non-empty remainder that violates a model. At most
+    :data:`MAX_PLACEMENTS` combinations per group; above that the group stays undecided."""
+    out = np.zeros(undecided.size, dtype=bool)
+    for g in np.flatnonzero(undecided).tolist():
+        lo, hi = low[g], high[g]
+        spread = np.flatnonzero(hi > lo)
+        if math.prod(int(hi[v] - lo[v] + 1) for v in spread) > MAX_PLACEMENTS:
+            continue
+        axes = [np.arange(lo[v], hi[v] + 1) for v in spread.tolist()]
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, spread.size)
+        removed = np.repeat(lo[None, :], grid.shape[0], axis=0)
+        removed[:, spread] = grid
+        rem = like.counts[g][None, :] - removed
+        left = rem.sum(axis=1)
+        touched = (removed.sum(axis=1) > 0) & (left > 0)
+        viol = _violations(rem, like, models).any(axis=1)
+        out[g] = not (viol & touched).any()
+    return out
+
+
+# -- the result ----------------------------------------------------------------------------------
+@dataclass
+class InsiderResult(AttackResult):
+    """An :class:`AttackResult` that may leave groups out: ``undecided_groups`` groups (holding
+    ``undecided_rows`` rows) where the coalition's records fit in more than one way, so the
+    coalition cannot tell which rows there are its own. Those groups are not attacked; the
+    verdict says so and is never SAFE (the attack did not run on all of the release);
+    ``settled_groups`` groups whose placement varies but whose remainder keeps the promise in
+    every placement are attacked (no row of them disclosed, whatever the placement) and
+    named; ``unplaced`` coalition records that fit no group are named too."""
+
+    undecided_groups: int = 0
+    undecided_rows: int = 0
+    unplaced: int = 0
+    settled_groups: int = 0
+
+    @property
+    def safe(self) -> bool:
+        """No tuple breached, no finding, and every group the coalition touches attacked."""
+        return super().safe and not self.undecided_groups
+
+    def _verdict(self) -> str:
+        base = super()._verdict()
+        if self.undecided_groups:
+            gone = (
+                f"{self.undecided_groups:,} group(s) ({self.undecided_rows:,} of "
+                f"{self.n_rows:,} rows) not attacked: the coalition's own records fit them in "
+                "more than one way, so it cannot tell its rows there from the others'"
+            )
+            if self.compromised or self.finding is not None:
+                base = f"{base}; {gone}"
+            else:
+                base = (
+                    f"INCOMPLETE: no row disclosed by {self.attack} in the groups it could "
+                    f"attack; {gone}"
+                )
+        if self.settled_groups:
+            base += (
+                f"; {self.settled_groups:,} group(s) the coalition's records fit in more than "
+                "one way are safe in every way (no posterior shown for them)"
+            )
+        if self.unplaced:
+            base += (
+                f"; {self.unplaced:,} of the coalition's records fit no group (taken as not "
+                "published)"
+            )
+        return base
 
 
 # -- the worst coalition of each group ------------------------------------------------------------
@@ -289,14 +418,22 @@ def insider_attack(
             )
         mine, label, details = _worst_rows(release, size, chosen, max_coalitions)
         details["worst"] = True
+        undecided = np.zeros(n_groups, dtype=bool)
+        settled = undecided
     else:
-        mine, details = coalition_rows(release, coalition, schema)
+        mine, undecided, details, low, high = coalition_rows(release, coalition, schema)
+        settled = np.zeros(n_groups, dtype=bool)
+        if undecided.any() and low is not None and high is not None:
+            settled = _safe_in_every_placement(like, chosen, low, high, undecided)
+            details["groups_undecided"] = int((undecided & ~settled).sum())
+            details["groups_safe_in_every_placement"] = int(settled.sum())
     removed = np.bincount(
         group[mine].astype(np.int64) * n_sa + sa[mine], minlength=n_groups * n_sa
     ).reshape(n_groups, n_sa)
     rem, post = remainder_posteriors(like.counts, removed)
     left = rem.sum(axis=1)
-    touched = (removed.sum(axis=1) > 0) & (left > 0)
+    # a group whose coalition rows are not known is not attacked (module docstring)
+    touched = (removed.sum(axis=1) > 0) & (left > 0) & ~undecided
     viol = _violations(rem, like, chosen)
     cells = _breached_cells(post, viol, like, chosen)
 
@@ -334,9 +471,19 @@ def insider_attack(
         "groups": n_groups,
         "groups_touched": int(touched.sum()),
         "groups_violated": int((viol.any(axis=1) & touched).sum()),
-        "rows_removed": int(mine.sum()),
+        "rows_removed": int(mine[~undecided[group]].sum()),
     }
-    return AttackResult(ATTACK, tuples, release.table.n, min(bounds) if bounds else None, details)
+    return InsiderResult(
+        ATTACK,
+        tuples,
+        release.table.n,
+        min(bounds) if bounds else None,
+        details,
+        undecided_groups=int((undecided & ~settled).sum()),
+        undecided_rows=int(release.partition.sizes[undecided & ~settled].sum()),
+        unplaced=int(details.get("records_unplaced", 0)),
+        settled_groups=int(settled.sum()),
+    )
 
 
 # -- registry adapter ------------------------------------------------------------------------------

@@ -12,7 +12,10 @@ of :mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never publish
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel, require
@@ -101,34 +104,91 @@ class MPrivacy(PrivacyModel):
             )
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
-        from kerckhoffs.mprivacy.exact import achieved_triples
+        """The requested m is decided first, for every group; the achieved m (the group
+        values) is then searched upward from it only as far as stays cheap: the coalition
+        search of distinct l-diversity grows with m (``C(n_G, m)`` coalitions at worst), and
+        a check of ``m=1`` must not pay for ``m=25``. Where the search was cut, the group
+        value is the largest m proven (a lower bound) and the detail says so; a group whose
+        requested m could not be settled within the budget is counted as violating (not
+        proven is not private) and the detail says that too. :func:`kerckhoffs.mprivacy.
+        achieved_m` computes the achieved m exactly, whatever it costs."""
+        from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, achieved_triples, decide_triples
 
         self._readable(hist)
         pc = hist.providers
         assert pc is not None
-        achieved = achieved_triples(
-            pc.group,
-            pc.provider,
-            pc.sa,
-            pc.count,
-            hist.n_groups,
-            pc.n_providers,
-            hist.counts.shape[1],
-            self.constraint(),
-        )
+        n_sa = hist.counts.shape[1]
+        constraint = self.constraint()
         wanted = min(self.m, max(pc.n_providers - 1, 0))
-        detail = f"{pc.n_providers} provider(s)"
-        if wanted < self.m:
-            detail += f", m read as {wanted} (n - 1)"
-        return ModelResult(
+        triples = (pc.group, pc.provider, pc.sa, pc.count, hist.n_groups)
+        decision = decide_triples(*triples, n_sa, wanted, constraint, SEARCH_BUDGET)
+        achieved = achieved_triples(
+            *triples, pc.n_providers, n_sa, constraint, SEARCH_BUDGET, (wanted, decision)
+        )
+        undecided = int(decision.undecided.sum())
+        bounded = int((~achieved.exact & ~decision.undecided).sum())
+        values = achieved.m
+        return MPrivacyResult(
             self.name,
             self.parameter,
-            float(achieved.min()) if achieved.size else float(wanted),
-            achieved.astype(float),
-            achieved >= wanted,
+            float(values.min()) if values.size else float(wanted),
+            values.astype(float),
+            decision.ok,
             True,
-            detail,
+            _detail(pc.n_providers, self.m, wanted, undecided, bounded),
+            undecided=undecided,
+            bounded=bounded,
+            n_providers=pc.n_providers,
         )
+
+    def combine(self, parts: Sequence[ModelResult], sizes: np.ndarray) -> ModelResult:
+        """Slices' results as one (a distributed check): their counts of undecided groups and
+        of lower bounds add up, and the detail is rebuilt from the sums."""
+        merged = super().combine(parts, sizes)
+        undecided = sum(getattr(p, "undecided", 0) for p in parts)
+        bounded = sum(getattr(p, "bounded", 0) for p in parts)
+        n_providers = max((getattr(p, "n_providers", 0) for p in parts), default=0)
+        wanted = min(self.m, max(n_providers - 1, 0))
+        return MPrivacyResult(
+            merged.model,
+            merged.parameter,
+            merged.achieved,
+            merged.group_values,
+            merged.group_ok,
+            merged.higher_is_better,
+            _detail(n_providers, self.m, wanted, undecided, bounded),
+            undecided=undecided,
+            bounded=bounded,
+            n_providers=n_providers,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MPrivacyResult(ModelResult):
+    """An m-privacy :class:`ModelResult` with what its detail line counts: ``undecided``
+    groups (the requested m not settled within the search budget: counted as violating),
+    ``bounded`` groups (their achieved m is a lower bound) and the ``n_providers``."""
+
+    undecided: int = 0
+    bounded: int = 0
+    n_providers: int = 0
+
+
+def _detail(n_providers: int, m: int, wanted: int, undecided: int, bounded: int) -> str:
+    detail = f"{n_providers} provider(s)"
+    if wanted < m:
+        detail += f", m read as {wanted} (n - 1)"
+    if undecided:
+        detail += (
+            f"; {undecided:,} group(s) not decided at m={wanted} (the coalition search ran out "
+            "of its budget): counted as violating"
+        )
+    if bounded:
+        detail += (
+            f"; achieved m is a lower bound in {bounded:,} group(s) (larger coalitions not "
+            "searched: too costly)"
+        )
+    return detail
 
 
 def combine_m_privacy(models: Sequence[PrivacyModel]) -> list[PrivacyModel]:

@@ -7,6 +7,26 @@ k-anonymity, distinct l-diversity and any conjunction of them are (Observation 2
 pruning verifiers of section III rely on that and refuse the others. Frequency l-diversity
 (``|G| >= l * S_max(G)``, our ``l=``) and entropy l-diversity are not: two records ``a, b``
 are 2-diverse, ``a, a, b`` are not.
+
+**Merging groups.** An anonymizer may refuse a table up front ("the whole table is not
+m-private, so no partition of it is") only if m-privacy w.r.t. C is *merge-closed*: the union
+of two m-private groups is m-private, so a partition into m-private groups would make the
+whole table m-private (the contrapositive is the refusal). :func:`m_privacy_merge_closed` says
+when that holds:
+
+- for an EG-monotonic C and any m: a coalition of at most ``m_eff`` providers of the union
+  either leaves records of one of the two groups, whose remainder satisfies C (at most that
+  group's ``m_eff`` of its providers are in the coalition), and then so does the union's
+  remainder by EG-monotonicity; or it owns both groups whole, which needs more providers than
+  ``m_eff``;
+- for m = 0, when C itself is merge-closed (:attr:`Constraint.merge_closed`): k-anonymity,
+  distinct l-diversity, frequency l-diversity (``|A| >= l a`` and ``|B| >= l b`` give
+  ``|A| + |B| >= l (a + b) >= l max_v(A_v + B_v)``), entropy l-diversity (entropy is concave);
+- *not* for frequency l-diversity with m >= 1: P1 holding ``a, a, a, b, b, b`` and P2 holding
+  ``c, d`` are each 1-private 2-diverse groups (one provider each, so no coalition has a
+  victim), while their union is not: P1 removing its ``a`` records and keeping its ``b``
+  records leaves ``b, b, b, c, d``, three of five the same (Definition 2.1 lets a coalition
+  remove any part of its records, and ``5 < 2 x 3``).
 """
 
 from __future__ import annotations
@@ -29,6 +49,8 @@ class Constraint:
     the constraint holds, the per-component F_C of paper Definition 3.1)."""
 
     eg_monotonic = True
+    merge_closed = True
+    """Whether the union of two record sets that satisfy C satisfies C (module docstring)."""
 
     def check(self, count: int, hist: np.ndarray) -> bool:
         """Whether a record set of ``count`` rows with SA histogram ``hist`` satisfies C."""
@@ -139,6 +161,10 @@ class Conjunction(Constraint):
     def parts(self) -> tuple[Constraint, ...]:
         return self.members
 
+    @property
+    def merge_closed(self) -> bool:  # type: ignore[override]
+        return all(c.merge_closed for c in self.members)
+
     def check(self, count: int, hist: np.ndarray) -> bool:
         return all(c.check(count, hist) for c in self.members)
 
@@ -150,6 +176,13 @@ class Conjunction(Constraint):
         for c in self.members:
             out &= c.check_batch(counts, hists)
         return out
+
+
+def m_privacy_merge_closed(constraint: Constraint, m: int) -> bool:
+    """Whether the union of two groups m-private w.r.t. ``constraint`` is always m-private
+    (module docstring), the condition under which a table that is not m-private has no
+    partition into m-private groups."""
+    return constraint.eg_monotonic or (m == 0 and constraint.merge_closed)
 
 
 def conjunction(parts: Sequence[Constraint]) -> Constraint:
