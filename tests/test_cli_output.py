@@ -94,6 +94,15 @@ def test_console_shows_markup_emoji_and_escapes_as_they_are() -> None:
     assert "\x1b" not in text and "\u202e" not in text
 
 
+def test_text_wraps_between_words_and_never_folds_one() -> None:
+    """Prose wraps at the width between words; a word longer than the line (a path) stays
+    whole on a line of its own, where rich would fold it into pieces."""
+    path = "/tmp/" + "x" * 60 + "/part-4.parquet:"
+    buf = io.StringIO()
+    OutputConsole(file=buf, width=40).print(f"note: {path} all 5 row(s) dropped for missing")
+    assert buf.getvalue().splitlines() == ["note:", path, "all 5 row(s) dropped for missing"]
+
+
 # -- every command on hostile values ---------------------------------------------------------------
 @pytest.fixture
 def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

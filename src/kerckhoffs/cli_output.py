@@ -83,11 +83,51 @@ class OutputConsole(Console):
         kwargs["emoji"] = False
         return super().render_str(visible(text), **kwargs)
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
+    def print(self, *objects: Any, sep: str = " ", **kwargs: Any) -> None:
+        """Print as rich does, but a table is laid out by :func:`fit_table` and text wraps
+        between words only (:class:`Words`): a word longer than the line (a path) stays whole
+        on a line of its own, never folded into pieces that cannot be copied."""
         from rich.table import Table
 
         laid = [fit_table(o, self.width) if isinstance(o, Table) else o for o in objects]
-        super().print(*laid, **kwargs)
+        if not kwargs.get("soft_wrap") and laid and all(isinstance(o, str | Text) for o in laid):
+            parts = [o if isinstance(o, Text) else self.render_str(str(o)) for o in laid]
+            laid = [Words(Text(sep).join(parts))]
+            kwargs.setdefault("crop", False)
+        super().print(*laid, sep=sep, **kwargs)
+
+
+class Words:
+    """A text wrapped between words only: a word longer than the line stays whole (the line
+    overflows; a terminal shows the rest on its next line, and copying it gives the word),
+    where rich would fold it into pieces."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterator[Text]:
+        width = max(options.max_width, 1)
+        for line in self.text.split(allow_blank=True):
+            if "\t" in line.plain:
+                line.expand_tabs()
+            for piece in line.divide(_breaks(line.plain, width)):
+                piece.rstrip()
+                piece.no_wrap, piece.overflow = True, "ignore"  # laid out here, kept whole
+                yield piece
+
+
+def _breaks(text: str, width: int) -> list[int]:
+    """Where the lines of ``text`` wrapped at ``width`` start (but the first): before a word
+    that would pass the width, never inside one."""
+    from rich.cells import cell_len
+
+    breaks: list[int] = []
+    start = 0
+    for m in re.finditer(r"\S+", text):
+        if m.start() > start and cell_len(text[start : m.end()]) > width:
+            breaks.append(m.start())
+            start = m.start()
+    return breaks
 
 
 out = OutputConsole()
@@ -112,7 +152,9 @@ MAX_QUOTED = 80
 readable line)."""
 MAX_LINE = 600
 
-_QUOTED = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]{""" + str(MAX_QUOTED + 1) + r""",})(?P=q)""")
+_QUOTED = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]*)(?P=q)""")
+"""A quoted value; short ones are matched too, so that the scan steps over them and never
+takes the closing quote of one value and the opening quote of the next for a long value."""
 
 
 def progress_bar(*, transient: bool = False) -> Progress:
@@ -323,7 +365,11 @@ def one_line(message: str) -> str:
     (:func:`visible`), long quoted values and the line cut."""
     text = visible(" ".join(str(message).split()))
     text = _QUOTED.sub(
-        lambda m: f"{m['q']}{m['body'][: MAX_QUOTED - 1]}…{m['q']} ({len(m['body']):,} chars)",
+        lambda m: (
+            f"{m['q']}{m['body'][: MAX_QUOTED - 1]}…{m['q']} ({len(m['body']):,} chars)"
+            if len(m["body"]) > MAX_QUOTED
+            else m[0]
+        ),
         text,
     )
     if len(text) > MAX_LINE:
@@ -334,6 +380,7 @@ def one_line(message: str) -> str:
 __all__ = [
     "MODEL_HELP",
     "OutputConsole",
+    "Words",
     "err",
     "fit_table",
     "fit_words",
