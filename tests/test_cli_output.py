@@ -317,6 +317,61 @@ def test_anonymize_prints_no_blank_lines_without_a_terminal(
     assert "" not in done.stdout.splitlines(), done.stdout
 
 
+def _strip_ansi(raw: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", raw)
+
+
+def _listed_names() -> dict[str, list[str]]:
+    from kerckhoffs.algorithms import REGISTRY
+    from kerckhoffs.attacks import register_all
+    from kerckhoffs.attacks.registry import ATTACKS
+    from kerckhoffs.experiments import all_experiments
+
+    register_all()
+    return {
+        "algorithms": sorted(REGISTRY),
+        "reproduce": [e.name for e in all_experiments()],
+        "audit": sorted(ATTACKS),
+    }
+
+
+def test_a_terminal_of_80_columns(
+    hostile: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The commands' consoles as on a colour terminal 80 columns wide (spinners on, styles
+    written as escape sequences): every algorithm, experiment and attack name and every model
+    name whole on a line (copyable), no line wider than the terminal, and the escape sequence
+    of a data value shown, not sent. (A real pseudo-terminal: the slow test below.)"""
+    code, _, err = run_raw(monkeypatch, capsys, "anonymize", "d.csv", "-s", "s.toml", "-a",
+                           "mondrian", "-m", "k=3", "-o", "rel")  # fmt: skip
+    assert code == 0, err  # (its spinners redraw in place: not measured line by line)
+    buf = io.StringIO()
+    term = OutputConsole(file=buf, force_terminal=True, width=80, color_system="standard")
+    shared = cli_output.out
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kerckhoffs.cli") and getattr(module, "out", None) is shared:
+            monkeypatch.setattr(module, "out", term)
+    names = _listed_names()
+    for args in (["algorithms"], ["reproduce", "--list"], ["audit", "--list"]):
+        code, _, err = run_raw(monkeypatch, capsys, *args)
+        assert code == 0, err
+        text = _strip_ansi(buf.getvalue())
+        assert max(cell_len(ln) for ln in text.splitlines()) <= 80, text
+        _names_whole(text, names[args[0]])
+        buf.seek(0)
+        buf.truncate()
+    code, _, err = run_raw(monkeypatch, capsys, "check", "rel", "-m", "k=4", "-m", "l=4",
+                           "-m", "distinct-l=2")  # fmt: skip
+    raw = buf.getvalue()
+    assert code == 1, err
+    assert "\x1b[31mX" not in raw  # the data's sequence (rich colours no "X..." red here)
+    assert "\\x1b[31mX×" in raw  # an SA value of the worst groups
+    text = _strip_ansi(raw)
+    table = text.split("worst groups")[0]  # a worst group is one line, the terminal wraps it
+    assert max(cell_len(ln) for ln in table.splitlines()) <= 80, text
+    _names_whole(text, ["k-anonymity", "distinct l-diversity", "l-diversity", "violated", "ok"])
+
+
 PTY_SCRIPT = """
 import sys
 from kerckhoffs.cli import run
@@ -329,7 +384,8 @@ sys.exit(code)
 """
 
 
-def test_a_terminal_of_80_columns(hostile: Path) -> None:
+@pytest.mark.slow  # a fresh interpreter: about 3 s of CPU
+def test_a_real_pseudo_terminal_of_80_columns(hostile: Path) -> None:
     """On a real (pseudo-)terminal 80 columns wide: every algorithm, experiment and attack
     name and every model name whole on a line (copyable), no line wider than the terminal,
     and the escape sequence of a data value shown, not obeyed."""
@@ -338,12 +394,6 @@ def test_a_terminal_of_80_columns(hostile: Path) -> None:
     import struct
     import termios
 
-    from kerckhoffs.algorithms import REGISTRY
-    from kerckhoffs.attacks import register_all
-    from kerckhoffs.attacks.registry import ATTACKS
-    from kerckhoffs.experiments import all_experiments
-
-    register_all()
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES", "NO_COLOR"}}
@@ -372,11 +422,11 @@ def test_a_terminal_of_80_columns(hostile: Path) -> None:
     assert proc.wait(timeout=120) == 1  # check: the models are violated
     raw = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
     assert "\x1b[31mX" not in raw  # the data's escape sequence is never sent raw
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", raw)
-    assert max(cell_len(ln) for ln in text.splitlines()) <= 80, text
+    text = _strip_ansi(raw)
+    listed = text.split("worst groups")[0]  # a worst group is one line, the terminal wraps it
+    assert max(cell_len(ln) for ln in listed.splitlines()) <= 80, text
     assert "Traceback" not in text and "internal error" not in text
-    _names_whole(text, sorted(REGISTRY))
-    _names_whole(text, [e.name for e in all_experiments()])
-    _names_whole(text, sorted(ATTACKS))
+    for names in _listed_names().values():
+        _names_whole(text, names)
     _names_whole(text, ["k-anonymity", "distinct l-diversity", "violated"])
     assert "[i]ward=\\x1b[31mX | dis: " in text
