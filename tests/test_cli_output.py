@@ -299,6 +299,39 @@ def test_check_at_80_columns_names_every_model_and_verdict_whole(
         assert len(verdicts) == len(names), out
 
 
+def _table_lines_fit(text: str, width: int = 80) -> None:
+    lines = [ln for ln in text.splitlines() if set(ln) & set("│┃━─")]
+    assert lines and max(cell_len(ln) for ln in lines) <= width, text
+
+
+def test_budget_and_disclosure_at_80_columns(
+    eighty: None,
+    hostile: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The tables of ``budget`` (a release with a long name, people with hostile ids),
+    ``disclosure`` and ``anonymize`` at 80 columns: no table line wider, every name, id and
+    verdict whole on a line."""
+    name = "releases/dp-histogram-of-the-hostile-ward-table-v1"
+    code, out, err = run_raw(monkeypatch, capsys, "anonymize", "d.csv", "-s", "s.toml", "-a",
+                             "dp-histogram", "-m", "dp=1", "-O", "levels=age:3", "-o", name,
+                             "--ledger", "led.json")  # fmt: skip
+    assert code == 0, err
+    _table_lines_fit(out)
+    _names_whole(out, ["differential-privacy", "ok"])
+    code, out, err = run_raw(monkeypatch, capsys, "budget", "led.json", "--worst", "30")
+    assert code == 0, err
+    _table_lines_fit(out)
+    _names_whole(out, [Path(name).name, *(f"{visible(MARKUP[i % 4])}{i}" for i in range(30))])
+    ex = Path(__file__).resolve().parents[1] / "examples" / "disclosure"
+    code, out, err = run_raw(monkeypatch, capsys, "disclosure", ex / "table1.csv", "-s",
+                             ex / "schema.toml", "--sequence", ex / "sequence.toml")  # fmt: skip
+    assert code == 0, err
+    _table_lines_fit(out)
+    _names_whole(out, ["g1", "g2", "g3", "naive", "inclusive", "exclusive", "fails", "yes", "no"])
+
+
 def test_anonymize_prints_no_blank_lines_without_a_terminal(
     warm_cli: WarmCli, tmp_path: Path
 ) -> None:
