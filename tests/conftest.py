@@ -26,20 +26,12 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 @pytest.fixture(scope="session")
 def dask_client() -> Iterator[Any]:
     """A small Dask cluster for the engine tests (issue: "tests on a small LocalCluster, 2
-    workers, processes"), started once per session, only when a test asks for it."""
-    from distributed import Client, LocalCluster
+    workers, processes"), started once per session, only when a test asks for it; the
+    catalogue's Parquet faults share it (tests/dask_shared.py)."""
+    from dask_shared import close_shared, shared_client
 
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            memory_limit="1GiB",
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
+    yield shared_client()
+    close_shared()
 
 
 @pytest.fixture(scope="session")
@@ -62,4 +54,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     cluster (started by the first of them) is closed soon after it starts instead of idling
     through the rest of the suite (an idle 2-worker cluster burns about 0.13 s of CPU a second,
     some 25 s over a default run). A stable sort: every other order is kept."""
-    items.sort(key=lambda item: "dask_client" in getattr(item, "fixturenames", ()))
+    from dask_shared import uses_shared_cluster
+
+    items.sort(key=uses_shared_cluster)

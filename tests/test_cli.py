@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from rich.console import Console
 
 from cli_runner import run_cli
 from kerckhoffs import __version__, cli, cli_demo, cli_output
@@ -54,7 +53,7 @@ role = "sensitive"
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     """Render rich output 250 columns wide so table rows stay on one line (in every module that
     prints to stdout: the commands and the shared printers of cli_output)."""
-    wide = Console(highlight=False, width=250)
+    wide = cli_output.OutputConsole(width=250)
     for module in (cli, cli_demo, cli_output):
         monkeypatch.setattr(module, "out", wide)
 
@@ -459,20 +458,38 @@ def test_check_a_table_generalized_by_another_tool(tmp_path, monkeypatch, capsys
     assert "published table" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args", [["algorithms"], ["audit", "--list"], ["demo", "--rows", "300"]])
+@pytest.mark.parametrize(
+    "args",
+    [["algorithms"], ["audit", "--list"], ["reproduce", "--list"], ["demo", "--rows", "300"]],
+)
 def test_tables_wrap_at_80_columns_instead_of_cutting_words(
     args: list[str], warm_cli: WarmCli, tmp_path: Path
 ) -> None:
     """Without a terminal rich assumes 80 columns: cells fold between words, no word is cut
     with an ellipsis ("algorit…", "NOT algorithm-sa…") and no line is longer than 80 (the
     commands run in processes of their own whose output is a file and whose environment sets
-    no width: the ``warm_cli`` fixture)."""
+    no width: the ``warm_cli`` fixture). Every name listed is whole on one line, so it can be
+    copied into the next command."""
+    from kerckhoffs.algorithms import REGISTRY
+    from kerckhoffs.attacks import register_all
+    from kerckhoffs.attacks.registry import ATTACKS
+    from kerckhoffs.experiments import all_experiments
+
     done = warm_cli.run(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    register_all()
+    names = {
+        "algorithms": sorted(REGISTRY),
+        "audit": sorted(ATTACKS),
+        "reproduce": [e.name for e in all_experiments()],
+    }.get(args[0], [])
+    for name in names:
+        assert re.search(rf"(^|[\s│])({re.escape(name)})( \*)?($|[\s│])", done.stdout, re.M), name
     if args == ["algorithms"]:
         assert "(NOT algorithm-safe)" in " ".join(done.stdout.replace("│", " ").split())
+        assert len(done.stdout.splitlines()) < 3 * len(REGISTRY) + 10  # not 200 lines tall
 
 
 @pytest.mark.parametrize(

@@ -210,3 +210,69 @@ def test_a_file_that_is_not_parquet(
     lines = [x for x in err.splitlines() if x.startswith("error:")]
     assert code == 2 and len(lines) == 1 and "bad.parquet: not a readable Parquet file" in lines[0]
     assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+# -- bad Parquet input: one line naming the file and its row, no worker traceback -------------
+def _compute_failed(client: Any) -> int:
+    """How many "Compute Failed" records (a task that raised, logged with its traceback on
+    the worker's stderr) the workers keep in their recent logs."""
+    logs = client.get_worker_logs(n=1000)
+    return sum("Compute Failed" in msg for records in logs.values() for _, msg in records)
+
+
+def test_bad_rows_name_the_file_and_its_row_without_a_worker_traceback(
+    dask_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A file of 60 rows split into partitions of 20 (row groups of 20): a bad value in its
+    45th row is named as row 45 of that file (not "partition 3 ... data row 5"); the task
+    that found it does not fail (a failed task logs a traceback block on the worker's
+    stderr, which a local cluster shares with the command). Relative paths: the workers'
+    working directory is not the command's."""
+    from kerckhoffs.engines import dask_table
+
+    folder, _, df = data(tmp_path, 120)
+    for f in folder.glob("*.parquet"):
+        f.unlink()
+    good, bad = df.iloc[:60], df.iloc[60:].astype({"age": "str"}).reset_index(drop=True)
+    bad.loc[44, "age"] = "old"
+    good.to_parquet(folder / "a.parquet", row_group_size=20)
+    bad.to_parquet(folder / "b.parquet", row_group_size=20)
+    monkeypatch.setattr(dask_table, "PART_ROWS", 20)
+    monkeypatch.chdir(tmp_path)
+    before = _compute_failed(dask_client)
+    code, _, err = run_cli(
+        monkeypatch, capsys, "check", "data", "-s", "schema.toml", "-m", "k=2", "--engine",
+        "dask", "--scheduler", dask_client.scheduler.address,
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert err == "error: data/b.parquet: column 'age' is numeric but data row 45 holds 'old'\n"
+    assert _compute_failed(dask_client) == before
+
+
+def test_empty_files_among_full_ones(
+    dask_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An empty file, and a file whose every row is dropped for a missing value, beside full
+    ones: the table is the full files' rows (the in-memory check's numbers), with a note."""
+    folder, schema, df = data(tmp_path, 90)
+    schema.write_text('missing = "drop"\n' + SCHEMA)
+    df.head(0).to_parquet(folder / "part-3.parquet")
+    gone = df.head(5).astype({"disease": "str"})
+    gone["disease"] = None
+    gone.to_parquet(folder / "part-4.parquet")
+    address = dask_client.scheduler.address
+    code, out, err = run_cli(
+        monkeypatch, capsys, "check", folder, "-s", schema, "-m", "k=2", "--engine", "dask",
+        "--scheduler", address,
+    )  # fmt: skip
+    table = Table.encode(df, Schema.from_toml(schema))
+    expected = Release(table, Partition.by_qi(table)).check([KAnonymity(2)])[0]
+    assert code == (0 if expected.satisfied else 1), err
+    assert f"{len(df):,} rows, {expected.group_ok.size:,} groups" in " ".join(out.split())
+    assert "part-4.parquet: all 5 row(s) dropped for missing values" in " ".join(out.split())

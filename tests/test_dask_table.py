@@ -125,14 +125,14 @@ def test_parquet_files_read_by_row_groups_with_missing_texts(
     df.iloc[150:].to_parquet(files[1], row_group_size=60)
     monkeypatch.setattr(dask_table, "PART_ROWS", 100)
     assert dask_table.parquet_parts(files) == [
-        (str(files[0]), [0, 1]),
-        (str(files[0]), [2, 3]),
-        (str(files[1]), [0]),
-        (str(files[1]), [1]),
-        (str(files[1]), [2]),
-        (str(files[1]), [3, 4]),
-    ]  # fmt: skip (row groups of 40 and of 60 rows; b's last two hold 60 + 10)
-    first = dask_table._read_part(str(files[0]), [0])
+        (str(files[0]), [0, 1], 0),
+        (str(files[0]), [2, 3], 80),
+        (str(files[1]), [0], 0),
+        (str(files[1]), [1], 60),
+        (str(files[1]), [2], 120),
+        (str(files[1]), [3, 4], 180),
+    ]  # fmt: skip (groups of 40 and 60 rows, b's last two 60 + 10; then the file's rows before)
+    first = dask_table._read_part(str(files[0]), [0], "a.parquet")
     assert len(first) == 40 and isinstance(first["city"].dtype, pd.CategoricalDtype)
     whole = Table.encode(pd.concat([pd.read_parquet(f) for f in files], ignore_index=True), schema)
     dt = encode_dask(files, schema, dask_client)

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,7 +22,15 @@ import typer
 
 from kerckhoffs import __version__
 from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out, print_results
+from kerckhoffs.cli_output import (
+    MODEL_HELP,
+    err,
+    one_line,
+    out,
+    print_results,
+    value,
+    working,
+)
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.output import check_writable_file, output_directory
 from kerckhoffs.data.schema import Schema
@@ -46,22 +54,6 @@ datasets_app = typer.Typer(
     help="Prepare the demo and benchmark datasets as clean CSV files.", no_args_is_help=True
 )
 app.add_typer(datasets_app, name="datasets")
-
-
-@contextlib.contextmanager
-def _working(description: str) -> Iterator[None]:
-    """A spinner with the elapsed time while a step runs (cleared when it ends)."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=out,
-        transient=True,
-    ) as progress:
-        progress.add_task(description, total=None)
-        yield
 
 
 def _version(value: bool) -> None:
@@ -242,15 +234,17 @@ def _print_worst(release: Release, r: ModelResult, n: int) -> None:
     out.print(f"worst groups for {r.model} (measure = the model's per-group value):")
     for g in ids:
         cells = ", ".join(
-            f"{col.name}={col.generalize(lo[g : g + 1, j], hi[g : g + 1, j])[0]}"
+            f"{value(col.name)}={value(col.generalize(lo[g : g + 1, j], hi[g : g + 1, j])[0])}"
             for j, col in enumerate(table.qi_columns)
         )
         counts = hist.counts[g]
         top = np.argsort(-counts, kind="stable")[:3]
-        sa = ", ".join(f"{table.sa_column.labels[s]}×{counts[s]}" for s in top if counts[s] > 0)
+        sa = ", ".join(
+            f"{value(table.sa_column.labels[s])}×{counts[s]}" for s in top if counts[s] > 0
+        )
         out.print(
             f"  group {g}: {int(hist.sizes[g])} row(s), measure {format_number(r.group_values[g])}"
-            f" | {cells} | {table.sa_name}: {sa}",
+            f" | {cells} | {value(table.sa_name)}: {sa}",
             soft_wrap=True,
         )
 
@@ -438,7 +432,7 @@ def anonymize(
         stack.enter_context(
             output_directory(out_dir, kind="release", overwrite=overwrite, protect=protect)
         )
-        with _working(f"reading {data}"):
+        with working(f"reading {data}"):
             table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
         for note in table.notes:
             out.print(f"note: {note}")
@@ -462,7 +456,7 @@ def anonymize(
                     f"note: {info.name} is deterministic; --seed has no effect", soft_wrap=True
                 )
         if txn is not None:  # the library's transaction: compute, stage, charge, publish
-            with _working(f"running {info.name}, writing {out_dir} and charging {ledger}"):
+            with working(f"running {info.name}, writing {out_dir} and charging {ledger}"):
                 t0 = time.perf_counter()
                 publication = txn.publish(
                     table, data, algorithm, models, out_dir, options=options,
@@ -472,7 +466,7 @@ def anonymize(
                 elapsed = time.perf_counter() - t0
             release, results = publication.release, publication.results
         else:
-            with _working(f"running {info.name} on {table.n:,} rows"):
+            with working(f"running {info.name} on {table.n:,} rows"):
                 t0 = time.perf_counter()
                 # the independent check runs once, in write(), on the files about to be written
                 release = api.anonymize_table(
@@ -480,7 +474,7 @@ def anonymize(
                     verify=False,
                 )  # fmt: skip
                 elapsed = time.perf_counter() - t0
-            with _working(f"checking and writing {out_dir}"):
+            with working(f"checking and writing {out_dir}"):
                 results = release.write(
                     out_dir,
                     formats=tuple(fmt or ("csv", "parquet")),
@@ -619,7 +613,7 @@ def algorithms() -> None:
             ", ".join(s.value for s in a.schemes),
             a.summary,
         )
-    out.print(fit_words(t, out.width))
+    out.print(t)
     out.print("* randomized: draws fresh secret randomness on every run (--seed only for tests)")
 
 

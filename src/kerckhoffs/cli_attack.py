@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import err, fit_words, out, table
+from kerckhoffs.cli_output import err, fit_words, out, styled, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
 
@@ -211,11 +211,11 @@ def audit(
         if result is not None:
             _print_result(get_attack(name), result)
         else:
-            out.print(f"[yellow]{name}: could not run: {error}[/]")
+            out.print(styled((f"{name}: could not run: {error}", "yellow")))
 
     outcome = api.audit(rel, knowledge=know, on_result=report)
     for name, reason in outcome.skipped:
-        out.print(f"[dim]{name}: not run: {reason}[/]")
+        out.print(styled((f"{name}: not run: {reason}", "dim")))
     out.print(outcome.verdict, soft_wrap=True)
     if outcome.results and not outcome.safe:
         raise typer.Exit(1)
@@ -225,9 +225,13 @@ def _print_result(info: AttackInfo, result: AttackResult) -> None:
     colour = "green" if result.safe else "red"
     bound = f"{result.bound:.3g}" if result.bound is not None else "none"
     out.print(
-        f"[bold]{info.name}[/]: [{colour}]{result.verdict()}[/] "
-        f"({len(result.tuples):,} tuples examined, max posterior {result.max_posterior:.3g}, "
-        f"bound {bound})"
+        styled(
+            (info.name, "bold"),
+            ": ",
+            (result.verdict(), colour),
+            f" ({len(result.tuples):,} tuples examined, max posterior "
+            f"{result.max_posterior:.3g}, bound {bound})",
+        )
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, table
+from kerckhoffs.cli_output import fit_words, out, table, value
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used (`kerckhoffs --help` needs none)
     import pandas as pd
@@ -110,7 +110,7 @@ def budget(
     for r in rel.itertuples(index=False):
         digest = str(r.digest)[:19] if r.digest else "-"
         t.add_row(
-            str(r.name), _num(r.epsilon), _num(r.delta), str(r.neighbours), f"{r.people:,}",
+            value(r.name), _num(r.epsilon), _num(r.delta), str(r.neighbours), f"{r.people:,}",
             f"{r.rows:,}", str(r.recorded)[:16].replace("T", " "), digest,
         )  # fmt: skip
     out.print(fit_words(t, out.width))
@@ -139,7 +139,7 @@ def budget(
         w = table("person", "epsilon", "delta", "releases")
         for person, row in order.head(worst).iterrows():
             w.add_row(
-                str(person), _num(row["epsilon"]), _num(row["delta"]), str(int(row["releases"]))
+                value(person), _num(row["epsilon"]), _num(row["delta"]), str(int(row["releases"]))
             )
         out.print(f"worst-off {min(worst, len(order))} of {len(order):,} people:")
         out.print(w)

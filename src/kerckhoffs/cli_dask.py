@@ -54,7 +54,7 @@ def anonymize_dask(
     from kerckhoffs.cli_options import parse_options
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
     from kerckhoffs.engines.dask_run import ALGORITHMS, check_request, run_dask
-    from kerckhoffs.engines.dask_table import encode_dask
+    from kerckhoffs.engines.dask_table import encode_dask, parquet_parts
     from kerckhoffs.models import parse_model
 
     if algorithm not in ALGORITHMS:
@@ -64,6 +64,7 @@ def anonymize_dask(
     check_request(algorithm, models, options)  # before a cluster is started
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
+    parquet_parts(files, sch)  # the files' footers: bad input refused before a cluster starts
     protect = [*files, *protect]
     with connect(scheduler, workers=workers, memory=worker_memory) as client:
         out.print(f"reading {len(files)} Parquet file(s) on {_workers(client)} worker(s)")
@@ -98,7 +99,7 @@ def check_dask_cli(
     directory from its files; True when every model holds."""
     from kerckhoffs.engines.dask_check import check_dask
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
-    from kerckhoffs.engines.dask_table import encode_dask
+    from kerckhoffs.engines.dask_table import encode_dask, parquet_parts
     from kerckhoffs.models import parse_model
 
     if (Path(data) / "release.json").is_file():
@@ -108,9 +109,12 @@ def check_dask_cli(
     models = [parse_model(m) for m in models_text]
     files = parquet_files(data)
     sch = Schema.from_toml(schema_path)
+    parquet_parts(files, sch)  # the files' footers: bad input refused before a cluster starts
     with connect(scheduler, workers=workers, memory=worker_memory) as client:
         dt = encode_dask(files, sch, client)
         result = check_dask(dt, models)
+    for note in dt.notes:
+        out.print(f"note: {note}")
     out.print(
         f"{data} as it stands (each distinct QI combination is a group): {dt.n:,} rows, "
         f"{result.n_groups:,} groups, QIs {', '.join(dt.qi_names)}; SA {dt.sa_name}"

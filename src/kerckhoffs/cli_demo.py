@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, print_results
+from kerckhoffs.cli_output import fit_words, out, print_results, styled
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Role, Schema
@@ -29,6 +29,7 @@ from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 if TYPE_CHECKING:  # the rest is imported where used: `kerckhoffs --help` loads no pandas
     import pandas as pd
+    from rich.text import Text
 
     from kerckhoffs.data.table import Table
     from kerckhoffs.models import PrivacyModel
@@ -51,7 +52,7 @@ def demo(
     df = generate_hospital(rows, seed)
     schema = hospital_schema()
     table = Table.encode(df, schema)
-    out.rule("[bold]kerckhoffs demo[/]: a generated hospital table")
+    out.rule(styled(("kerckhoffs demo", "bold"), ": a generated hospital table"))
     out.print(
         f"{table.n:,} patients; identifiers dropped: patient_id; quasi-identifiers: "
         f"{', '.join(f'{c.name} ({c.kind.value}, {c.size} values)' for c in table.qi_columns)}; "
@@ -106,9 +107,11 @@ def _demo_release(
         try:
             release.write(target, models, overwrite=True)
         except PrivacyCheckFailed as exc:
-            out.print(f"[yellow]{label}[/]: {release.partition.n_groups} groups — {exc}")
+            out.print(styled((label, "yellow"), f": {release.partition.n_groups} groups — {exc}"))
             continue
-        out.print(f"[green]{label}[/]: {release.partition.n_groups} groups — passes; written")
+        out.print(
+            styled((label, "green"), f": {release.partition.n_groups} groups — passes; written")
+        )
         written = release
         break
     if written is None:
@@ -206,7 +209,7 @@ def _demo_information_flow(table: Table, seed: int) -> None:
             _ncp_text(release),
             _query_error_text(release),
             f"{sets:,} row sets" if bad else "none",
-            "[red]leaks[/]" if bad else "[green]safe[/]",
+            styled(("leaks", "red")) if bad else styled(("safe", "green")),
         )
     out.print(fit_words(t, out.width))
     out.print(
@@ -232,7 +235,11 @@ def _demo_attacks(table: Table, seed: int) -> None:
         result = hilb_order_attack(release)
         colour = "green" if result.safe else "red"
         out.print(
-            f"{name}: [{colour}]{result.verdict()}[/] (query error {_query_error_text(release)})"
+            styled(
+                f"{name}: ",
+                (result.verdict(), colour),
+                f" (query error {_query_error_text(release)})",
+            )
         )
     out.print(
         "Hilb's greedy groups skip a row only when its SA value is already in the group, so "
@@ -299,7 +306,7 @@ def _demo_insiders(df: pd.DataFrame, schema: Schema, seed: int) -> None:
             format_number(k.achieved),
             format_number(l_div.achieved),
             format_number(m.achieved),
-            f"[red]{rows:,} patients[/]" if rows else "[green]nobody[/]",
+            styled((f"{rows:,} patients", "red")) if rows else styled(("nobody", "green")),
             _query_error_text(release),
         )
     out.print(fit_words(t, out.width, longest=18))
@@ -344,7 +351,7 @@ def _demo_disclosure() -> None:
     ):
         case = with_sa(table, sa)
         res = outcomes(case, seq, PAPER_CHK)
-        leak = "-"
+        leak: str | Text = "-"
         first = res[0].released
         if first is not None:
             release = Release(
@@ -358,14 +365,17 @@ def _demo_disclosure() -> None:
             hit = hit[hit["breached"]]
             who = [names[r] if names else f"row {r}" for r in hit["row"].tolist()]
             leak = (
-                "[red]"
-                + ", ".join(
-                    f"{w}: {v} ({p:.2f})"
-                    for w, v, p in zip(who, hit["sa_value"], hit["posterior"], strict=True)
+                styled(
+                    (
+                        ", ".join(
+                            f"{w}: {v} ({p:.2f})"
+                            for w, v, p in zip(who, hit["sa_value"], hit["posterior"], strict=True)
+                        ),
+                        "red",
+                    )
                 )
-                + "[/]"
                 if len(hit)
-                else "[green]nothing beyond its groups[/]"
+                else styled(("nothing beyond its groups", "green"))
             )
         t.add_row(
             label,
@@ -435,7 +445,9 @@ def _demo_dp(table: Table, seed: int) -> None:
             label,
             " + ".join(f"{r.partition.n_groups:,}" for r in rels),
             f"{int(res['perfect_breach']):,}",
-            f"[red]{right:,} patient{'s' if right > 1 else ''}[/]" if right else "[green]nobody[/]",
+            styled((f"{right:,} patient{'s' if right > 1 else ''}", "red"))
+            if right
+            else styled(("nobody", "green")),
         )
     out.print(fit_words(t, out.width, longest=18))
     out.print(

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out
+from kerckhoffs.cli_output import fit_words, out, styled
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError, ParameterError
 
 if TYPE_CHECKING:  # imported where used, so that `kerckhoffs --help` loads no pandas
+    from rich.text import Text
+
     from kerckhoffs.data.table import Table
     from kerckhoffs.disclosure import Chk, GeneralizationSequence, Outcome
 
@@ -116,14 +118,14 @@ def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) ->
 
     results = outcomes(table, seq, check, limit)
     t = rich_table("candidate", "|PER|", "PER passes", "naive DS", "inclusive DS", "exclusive DS")
-    steps: dict[int, dict[str, str]] = {}
+    steps: dict[int, dict[str, str | Text]] = {}
     for res in results:
         for s in res.steps:
             per = {"per": magnitude(s.per_size), "pp": str(s.per_passes)}
             row = steps.setdefault(s.index, per)
-            mark = "passes" if s.passes else "[red]fails[/]"
+            mark = ("passes", "") if s.passes else ("fails", "red")
             size = magnitude(s.disclosure_size)
-            row[res.strategy] = f"{size}, max {_share(max(s.max_share))} {mark}"
+            row[res.strategy] = styled(f"{size}, max {_share(max(s.max_share))} ", mark)
     for i in sorted(steps):
         row = steps[i]
         t.add_row(
@@ -141,7 +143,7 @@ def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) ->
             seq.names[r.released] if r.released is not None else "nothing",
             magnitude(r.disclosure_size),
             _share(max(r.max_share) if r.max_share else None),
-            "yes" if r.safe else "[red]no[/]",
+            "yes" if r.safe else styled(("no", "red")),
         )
     out.print(fit_words(o, out.width))
 

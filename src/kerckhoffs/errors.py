@@ -30,6 +30,11 @@ class InputError(KerckhoffsError):
     """The data, schema or hierarchy given cannot be read or does not fit together."""
 
 
+class EmptyTable(InputError):
+    """The table has no rows: none in the input, or none left once the rows with missing
+    values were dropped (a part of a larger table may be empty; the whole may not)."""
+
+
 class SchemaError(InputError):
     """The schema is malformed or names columns the data lacks."""
 

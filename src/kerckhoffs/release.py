@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data import manifest
+from kerckhoffs.data import csv_cells, manifest
 from kerckhoffs.data.external import read_external
 from kerckhoffs.data.io import (
     read_parquet_texts_as_categories,
@@ -804,6 +804,8 @@ class Release:
             ]
             if whole:  # generalized cells are text ("[20-29]" beside "25")
                 frames[name] = read_table(path / whole[0], text_columns=cells.get(name, ()))
+                if whole[0].endswith(".csv"):
+                    frames[name] = csv_text(frames[name], meta)
                 continue
             parts = release_parts(meta, name)  # a release written in parts (the Dask engine)
             if not parts:
@@ -1223,6 +1225,8 @@ def write_release_files(
     """
     names = [f"{name}.{fmt}" for name in frames for fmt in formats]
     tables = list(frames)
+    if "csv" in formats:  # text cells a spreadsheet would run as formulas are kept text
+        meta = dict(meta, **{csv_cells.META_KEY: csv_cells.PREFIX})
     # With a check and a Parquet file, the CSV is rendered once, from the table read back from
     # the Parquet file (the table the check sees), and the bytes that reach the disk are
     # compared with the bytes rendered: the CSV is the checked table by construction
@@ -1233,7 +1237,7 @@ def write_release_files(
     ):
         for name, df in frames.items():
             if "csv" in formats and not render_from_parquet:
-                write_csv(df, tmp / f"{name}.csv")
+                write_csv(csv_cells.protect_formulas(df), tmp / f"{name}.csv")
             if "parquet" in formats:
                 write_parquet(df, tmp / f"{name}.parquet", (text or {}).get(name, []))
         frames.clear()
@@ -1247,7 +1251,7 @@ def write_release_files(
             for name in tables:
                 digest = hashlib.sha256()
                 with open(tmp / f"{name}.csv", "wb") as fh:
-                    write_csv(written[name], _Tee(fh, digest))
+                    write_csv(csv_cells.protect_formulas(written[name]), _Tee(fh, digest))
                 rendered[f"{name}.csv"] = f"{manifest.ALGO}:{digest.hexdigest()}"
         meta["files"] = {f: manifest.file_digest(tmp / f) for f in sorted(names)}
         for f, want in rendered.items():
@@ -1257,7 +1261,8 @@ def write_release_files(
                     "table"
                 )
         if check is not None:
-            meta = dict(check(written), files=meta["files"])
+            sealed = {k: meta[k] for k in ("files", csv_cells.META_KEY) if k in meta}
+            meta = dict(check(written), **sealed)
         (tmp / META).write_bytes(manifest.seal(meta))
 
 
@@ -1307,6 +1312,19 @@ def _as_text(df: pd.DataFrame, text: list[str]) -> pd.DataFrame:
     return df.assign(**columns)
 
 
+def csv_text(df: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
+    """A release table read from its CSV file, with the quotes that kept formula-like text
+    cells text removed when ``meta`` says they were added (:mod:`kerckhoffs.data.csv_cells`)."""
+    prefix = meta.get(csv_cells.META_KEY)
+    if prefix is None:  # written before the protection: the cells are as they were
+        return df
+    if prefix != csv_cells.PREFIX:
+        raise InputError(
+            f"{META}: field {csv_cells.META_KEY!r} is {prefix!r}, not {csv_cells.PREFIX!r}"
+        )
+    return csv_cells.restore_formulas(df)
+
+
 def read_back(
     folder: Path, name: str, meta: dict[str, Any], formats: tuple[str, ...]
 ) -> pd.DataFrame:
@@ -1315,7 +1333,8 @@ def read_back(
     if "parquet" not in formats:
         text = [q["name"] for q in meta["quasi"]]
         cells = {"release": text, "counts": [*text, meta["sensitive"]["name"]]}
-        return read_table(folder / f"{name}.csv", text_columns=cells.get(name, ()))
+        df = read_table(folder / f"{name}.csv", text_columns=cells.get(name, ()))
+        return csv_text(df, meta)
     return read_parquet_texts_as_categories(folder / f"{name}.parquet")
 
 

@@ -540,8 +540,26 @@ def _quoted_chars() -> tuple[str, ...]:
     return tuple(found)
 
 
-QUOTED_CHARS = _quoted_chars()
-"""Characters whose presence makes a CSV field quoted (``"`` doubled inside)."""
+QUOTED_CHARS = tuple(dict.fromkeys([*_quoted_chars(), "\r"]))
+"""Characters whose presence makes a CSV field quoted (``"`` doubled inside): Python's, and
+the carriage return always. Python 3.11's ``csv`` (so pandas' ``to_csv``) leaves a CR bare,
+and every CSV reader, pandas' included, and every spreadsheet ends the row there: the rest of
+the cell would be read back as a new row, and open in a spreadsheet as a new cell, a formula
+if it starts with ``=`` (:mod:`kerckhoffs.data.csv_cells`)."""
+
+
+def _pandas_csv(df: pd.DataFrame) -> bytes:
+    """``df.to_csv(index=False)``, with every field that holds a carriage return quoted
+    (:data:`QUOTED_CHARS`): pandas renders the rows ending in CRLF, which makes its ``csv``
+    quote CRs too, and each CRLF outside quotes (a row's end) becomes ``\n``."""
+    import re
+
+    text = df.to_csv(index=False)
+    if "\r" not in text:
+        return text.encode("utf-8")
+    crlf = df.to_csv(index=False, lineterminator="\r\n")
+    tokens = re.finditer(r'"(?:[^"]|"")*"|\r\n|[^"\r]+|\r', crlf)
+    return "".join("\n" if t[0] == "\r\n" else t[0] for t in tokens).encode("utf-8")
 
 
 def _cell_text(column: pd.Series) -> pa.Array | None:
@@ -624,7 +642,8 @@ def _quoted(arr: pa.Array) -> pa.Array:
 
 def write_csv(df: pd.DataFrame, path: str | Path | BinarySink) -> None:
     """Write ``df`` to ``path`` (or a binary file object) as the exact bytes of
-    ``df.to_csv(path, index=False)``.
+    ``df.to_csv(path, index=False)``, but that a field holding a carriage return is quoted
+    (:data:`QUOTED_CHARS`).
 
     The header line is pandas' own; the rows are rendered by pyarrow: straight through
     ``pyarrow.csv.write_csv`` when no cell needs quoting (the usual release: numbers and
@@ -637,10 +656,11 @@ def write_csv(df: pd.DataFrame, path: str | Path | BinarySink) -> None:
 
     arrays = [_cell_text(df.iloc[:, j]) for j in range(df.shape[1])]
     if df.shape[1] < 2 or len(df) == 0 or any(a is None for a in arrays):
+        data = _pandas_csv(df)  # pandas' own bytes (a CR quoted)
         if isinstance(path, str | Path):
-            df.to_csv(path, index=False)  # pandas' own bytes
+            Path(path).write_bytes(data)
         else:
-            path.write(df.to_csv(index=False).encode("utf-8"))
+            path.write(data)
         return
     cells = [a for a in arrays if a is not None]
     header = df.head(0).to_csv(index=False).encode("utf-8")

@@ -27,7 +27,7 @@ import pandas as pd
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.io import read_columns, read_table, release_memory
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
-from kerckhoffs.errors import HierarchyError, InputError, SchemaError
+from kerckhoffs.errors import EmptyTable, HierarchyError, InputError, SchemaError
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,6 +197,7 @@ class Table:
         keep_other: bool = False,
         strict_sensitive: bool = True,
         columns_checked: bool = False,
+        first_row: int = 0,
     ) -> Table:
         """Encode ``df`` with ``schema`` (see the module docstring for the rules).
 
@@ -205,6 +206,10 @@ class Table:
         back pass False, since perturbation may have removed a value. ``columns_checked``:
         the caller has checked the schema's columns against the file's header
         (:meth:`from_csv` reads only the columns used), so only those are required here.
+        ``first_row``: how many data rows of its file come before ``df``'s first (``df`` is a
+        slice of the file, a Dask partition), so that errors name rows as the file numbers
+        them. No row, or none left once missing values are dropped, is
+        :class:`~kerckhoffs.errors.EmptyTable`.
         """
         if schema.count is not None:  # its lines are groups, not people: refuse, never guess
             raise SchemaError(
@@ -219,7 +224,7 @@ class Table:
             raise InputError(f"column {dupes[0]!r} appears more than once in the data")
         check_columns(names, schema, _used_columns(schema) if columns_checked else None)
         if len(df) == 0:
-            raise InputError("the table has no rows")
+            raise EmptyTable("the table has no rows")
         used = _used_columns(schema)
         notes: list[str] = []
         keep = np.ones(len(df), dtype=bool)
@@ -231,7 +236,7 @@ class Table:
             na = s.isna().to_numpy()
             if na.any():
                 policy = schema.missing_policy(col)
-                first = int(np.argmax(na)) + 1
+                first = first_row + int(np.argmax(na)) + 1
                 count = int(na.sum())
                 if policy == MissingPolicy.ERROR:
                     raise InputError(
@@ -252,8 +257,9 @@ class Table:
         if not keep.all():
             series = {k: v[keep] for k, v in series.items()}
             if not keep.any():
-                raise InputError("the table has no rows left after dropping missing values")
+                raise EmptyTable("the table has no rows left after dropping missing values")
         row_ids = np.flatnonzero(keep).astype(np.int64)
+        rows_named = row_ids + first_row if first_row else row_ids  # in messages
 
         n = int(keep.sum())
         qi = np.empty((n, len(schema.quasi)), dtype=np.int32, order="F")
@@ -261,7 +267,7 @@ class Table:
         cols = [*schema.quasi, sa_col]
 
         def encode_one(col: Column) -> tuple[np.ndarray, EncodedColumn]:
-            return encode_column(col, series[col.name], schema, row_ids)
+            return encode_column(col, series[col.name], schema, rows_named)
 
         # factorizing arrow-backed strings releases the GIL: columns encode in parallel
         if n * len(cols) >= 100_000:
@@ -457,7 +463,8 @@ def encode_column(
         if col.widths is not None:
             hierarchy = Hierarchy.intervals(values, col.widths, name=f"{col.name} intervals")
         if hierarchy is not None:
-            leaf_of_code = _leaf_lookup(col, hierarchy, values, codes, row_ids)
+            ints = values.dtype.kind in "iu"
+            leaf_of_code = _leaf_lookup(col, hierarchy, values, codes, row_ids, integers=ints)
             for lvl in range(1, hierarchy.height):
                 nodes = hierarchy.node_ids[lvl][leaf_of_code]
                 if np.any(np.diff(nodes) < 0):
@@ -479,16 +486,43 @@ def encode_column(
             hierarchy = Hierarchy.flat(labels[order], name=f"{col.name} (flat)", keep_order=True)
         else:
             hierarchy = Hierarchy.flat(labels, name=f"{col.name} (flat)")
-    leaf = _leaf_lookup(col, hierarchy, labels, local, row_ids)
+    ints = pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    leaf = _leaf_lookup(col, hierarchy, labels, local, row_ids, integers=ints)
     codes = leaf[local]
     return codes.astype(np.int32), EncodedColumn(
         col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy, None
     )
 
 
+def _lost_zeros_hint(key: str, hierarchy: Hierarchy, integers: bool) -> str:
+    """A hint for a value of the data that is a hierarchy leaf less its leading zeros (zip
+    ``02134`` stored as the integer 2134 by a Parquet integer column, or by a spreadsheet's
+    export), else nothing."""
+    if not key.isdigit():
+        return ""
+    padded = [leaf for leaf in hierarchy.leaves if leaf.isdigit() and leaf.lstrip("0") == key]
+    if not padded:
+        return ""
+    if integers:
+        return (
+            f"; the column holds integers, which have no leading zeros, and the hierarchy "
+            f"has {padded[0]!r}: store the column as text (a string column in Parquet)"
+        )
+    return f"; the hierarchy has {padded[0]!r}: were the leading zeros lost (a spreadsheet)?"
+
+
 def _leaf_lookup(
-    col: Column, hierarchy: Hierarchy, uniques: np.ndarray, codes: np.ndarray, row_ids: np.ndarray
+    col: Column,
+    hierarchy: Hierarchy,
+    uniques: np.ndarray,
+    codes: np.ndarray,
+    row_ids: np.ndarray,
+    *,
+    integers: bool = False,
 ) -> np.ndarray:
+    """The leaf index of each of ``uniques``; a value the hierarchy lacks is a one-line
+    error naming its first row (with a hint when the column holds ``integers`` and the
+    hierarchy the same codes with leading zeros)."""
     out = np.empty(len(uniques), dtype=np.int32)
     for i, u in enumerate(uniques):
         key = format_value(u)
@@ -496,7 +530,7 @@ def _leaf_lookup(
             row = _first_row(codes, i, row_ids)
             raise HierarchyError(
                 f"column {col.name!r}: value {key!r} (data row {row}) is not in hierarchy "
-                f"{hierarchy.name}"
+                f"{hierarchy.name}" + _lost_zeros_hint(key, hierarchy, integers)
             )
         out[i] = hierarchy._leaf_index[key]
     return out

@@ -27,7 +27,7 @@ maps functions over them and sums what they return.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,27 @@ import pandas as pd
 
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import MISSING_LABEL, Kind, Schema
-from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
-from kerckhoffs.errors import InputError, KerckhoffsError, SchemaError
+from kerckhoffs.data.table import (
+    EncodedColumn,
+    Table,
+    check_columns,
+    encode_column,
+    sensitive_flags,
+)
+from kerckhoffs.errors import EmptyTable, InputError, KerckhoffsError, SchemaError
 
-__all__ = ["PART_ROWS", "DaskTable", "Part", "encode_dask", "item", "parquet_parts", "row_key"]
+__all__ = [
+    "PART_ROWS",
+    "DaskTable",
+    "Failed",
+    "Part",
+    "Where",
+    "encode_dask",
+    "item",
+    "parquet_parts",
+    "raise_failed",
+    "row_key",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,11 +181,52 @@ class _Domain:
     notes: list[str]
 
 
-def _local_encode(df: pd.DataFrame, schema: Schema, index: int) -> Table:
-    try:
-        return Table.encode(df.reset_index(drop=True), schema, strict_sensitive=False)
-    except KerckhoffsError as e:
-        raise type(e)(f"partition {index}: {e}") from None
+@dataclass(frozen=True)
+class Where:
+    """Where a partition's rows come from: a Parquet file and the number of its rows before
+    the partition's first (errors name the file and the row as the file numbers it), or, for
+    a Dask DataFrame, only the partition's index."""
+
+    file: str | None
+    first_row: int
+    index: int
+
+    def __str__(self) -> str:
+        return self.file if self.file is not None else f"partition {self.index}"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Bad input found on a worker, returned as a value (a task that raised would make
+    distributed log a traceback block on the worker's stderr, the terminal of a local
+    cluster): the error's class and one-line messages, raised again on the client by
+    :func:`raise_failed`."""
+
+    error: type[KerckhoffsError]
+    message: str
+    cli: str | None
+
+    @classmethod
+    def of(cls, e: KerckhoffsError, where: Where) -> Failed:
+        cli = None if e.cli is None else f"{where}: {e.cli}"
+        return cls(type(e), f"{where}: {e}", cli)
+
+    def exception(self) -> KerckhoffsError:
+        e = self.error.__new__(self.error)
+        KerckhoffsError.__init__(e, self.message, cli=self.cli)
+        return e
+
+
+def raise_failed(results: Sequence[Any]) -> None:
+    """Raise the first :class:`Failed` among ``results`` (in partition order), if any."""
+    for r in results:
+        if isinstance(r, Failed):
+            raise r.exception()
+
+
+def _local_encode(df: pd.DataFrame, schema: Schema, where: Where) -> Table:
+    return Table.encode(df.reset_index(drop=True), schema, strict_sensitive=False,
+                        first_row=where.first_row)  # fmt: skip
 
 
 def _present(enc: EncodedColumn, codes: np.ndarray) -> np.ndarray:
@@ -181,7 +239,7 @@ def _present(enc: EncodedColumn, codes: np.ndarray) -> np.ndarray:
     return np.asarray(enc.values, dtype=object)[seen]
 
 
-def _domain(table: Table, df: pd.DataFrame) -> _Domain:
+def _domain(table: Table, df: pd.DataFrame, where: Where) -> _Domain:
     cols = [*table.qi_columns, table.sa_column]
     codes = [*(table.qi[:, j] for j in range(table.d)), table.sa]
     values = [_present(c, x) for c, x in zip(cols, codes, strict=True)]
@@ -198,13 +256,31 @@ def _domain(table: Table, df: pd.DataFrame) -> _Domain:
         kinds=[c.kind for c in cols],
         numeric_order=numeric,
         providers=None if table.provider_values is None else np.asarray(table.provider_values),
-        notes=list(table.notes),
+        notes=[f"{where}: {n}" for n in table.notes],
     )
 
 
-def _encode_and_describe(df: pd.DataFrame, schema: Schema, index: int) -> tuple[Table, _Domain]:
-    table = _local_encode(df, schema, index)
-    described = _domain(table, df)
+def _empty_domain(rows_in: int, where: Where) -> _Domain:
+    """A partition with no row, or none left once missing values were dropped: nothing to
+    encode, the other partitions make the table."""
+    notes = [f"{where}: all {rows_in:,} row(s) dropped for missing values"] if rows_in else []
+    return _Domain(rows_in, 0, [], [], [], None, notes)
+
+
+def _encode_and_describe(
+    df: pd.DataFrame | Failed, schema: Schema, where: Where
+) -> tuple[Table | None, _Domain | Failed]:
+    """Pass 1 on a worker: the partition encoded (kept there) and its domain (sent to the
+    client); bad input comes back as :class:`Failed` instead of raising."""
+    if isinstance(df, Failed):
+        return None, df
+    try:
+        table = _local_encode(df, schema, where)
+    except EmptyTable:
+        return None, _empty_domain(len(df), where)
+    except KerckhoffsError as e:
+        return None, Failed.of(e, where)
+    described = _domain(table, df, where)
     # every partition's local table waits on the workers until all domains are in: keep it
     # small (codes in the smallest type of their local domains, no row ids unless rows were
     # dropped, no input index)
@@ -263,7 +339,7 @@ def _remap(local: EncodedColumn, global_: EncodedColumn) -> np.ndarray:
 
 
 def _to_global(
-    table: Table,
+    table: Table | None,
     qi_columns: Sequence[EncodedColumn],
     sa_column: EncodedColumn,
     provider_values: np.ndarray | None,
@@ -271,6 +347,10 @@ def _to_global(
 ) -> Part:
     # the smallest integer type of the domains: 1-2 bytes a code instead of 4 on most tables
     code_type = np.min_scalar_type(max(max((c.size for c in qi_columns), default=1) - 1, 0))
+    if table is None:  # a partition without rows
+        sa_empty = np.zeros(0, dtype=np.min_scalar_type(max(sa_column.size - 1, 0)))
+        no_provider = None if provider_values is None else np.zeros(0, dtype=np.int32)
+        return Part(np.zeros((0, len(qi_columns)), code_type), sa_empty, no_provider, offset)
     qi = np.empty(table.qi.shape, dtype=code_type)
     for j, (loc, glob) in enumerate(zip(table.qi_columns, qi_columns, strict=True)):
         qi[:, j] = _remap(loc, glob)[table.qi[:, j]] if loc.size else table.qi[:, j]
@@ -290,39 +370,64 @@ PART_ROWS = 1_000_000
 """Row groups of a Parquet file are read in runs of about this many rows, one partition each."""
 
 
-def parquet_parts(files: Sequence[str | Path]) -> list[tuple[str, list[int]]]:
-    """The partitions of ``files``, in order: (file, its row groups) in runs of about
-    :data:`PART_ROWS` rows (a small file is one partition). Reads each file's footer only; a
-    file that is not Parquet is a one-line :class:`~kerckhoffs.errors.InputError`."""
+def parquet_parts(
+    files: Sequence[str | Path], schema: Schema | None = None
+) -> list[tuple[str, list[int], int]]:
+    """The partitions of ``files``, in order: (file, its row groups, the file's rows before
+    them) in runs of about :data:`PART_ROWS` rows (a small file is one partition).
+
+    Reads each file's footer only, so bad input found there is refused before any worker
+    reads a row (the CLI calls it before it starts a cluster): a file that is not Parquet, a
+    file without a column ``schema`` names, no row in any file; each a one-line
+    :class:`~kerckhoffs.errors.InputError` naming the file.
+    """
     import pyarrow.parquet as pq
 
-    parts: list[tuple[str, list[int]]] = []
+    parts: list[tuple[str, list[int], int]] = []
+    total = 0
     for f in files:
         try:
-            meta = pq.ParquetFile(str(f)).metadata
+            pf = pq.ParquetFile(str(f))
+            meta = pf.metadata
         except Exception as e:  # pyarrow's ArrowInvalid, OSError: one line naming the file
             raise InputError(f"{f}: not a readable Parquet file ({e})") from None
+        if schema is not None:
+            try:
+                check_columns(list(pf.schema_arrow.names), schema)
+            except KerckhoffsError as e:
+                raise type(e)(f"{f}: {e}") from None
         run: list[int] = []
-        rows = 0
+        rows = before = 0
         for i in range(meta.num_row_groups):
             if run and rows + meta.row_group(i).num_rows > PART_ROWS:
-                parts.append((str(f), run))
-                run, rows = [], 0
+                parts.append((str(f), run, before))
+                run, before, rows = [], before + rows, 0
             run.append(i)
             rows += meta.row_group(i).num_rows
-        parts.append((str(f), run))
+        parts.append((str(f), run, before))
+        total += meta.num_rows
+    if schema is not None and files and total == 0:
+        raise EmptyTable(f"{_source(files)}: the table has no rows (every file is empty)")
     return parts
 
 
-def _read_part(path: str, row_groups: list[int]) -> pd.DataFrame:
-    """One partition, its text columns as categoricals (``Table.encode`` gives the same codes
-    as from strings, 2.5x faster with the read on a 1M-row part)."""
+def _source(files: Sequence[str | Path]) -> str:
+    """The input files, named in a message (the first three)."""
+    names = list(dict.fromkeys(str(f) for f in files))
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _read_part(path: str, row_groups: list[int], name: str) -> pd.DataFrame | Failed:
+    """One partition of the file at ``path`` (absolute: a worker's working directory is not
+    the client's), its text columns as categoricals (``Table.encode`` gives the same codes as
+    from strings, 2.5x faster with the read on a 1M-row part); a file that cannot be read is
+    :class:`Failed`, naming it as the user did (``name``)."""
     from kerckhoffs.data.io import read_parquet_texts_as_categories
 
     try:
         return read_parquet_texts_as_categories(path, row_groups)
     except Exception as e:  # pyarrow's errors: one line naming the file
-        raise InputError(f"{path}: cannot read its rows ({e})") from None
+        return Failed(InputError, f"{name}: cannot read its rows ({e})", None)
 
 
 def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
@@ -343,6 +448,8 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
             f"column {schema.count.name!r} has role count (each line stands for several "
             "individuals): give one row per individual"
         )
+    if schema.base_dir is not None:  # hierarchy files, found by the workers from their own cwd
+        schema = replace(schema, base_dir=schema.base_dir.resolve())
     if isinstance(data, bytes):
         data = data.decode()
     if isinstance(data, str) and "://" in data:  # a remote store (s3://...): Dask reads it
@@ -353,22 +460,32 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
         paths = (
             [Path(str(f)) for f in data] if isinstance(data, (list, tuple)) else parquet_files(data)
         )
+        found = parquet_parts(paths, schema)
+        # not pure: the same file may hold other rows at the next run on a long-lived cluster
         delayed_parts = [
-            dask.delayed(_read_part, pure=True)(f, groups) for f, groups in parquet_parts(paths)
+            dask.delayed(_read_part, pure=False)(str(Path(f).resolve()), g, f) for f, g, _ in found
         ]
+        wheres = [Where(f, before, i) for i, (f, _, before) in enumerate(found)]
+        source = _source(paths)
     elif isinstance(data, dd.DataFrame):
         delayed_parts = data.to_delayed()
+        wheres = [Where(None, 0, i) for i in range(len(delayed_parts))]
+        source = "the Dask DataFrame"
     else:
         raise InputError("encode_dask needs a Dask DataFrame or Parquet files (path or glob)")
     described = [
-        dask.delayed(_encode_and_describe, pure=True)(p, schema, i)
-        for i, p in enumerate(delayed_parts)
+        dask.delayed(_encode_and_describe, pure=True)(p, schema, w)
+        for p, w in zip(delayed_parts, wheres, strict=True)
     ]
     local = client.compute(described)  # (Table, _Domain) per partition, kept on the workers
-    tables = [client.submit(item, f, 0, pure=False) for f in local]
-    domains: list[_Domain] = client.gather([client.submit(item, f, 1, pure=False) for f in local])
+    found_domains = client.gather([client.submit(item, f, 1, pure=False) for f in local])
+    raise_failed(found_domains)
+    domains: list[_Domain] = found_domains
     if not sum(d.rows_kept for d in domains):
-        raise InputError("the table has no rows")
+        if sum(d.rows_in for d in domains):
+            raise EmptyTable(f"{source}: no rows left after dropping missing values")
+        raise EmptyTable(f"{source}: the table has no rows")
+    tables = [client.submit(item, f, 0, pure=False) for f in local]
     quasi, sa_col = list(schema.quasi), schema.sensitive
     cols = [*quasi, sa_col]
     any_table = next(i for i, d in enumerate(domains) if d.rows_kept)
@@ -376,12 +493,15 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
     template = client.submit(_encodings, local[any_table], pure=False).result()
     encodings = []
     kept = [d for d in domains if d.rows_kept]
+    where_kept = [w for w, d in zip(wheres, domains, strict=True) if d.rows_kept]
     for j, col in enumerate(cols):
         kinds = {d.kinds[j] for d in kept}
         if len(kinds) > 1:
+            first = {d.kinds[j]: w for w, d in reversed(list(zip(where_kept, kept, strict=True)))}
             raise SchemaError(
-                f"column {col.name!r} is numeric in some partitions and text in others: "
-                'declare its kind in the schema (kind = "numeric" or "categorical")'
+                f"column {col.name!r} is numeric in {first[Kind.NUMERIC]} and text in "
+                f"{first[Kind.CATEGORICAL]}: declare its kind in the schema "
+                '(kind = "numeric" or "categorical")'
             )
         numeric_order = all(d.numeric_order[j] for d in kept)
         enc = _global_column(
@@ -405,7 +525,7 @@ def encode_dask(data: Any, schema: Schema, client: Any) -> DaskTable:
         for t, o in zip(tables, offsets, strict=True)
     ]
     del local, tables
-    notes = [f"partition {i}: {n}" for i, d in enumerate(domains) for n in d.notes]
+    notes = [n for d in domains for n in d.notes]
     lengths = np.array([d.rows_kept for d in domains], dtype=np.int64)
     return DaskTable(
         schema, client, parts, lengths, qi_columns, sa_column, sensitive, provider_values, notes
