@@ -35,6 +35,7 @@ from kerckhoffs.dp.counts import (
     cell_domain,
     cell_table,
     parse_levels,
+    refuse_missing_drop,
     true_counts,
 )
 from kerckhoffs.dp.mechanisms import (
@@ -46,9 +47,9 @@ from kerckhoffs.dp.mechanisms import (
     check_budget,
     consistent_totals,
     count_measurement,
+    count_neighbours,
     opendp_version,
     parse_mechanism,
-    parse_neighbours,
     post_process,
 )
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
@@ -174,8 +175,9 @@ def dp_marginals(
 
     >>> # dp_marginals(table, 1.0, "age+sex;zip+disease", levels="age:2")
     """
+    refuse_missing_drop(table, "dp-marginals")
     eps, dlt = check_budget(epsilon, delta)
-    mech, nb = parse_mechanism(mechanism), parse_neighbours(neighbours)
+    mech, nb = parse_mechanism(mechanism), count_neighbours(neighbours)
     sets = parse_marginals(marginals)
     lv = parse_levels(levels)
     qi = [c.name for c in table.qi_columns]

@@ -29,10 +29,60 @@ from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 
 class Neighbours(StrEnum):
-    """Which databases are neighbours (spec 2.9, AMB-6)."""
+    """Which databases are neighbours: what one person may change while the release's loss
+    stays within its epsilon.
+
+    ``substitution``: one person's whole record changes, ``n`` fixed (paper 004's
+    ``D in 𝒟^n``). ``add-remove``: one person's record is added or removed, so ``n`` itself
+    is protected. ``sensitive-value``: one person's sensitive value changes while their QI
+    cell and ``n`` stay fixed; the literature calls DP under this relation *label
+    differential privacy* (Chaudhuri and Hsu, "Sample complexity bounds for differentially
+    private learning", COLT 2011; Ghazi et al., "Deep learning with label differential
+    privacy", NeurIPS 2021). It is what ``dp-rr`` with ``perturb=sa`` meets: it publishes
+    every QI cell's total exactly, so it is not DP under the other two
+    (:func:`implied_loss` says which notion implies which).
+    """
 
     SUBSTITUTION = "substitution"
     ADD_REMOVE = "add-remove"
+    SENSITIVE_VALUE = "sensitive-value"
+
+
+STANDARD_NEIGHBOURS = (Neighbours.SUBSTITUTION, Neighbours.ADD_REMOVE)
+"""The notions under which a release is differentially private in the usual sense (what
+``dp=EPS`` and a privacy budget count); ``sensitive-value`` is weaker."""
+
+
+def implied_loss(
+    loss: tuple[float, float], recorded: Neighbours | str, wanted: Neighbours | str
+) -> tuple[float, float] | None:
+    """The ``(epsilon, delta)`` a release that is ``loss``-DP under ``recorded`` neighbours
+    has under ``wanted`` ones, or None when the one implies nothing about the other.
+
+    * the same notion: ``loss``;
+    * a change of one sensitive value is a special substitution: substitution at ``(ε, δ)``
+      gives sensitive-value at ``(ε, δ)``;
+    * a substitution is a removal then an addition (group privacy for two steps:
+      ``P[M(D) ∈ S] <= e^ε (e^ε P[M(D') ∈ S] + δ) + δ``): add/remove at ``(ε, δ)`` gives
+      substitution, and so sensitive-value, at ``(2ε, (1 + e^ε) δ)``;
+    * substitution says nothing about add/remove (the release may publish ``n``), and
+      sensitive-value nothing about either (dp-rr perturb=sa publishes the QI cell totals).
+
+    Saturates instead of overflowing: ``delta`` is at most 1 and 0 stays 0.
+
+    >>> implied_loss((1.0, 0.0), "add-remove", "sensitive-value")
+    (2.0, 0.0)
+    >>> implied_loss((1.0, 0.0), "sensitive-value", "substitution") is None
+    True
+    """
+    have, want = parse_neighbours(recorded), parse_neighbours(wanted)
+    eps, delta = float(loss[0]), float(loss[1])
+    if have == want or (have, want) == (Neighbours.SUBSTITUTION, Neighbours.SENSITIVE_VALUE):
+        return eps, delta
+    if have == Neighbours.ADD_REMOVE and want != Neighbours.ADD_REMOVE:
+        grown = 0.0 if delta == 0 else min(1.0, delta * (1.0 + math.exp(min(eps, 700.0))))
+        return 2 * eps, grown
+    return None
 
 
 class Mechanism(StrEnum):
@@ -51,22 +101,38 @@ class Mechanism(StrEnum):
     :mod:`kerckhoffs.dp.randomized_response`)."""
 
 
+def count_neighbours(neighbours: Neighbours | str) -> Neighbours:
+    """``neighbours`` parsed, refusing ``sensitive-value``: a noisy count table is made DP
+    under substitution or add/remove (both protect the whole record); the weaker notion is
+    only what ``dp-rr`` with ``perturb=sa`` meets."""
+    nb = parse_neighbours(neighbours)
+    if nb not in STANDARD_NEIGHBOURS:
+        raise ParameterError(
+            f"neighbours {nb.value} (a change of one record's sensitive value only) is what "
+            "dp-rr with perturb=sa meets; noisy counts are made DP under substitution or "
+            "add-remove"
+        )
+    return nb
+
+
 def l2_histogram_sensitivity(neighbours: Neighbours | str) -> float:
     """L2 sensitivity of a histogram: substitution moves one unit out of a cell and one into
     another, ``sqrt(1 + 1) = sqrt 2``; add/remove moves one cell by one, 1."""
-    return math.sqrt(2.0) if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1.0
+    return math.sqrt(2.0) if count_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1.0
 
 
 def histogram_sensitivity(neighbours: Neighbours | str) -> int:
     """L1 sensitivity of a histogram whose cells partition the domain: 2 under substitution,
-    1 under add/remove (spec 3.8 ``l1_sensitivity``)."""
-    return 2 if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1
+    1 under add/remove (paper 004; Dwork and Roth 2014, section 3.3)."""
+    return 2 if count_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1
 
 
 def parse_neighbours(value: Neighbours | str) -> Neighbours:
-    """``value`` as :class:`Neighbours` (``add_remove`` and ``add/remove`` accepted); an
-    unknown name is a one-line ParameterError."""
+    """``value`` as :class:`Neighbours` (``add_remove``, ``add/remove`` and ``label`` for
+    ``sensitive-value`` accepted); an unknown name is a one-line ParameterError."""
     text = str(value).strip().lower().replace("_", "-").replace("/", "-")
+    if text == "label":
+        text = Neighbours.SENSITIVE_VALUE.value
     try:
         return Neighbours(text)
     except ValueError:
@@ -140,7 +206,12 @@ class NoiseSpec:
     @classmethod
     def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
         """The record :meth:`to_dict` wrote; a missing or mistyped field is a one-line
-        ParameterError naming it."""
+        ParameterError naming it.
+
+        A randomized-response release whose responses randomize the sensitive value only
+        (a part with ``"perturb": "sa"``) is read under ``sensitive-value`` neighbours,
+        whatever it recorded: older releases recorded ``substitution`` for it, which it
+        does not meet (its QI cell totals are exact)."""
         if not isinstance(data, dict):
             raise ParameterError(f"{where}: field 'dp' is missing or not an object")
 
@@ -154,9 +225,13 @@ class NoiseSpec:
         parts = data.get("parts", [])
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
             raise ParameterError(f"{where}: field 'dp.parts' is not a list of objects")
+        mech = parse_mechanism(data.get("mechanism", ""))
+        nb = parse_neighbours(data.get("neighbours", ""))
+        if mech == Mechanism.RANDOMIZED_RESPONSE and any(p.get("perturb") == "sa" for p in parts):
+            nb = Neighbours.SENSITIVE_VALUE
         return cls(
-            parse_mechanism(data.get("mechanism", "")),
-            parse_neighbours(data.get("neighbours", "")),
+            mech,
+            nb,
             int(sens) if sens.is_integer() else sens,
             num("scale"),
             num("epsilon"),
@@ -204,7 +279,7 @@ def count_measurement(
 
     eps, dlt = check_budget(epsilon, delta)
     mech = parse_mechanism(mechanism)
-    nb = parse_neighbours(neighbours)
+    nb = count_neighbours(neighbours)
     if cells < 1:
         raise ParameterError("the cell domain is empty")
     if mech == Mechanism.GAUSSIAN:
@@ -255,7 +330,7 @@ def gaussian_measurement(
     import opendp.prelude as dp
 
     eps, dlt = check_budget(epsilon, delta)
-    nb = parse_neighbours(neighbours)
+    nb = count_neighbours(neighbours)
     if dlt == 0:
         raise ParameterError(
             "mechanism gaussian needs delta > 0 (it is (epsilon, delta)-DP): give the model "
@@ -349,6 +424,7 @@ def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -
 
 
 __all__ = [
+    "STANDARD_NEIGHBOURS",
     "Mechanism",
     "Neighbours",
     "NoiseSpec",
@@ -356,8 +432,10 @@ __all__ = [
     "check_budget",
     "consistent_totals",
     "count_measurement",
+    "count_neighbours",
     "gaussian_measurement",
     "histogram_sensitivity",
+    "implied_loss",
     "l2_histogram_sensitivity",
     "opendp_version",
     "parse_mechanism",
