@@ -313,3 +313,15 @@ def test_an_old_perturb_sa_release_is_read_as_label_dp(tmp_path: Path) -> None:
     assert any("sensitive-value" in n and "substitution" in n for n in back.notes)
     assert [x.satisfied for x in back.check()] == [False]  # its recorded dp=1 no longer holds
     assert [x.satisfied for x in back.check([LabelDifferentialPrivacy(1.0)])] == [True]
+
+
+def test_a_response_table_that_does_not_say_cell_is_read_as_label_dp() -> None:
+    """Fail safe: a randomized-response record claiming substitution is read under
+    sensitive-value neighbours unless a part says the whole cell was randomized."""
+    from kerckhoffs.dp.mechanisms import NoiseSpec
+
+    record = dp_rr(table(2), 1.0, levels="sex:1").noise.to_dict()
+    assert NoiseSpec.from_dict(record).neighbours == Neighbours.SUBSTITUTION  # perturb=cell
+    for parts in ([], [{"name": "randomized response", "perturb": "sa"}]):
+        old = record | {"parts": parts}
+        assert NoiseSpec.from_dict(old).neighbours == Neighbours.SENSITIVE_VALUE

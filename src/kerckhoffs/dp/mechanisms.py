@@ -210,8 +210,9 @@ class NoiseSpec:
         """The record :meth:`to_dict` wrote; a missing or mistyped field is a one-line
         ParameterError naming it.
 
-        A randomized-response release whose responses randomize the sensitive value only
-        (a part with ``"perturb": "sa"``) is read under ``sensitive-value`` neighbours,
+        A randomized-response release whose responses do not randomize the whole cell (no
+        part with ``"perturb": "cell"``; ``dp-rr`` writes ``"sa"`` for a release that
+        randomizes the sensitive value only) is read under ``sensitive-value`` neighbours,
         whatever it recorded: older releases recorded ``substitution`` for it, which it
         does not meet (its QI cell totals are exact)."""
         if not isinstance(data, dict):
@@ -229,7 +230,9 @@ class NoiseSpec:
             raise ParameterError(f"{where}: field 'dp.parts' is not a list of objects")
         mech = parse_mechanism(data.get("mechanism", ""))
         nb = parse_neighbours(data.get("neighbours", ""))
-        if mech == Mechanism.RANDOMIZED_RESPONSE and any(p.get("perturb") == "sa" for p in parts):
+        if mech == Mechanism.RANDOMIZED_RESPONSE and not any(
+            p.get("perturb") == "cell" for p in parts
+        ):
             nb = Neighbours.SENSITIVE_VALUE
         return cls(
             mech,
