@@ -62,3 +62,6 @@ def test_dp_outputs_never_print_the_row_count(  # type: ignore[no-untyped-def]
         code, stdout, err = run_cli(monkeypatch, capsys, *command)
         assert code in (0, 1), err
         assert ROWS not in numbers(stdout + err), stdout + err
+        flat = " ".join(stdout.split())
+        if command[0] == "audit":  # the release as the audit describes it: its own notion
+            assert f"neighbours={notion}" in flat, flat
