@@ -335,3 +335,24 @@ def test_level_is_the_same_option_as_levels(  # type: ignore[no-untyped-def]
         monkeypatch, capsys, *args, "-O", "level=age:4", "-O", "levels=age:4", "-o", tmp_path / "X"
     )
     assert code == 2 and "not both" in err and not (tmp_path / "X").exists()
+
+
+def test_remembered_layouts_are_copies() -> None:
+    """Two releases over one domain share the remembered public layout but never its
+    objects: writing into one release's counts or table notes leaves the other as it was,
+    and the layout is the same one dp_histogram builds from scratch."""
+    from kerckhoffs.dp import counts as counts_module
+
+    t = small_table()
+    a = dp_histogram(t, 1.0, levels="zip:1,age:3")
+    b = dp_histogram(t, 1.0, levels="zip:1,age:3")
+    before = b.counts.copy()
+    a.counts.loc[:, "count"] = -1
+    a.table.notes.append("x")
+    assert b.counts.equals(before) and b.table.notes == []
+    assert a.table is not b.table and a.counts is not b.counts
+    counts_module._LAYOUTS.clear()
+    fresh = dp_histogram(t, 1.0, levels="zip:1,age:3")
+    cells = [c for c in fresh.counts.columns if c != "count"]
+    assert fresh.counts[cells].equals(b.counts[cells])
+    assert fresh.table.to_frame().equals(b.table.to_frame())

@@ -325,3 +325,75 @@ def test_marginals_sum_consistently() -> None:
     rel = dp_marginals(table, 1.0, "zip;zip+nationality", levels="zip:1,nationality:1")
     totals = rel.counts.groupby(MARGINAL)[COUNT].sum()
     assert totals.nunique() == 1 and (rel.counts[COUNT] >= 0).all()
+
+
+# -- neighbour notions and what each implies -------------------------------------------------------
+def test_implied_loss_by_hand() -> None:
+    """Same notion: unchanged; substitution gives sensitive-value at the same loss; add/remove
+    gives substitution and sensitive-value at (2 eps, (1 + e^eps) delta); nothing gives
+    add/remove but add/remove; sensitive-value gives nothing else. Saturates: no overflow, no
+    NaN (delta 0 stays 0 at a huge epsilon)."""
+    from kerckhoffs.dp.mechanisms import implied_loss
+
+    assert implied_loss((1.0, 1e-6), "substitution", "substitution") == (1.0, 1e-6)
+    assert implied_loss((1.0, 1e-6), "substitution", "sensitive-value") == (1.0, 1e-6)
+    eps, delta = implied_loss((1.0, 1e-6), "add-remove", "substitution")  # type: ignore[misc]
+    assert eps == 2.0 and delta == pytest.approx((1 + math.e) * 1e-6, rel=1e-12)
+    assert implied_loss((0.5, 0.0), "add-remove", "sensitive-value") == (1.0, 0.0)
+    assert implied_loss((1.0, 0.0), "substitution", "add-remove") is None
+    assert implied_loss((1.0, 0.0), "sensitive-value", "substitution") is None
+    assert implied_loss((1.0, 0.0), "sensitive-value", "add-remove") is None
+    assert implied_loss((800.0, 0.0), "add-remove", "substitution") == (1600.0, 0.0)
+    assert implied_loss((800.0, 1e-9), "add-remove", "substitution") == (1600.0, 1.0)
+
+
+def test_add_remove_to_substitution_doubles_epsilon_exactly() -> None:
+    """An independent oracle for the factor 2: a two-cell count vector with geometric noise
+    of alpha = 1/2 on each cell is ln 2-DP under add/remove (one cell moves by one). Under
+    substitution both cells move; the worst pointwise likelihood ratio, computed exactly
+    from the geometric pmf over a window of outputs, is 4 = e^(2 ln 2): the conversion is
+    tight, not only an upper bound."""
+    from fractions import Fraction
+
+    from kerckhoffs.dp.semantic import geometric_pmf
+
+    half = Fraction(1, 2)
+
+    def pmf(x: tuple[int, int], counts: tuple[int, int]) -> Fraction:
+        return geometric_pmf(half, x[0] - counts[0]) * geometric_pmf(half, x[1] - counts[1])
+
+    window = [(a, b) for a in range(-6, 9) for b in range(-6, 9)]
+    add_remove = max(pmf(x, (3, 2)) / pmf(x, (2, 2)) for x in window)
+    substitution = max(pmf(x, (3, 2)) / pmf(x, (2, 3)) for x in window)
+    assert add_remove == 2 and substitution == 4
+
+
+def test_dp_targets_read_the_recorded_notion() -> None:
+    """dp=EPS holds under substitution or add/remove (the detail names it) and fails on a
+    sensitive-value release at any epsilon; label-dp=EPS holds on all three, at twice the
+    epsilon of an add/remove release."""
+    from kerckhoffs.models import LabelDifferentialPrivacy
+
+    dp1, label1 = DifferentialPrivacy(1.0), LabelDifferentialPrivacy(1.0)
+    for nb in ("substitution", "add-remove"):
+        r = dp1.evaluate_loss((1.0, 0.0), nb)
+        assert r.satisfied and nb in r.detail
+    r = dp1.evaluate_loss((0.01, 0.0), "sensitive-value")
+    assert not r.satisfied and "label-dp" in r.detail
+    assert label1.evaluate_loss((1.0, 0.0), "sensitive-value").satisfied
+    assert label1.evaluate_loss((1.0, 0.0), "substitution").satisfied
+    half = label1.evaluate_loss((0.5, 0.0), "add-remove")
+    assert half.satisfied and half.achieved == 1.0
+    assert not label1.evaluate_loss((0.6, 0.0), "add-remove").satisfied
+    assert LabelDifferentialPrivacy(1.0, 1e-6).to_dict() == {
+        "model": "label-differential-privacy",
+        "epsilon": 1.0,
+        "delta": 1e-6,
+    }
+
+
+def test_count_tables_refuse_the_sensitive_value_notion() -> None:
+    with pytest.raises(ParameterError, match="perturb=sa"):
+        count_measurement(4, 1.0, "geometric", "sensitive-value")
+    with pytest.raises(ParameterError, match="perturb=sa"):
+        gaussian_measurement(4, 1.0, 1e-6, "label")

@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 import kerckhoffs.dp.randomized_response as rr
 from budget import examples
 from kerckhoffs.algorithms import REGISTRY
+from kerckhoffs.data import manifest
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import DPRelease
+from kerckhoffs.dp.mechanisms import Neighbours
 from kerckhoffs.dp.randomized_response import (
     TWO64,
     dp_rr,
@@ -34,7 +36,7 @@ from kerckhoffs.dp.randomized_response import (
     uniform_below,
 )
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
-from kerckhoffs.models import DifferentialPrivacy
+from kerckhoffs.models import DifferentialPrivacy, LabelDifferentialPrivacy, parse_model
 from kerckhoffs.release import SEED_KEYS, Release
 
 Z = 5.0
@@ -163,7 +165,7 @@ def test_frequency_estimate_is_unbiased() -> None:
 
 def test_release_counts_every_cell_and_keeps_qi_totals() -> None:
     t = table(50)
-    r = dp_rr(t, 1.0, levels="sex:1", models=[DifferentialPrivacy(1.0)])
+    r = dp_rr(t, 1.0, levels="sex:1", perturb="sa", models=[LabelDifferentialPrivacy(1.0)])
     c = r.counts
     # every cell of the public domain: 3 zips x 3 diseases (zip 200 empty), sex at the root
     assert list(c.columns) == ["sex", "zip", "disease", "count"] and len(c) == 9
@@ -191,14 +193,16 @@ def test_refusals() -> None:
     with pytest.raises(ParameterError, match="perturb"):
         dp_rr(t, 1.0, perturb="qi")
     with pytest.raises(ParameterError, match="at least 2 values"):
-        dp_rr(t, 1.0, levels="disease:2")
+        dp_rr(t, 1.0, levels="disease:2", perturb="sa")
+    with pytest.raises(ParameterError, match="at least 2 values"):
+        dp_rr(t, 1.0, levels="sex:1,zip:2,disease:2")
     with pytest.raises(ParameterError, match="cannot be seeded"):
         REGISTRY["dp-rr"].run(t, [DifferentialPrivacy(1.0)], seed=3)
 
 
 def test_write_read_back_and_fail_closed(tmp_path: Path) -> None:
     t = table(10)
-    r = REGISTRY["dp-rr"].run(t, [DifferentialPrivacy(1.0)], levels="sex:1")
+    r = REGISTRY["dp-rr"].run(t, [LabelDifferentialPrivacy(1.0)], levels="sex:1", perturb="sa")
     with pytest.raises(PrivacyCheckFailed, match="release not written"):
         r.write(tmp_path / "bad", [DifferentialPrivacy(0.99)])
     assert not (tmp_path / "bad").exists()
@@ -208,7 +212,7 @@ def test_write_read_back_and_fail_closed(tmp_path: Path) -> None:
     d = meta["dp"]
     assert (d["mechanism"], d["neighbours"], d["sensitivity_norm"]) == (
         "randomized-response",
-        "substitution",
+        "sensitive-value",
         "records",
     )
     assert d["parts"][0]["keep_probability"] == pytest.approx(keep_probability(1.0, 3)[0])
@@ -240,3 +244,84 @@ def test_release_json_says_what_each_mechanism_post_processed() -> None:
     assert both.startswith("one common total for every marginal")
     alone = dp_marginals(t, 1.0, "sex;zip+disease", consistent=False).noise
     assert alone.to_dict()["post_processing"] == CLAMP_AND_ROUND
+
+
+# -- the neighbour notion each mode meets ---------------------------------------------------------
+def test_perturb_cell_is_the_default_and_meets_substitution() -> None:
+    """The default mode randomizes the whole cell: DP under substitution, which also gives
+    label DP at the same epsilon; the QI cell totals are randomized too (not all of the 60
+    records stay in their QI cell: with k = 9 cells and keep probability e/(e + 8) ~ 0.25 the
+    chance that all 60 responses keep their QI cell is below 1e-20)."""
+    t = table(10)
+    r = REGISTRY["dp-rr"].run(t, [DifferentialPrivacy(1.0)], levels="sex:1")
+    assert r.noise.neighbours == Neighbours.SUBSTITUTION
+    assert r.noise.parts[0]["perturb"] == "cell"
+    assert r.provenance.parameters["neighbours"] == "substitution"
+    assert [x.satisfied for x in r.check([DifferentialPrivacy(1.0)])] == [True]
+    assert [x.satisfied for x in r.check([LabelDifferentialPrivacy(1.0)])] == [True]
+    totals = r.counts.groupby("zip", sort=False)["count"].sum().to_dict()
+    assert totals != {"100": 40, "101": 20, "200": 0}
+
+
+def test_perturb_sa_meets_only_label_dp() -> None:
+    """perturb=sa records sensitive-value neighbours: dp=EPS fails whatever its epsilon (the
+    QI cell totals are exact), label-dp=EPS holds; asking dp= with perturb=sa is refused before
+    any work, naming label-dp; neighbours=substitution with perturb=sa is refused."""
+    t = table(10)
+    r = dp_rr(t, 1.0, levels="sex:1", perturb="sa")
+    assert r.noise.neighbours == Neighbours.SENSITIVE_VALUE
+    (fail,) = r.check([DifferentialPrivacy(100.0)])
+    assert not fail.satisfied and "label-dp" in fail.detail
+    (ok,) = r.check([LabelDifferentialPrivacy(1.0)])
+    assert ok.satisfied and ok.achieved == r.noise.privacy_map
+    with pytest.raises(ParameterError, match="label-dp=1"):
+        REGISTRY["dp-rr"].run(t, [DifferentialPrivacy(1.0)], levels="sex:1", perturb="sa")
+    with pytest.raises(ParameterError, match="not under substitution"):
+        dp_rr(t, 1.0, levels="sex:1", perturb="sa", neighbours="substitution")
+    with pytest.raises(PrivacyCheckFailed):
+        r.verify([DifferentialPrivacy(1.0)])
+    rel = REGISTRY["dp-rr"].run(t, [parse_model("label-dp=1")], levels="sex:1", perturb="sa")
+    assert rel.provenance.parameters["neighbours"] == "sensitive-value"
+
+
+def test_label_dp_is_refused_by_count_tables() -> None:
+    t = table(2)
+    with pytest.raises(ParameterError, match="dp=EPS"):
+        REGISTRY["dp-histogram"].run(t, [LabelDifferentialPrivacy(1.0)])
+    with pytest.raises(ParameterError, match="sensitive-value"):
+        REGISTRY["dp-histogram"].run(t, [DifferentialPrivacy(1.0)], neighbours="sensitive-value")
+
+
+def test_an_old_perturb_sa_release_is_read_as_label_dp(tmp_path: Path) -> None:
+    """A dp-rr perturb=sa release written before the notion was recorded says substitution
+    (release.json re-sealed as it was then): read back as sensitive-value, with a note, so
+    check --model dp= fails on it and label-dp= holds."""
+    t = table(10)
+    out = tmp_path / "old"
+    REGISTRY["dp-rr"].run(t, [LabelDifferentialPrivacy(1.0)], levels="sex:1", perturb="sa").write(
+        out
+    )
+    meta = json.loads((out / "release.json").read_text())
+    meta["dp"]["neighbours"] = "substitution"
+    meta["provenance"]["parameters"]["neighbours"] = "substitution"
+    meta["checks"][0]["spec"] = DifferentialPrivacy(1.0).to_dict()
+    (out / "release.json").write_bytes(manifest.seal(meta))
+    back = Release.from_published(out)
+    assert isinstance(back, DPRelease)
+    assert back.noise.neighbours == Neighbours.SENSITIVE_VALUE
+    assert back.provenance.parameters["neighbours"] == "sensitive-value"
+    assert any("sensitive-value" in n and "substitution" in n for n in back.notes)
+    assert [x.satisfied for x in back.check()] == [False]  # its recorded dp=1 no longer holds
+    assert [x.satisfied for x in back.check([LabelDifferentialPrivacy(1.0)])] == [True]
+
+
+def test_a_response_table_that_does_not_say_cell_is_read_as_label_dp() -> None:
+    """Fail safe: a randomized-response record claiming substitution is read under
+    sensitive-value neighbours unless a part says the whole cell was randomized."""
+    from kerckhoffs.dp.mechanisms import NoiseSpec
+
+    record = dp_rr(table(2), 1.0, levels="sex:1").noise.to_dict()
+    assert NoiseSpec.from_dict(record).neighbours == Neighbours.SUBSTITUTION  # perturb=cell
+    for parts in ([], [{"name": "randomized response", "perturb": "sa"}]):
+        old = record | {"parts": parts}
+        assert NoiseSpec.from_dict(old).neighbours == Neighbours.SENSITIVE_VALUE

@@ -121,7 +121,9 @@ def test_tv_counterexample_spec_4_3() -> None:
     # Def. 13: the transcripts (j, 1) (probability 1/6 each) have an SD-1 game; (j, 0) reach 1/2
     assert report.bad_mass(F(1, 2)) == F(1, 2)
     assert report.bad_mass(F(1, 3)) == 1
-    assert report.bad_mass(1) == 0
+    # an undefined posterior is a violation at every threshold, 1 and above included: the
+    # transcripts (j, 1), impossible in Game j, still weigh 3 x 1/6 (by hand)
+    assert report.bad_mass(1) == report.bad_mass(2) == F(1, 2)
 
 
 # -- Theorem 15 exact vector (P17) -----------------------------------------------------------------
@@ -140,6 +142,10 @@ def test_theorem15_verbatim_vector() -> None:
     assert eps_prime == pytest.approx(0.531)
     assert delta_prime == pytest.approx(2 * (0.1 + 0.02 / (math.log(1.1) * 1.1)))
     assert report.bad_mass(eps_prime) == F(3, 400)
+    # the verbatim transcripts of the databases holding a 1 are undefined in that person's
+    # Game: a violation at any threshold (3/4 * delta), the SD-1/2 one only below 1/2
+    assert report.bad_mass(1) == report.bad_mass(10) == F(3, 400)
+    assert report.bad_mass(F(1, 4)) == delta
     assert report.sd[(("verbatim", (0, 0)), 1)] == F(1, 2)
     assert report.sd[(("verbatim", (0, 1)), 2)] == 1
     mechanism_sds = [s for (t, _), s in report.sd.items() if t[0] == "mechanism"]

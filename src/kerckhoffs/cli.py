@@ -487,15 +487,17 @@ def anonymize(
     sizes = release.partition.sizes
     noise = getattr(release, "noise", None)
     if release.scheme == Scheme.DP and noise is not None:
+        # only what release.json publishes: never the number of rows (private under
+        # add-remove neighbours) nor the time taken (it grows with it)
         how = (
-            f"each answer kept with probability {1 - float(noise.scale):.4g}"
+            f"randomized response, each answer kept with probability {1 - float(noise.scale):.4g}"
             if noise.mechanism.value == "randomized-response"
             else f"{noise.mechanism.value} noise, scale {noise.scale:g}, sensitivity "
-            f"{noise.sensitivity} under {noise.neighbours.value}"
+            f"{noise.sensitivity}"
         )
         out.print(
-            f"{info.name}: {table.n:,} rows -> {release.table.n:,} cells of noisy counts "
-            f"({how}) in {elapsed:.2f} s",
+            f"{info.name}: {release.table.n:,} cells of noisy counts ({how}; DP under "
+            f"{noise.neighbours.value} neighbours)",
             soft_wrap=True,
         )
     else:

@@ -121,7 +121,7 @@ def report(table: Table, seq: GeneralizationSequence, check: Chk, limit: int) ->
     steps: dict[int, dict[str, str | Text]] = {}
     for res in results:
         for s in res.steps:
-            per = {"per": magnitude(s.per_size), "pp": str(s.per_passes)}
+            per: dict[str, str | Text] = {"per": magnitude(s.per_size), "pp": str(s.per_passes)}
             row = steps.setdefault(s.index, per)
             mark = ("passes", "") if s.passes else ("fails", "red")
             size = magnitude(s.disclosure_size)

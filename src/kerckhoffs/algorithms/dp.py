@@ -7,14 +7,18 @@ the count table of responses, :mod:`kerckhoffs.dp.randomized_response`).
 
 from __future__ import annotations
 
-from kerckhoffs.algorithms.registry import pick, refuse_others, register
+from kerckhoffs.algorithms.registry import refuse_others, register
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
 from kerckhoffs.dp.marginals import dp_marginals
 from kerckhoffs.dp.randomized_response import dp_rr
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models.base import PrivacyModel
-from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.models.base import PrivacyModel, format_number
+from kerckhoffs.models.differential_privacy import (
+    DifferentialPrivacy,
+    DPTarget,
+    LabelDifferentialPrivacy,
+)
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Provenance, Scheme
 
@@ -111,17 +115,33 @@ def _flag(value: bool | str, name: str) -> bool:
     raise ParameterError(f"{name} must be true or false, got {value!r}")
 
 
-def _target(models: list[PrivacyModel], seed: Seed, name: str) -> DifferentialPrivacy:
-    """The DP target of an unseedable DP algorithm (a seed and other models refused)."""
+def _target(
+    models: list[PrivacyModel],
+    seed: Seed,
+    name: str,
+    allowed: tuple[type[DPTarget], ...] = (DifferentialPrivacy,),
+) -> DPTarget:
+    """The DP target of an unseedable DP algorithm (a seed, other models and a second DP
+    target refused). A count table is DP under substitution or add-remove, so only
+    ``dp=EPS`` is its target (label-dp is refused with the reason)."""
     if seed is not None:
         raise ParameterError(
             f"{name} cannot be seeded: OpenDP draws its noise from a secure generator"
         )
-    refuse_others(models, (DifferentialPrivacy,), name)
-    target = pick(models, DifferentialPrivacy, name)
-    if target is None:
+    for m in models:
+        if isinstance(m, LabelDifferentialPrivacy) and LabelDifferentialPrivacy not in allowed:
+            raise ParameterError(
+                f"{name} is DP under substitution or add-remove, which implies label DP: ask "
+                f"for it with dp=EPS (label-dp={format_number(m.epsilon)} is what dp-rr with "
+                "perturb=sa meets)"
+            )
+    refuse_others(models, allowed, name)
+    found = [m for m in models if isinstance(m, DPTarget)]
+    if len(found) > 1:
+        raise ParameterError(f"{name}: give one DP target (dp=EPS or label-dp=EPS), got two")
+    if not found:
         raise ParameterError(f"{name} needs a dp=EPS model, e.g. --model dp=1")
-    return target
+    return found[0]
 
 
 MARGINALS = "dp-marginals"
@@ -193,9 +213,10 @@ RR = "dp-rr"
 
 @register(
     RR,
-    summary="DP randomized response: each record's SA value kept w.p. e^eps/(e^eps+k-1), "
-    "else another uniformly; the count table of responses per public cell (paper 004)",
-    models=("DifferentialPrivacy",),
+    summary="DP randomized response: each record's cell (or SA value) kept w.p. "
+    "e^eps/(e^eps+k-1), else another uniformly; the count table of responses per public cell "
+    "(paper 004)",
+    models=("DifferentialPrivacy", "LabelDifferentialPrivacy"),
     schemes=(Scheme.DP,),
     randomized=True,
     seedable=False,
@@ -204,9 +225,11 @@ RR = "dp-rr"
         "level": "the same as levels (either one)",
         "levels": "NAME:LEVEL,... hierarchy level of each QI and of the SA (default 0, the "
         "leaves); the level must come from a hierarchy file or be the root",
-        "perturb": "sa (default: randomize the SA value, QI cells published as is) | cell "
-        "(randomize the whole QI cell x SA value: local DP for the whole record)",
-        "neighbours": "substitution (the only one: one response per record reveals n)",
+        "perturb": "cell (default: randomize the whole QI cell x SA value: DP under "
+        "substitution, --model dp=EPS) | sa (randomize the SA value only, QI cell totals "
+        "published exactly: DP only for a change of one sensitive value, --model label-dp=EPS)",
+        "neighbours": "the notion of the perturb mode (default): substitution for cell, "
+        "sensitive-value for sa (add-remove is refused: one response per record reveals n)",
         "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
     },
 )
@@ -217,14 +240,24 @@ def dp_rr_algorithm(
     seed: Seed = None,
     levels: str | dict[str, int] | None = None,
     level: str | None = None,
-    perturb: str = "sa",
-    neighbours: str = "substitution",
+    perturb: str = "cell",
+    neighbours: str | None = None,
     max_cells: int = MAX_CELLS,
 ) -> DPRelease:
-    """Reads epsilon from ``dp=EPS`` (randomized response is pure epsilon-DP: a delta is met
-    with delta 0). ``seed`` is refused: every bit comes from OpenDP's secure generator
+    """Reads epsilon from ``dp=EPS`` or ``label-dp=EPS`` (randomized response is pure
+    epsilon-DP: a delta is met with delta 0). ``dp=EPS`` asks DP under substitution, which
+    ``perturb=sa`` does not meet: refused before any work, naming ``label-dp``. ``seed`` is
+    refused: every bit comes from OpenDP's secure generator
     (:mod:`kerckhoffs.dp.randomized_response`)."""
-    target = _target(models, seed, RR)
+    target = _target(models, seed, RR, (DifferentialPrivacy, LabelDifferentialPrivacy))
+    mode = str(perturb).strip().lower()
+    if isinstance(target, DifferentialPrivacy) and mode == "sa":
+        raise ParameterError(
+            f"{RR} with perturb=sa publishes every QI cell's total exactly: it is DP only for "
+            f"a change of one record's sensitive value (label DP), not the dp="
+            f"{format_number(target.epsilon)} asked (DP under substitution or add-remove); use "
+            f"perturb=cell, or --model label-dp={format_number(target.epsilon)}"
+        )
     release = dp_rr(
         table,
         target.epsilon,

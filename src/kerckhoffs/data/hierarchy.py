@@ -97,6 +97,7 @@ class Hierarchy:
             change = np.ones(len(col), dtype=bool)
             change[1:] = col[1:] != col[:-1]
             self.node_ids.append(np.cumsum(change).astype(np.int32) - 1)
+        self._node_labels: dict[int, np.ndarray] = {}
 
     # -- shape -----------------------------------------------------------------------------
     @property
@@ -115,10 +116,15 @@ class Hierarchy:
         return [list(r) for r in zip(*self.labels, strict=True)]
 
     def node_labels(self, level: int) -> np.ndarray:
-        """Labels of the nodes at ``level``, indexed by node id."""
-        col = self.labels[level]
-        starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
-        return col[starts]
+        """Labels of the nodes at ``level``, indexed by node id (computed once per level:
+        a DP release asks for them on every call; the array is shared, never write to it)."""
+        found = self._node_labels.get(level)
+        if found is None:
+            col = self.labels[level]
+            starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+            found = self._node_labels[level] = col[starts]
+            found.flags.writeable = False
+        return found
 
     def coverage(self, level: int) -> np.ndarray:
         """Number of leaves under each node of ``level`` (paper 001 Definition 6)."""
@@ -201,6 +207,7 @@ class Hierarchy:
         h.labels = [np.array(leaves, dtype=object), np.full(len(leaves), ROOT, dtype=object)]
         h._leaf_index = {leaf: i for i, leaf in enumerate(leaves)}
         h.node_ids = [np.arange(len(leaves), dtype=np.int32), np.zeros(len(leaves), np.int32)]
+        h._node_labels = {}
         return h
 
     @classmethod

@@ -23,8 +23,10 @@ statistic computed on it can reach the input rows.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.schema import Column, Kind, Role, Schema
+from kerckhoffs.data.schema import Column, Kind, MissingPolicy, Role, Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
@@ -40,11 +42,12 @@ from kerckhoffs.dp.mechanisms import (
     NoiseSpec,
     add_noise,
     count_measurement,
+    parse_neighbours,
     post_process,
 )
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
-from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.models.differential_privacy import DPTarget
 from kerckhoffs.release import (
     FORMAT,
     FORMAT_VERSION,
@@ -180,6 +183,39 @@ def cell_domain(
     return domain, key
 
 
+def refuse_missing_drop(table: Table, algorithm: str) -> None:
+    """Refuse a table encoded under ``missing = "drop"`` in a column it reads (schema-wide or
+    for that column), before any count: a one-line ParameterError naming the column.
+
+    Dropping a row because one of its values is missing is not a function of the public cell
+    domain: a neighbour whose only change is one value turned missing loses the whole row, so
+    ``n`` and every count it was in change (measured on dp-rr: a lower bound on epsilon of
+    5.9 against a claimed 1). Under ``missing = "category"`` a missing cell is the value
+    ``"?"``, one more value of the domain: a change to or from it is an ordinary change of one
+    value, which the noise covers, and the value is public because a cell domain comes from a
+    hierarchy file (the file must list ``"?"``; the encoding refuses it otherwise) or is the
+    root. The decision reads the schema only, never the data, so whether it refuses says
+    nothing about the rows.
+    """
+    schema = table.schema
+    used = [*schema.quasi, schema.sensitive]
+    if schema.provider is not None:
+        used.append(schema.provider)
+    dropped = [c.name for c in used if schema.missing_policy(c) == MissingPolicy.DROP]
+    if dropped:
+        where = (
+            'the schema sets missing = "drop"'
+            if schema.missing == MissingPolicy.DROP
+            else f'column {dropped[0]!r} sets missing = "drop"'
+        )
+        raise ParameterError(
+            f"{algorithm}: {where} (column {dropped[0]!r}), which a DP release cannot use: "
+            "dropping a row for one missing value changes n and its cells, so a neighbour "
+            'that turns one value missing is told apart; use missing = "category" (missing '
+            'becomes the value "?", which the column\'s hierarchy file must list)'
+        )
+
+
 def true_counts(key: np.ndarray, cells: int) -> np.ndarray:
     """Rows per cell, every cell included (one ``np.bincount``)."""
     return np.bincount(key, minlength=cells).astype(np.int64)
@@ -203,25 +239,29 @@ class DPRelease(Release):
             f"scale {n.scale:g}, epsilon {n.privacy_map:g} ({n.neighbours.value}))"
         )
 
-    def privacy_loss(self) -> tuple[float, float] | None:
-        """``(epsilon, delta)`` of this release: the privacy map OpenDP reported for the
-        release's sensitivity, and the delta it was fixed at (0 for the pure epsilon-DP
-        mechanisms: Laplace, geometric, randomized response; > 0 for the Gaussian)."""
+    def privacy_loss(self) -> tuple[float, float]:
+        """``(epsilon, delta)`` of this release under its neighbour notion
+        (``noise.neighbours``: substitution, add-remove, or sensitive-value for dp-rr with
+        perturb=sa, which is not DP under the other two): the privacy map OpenDP reported
+        for the release's sensitivity, and the delta it was fixed at (0 for the pure
+        epsilon-DP mechanisms: Laplace, geometric, randomized response; > 0 for the
+        Gaussian)."""
         return (self.noise.privacy_map, self.noise.delta)
 
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
-        """Compare the recorded privacy loss with each :class:`DifferentialPrivacy` target; a
-        group model (k, l, t, ...) is a one-line ParameterError: a DP release has no groups."""
+        """Compare the recorded privacy loss and neighbour notion with each DP target
+        (:class:`~kerckhoffs.models.DifferentialPrivacy`: substitution or add/remove only;
+        :class:`~kerckhoffs.models.LabelDifferentialPrivacy`); a group model (k, l, t, ...)
+        is a one-line ParameterError: a DP release has no groups."""
         loss = self.privacy_loss()
-        assert loss is not None
         out = []
         for m in self._models(models):
-            if not isinstance(m, DifferentialPrivacy):
+            if not isinstance(m, DPTarget):
                 raise ParameterError(
                     f"{m.name} ({m.parameter}) is a property of groups; a DP release publishes "
-                    "noisy counts: check it with dp=EPS"
+                    "noisy counts: check it with dp=EPS (or label-dp=EPS)"
                 )
-            out.append(m.evaluate_loss(loss))
+            out.append(m.evaluate_loss(loss, self.noise.neighbours))
         return out
 
     def published_numbering(self, cells: pd.DataFrame | None = None) -> np.ndarray:
@@ -343,10 +383,13 @@ class DPRelease(Release):
             sa_name,
         )
         prov = meta.get("provenance") or {}
+        params = dict(prov.get("parameters") or {})
+        recorded = str(meta["dp"].get("neighbours", ""))
+        corrected = parse_neighbours(recorded) != noise.neighbours
+        if corrected and "neighbours" in params:
+            params["neighbours"] = noise.neighbours.value
         provenance = Provenance(
-            prov.get("algorithm", "unknown"),
-            dict(prov.get("parameters") or {}),
-            prov.get("version", "unknown"),
+            prov.get("algorithm", "unknown"), params, prov.get("version", "unknown")
         )
         release = cls(
             table,
@@ -357,6 +400,13 @@ class DPRelease(Release):
             noise=noise,
             axes=axes,
         )
+        if corrected:
+            release.notes.append(
+                f"release.json records neighbours {recorded}, but its randomized response "
+                "changes only each record's sensitive value (perturb=sa; QI cell totals exact): "
+                f"read as {noise.neighbours.value} neighbours (label DP), not DP under "
+                "substitution or add-remove"
+            )
         release.models = checked_models(meta)
         return release
 
@@ -369,6 +419,64 @@ def _parse_auto(levels: Mapping[str, int] | str | None) -> tuple[bool, dict[str,
     if head.strip().lower() != "auto":
         return False, {}
     return True, parse_levels(rest)
+
+
+CACHED_CELLS = 4096
+"""Largest layout :func:`cached_layout` remembers (measured: about 0.7 KB a cell with its
+cell table, so at most about 3 MB each, and :data:`CACHED_LAYOUTS` of them)."""
+CACHED_LAYOUTS = 8
+"""How many layouts :func:`cached_layout` remembers (the most recently used)."""
+_LAYOUTS: OrderedDict[Hashable, tuple[pd.DataFrame, Table]] = OrderedDict()
+
+
+def cached_layout(
+    key: Hashable, cells: int, build: Callable[[], tuple[pd.DataFrame, Table]]
+) -> tuple[pd.DataFrame, Table]:
+    """The published layout of a count table: its cell labels (one row per cell, and a
+    ``count`` column of zeros for the caller to fill) and its cell table (:func:`cell_table`),
+    from ``build()``, remembered by ``key`` for layouts of at most :data:`CACHED_CELLS` cells
+    (the last :data:`CACHED_LAYOUTS`).
+
+    A layout is a function of the public domain only (hierarchy labels and levels, never a
+    row), so remembering it holds nothing private; encoding the cell table is most of a
+    small release's cost (about 2 ms of 4). The caller gets its own copy of the labels (it
+    writes the counts) and of the table record (its arrays are never written to)."""
+    if cells > CACHED_CELLS:
+        return build()
+    hit = _LAYOUTS.get(key)
+    if hit is None:
+        hit = _LAYOUTS[key] = build()
+        while len(_LAYOUTS) > CACHED_LAYOUTS:
+            _LAYOUTS.popitem(last=False)
+    else:
+        _LAYOUTS.move_to_end(key)
+    labels, table = hit
+    return labels.copy(), dataclasses.replace(table, notes=list(table.notes))
+
+
+def domain_cells(domain: CellDomain, n_quasi: int, sa_name: str) -> tuple[pd.DataFrame, Table]:
+    """The labels of every cell of ``domain`` (:meth:`CellDomain.frame`) and its cell table:
+    its first ``n_quasi`` axes are QIs, the last the SA ``sa_name`` if the domain crosses it
+    (:func:`cached_layout`)."""
+    key = (
+        "domain",
+        domain.names,
+        domain.levels,
+        tuple(tuple(map(str, lab)) for lab in domain.labels),
+        domain.with_sa,
+        n_quasi,
+        sa_name,
+    )
+
+    def build() -> tuple[pd.DataFrame, Table]:
+        frame = domain.frame()
+        names = list(domain.names)
+        sa = sa_name if len(names) > n_quasi else None
+        table = cell_table(frame[names], names[:n_quasi], sa, sa_name)
+        frame[COUNT] = np.zeros(domain.size, dtype=np.int64)
+        return frame, table
+
+    return cached_layout(key, domain.size, build)
 
 
 def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
@@ -409,6 +517,7 @@ def dp_histogram(
     ``selection`` of epsilon on the choice and the rest on the counts; the recorded privacy
     map is the sum of both maps, each recorded in ``noise.parts``.
     """
+    refuse_missing_drop(table, "dp-histogram")
     auto, pinned = _parse_auto(levels)
     eps_total = float(epsilon)
     choice: dict[str, Any] | None = None
@@ -454,9 +563,9 @@ def dp_histogram(
             f"OpenDP's privacy map {noise.privacy_map} exceeds epsilon {noise.epsilon}"
         )
     published = post_process(add_noise(true_counts(key, domain.size), measurement, noise))
-    frame = domain.frame()
-    frame[COUNT] = published
     n_q = table.d
+    frame, cells_table = domain_cells(domain, n_q, table.sa_name)
+    frame[COUNT] = published
     axes = [
         {
             "role": "quasi" if i < n_q else "sensitive",
@@ -466,12 +575,6 @@ def dp_histogram(
         }
         for i, name in enumerate(domain.names)
     ]
-    cells_table = cell_table(
-        frame[list(domain.names)],
-        list(domain.names[:n_q]),
-        table.sa_name if with_sa else None,
-        table.sa_name,
-    )
     release = DPRelease(
         cells_table,
         Partition(np.arange(domain.size, dtype=np.int32)),
@@ -491,9 +594,12 @@ __all__ = [
     "MAX_CELLS",
     "CellDomain",
     "DPRelease",
+    "cached_layout",
     "cell_domain",
     "cell_table",
+    "domain_cells",
     "dp_histogram",
     "parse_levels",
+    "refuse_missing_drop",
     "true_counts",
 ]

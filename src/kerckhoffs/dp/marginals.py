@@ -32,9 +32,11 @@ from kerckhoffs.dp.counts import (
     MAX_CELLS,
     CellDomain,
     DPRelease,
+    cached_layout,
     cell_domain,
     cell_table,
     parse_levels,
+    refuse_missing_drop,
     true_counts,
 )
 from kerckhoffs.dp.mechanisms import (
@@ -46,9 +48,9 @@ from kerckhoffs.dp.mechanisms import (
     check_budget,
     consistent_totals,
     count_measurement,
+    count_neighbours,
     opendp_version,
     parse_mechanism,
-    parse_neighbours,
     post_process,
 )
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
@@ -174,8 +176,9 @@ def dp_marginals(
 
     >>> # dp_marginals(table, 1.0, "age+sex;zip+disease", levels="age:2")
     """
+    refuse_missing_drop(table, "dp-marginals")
     eps, dlt = check_budget(epsilon, delta)
-    mech, nb = parse_mechanism(mechanism), parse_neighbours(neighbours)
+    mech, nb = parse_mechanism(mechanism), count_neighbours(neighbours)
     sets = parse_marginals(marginals)
     lv = parse_levels(levels)
     qi = [c.name for c in table.qi_columns]
@@ -208,15 +211,35 @@ def dp_marginals(
         published = consistent_totals(raw, variances)
     else:
         published = [post_process(r) for r in raw]
-    frames = []
-    for s, d, noisy in zip(sets, domains, published, strict=True):
-        f = d.frame()
-        out = pd.DataFrame({MARGINAL: np.full(d.size, "+".join(s), dtype=object)})
-        for a in names_used:
-            out[a] = f[a].to_numpy() if a in s else np.full(d.size, "*", dtype=object)
-        out[COUNT] = noisy
-        frames.append(out)
-    counts = pd.concat(frames, ignore_index=True)
+    quasi = [a for a in names_used if a != table.sa_name]
+    with_sa = table.sa_name in names_used
+
+    def layout() -> tuple[pd.DataFrame, Table]:
+        """The stacked cell labels (``*`` for an attribute a marginal does not cross) and
+        the cell table: a function of the public domains only."""
+        frames = []
+        for s, d in zip(sets, domains, strict=True):
+            f = d.frame()
+            out = pd.DataFrame({MARGINAL: np.full(d.size, "+".join(s), dtype=object)})
+            for a in names_used:
+                out[a] = f[a].to_numpy() if a in s else np.full(d.size, "*", dtype=object)
+            frames.append(out)
+        labels = pd.concat(frames, ignore_index=True)
+        sa = table.sa_name if with_sa else None
+        cells = cell_table(labels[names_used], quasi, sa, table.sa_name)
+        labels[COUNT] = np.zeros(len(labels), dtype=np.int64)
+        return labels, cells
+
+    key = (
+        "marginals",
+        tuple(sets),
+        tuple(names_used),
+        tuple(tuple(tuple(map(str, lab)) for lab in d.labels) for d in domains),
+        tuple(d.levels for d in domains),
+        table.sa_name,
+    )
+    counts, cells_table = cached_layout(key, total_cells, layout)
+    counts[COUNT] = np.concatenate(published)
     parts = tuple(
         {
             "name": "marginal",
@@ -263,10 +286,8 @@ def dp_marginals(
         }
         for a in names_used
     ]
-    quasi = [a for a in names_used if a != table.sa_name]
-    with_sa = table.sa_name in names_used
     release = DPRelease(
-        cell_table(counts[names_used], quasi, table.sa_name if with_sa else None, table.sa_name),
+        cells_table,
         Partition(np.arange(total_cells, dtype=np.int32)),
         Scheme.DP,
         provenance=provenance or Provenance("dp-marginals"),

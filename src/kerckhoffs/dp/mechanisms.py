@@ -17,6 +17,7 @@ keeps the guarantee (spec 3.8, property P20).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,10 +30,60 @@ from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 
 class Neighbours(StrEnum):
-    """Which databases are neighbours (spec 2.9, AMB-6)."""
+    """Which databases are neighbours: what one person may change while the release's loss
+    stays within its epsilon.
+
+    ``substitution``: one person's whole record changes, ``n`` fixed (paper 004's
+    ``D in 𝒟^n``). ``add-remove``: one person's record is added or removed, so ``n`` itself
+    is protected. ``sensitive-value``: one person's sensitive value changes while their QI
+    cell and ``n`` stay fixed; the literature calls DP under this relation *label
+    differential privacy* (Chaudhuri and Hsu, "Sample complexity bounds for differentially
+    private learning", COLT 2011; Ghazi et al., "Deep learning with label differential
+    privacy", NeurIPS 2021). It is what ``dp-rr`` with ``perturb=sa`` meets: it publishes
+    every QI cell's total exactly, so it is not DP under the other two
+    (:func:`implied_loss` says which notion implies which).
+    """
 
     SUBSTITUTION = "substitution"
     ADD_REMOVE = "add-remove"
+    SENSITIVE_VALUE = "sensitive-value"
+
+
+STANDARD_NEIGHBOURS = (Neighbours.SUBSTITUTION, Neighbours.ADD_REMOVE)
+"""The notions under which a release is differentially private in the usual sense (what
+``dp=EPS`` and a privacy budget count); ``sensitive-value`` is weaker."""
+
+
+def implied_loss(
+    loss: tuple[float, float], recorded: Neighbours | str, wanted: Neighbours | str
+) -> tuple[float, float] | None:
+    """The ``(epsilon, delta)`` a release that is ``loss``-DP under ``recorded`` neighbours
+    has under ``wanted`` ones, or None when the one implies nothing about the other.
+
+    * the same notion: ``loss``;
+    * a change of one sensitive value is a special substitution: substitution at ``(ε, δ)``
+      gives sensitive-value at ``(ε, δ)``;
+    * a substitution is a removal then an addition (group privacy for two steps:
+      ``P[M(D) ∈ S] <= e^ε (e^ε P[M(D') ∈ S] + δ) + δ``): add/remove at ``(ε, δ)`` gives
+      substitution, and so sensitive-value, at ``(2ε, (1 + e^ε) δ)``;
+    * substitution says nothing about add/remove (the release may publish ``n``), and
+      sensitive-value nothing about either (dp-rr perturb=sa publishes the QI cell totals).
+
+    Saturates instead of overflowing: ``delta`` is at most 1 and 0 stays 0.
+
+    >>> implied_loss((1.0, 0.0), "add-remove", "sensitive-value")
+    (2.0, 0.0)
+    >>> implied_loss((1.0, 0.0), "sensitive-value", "substitution") is None
+    True
+    """
+    have, want = parse_neighbours(recorded), parse_neighbours(wanted)
+    eps, delta = float(loss[0]), float(loss[1])
+    if have == want or (have, want) == (Neighbours.SUBSTITUTION, Neighbours.SENSITIVE_VALUE):
+        return eps, delta
+    if have == Neighbours.ADD_REMOVE and want != Neighbours.ADD_REMOVE:
+        grown = 0.0 if delta == 0 else min(1.0, delta * (1.0 + math.exp(min(eps, 700.0))))
+        return 2 * eps, grown
+    return None
 
 
 class Mechanism(StrEnum):
@@ -51,22 +102,38 @@ class Mechanism(StrEnum):
     :mod:`kerckhoffs.dp.randomized_response`)."""
 
 
+def count_neighbours(neighbours: Neighbours | str) -> Neighbours:
+    """``neighbours`` parsed, refusing ``sensitive-value``: a noisy count table is made DP
+    under substitution or add/remove (both protect the whole record); the weaker notion is
+    only what ``dp-rr`` with ``perturb=sa`` meets."""
+    nb = parse_neighbours(neighbours)
+    if nb not in STANDARD_NEIGHBOURS:
+        raise ParameterError(
+            f"neighbours {nb.value} (a change of one record's sensitive value only) is what "
+            "dp-rr with perturb=sa meets; noisy counts are made DP under substitution or "
+            "add-remove"
+        )
+    return nb
+
+
 def l2_histogram_sensitivity(neighbours: Neighbours | str) -> float:
     """L2 sensitivity of a histogram: substitution moves one unit out of a cell and one into
     another, ``sqrt(1 + 1) = sqrt 2``; add/remove moves one cell by one, 1."""
-    return math.sqrt(2.0) if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1.0
+    return math.sqrt(2.0) if count_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1.0
 
 
 def histogram_sensitivity(neighbours: Neighbours | str) -> int:
     """L1 sensitivity of a histogram whose cells partition the domain: 2 under substitution,
-    1 under add/remove (spec 3.8 ``l1_sensitivity``)."""
-    return 2 if parse_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1
+    1 under add/remove (paper 004; Dwork and Roth 2014, section 3.3)."""
+    return 2 if count_neighbours(neighbours) == Neighbours.SUBSTITUTION else 1
 
 
 def parse_neighbours(value: Neighbours | str) -> Neighbours:
-    """``value`` as :class:`Neighbours` (``add_remove`` and ``add/remove`` accepted); an
-    unknown name is a one-line ParameterError."""
+    """``value`` as :class:`Neighbours` (``add_remove``, ``add/remove`` and ``label`` for
+    ``sensitive-value`` accepted); an unknown name is a one-line ParameterError."""
     text = str(value).strip().lower().replace("_", "-").replace("/", "-")
+    if text == "label":
+        text = Neighbours.SENSITIVE_VALUE.value
     try:
         return Neighbours(text)
     except ValueError:
@@ -83,8 +150,9 @@ def parse_mechanism(value: Mechanism | str) -> Mechanism:
         raise ParameterError(f"mechanism must be one of {known}, got {value!r}") from None
 
 
+@functools.cache
 def opendp_version() -> str:
-    """The installed OpenDP version (recorded in every DP release)."""
+    """The installed OpenDP version (recorded in every DP release; read once, ~1 ms)."""
     from importlib.metadata import version
 
     return version("opendp")
@@ -140,7 +208,13 @@ class NoiseSpec:
     @classmethod
     def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
         """The record :meth:`to_dict` wrote; a missing or mistyped field is a one-line
-        ParameterError naming it."""
+        ParameterError naming it.
+
+        A randomized-response release whose responses do not randomize the whole cell (no
+        part with ``"perturb": "cell"``; ``dp-rr`` writes ``"sa"`` for a release that
+        randomizes the sensitive value only) is read under ``sensitive-value`` neighbours,
+        whatever it recorded: older releases recorded ``substitution`` for it, which it
+        does not meet (its QI cell totals are exact)."""
         if not isinstance(data, dict):
             raise ParameterError(f"{where}: field 'dp' is missing or not an object")
 
@@ -154,9 +228,15 @@ class NoiseSpec:
         parts = data.get("parts", [])
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
             raise ParameterError(f"{where}: field 'dp.parts' is not a list of objects")
+        mech = parse_mechanism(data.get("mechanism", ""))
+        nb = parse_neighbours(data.get("neighbours", ""))
+        if mech == Mechanism.RANDOMIZED_RESPONSE and not any(
+            p.get("perturb") == "cell" for p in parts
+        ):
+            nb = Neighbours.SENSITIVE_VALUE
         return cls(
-            parse_mechanism(data.get("mechanism", "")),
-            parse_neighbours(data.get("neighbours", "")),
+            mech,
+            nb,
             int(sens) if sens.is_integer() else sens,
             num("scale"),
             num("epsilon"),
@@ -200,32 +280,20 @@ def count_measurement(
     rounding, ``b`` moves up one ulp at a time until it does not. A map still above ``ε``
     (never expected) raises :class:`~kerckhoffs.errors.PrivacyCheckFailed`: fail closed.
     """
-    import opendp.prelude as dp
-
     eps, dlt = check_budget(epsilon, delta)
     mech = parse_mechanism(mechanism)
-    nb = parse_neighbours(neighbours)
+    nb = count_neighbours(neighbours)
     if cells < 1:
         raise ParameterError("the cell domain is empty")
     if mech == Mechanism.GAUSSIAN:
         return gaussian_measurement(cells, eps, dlt, nb)
     if mech == Mechanism.RANDOMIZED_RESPONSE:
         raise ParameterError("randomized-response perturbs records, not counts: use dp-rr")
-    dp.enable_features("contrib")
     sens = histogram_sensitivity(nb)
-    if mech == Mechanism.GEOMETRIC:
-        space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l1_distance(T="i64"))
-        d_in: int | float = sens
-    else:
-        space = (
-            dp.vector_domain(dp.atom_domain(T="f64", nan=False), size=cells),
-            dp.l1_distance(T="f64"),
-        )
-        d_in = float(sens)
+    integer = mech == Mechanism.GEOMETRIC
     scale = sens / eps
     for _ in range(64):
-        meas = dp.m.make_laplace(*space, scale=scale)
-        loss = float(meas.map(d_in))
+        meas, loss = _laplace(integer, int(cells), scale, sens)
         if loss <= eps:
             break
         scale = float(np.nextafter(scale, np.inf))
@@ -233,6 +301,31 @@ def count_measurement(
         raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
     spec = NoiseSpec(mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells)
     return meas, spec
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace(integer: bool, cells: int, scale: float, sensitivity: int) -> tuple[Any, float]:
+    """OpenDP's vector Laplace on ``cells`` counts (discrete on integers, continuous on
+    floats) at ``scale``, and its privacy map at ``d_in = sensitivity``.
+
+    Remembered by its arguments (about 1 ms a build): an OpenDP measurement is immutable and
+    draws fresh noise on every call, so reusing one reuses the mechanism, never its noise.
+    The key holds everything the measurement depends on, so a different sensitivity or scale
+    builds a different one."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    if integer:
+        space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l1_distance(T="i64"))
+        d_in: int | float = sensitivity
+    else:
+        space = (
+            dp.vector_domain(dp.atom_domain(T="f64", nan=False), size=cells),
+            dp.l1_distance(T="f64"),
+        )
+        d_in = float(sensitivity)
+    meas = dp.m.make_laplace(*space, scale=scale)
+    return meas, float(meas.map(d_in))
 
 
 def gaussian_measurement(
@@ -252,10 +345,8 @@ def gaussian_measurement(
     also needs ``ε < 1``). ``delta`` 0 is a one-line ParameterError: the Gaussian mechanism is
     never pure DP.
     """
-    import opendp.prelude as dp
-
     eps, dlt = check_budget(epsilon, delta)
-    nb = parse_neighbours(neighbours)
+    nb = count_neighbours(neighbours)
     if dlt == 0:
         raise ParameterError(
             "mechanism gaussian needs delta > 0 (it is (epsilon, delta)-DP): give the model "
@@ -263,30 +354,13 @@ def gaussian_measurement(
         )
     if cells < 1:
         raise ParameterError("the cell domain is empty")
-    dp.enable_features("contrib")
-    space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l2_distance(T="f64"))
     d_in = l2_histogram_sensitivity(nb)
-
-    def build(sigma: float) -> tuple[Any, Any, float]:
-        zcdp = dp.m.make_gaussian(*space, scale=sigma)
-        approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), dlt)
-        return zcdp, approx, float(approx.map(d_in)[0])
-
-    hi = d_in * math.sqrt(2 * math.log(1.25 / dlt)) / eps
-    while build(hi)[2] > eps:
-        hi *= 2
-    lo = hi / 64
-    while build(lo)[2] <= eps:  # pragma: no cover (the classic bound is never 64x too big)
-        lo /= 2
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        lo, hi = (lo, mid) if build(mid)[2] <= eps else (mid, hi)
-    zcdp, meas, loss = build(hi)
-    if loss > eps:  # pragma: no cover (hi always satisfies it)
+    sigma = _gaussian_scale(d_in, eps, dlt)
+    zcdp, meas, loss = _gaussian(int(cells), sigma, dlt, d_in)
+    if loss > eps:  # pragma: no cover (the bisection's upper end always satisfies it)
         raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
     rho = float(zcdp.map(d_in))
+    hi = sigma
     spec = NoiseSpec(
         Mechanism.GAUSSIAN,
         nb,
@@ -301,6 +375,46 @@ def gaussian_measurement(
         "l2",
     )
     return meas, spec
+
+
+def _build_gaussian(cells: int, sigma: float, delta: float, d_in: float) -> tuple[Any, Any, float]:
+    """OpenDP's discrete Gaussian on ``cells`` counts at scale ``sigma`` (zCDP), the same
+    turned into ``(epsilon, delta)``-DP, and that epsilon at ``d_in``."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l2_distance(T="f64"))
+    zcdp = dp.m.make_gaussian(*space, scale=sigma)
+    approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), delta)
+    return zcdp, approx, float(approx.map(d_in)[0])
+
+
+_gaussian = functools.lru_cache(maxsize=64)(_build_gaussian)
+""":func:`_build_gaussian` remembered by its arguments (as :func:`_laplace`)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _gaussian_scale(d_in: float, epsilon: float, delta: float) -> float:
+    """The smallest scale (to float resolution) whose ``(epsilon', delta)`` from OpenDP's
+    map at ``d_in`` has ``epsilon' <= epsilon``: bisection on the map (about 60 OpenDP
+    builds, 0.3 s; remembered by its arguments). The map does not depend on the number of
+    cells, so a one-cell measurement is bisected."""
+
+    def loss(sigma: float) -> float:
+        return _build_gaussian(1, sigma, delta, d_in)[2]
+
+    hi = d_in * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    while loss(hi) > epsilon:
+        hi *= 2
+    lo = hi / 64
+    while loss(lo) <= epsilon:  # pragma: no cover (the classic bound is never 64x too big)
+        lo /= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if loss(mid) <= epsilon else (mid, hi)
+    return hi
 
 
 def add_noise(counts: np.ndarray, measurement: Any, spec: NoiseSpec) -> np.ndarray:
@@ -349,6 +463,7 @@ def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -
 
 
 __all__ = [
+    "STANDARD_NEIGHBOURS",
     "Mechanism",
     "Neighbours",
     "NoiseSpec",
@@ -356,8 +471,10 @@ __all__ = [
     "check_budget",
     "consistent_totals",
     "count_measurement",
+    "count_neighbours",
     "gaussian_measurement",
     "histogram_sensitivity",
+    "implied_loss",
     "l2_histogram_sensitivity",
     "opendp_version",
     "parse_mechanism",

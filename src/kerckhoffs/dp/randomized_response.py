@@ -35,6 +35,7 @@ with flip probability exactly 1/2 on an all-zero vector (exact fair bits, ~100x 
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -43,7 +44,14 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.table import Table
-from kerckhoffs.dp.counts import COUNT, MAX_CELLS, DPRelease, cell_domain, cell_table
+from kerckhoffs.dp.counts import (
+    COUNT,
+    MAX_CELLS,
+    DPRelease,
+    cell_domain,
+    domain_cells,
+    refuse_missing_drop,
+)
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
     Neighbours,
@@ -100,8 +108,10 @@ def expected_response(freq: list[Fraction], p: Fraction, q: Fraction) -> list[Fr
     return [p * f + q * (1 - f) for f in freq]
 
 
+@functools.lru_cache(maxsize=256)
 def _map_for(keep: float, k: int) -> float:
-    """OpenDP's ``make_randomized_response`` privacy map for ``k`` categories at ``keep``."""
+    """OpenDP's ``make_randomized_response`` privacy map for ``k`` categories at ``keep``
+    (remembered by its arguments: about 0.5 ms a build, a pure function of them)."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -228,13 +238,37 @@ def frequency_estimates(counts: np.ndarray, keep: float) -> np.ndarray:
         return np.asarray((obs / n - q) / (keep - q))
 
 
+def rr_neighbours(perturb: str, neighbours: Neighbours | str | None = None) -> Neighbours:
+    """The neighbour notion ``dp-rr`` meets in mode ``perturb`` (``cell``: substitution;
+    ``sa``: sensitive-value), checked against the one asked for (``None``: the mode's own).
+    Add/remove is refused for both (one response per record publishes ``n``), substitution
+    for ``sa`` (its QI cell totals are exact)."""
+    meets = Neighbours.SENSITIVE_VALUE if perturb == "sa" else Neighbours.SUBSTITUTION
+    if neighbours is None:
+        return meets
+    nb = parse_neighbours(neighbours)
+    if nb == Neighbours.ADD_REMOVE:
+        raise ParameterError(
+            "dp-rr publishes one response per record, which reveals n: add-remove neighbours "
+            "are not supported (use neighbours=substitution with perturb=cell)"
+        )
+    if meets == Neighbours.SENSITIVE_VALUE and nb != meets:
+        raise ParameterError(
+            "dp-rr with perturb=sa randomizes only each record's sensitive value and publishes "
+            "every QI cell's total exactly: it is DP for a change of one sensitive value "
+            "(neighbours=sensitive-value, label DP), not under substitution; use perturb=cell "
+            "for substitution"
+        )
+    return meets
+
+
 def dp_rr(
     table: Table,
     epsilon: float,
     *,
     levels: Mapping[str, int] | str | None = None,
-    perturb: str = "sa",
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    perturb: str = "cell",
+    neighbours: Neighbours | str | None = None,
     max_cells: int = MAX_CELLS,
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
@@ -242,24 +276,33 @@ def dp_rr(
     """The ``dp-rr`` release: k-ary randomized response per record, published as the count
     table of responses over every cell of the public domain (QI cells x SA values).
 
-    The spec (3.8) gives the per-record mechanism but not the published form; a count per
-    public cell is what the per-record responses with public QI cells reduce to, and it lets
-    the frequency estimate be applied per QI cell (:func:`rr_estimates`). ``perturb="sa"``
-    randomizes the SA value over its ``k`` nodes at its level and keeps each record's QI
-    cell: ε-DP for a change of one person's SA value, while the QI cell totals are exact.
-    ``perturb="cell"`` randomizes the whole cell over all ``k`` cells: local ε-DP for
-    substituting one person's whole record. Add/remove neighbours are refused: one response
-    per record publishes ``n``. Fails closed if OpenDP's map exceeds ``epsilon``.
+    The per-record mechanism is Warner's; a count per public cell is what the per-record
+    responses over public cells reduce to, and it lets the frequency estimate be applied per
+    QI cell (:func:`rr_estimates`). The two modes meet different neighbour notions, and the
+    release records the one it meets (:attr:`NoiseSpec.neighbours`):
+
+    * ``perturb="cell"`` (default) randomizes the whole cell (QI cell x SA value) over all
+      ``k`` cells: local ε-DP for substituting one person's whole record, so ε-DP under
+      ``substitution``;
+    * ``perturb="sa"`` randomizes the SA value over its ``k`` nodes at its level and keeps
+      each record's QI cell, so every QI cell's total is published exactly: ε-DP only for a
+      change of one person's SA value (``sensitive-value`` neighbours, label DP), and no
+      epsilon covers a change of their QI cell. ``neighbours="substitution"`` is refused
+      with it.
+
+    ``neighbours`` (default: the notion of the mode) may name the mode's notion, or
+    ``sensitive-value`` with ``perturb="cell"`` (which meets the stronger substitution, and
+    records that). Add/remove neighbours are refused: one response per record publishes
+    ``n``. A schema dropping rows with missing values is refused
+    (:func:`~kerckhoffs.dp.counts.refuse_missing_drop`). Fails closed if OpenDP's map exceeds
+    ``epsilon``.
     """
+    refuse_missing_drop(table, "dp-rr")
     eps, _ = check_budget(epsilon)
-    if parse_neighbours(neighbours) != Neighbours.SUBSTITUTION:
-        raise ParameterError(
-            "dp-rr publishes one response per record, which reveals n: add-remove neighbours "
-            "are not supported (use neighbours=substitution)"
-        )
     mode = str(perturb).strip().lower()
     if mode not in PERTURB:
         raise ParameterError(f"perturb must be sa or cell, got {perturb!r}")
+    meets = rr_neighbours(mode, neighbours)
     domain, key = cell_domain(table, levels, with_sa=True, max_cells=max_cells)
     k = domain.radix[-1] if mode == "sa" else domain.size
     if k < 2:
@@ -275,11 +318,11 @@ def dp_rr(
     else:
         response = randomize(key, k, threshold)
     del key
-    frame = domain.frame()
+    frame, cells_table = domain_cells(domain, table.d, table.sa_name)
     frame[COUNT] = np.bincount(response, minlength=domain.size).astype(np.int64)
     noise = NoiseSpec(
         Mechanism.RANDOMIZED_RESPONSE,
-        Neighbours.SUBSTITUTION,
+        meets,
         1,
         1.0 - keep,
         eps,
@@ -310,9 +353,7 @@ def dp_rr(
         for i, name in enumerate(domain.names)
     ]
     release = DPRelease(
-        cell_table(
-            frame[list(domain.names)], list(domain.names[:n_q]), table.sa_name, table.sa_name
-        ),
+        cells_table,
         Partition(np.arange(domain.size, dtype=np.int32)),
         Scheme.DP,
         provenance=provenance or Provenance("dp-rr"),
@@ -353,5 +394,6 @@ __all__ = [
     "randomize",
     "replace_threshold",
     "rr_estimates",
+    "rr_neighbours",
     "uniform_below",
 ]

@@ -27,6 +27,7 @@ most 2, in either direction for different candidates (not monotonic).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping
@@ -83,6 +84,22 @@ def noisy_max_measurement(candidates: int, epsilon: float) -> tuple[Any, float, 
     """OpenDP's report-noisy-max (exponential noise) over ``candidates`` integer scores of
     L-infinity sensitivity 2, not monotonic: scale ``2Δ/ε`` nudged up until OpenDP's map is at most
     ``epsilon``. Returns (measurement, scale, map)."""
+    scale = 2 * UTILITY_SENSITIVITY / epsilon
+    for _ in range(64):
+        meas, loss = _noisy_max(candidates, scale, UTILITY_SENSITIVITY)
+        if loss <= epsilon:
+            return meas, scale, loss
+        scale = float(np.nextafter(scale, np.inf))
+    raise PrivacyCheckFailed(  # pragma: no cover
+        f"OpenDP's privacy map {loss} stays above epsilon {epsilon}"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _noisy_max(candidates: int, scale: float, sensitivity: int) -> tuple[Any, float]:
+    """OpenDP's report-noisy-max over ``candidates`` scores (exponential noise of ``scale``,
+    not monotonic) and its map at ``sensitivity``; remembered by its arguments (an OpenDP
+    measurement draws afresh on every call)."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -90,16 +107,8 @@ def noisy_max_measurement(candidates: int, epsilon: float) -> tuple[Any, float, 
         dp.vector_domain(dp.atom_domain(T="i64"), size=candidates),
         dp.linf_distance(T="i64", monotonic=False),
     )
-    scale = 2 * UTILITY_SENSITIVITY / epsilon
-    for _ in range(64):
-        meas = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
-        loss = float(meas.map(UTILITY_SENSITIVITY))
-        if loss <= epsilon:
-            return meas, scale, loss
-        scale = float(np.nextafter(scale, np.inf))
-    raise PrivacyCheckFailed(  # pragma: no cover
-        f"OpenDP's privacy map {loss} stays above epsilon {epsilon}"
-    )
+    meas = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
+    return meas, float(meas.map(sensitivity))
 
 
 def choose_levels(
@@ -116,15 +125,38 @@ def choose_levels(
     """The level vector OpenDP's noisy max picks among :func:`candidate_levels`, and the
     record of the choice (mechanism, candidates, threshold, sensitivity, scale, epsilon,
     privacy map; never a score)."""
-    from kerckhoffs.dp.counts import cell_domain, true_counts
+    from kerckhoffs.dp.counts import cell_domain
 
     tau = 3 * count_scale if threshold is None else float(threshold)
     cands = candidate_levels(table, max_cells, fixed)
     extra = {table.sa_name: sa_level} if with_sa else {}
+    # the first candidate's domain checks the pinned levels (the SA's too); every candidate
+    # comes from the schema, so the others need no check: each row's node at each (column,
+    # level) is looked up once, and a candidate's counts are one bincount of their mix
+    cell_domain(table, cands[0] | extra, with_sa=with_sa, max_cells=max_cells)
+    nodes: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+
+    def node_codes(j: int, level: int) -> tuple[int, np.ndarray]:
+        if (j, level) not in nodes:
+            col = table.sa_column if j == table.d else table.qi_columns[j]
+            code = table.sa if j == table.d else table.qi[:, j]
+            h = col.hierarchy
+            if h is None:  # pragma: no cover (every encoded column has a hierarchy)
+                raise ParameterError(f"column {col.name!r} has no hierarchy")
+            ids = h.node_ids[level]
+            nodes[(j, level)] = (int(ids[-1]) + 1, ids[col.leaves(code)].astype(np.int64))
+        return nodes[(j, level)]
+
     scores = []
     for lv in cands:  # a loop over candidates (a few hundred), one bincount each
-        d, key = cell_domain(table, lv | extra, with_sa=with_sa, max_cells=max_cells)
-        scores.append(utility(true_counts(key, d.size), tau))
+        axes = [node_codes(j, lv[c.name]) for j, c in enumerate(table.qi_columns)]
+        if with_sa:
+            axes.append(node_codes(table.d, sa_level))
+        key = np.zeros(table.n, dtype=np.int64)
+        for radix, codes in axes:
+            key = key * radix + codes
+        size = math.prod(radix for radix, _ in axes)
+        scores.append(utility(np.bincount(key, minlength=size), tau))
     meas, scale, loss = noisy_max_measurement(len(cands), epsilon)
     chosen = cands[int(meas(np.asarray(scores, dtype=np.int64).tolist()))]
     part = {

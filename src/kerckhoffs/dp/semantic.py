@@ -260,11 +260,15 @@ class SemanticReport:
     worst: tuple[Hashable, int]
 
     def bad_mass(self, threshold: Fraction | float) -> Fraction:
-        """Def. 13's failure probability: ``Pr_{D ~ b, t ~ A(D)}[some i has SD > threshold]``.
+        """Def. 13's failure probability: ``Pr_{D ~ b, t ~ A(D)}[some i has SD > threshold]``,
+        where a pair whose posterior is undefined (in :attr:`undefined`) is a violation at
+        every threshold, 1 and above included: the adversary's belief after ``t`` has no
+        counterpart in that game, so no distance bounds the change (its SD is recorded as 1
+        only as a number to rank it by).
 
         Comparisons are exact (a float threshold is compared by its exact binary value).
         """
-        bad = {t for (t, _), s in self.sd.items() if s > threshold}
+        bad = {t for (t, i), s in self.sd.items() if s > threshold or (t, i) in self.undefined}
         return sum((self.transcript_probability.get(t, Fraction(0)) for t in bad), Fraction(0))
 
 

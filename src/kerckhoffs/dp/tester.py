@@ -1,15 +1,25 @@
-"""Stochastic DP tester: a statistical LOWER bound on the epsilon a count release really has
-(paper 004, spec ``composition.md`` 2.9 Def. 10/11 and 3.8; DESIGN.md section 5: "counting is
-ours, and a stochastic tester checks that our sensitivities are right").
+"""Stochastic DP tester: a statistical LOWER bound on the epsilon a shipped DP release function
+really has (paper 004, Defs. 10 and 11; DESIGN.md section 5: "counting is ours, and a
+stochastic tester checks that our sensitivities are right").
 
 Why: OpenDP's privacy map certifies the noise for the sensitivity ``Δ`` *we* tell it. Whether
-``Δ`` is right depends on our counting code: under substitution neighbours (spec 2.9, AMB-6:
-one person's record changes, ``n`` fixed) one cell goes down by one and another up by one, so
-``Δ = 2``; a scale of ``1/ε`` (``Δ = 1``, the add/remove value) would really give ``2ε``.
-The tester runs the whole pipeline (table -> public cell domain -> one ``bincount`` ->
-OpenDP noise -> clamp and round) many times on a pair of NEIGHBOURING tables ``D, D'`` and
-looks for an output event ``E`` with ``P(E | D) > e^ε P(E | D') + δ``, the violation Def. 10/11
-forbids.
+``Δ`` is right, and whether the counts that reach the noise are the ones the map was computed
+for, depends on our code: under substitution neighbours (one person's record changes, ``n``
+fixed) one cell goes down by one and another up by one, so ``Δ = 2``; a scale of ``1/ε`` (the
+add/remove value) would really give ``2ε``; a count published beside the noisy ones, a domain
+read from the data or a row dropped for a missing value would give no epsilon at all.
+
+So the tester runs the SHIPPED function, the one ``kerckhoffs anonymize`` calls
+(:func:`anonymizer`, or the library function it wraps: ``dp_histogram``, ``dp_marginals``,
+``dp_rr``), once per sample, on a pair of NEIGHBOURING tables ``D, D'``
+(:func:`neighbouring_tables`, checked by :func:`check_neighbours` under the notion the
+release records), reads what the release publishes (its counts; for ``levels=auto`` the
+choice of levels) and looks for an output event ``E`` with ``P(E | D) > e^ε P(E | D') + δ``,
+the violation Def. 10/11 forbids. Nothing of the pipeline is re-implemented here: a patch of
+the release function that publishes true counts, halves the noise or uses the wrong
+sensitivity changes what is sampled, and is caught. Each call costs about 0.5 ms on a small
+table (the OpenDP measurements and the public cell layout are remembered by the release code
+itself: :func:`kerckhoffs.dp.counts.cached_layout`).
 
 Method (the one of Ding et al., "Detecting violations of differential privacy", CCS 2018,
 also used by Google's DP library stochastic tester and DP-Auditorium): the samples of each
@@ -28,15 +38,6 @@ bound at 3000 samples rises from 1.26 with halves to 1.40) and a test part.
    a substitution moves in ``q`` marginals shows all ``q`` marginals' loss) and half-plane
    events ``sum_i s_i X_i >= t`` (the Gaussian's best events). The event with the best
    approximate (Wilson) bound wins.
-
-Pipelines covered: :func:`audit_histogram` (dp-histogram: geometric, Laplace, Gaussian with
-its delta), :func:`audit_marginals` (dp-marginals), :func:`audit_level_selection`
-(``levels=auto``'s report-noisy-max choice, a mechanism of its own: its output is a one-hot
-choice, events "level vector j chosen").
-:func:`audit_rr` (dp-rr, k-ary randomized response under substitution of one record's SA
-value or whole cell: the vector is that record's response, one-hot, or the published count
-table; OpenDP's bits for ``runs x rows`` responses at once; a ``threshold`` hook replaces
-the keep/replace threshold so tests can break it).
 2. *Test part* (independent of the choice): exact Clopper-Pearson bounds, a lower bound
    ``p_lo`` on ``P(E | D)`` and an upper bound ``q_hi`` on ``P(E | D')``, each at one-sided level
    ``α/2``. The reported bound is ``ln((p_lo - δ) / q_hi)`` (0 if not positive).
@@ -46,10 +47,10 @@ union of the two intervals' failures; the event was fixed before the test part w
 So "bound > claimed ε" is a violation found at false-alarm rate ``α``; "bound <= ε" is no
 proof of privacy, only the absence of evidence against it.
 
-OpenDP draws per call and cannot be seeded; one call on a vector of ``cells * batch`` counts
-(the count vector tiled ``batch`` times, same scale) gives ``batch`` independent noisy
-histograms at once: that is the same per-coordinate noise as ``batch`` calls of the release's
-own ``cells``-long measurement (checked: the scales must be equal).
+``levels=auto`` is audited as the mechanism of its own it is (the noisy-max choice of levels,
+then counts at those levels): its published choice (:func:`level_choice`) against the loss the
+release records for the choice (:func:`selection_loss`); the counts at a fixed choice are a
+``dp_histogram`` audit, and the two compose.
 """
 
 from __future__ import annotations
@@ -64,42 +65,10 @@ import pandas as pd
 
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.dp.counts import (
-    MAX_CELLS,
-    CellDomain,
-    cell_domain,
-    dp_histogram,
-    parse_levels,
-    true_counts,
-)
-from kerckhoffs.dp.marginals import marginal_domain, parse_marginals, split_budget
-from kerckhoffs.dp.mechanisms import (
-    Mechanism,
-    Neighbours,
-    NoiseSpec,
-    add_noise,
-    check_budget,
-    count_measurement,
-    parse_mechanism,
-    parse_neighbours,
-    post_process,
-)
-from kerckhoffs.dp.randomized_response import PERTURB, randomize, replace_threshold
-from kerckhoffs.dp.select import candidate_levels, noisy_max_measurement, utility
+from kerckhoffs.dp.counts import COUNT, DPRelease
+from kerckhoffs.dp.mechanisms import Mechanism, Neighbours, parse_neighbours
 from kerckhoffs.errors import ParameterError
-
-MeasurementFactory = Callable[[int, float, Mechanism, Neighbours, float], tuple[Any, NoiseSpec]]
-"""``(cells, epsilon, mechanism, neighbours, delta) -> (OpenDP measurement, NoiseSpec)``, the
-shape of :func:`kerckhoffs.dp.mechanisms.count_measurement` (the default; ``delta`` is 0 except
-for the Gaussian). Tests pass a deliberately broken one to show the tester catches it."""
-
-SelectionFactory = Callable[[int, float], tuple[Any, float, float]]
-"""``(candidates, epsilon) -> (OpenDP measurement, scale, privacy map)``, the shape of
-:func:`kerckhoffs.dp.select.noisy_max_measurement` (the default for
-:func:`sample_level_choices`)."""
-
-BATCH_ELEMENTS = 1_000_000
-"""Largest noisy vector asked of OpenDP in one call (memory bound)."""
+from kerckhoffs.models.base import PrivacyModel
 
 
 # -- Clopper-Pearson ---------------------------------------------------------------------------
@@ -459,29 +428,36 @@ def neighbouring_tables(
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
 ) -> tuple[Table, Table]:
     """``(D, D')`` encoded with ``schema``: under substitution ``D'`` is ``df`` with row
-    ``row`` (a position) given the values in ``changes``; under add/remove ``D'`` is ``df``
-    without that row (``changes`` must then be empty). Spec 2.9, AMB-6."""
+    ``row`` (a position) given the values in ``changes``; under sensitive-value the same, and
+    ``changes`` may name the sensitive column only; under add/remove ``D'`` is ``df`` without
+    that row (``changes`` must then be empty)."""
     nb = parse_neighbours(neighbours)
     if not 0 <= row < len(df):
         raise ParameterError(f"row {row} is not a row position of the table (0..{len(df) - 1})")
     changed = df.reset_index(drop=True).copy()
-    if nb == Neighbours.SUBSTITUTION:
-        if not changes:
-            raise ParameterError("a substitution neighbour needs changes={column: new value}")
-        for name, value in changes.items():
-            if name not in changed.columns:
-                raise ParameterError(f"changes: no column {name!r} in the table")
-            changed[name] = changed[name].astype(object)
-            changed.at[row, name] = value
-    else:
+    if nb == Neighbours.ADD_REMOVE:
         if changes:
             raise ParameterError("an add/remove neighbour removes the row: give no changes")
         changed = changed.drop(index=row).reset_index(drop=True)
+        return Table.encode(df, schema), Table.encode(changed, schema)
+    if not changes:
+        raise ParameterError(f"a {nb.value} neighbour needs changes={{column: new value}}")
+    sa = schema.sensitive.name
+    if nb == Neighbours.SENSITIVE_VALUE and set(changes) != {sa}:
+        raise ParameterError(f"a sensitive-value neighbour changes column {sa!r} only")
+    for name, value in changes.items():
+        if name not in changed.columns:
+            raise ParameterError(f"changes: no column {name!r} in the table")
+        changed[name] = changed[name].astype(object)
+        changed.at[row, name] = value
     return Table.encode(df, schema), Table.encode(changed, schema)
 
 
-def _check_neighbours(d: Table, d2: Table, nb: Neighbours) -> None:
-    """Refuse a pair that are not neighbours under ``nb`` (multisets of decoded rows)."""
+def check_neighbours(d: Table, d2: Table, neighbours: Neighbours | str) -> None:
+    """Refuse a pair that are not neighbours under ``neighbours`` (multisets of decoded
+    rows): substitution, one row changed (``n`` equal); sensitive-value, one row changed in
+    its sensitive value only; add/remove, one row more or less."""
+    nb = parse_neighbours(neighbours)
     a = d.to_frame().astype(str)
     b = d2.to_frame().astype(str)
     if list(a.columns) != list(b.columns):
@@ -489,142 +465,153 @@ def _check_neighbours(d: Table, d2: Table, nb: Neighbours) -> None:
     key_a = pd.Series(list(map(tuple, a.to_numpy()))).value_counts()
     key_b = pd.Series(list(map(tuple, b.to_numpy()))).value_counts()
     diff = key_a.sub(key_b, fill_value=0)
-    only_a, only_b = int(diff[diff > 0].sum()), int(-diff[diff < 0].sum())
-    if nb == Neighbours.SUBSTITUTION:
-        ok = d.n == d2.n and only_a <= 1 and only_b <= 1
-    else:
+    gone, came = diff[diff > 0], diff[diff < 0]
+    only_a, only_b = int(gone.sum()), int(-came.sum())
+    if nb == Neighbours.ADD_REMOVE:
         ok = abs(d.n - d2.n) == 1 and only_a + only_b == 1
+    else:
+        ok = d.n == d2.n and only_a <= 1 and only_b <= 1
+        if ok and nb == Neighbours.SENSITIVE_VALUE and only_a == 1:
+            sa = list(a.columns).index(d.sa_name)
+            x, y = list(gone.index[0]), list(came.index[0])
+            ok = x[:sa] + x[sa + 1 :] == y[:sa] + y[sa + 1 :]
     if not ok:
         raise ParameterError(
             f"the tables are not neighbours under {nb.value} ({d.n} and {d2.n} rows, "
-            f"{only_a} and {only_b} rows differ)"
+            f"{only_a} and {only_b} rows differ"
+            + (", beyond the sensitive value" if nb == Neighbours.SENSITIVE_VALUE else "")
+            + ")"
         )
 
 
-# -- the pipeline, sampled ---------------------------------------------------------------------
-def _memo(measurement: MeasurementFactory) -> MeasurementFactory:
-    """``measurement`` remembering its results by argument: one audit builds the same
-    measurements for ``D`` and ``D'`` (the Gaussian's bisection on OpenDP's map takes about
-    0.2 s a build). An OpenDP measurement draws afresh on every call, so reusing one is
-    reusing the mechanism, not its noise."""
-    built: dict[tuple[Any, ...], tuple[Any, NoiseSpec]] = {}
-
-    def factory(
-        cells: int, epsilon: float, mechanism: Mechanism, neighbours: Neighbours, delta: float
-    ) -> tuple[Any, NoiseSpec]:
-        key = (cells, epsilon, mechanism, neighbours, delta)
-        if key not in built:
-            built[key] = measurement(cells, epsilon, mechanism, neighbours, delta)
-        return built[key]
-
-    return factory
+# -- the shipped release functions, sampled ----------------------------------------------------
+ReleaseFunction = Callable[[Table], DPRelease]
+"""One run of a shipped DP release function on a table, e.g.
+``lambda t: dp_histogram(t, 1.0, levels="zip:1")`` or
+:func:`anonymizer` ``("dp-rr", ["dp=1"])`` (what ``anonymize`` runs)."""
+Observe = Callable[[DPRelease], np.ndarray]
+"""What the tester reads of one release: a vector of numbers (default: its published
+counts, :func:`published_counts`)."""
+Claim = Callable[[DPRelease], tuple[float, float]]
+"""The ``(epsilon, delta)`` the release claims for what is observed (default: its recorded
+privacy loss, :func:`recorded_loss`)."""
 
 
-def _same_domain(a: CellDomain, b: CellDomain) -> bool:
-    return (
-        a.names == b.names
-        and a.levels == b.levels
-        and all(np.array_equal(x, y) for x, y in zip(a.labels, b.labels, strict=True))
-    )
+def published_counts(release: DPRelease) -> np.ndarray:
+    """The release's published count column, cells in domain order (int64)."""
+    return release.counts[COUNT].to_numpy(dtype=np.int64)
 
 
-def sample_histograms(
-    table: Table,
-    epsilon: float,
-    samples: int,
-    *,
-    levels: Mapping[str, int] | str | None = None,
-    with_sa: bool = False,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    measurement: MeasurementFactory = count_measurement,
-    delta: float = 0.0,
-) -> tuple[np.ndarray, NoiseSpec, CellDomain]:
-    """``samples`` published count vectors of ``table`` (int64, ``(samples, cells)``), as
-    :func:`~kerckhoffs.dp.counts.dp_histogram` publishes them: the public cell domain, the true
-    counts (one bincount), OpenDP's noise, clamp and round. The noise comes from one
-    measurement over ``cells * batch`` coordinates (``batch`` histograms per OpenDP call),
-    whose scale must equal the release's own ``cells``-long measurement; returns the
-    release's :class:`NoiseSpec` (its ``privacy_map`` is the claimed epsilon) and the domain.
-    """
-    if samples < 1:
-        raise ParameterError(f"samples must be at least 1, got {samples}")
-    mech, nb = parse_mechanism(mechanism), parse_neighbours(neighbours)
-    domain, key = cell_domain(table, levels, with_sa=with_sa)
-    out, spec = _sample_counts(
-        true_counts(key, domain.size), epsilon, samples, mech, nb, delta, measurement
-    )
-    return out, spec, domain
+def recorded_loss(release: DPRelease) -> tuple[float, float]:
+    """The ``(epsilon, delta)`` the release records (OpenDP's privacy map)."""
+    return release.privacy_loss()
 
 
-def _sample_counts(
-    counts: np.ndarray,
-    epsilon: float,
-    samples: int,
-    mech: Mechanism,
-    nb: Neighbours,
-    delta: float,
-    measurement: MeasurementFactory,
-) -> tuple[np.ndarray, NoiseSpec]:
-    """``samples`` noisy, clamped and rounded copies of the count vector ``counts``, drawn in
-    batches of ``batch`` vectors per OpenDP call; the batched measurement must have the
-    release's own scale (for the Gaussian too: its scale depends on ``Δ``, ``ε``, ``δ`` only,
-    not on the vector's length)."""
-    cells = len(counts)
-    _, spec = measurement(cells, epsilon, mech, nb, delta)
-    out = np.empty((samples, cells), dtype=np.int64)
-    per_call = max(1, min(samples, BATCH_ELEMENTS // cells))
-    done = 0
-    while done < samples:
-        batch = min(per_call, samples - done)
-        meas, big = measurement(cells * batch, epsilon, mech, nb, delta)
-        if big.scale != spec.scale or big.mechanism != spec.mechanism:
-            raise ParameterError(  # pragma: no cover (scale depends on Δ, ε and δ only)
-                f"batched measurement scale {big.scale} differs from the release's {spec.scale}"
-            )
-        noisy = post_process(add_noise(np.tile(counts, batch), meas, big))
-        out[done : done + batch] = noisy.reshape(batch, cells)
-        done += batch
-    return out, spec
+def cell_labels(release: DPRelease) -> list[str]:
+    """One label per published cell: its axis labels joined by ``|`` (with the marginal's
+    name first in a dp-marginals release)."""
+    cols = [c for c in release.counts.columns if c != COUNT]
+    return ["|".join(map(str, r)) for r in release.counts[cols].itertuples(index=False)]
 
 
-def sample_releases(
-    table: Table,
-    epsilon: float,
-    samples: int,
-    *,
-    levels: Mapping[str, int] | str | None = None,
-    with_sa: bool = False,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    delta: float = 0.0,
-) -> tuple[np.ndarray, NoiseSpec]:
-    """``samples`` count vectors from :func:`~kerckhoffs.dp.counts.dp_histogram` itself, one
-    release per sample (about 4 ms each: for slow tests that check the batched sampler draws
-    what the release publishes)."""
-    rows = []
-    spec = None
-    for _ in range(samples):
-        r = dp_histogram(
-            table,
-            epsilon,
-            levels=levels,
-            with_sa=with_sa,
-            mechanism=mechanism,
-            neighbours=neighbours,
-            delta=delta,
-        )
-        rows.append(r.counts["count"].to_numpy(dtype=np.int64))
-        spec = r.noise
-    if spec is None:
-        raise ParameterError(f"samples must be at least 1, got {samples}")
-    return np.stack(rows), spec
+def anonymizer(
+    algorithm: str, models: Sequence[str | PrivacyModel], **options: Any
+) -> ReleaseFunction:
+    """The release function ``kerckhoffs anonymize`` runs: the registered ``algorithm`` with
+    ``models`` and ``options`` on an encoded table, through
+    :func:`kerckhoffs.api.anonymize_table` as the command line calls it (the independent
+    check left to the writer, as there). About 0.5 ms more a run than the library function
+    it wraps."""
+    from kerckhoffs.api import anonymize_table
+    from kerckhoffs.models import parse_model
+
+    chosen = [parse_model(m) if isinstance(m, str) else m for m in models]
+
+    def run(table: Table) -> DPRelease:
+        release = anonymize_table(table, algorithm, chosen, options=options, verify=False)
+        if not isinstance(release, DPRelease):
+            raise ParameterError(f"{algorithm} does not make a DP release")
+        return release
+
+    return run
+
+
+def level_choice(candidates: Sequence[Mapping[str, int]]) -> Observe:
+    """An :data:`Observe` for ``levels=auto``: the one-hot vector of the candidate level
+    vector the release chose (read from its published axes; ``candidates`` in the order of
+    :func:`kerckhoffs.dp.select.candidate_levels`), so the event "candidate ``j`` chosen" is
+    ``X_j >= 1``."""
+    keys = [tuple(sorted(c.items())) for c in candidates]
+
+    def observe(release: DPRelease) -> np.ndarray:
+        chosen = {a["name"]: int(a["level"]) for a in release.axes if a["role"] == "quasi"}
+        out = np.zeros(len(keys), dtype=np.int64)
+        out[keys.index(tuple(sorted(chosen.items())))] = 1
+        return out
+
+    return observe
+
+
+def selection_loss(release: DPRelease) -> tuple[float, float]:
+    """The ``(epsilon, delta)`` a ``levels=auto`` release records for its choice of levels
+    (the ``level selection`` part: the claim :func:`level_choice` is audited against)."""
+    part = next((p for p in release.noise.parts if p.get("name") == "level selection"), None)
+    if part is None:
+        raise ParameterError("the release did not choose its levels with DP (levels=auto)")
+    return float(part["privacy_map"]), float(part["delta"])
 
 
 @dataclass(frozen=True)
-class HistogramAudit:
-    """One tester run on a DP histogram: the claimed epsilon (OpenDP's privacy map at the
-    release's sensitivity), the bound found, and whether it stays within the claim."""
+class ReleaseSamples:
+    """``samples`` runs of a release function on one table: ``values[r]`` is run ``r``'s
+    observed vector, ``labels`` one per column (from the first run), the claim and the
+    neighbour notion every run recorded, and the mechanism."""
+
+    values: np.ndarray
+    labels: list[str]
+    claimed_epsilon: float
+    claimed_delta: float
+    neighbours: Neighbours
+    mechanism: Mechanism
+
+
+def sample_release(
+    release: ReleaseFunction,
+    table: Table,
+    samples: int,
+    *,
+    observe: Observe = published_counts,
+    claim: Claim = recorded_loss,
+    labels: Callable[[DPRelease], list[str]] = cell_labels,
+) -> ReleaseSamples:
+    """Run ``release(table)`` ``samples`` times (one call per sample: the shipped function
+    itself, nothing batched or re-implemented) and stack what ``observe`` reads of each. The
+    claim and the neighbour notion must be the same in every run (they are what the release
+    says about itself; one that moved with the noise would itself be a leak)."""
+    if samples < 1:
+        raise ParameterError(f"samples must be at least 1, got {samples}")
+    first = release(table)
+    claimed, nb, mech = claim(first), first.noise.neighbours, first.noise.mechanism
+    rows = [np.asarray(observe(first), dtype=np.int64)]
+    for _ in range(samples - 1):
+        r = release(table)
+        if claim(r) != claimed or r.noise.neighbours != nb:
+            raise ParameterError(
+                f"the release's recorded claim changed between runs ({claimed} under {nb.value}, "
+                f"then {claim(r)} under {r.noise.neighbours.value})"
+            )
+        rows.append(np.asarray(observe(r), dtype=np.int64))
+    if len({row.shape for row in rows}) != 1:
+        raise ParameterError("the observed vectors differ in length between runs")
+    names = labels(first)
+    return ReleaseSamples(np.stack(rows), names, claimed[0], claimed[1], nb, mech)
+
+
+@dataclass(frozen=True)
+class ReleaseAudit:
+    """One tester run on a DP release function: the claimed ``(epsilon, delta)`` (what the
+    release records for what was observed), the notion it was audited under, the bound found,
+    and whether it stays within the claim."""
 
     claimed_epsilon: float
     claimed_delta: float
@@ -633,9 +620,8 @@ class HistogramAudit:
     neighbours: Neighbours
     samples: int
     cell_labels: list[str]
-    what: str = "dp-histogram"
-    """The pipeline audited: ``dp-histogram``, ``dp-marginals`` or ``level selection``
-    (``levels=auto``'s noisy max; its coordinates are the candidates, one-hot)."""
+    what: str = "release"
+    """The function audited, as the caller named it (``dp-histogram``, ``level selection``)."""
 
     @property
     def lower_bound(self) -> float:
@@ -651,458 +637,98 @@ class HistogramAudit:
     def summary(self) -> str:
         """One line for reports."""
         b = self.bound
-        verdict = "VIOLATION" if self.violated else "ok"
+        verdict = "VIOLATION" if self.violated else "no violation found"
+        labels = self.cell_labels if len(self.cell_labels) > max(b.event.cells) else None
         return (
             f"{self.what} {self.mechanism.value}/{self.neighbours.value}: claimed epsilon "
             f"{self.claimed_epsilon:g} (delta {self.claimed_delta:g}), lower bound "
             f"{b.lower_bound:.3f} (point {b.point:.3f}, "
             f"alpha {b.alpha:g}, {self.samples} samples per side) on "
-            f"{b.event.describe(self.cell_labels)} [{'D/D′' if b.event.forward else 'D′/D'}]: "
+            f"{b.event.describe(labels)} [{'D/D′' if b.event.forward else 'D′/D'}]: "
             f"{verdict}"
         )
 
 
-def audit_histogram(
+def audit_release(
+    release: ReleaseFunction,
     table: Table,
     neighbour: Table,
-    epsilon: float,
     *,
-    levels: Mapping[str, int] | str | None = None,
-    with_sa: bool = False,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    samples: int = 4000,
-    alpha: float = 1e-3,
-    measurement: MeasurementFactory = count_measurement,
-    delta: float = 0.0,
-) -> HistogramAudit:
-    """Run the DP histogram pipeline ``samples`` times on ``table`` and on ``neighbour``
-    (neighbours under ``neighbours``, checked) and bound its epsilon from below
-    (:func:`epsilon_lower_bound`). ``measurement`` replaces the noise factory (tests pass a
-    broken one). The domain must be the same public domain for both tables. ``delta`` is the
-    Gaussian's (``mechanism="gaussian"``: the claim is ``(ε, δ)`` and the bound subtracts
-    ``δ``, spec 2.9 Def. 11).
-
-    A correct release gives ``violated == False`` except with probability ``alpha``.
-    """
-    nb = parse_neighbours(neighbours)
-    _check_neighbours(table, neighbour, nb)
-    kw: dict[str, Any] = dict(
-        levels=levels,
-        with_sa=with_sa,
-        mechanism=mechanism,
-        neighbours=nb,
-        measurement=_memo(measurement),
-        delta=delta,
-    )
-    x, spec, dom = sample_histograms(table, epsilon, samples, **kw)
-    y, spec2, dom2 = sample_histograms(neighbour, epsilon, samples, **kw)
-    if not _same_domain(dom, dom2) or spec2.scale != spec.scale:
-        raise ParameterError("the neighbouring tables have different cell domains")
-    frame = dom.frame()
-    labels = ["|".join(map(str, r)) for r in frame.itertuples(index=False)]
-    bound = epsilon_lower_bound(x, y, alpha=alpha, delta=spec.delta)
-    return HistogramAudit(spec.privacy_map, spec.delta, bound, spec.mechanism, nb, samples, labels)
-
-
-# -- dp-marginals -------------------------------------------------------------------------------
-def sample_marginals(
-    table: Table,
-    epsilon: float,
-    samples: int,
-    marginals: str | Sequence[Sequence[str]],
-    *,
-    levels: Mapping[str, int] | str | None = None,
-    weights: Sequence[float] | str | None = None,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    delta: float = 0.0,
-    measurement: MeasurementFactory = count_measurement,
-) -> tuple[np.ndarray, list[NoiseSpec], list[str]]:
-    """``samples`` published count vectors of :func:`~kerckhoffs.dp.marginals.dp_marginals`
-    (the marginals stacked in the release's order, ``(samples, total cells)``), the
-    :class:`NoiseSpec` of each marginal's measurement and a label per column
-    (``sex+zip:M|10*``).
-
-    The same pipeline as the release: each marginal's public domain (its own attributes at
-    ``levels``, every other QI at its root), one bincount, the budget split equally or by
-    ``weights`` (a Gaussian's delta too), one OpenDP measurement per marginal at scale
-    ``Δ/ε_j`` (``measurement`` replaces the factory: tests pass sensitivity 1 per marginal),
-    clamp and round; batched as :func:`sample_histograms`. The release's common-total
-    post-processing reads only the noisy counts, so it cannot raise the loss and is left
-    out. The claim is the sum of the marginals' maps (basic composition, spec 2.11).
-    """
-    if samples < 1:
-        raise ParameterError(f"samples must be at least 1, got {samples}")
-    eps, dlt = check_budget(epsilon, delta)
-    mech, nb = parse_mechanism(mechanism), parse_neighbours(neighbours)
-    sets = parse_marginals(marginals)
-    lv = parse_levels(levels)
-    known = [*(c.name for c in table.qi_columns), table.sa_name]
-    for one in sets:
-        for a in one:
-            if a not in known:
-                raise ParameterError(f"marginals: no attribute {a!r} (have {known})")
-    shares = split_budget(eps, len(sets), weights)
-    blocks, specs, labels = [], [], []
-    for one, share in zip(sets, shares, strict=True):
-        domain, key = marginal_domain(table, one, lv)
-        block, spec = _sample_counts(
-            true_counts(key, domain.size), share, samples, mech, nb, dlt * share / eps, measurement
-        )
-        blocks.append(block)
-        specs.append(spec)
-        frame = domain.frame()[list(one)] if one else domain.frame()
-        name = "+".join(one)
-        labels += [f"{name}:" + "|".join(map(str, r)) for r in frame.itertuples(index=False)]
-    return np.concatenate(blocks, axis=1), specs, labels
-
-
-def audit_marginals(
-    table: Table,
-    neighbour: Table,
-    epsilon: float,
-    marginals: str | Sequence[Sequence[str]],
-    *,
-    levels: Mapping[str, int] | str | None = None,
-    weights: Sequence[float] | str | None = None,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    delta: float = 0.0,
-    samples: int = 4000,
-    alpha: float = 1e-3,
-    measurement: MeasurementFactory = count_measurement,
-) -> HistogramAudit:
-    """Bound the epsilon of a ``dp-marginals`` release from below on neighbouring tables
-    (:func:`sample_marginals`, :func:`epsilon_lower_bound`).
-
-    A substitution moves two cells in EVERY marginal (one down, one up): ``2q`` cells for
-    ``q`` marginals, and the loss is the sum over marginals. So the event search looks at
-    the ``2q`` most-moved cells (at least 4) and includes the half-plane events ``sum of the
-    signed changed cells >= t`` (:class:`Event`, ``combine="sum"``), which see all marginals
-    at once; a quadrant sees only two cells.
-    """
-    nb = parse_neighbours(neighbours)
-    _check_neighbours(table, neighbour, nb)
-    kw: dict[str, Any] = dict(
-        levels=levels,
-        weights=weights,
-        mechanism=mechanism,
-        neighbours=nb,
-        delta=delta,
-        measurement=_memo(measurement),
-    )
-    x, specs, labels = sample_marginals(table, epsilon, samples, marginals, **kw)
-    y, specs2, labels2 = sample_marginals(neighbour, epsilon, samples, marginals, **kw)
-    if labels != labels2 or [s.scale for s in specs] != [s.scale for s in specs2]:
-        raise ParameterError("the neighbouring tables have different cell domains")
-    claimed = math.fsum(s.privacy_map for s in specs)
-    claimed_delta = math.fsum(s.delta for s in specs)
-    bound = epsilon_lower_bound(
-        x, y, alpha=alpha, delta=claimed_delta, max_cells=max(4, 2 * len(specs))
-    )
-    return HistogramAudit(
-        claimed, claimed_delta, bound, specs[0].mechanism, nb, samples, labels, "dp-marginals"
-    )
-
-
-# -- levels=auto: the private choice of levels ---------------------------------------------------
-CHOICE_BATCH = 2000
-"""Noisy-max draws per OpenDP call (a composition of that many copies of the measurement)."""
-
-
-@dataclass(frozen=True)
-class LevelChoices:
-    """Samples of ``levels=auto``'s choice: ``choices[r, j] = 1`` if run ``r`` chose
-    ``candidates[j]`` (one-hot, so the event ``X_j >= 1`` is "level vector j chosen"), the
-    selection's own epsilon and OpenDP's map for it (the claim)."""
-
-    choices: np.ndarray
-    candidates: list[dict[str, int]]
-    epsilon: float
-    privacy_map: float
-    scale: float
-
-
-def sample_level_choices(
-    table: Table,
-    epsilon: float,
-    samples: int,
-    *,
-    levels: str = "auto",
-    selection: float = 0.1,
-    with_sa: bool = False,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    delta: float = 0.0,
-    max_cells: int = MAX_CELLS,
-    measurement: SelectionFactory = noisy_max_measurement,
-) -> LevelChoices:
-    """``samples`` choices of level vector as ``dp_histogram(table, epsilon, levels="auto",
-    selection=...)`` makes them (:func:`kerckhoffs.dp.select.choose_levels`): the selection
-    budget ``selection * epsilon``, the threshold three times the count noise's scale at the
-    rest of the budget, the candidates from the schema, one utility per candidate (one
-    bincount each, computed once: the scores depend on the table only), then OpenDP's noisy
-    max drawn ``samples`` times: OpenDP's ``make_composition`` of ``CHOICE_BATCH`` copies of
-    the one measurement, called once on the scores, returns that many independent choices
-    (about 0.03 ms each instead of 0.15 ms a call). ``measurement`` replaces
-    :func:`~kerckhoffs.dp.select.noisy_max_measurement` (tests pass a broken one).
-    """
-    import opendp.prelude as dp
-
-    if samples < 1:
-        raise ParameterError(f"samples must be at least 1, got {samples}")
-    dp.enable_features("contrib")
-    head, _, rest = str(levels).strip().partition(",")
-    if head.strip().lower() != "auto":
-        raise ParameterError(f"levels must be auto or auto,NAME:LEVEL,..., got {levels!r}")
-    if not 0 < float(selection) < 1:
-        raise ParameterError(f"selection must be a fraction in (0, 1), got {selection!r}")
-    pinned = parse_levels(rest)
-    eps_total, _ = check_budget(epsilon, delta)
-    eps_sel = eps_total * float(selection)
-    eps_counts = (eps_total - eps_sel) * (1 - 1e-12)  # as dp_histogram
-    _, probe = count_measurement(1, eps_counts, mechanism, neighbours, delta)
-    tau = 3 * probe.scale
-    sa_level = pinned.pop(table.sa_name, 0)
-    cands = candidate_levels(table, max_cells, pinned)
-    extra = {table.sa_name: sa_level} if with_sa else {}
-    scores = []
-    for lv in cands:  # a loop over candidates, one bincount each
-        d, key = cell_domain(table, lv | extra, with_sa=with_sa, max_cells=max_cells)
-        scores.append(utility(true_counts(key, d.size), tau))
-    meas, scale, loss = measurement(len(cands), eps_sel)
-    picked = np.empty(samples, dtype=np.int64)
-    done = 0
-    while done < samples:  # the same measurement, ``batch`` times in one OpenDP call
-        batch = min(CHOICE_BATCH, samples - done)
-        picked[done : done + batch] = np.asarray(dp.c.make_composition([meas] * batch)(scores))
-        done += batch
-    onehot = np.zeros((samples, len(cands)), dtype=np.int64)
-    onehot[np.arange(samples), picked] = 1
-    return LevelChoices(onehot, [c | extra for c in cands], eps_sel, loss, scale)
-
-
-def audit_level_selection(
-    table: Table,
-    neighbour: Table,
-    epsilon: float,
-    *,
-    levels: str = "auto",
-    selection: float = 0.1,
-    with_sa: bool = False,
-    mechanism: Mechanism | str = Mechanism.GEOMETRIC,
-    neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
-    delta: float = 0.0,
     samples: int = 2000,
     alpha: float = 1e-3,
-    measurement: SelectionFactory = noisy_max_measurement,
-) -> HistogramAudit:
-    """Bound the epsilon of ``levels=auto``'s level selection from below, as a mechanism of
-    its own (its output is a choice; the counts drawn after it are the histogram that
-    :func:`audit_histogram` tests, and the two compose: spec 2.11). The events are "level
-    vector ``j`` chosen" (one-hot coordinates, threshold 1) and unions of two
-    (``combine="sum"`` over two coordinates). The claim is OpenDP's map for the selection
-    budget ``selection * epsilon``."""
-    nb = parse_neighbours(neighbours)
-    _check_neighbours(table, neighbour, nb)
-    kw: dict[str, Any] = dict(
-        levels=levels,
-        selection=selection,
-        with_sa=with_sa,
-        mechanism=mechanism,
-        neighbours=nb,
-        delta=delta,
-        measurement=measurement,
-    )
-    a = sample_level_choices(table, epsilon, samples, **kw)
-    b = sample_level_choices(neighbour, epsilon, samples, **kw)
-    if a.candidates != b.candidates or a.scale != b.scale:  # pragma: no cover (schema only)
-        raise ParameterError("the neighbouring tables have different candidate level vectors")
-    labels = [",".join(f"{k}:{v}" for k, v in c.items()) for c in a.candidates]
-    bound = epsilon_lower_bound(a.choices, b.choices, alpha=alpha)
-    return HistogramAudit(
-        a.privacy_map, 0.0, bound, parse_mechanism(mechanism), nb, samples, labels,
-        "level selection",
-    )  # fmt: skip
+    neighbours: Neighbours | str | None = None,
+    observe: Observe = published_counts,
+    claim: Claim = recorded_loss,
+    labels: Callable[[DPRelease], list[str]] = cell_labels,
+    max_cells: int = 4,
+    what: str | None = None,
+) -> ReleaseAudit:
+    """Bound from below the epsilon of a shipped DP release function on the neighbouring
+    tables ``table, neighbour`` (:func:`sample_release` on each, then
+    :func:`epsilon_lower_bound`), against the claim the release records.
 
+    ``neighbours``: the notion the pair is checked against (:func:`check_neighbours`);
+    default, the one the release records, so the audit tests the release's own claim.
+    Naming a stronger one tests a claim the release does not make (a ``sensitive-value``
+    release audited under substitution, say). ``max_cells``: how many of the most-moved
+    coordinates the event search combines (a substitution moves two cells per marginal: give
+    at least twice the number of marginals). The claim and the labels must be the same on
+    both sides.
 
-# -- dp-rr: randomized response ------------------------------------------------------------------
-ThresholdFactory = Callable[[float, int], tuple[int, float, float]]
-"""``(epsilon, k) -> (T, keep, privacy_map)``, the shape of
-:func:`kerckhoffs.dp.randomized_response.replace_threshold` (the default for
-:func:`sample_rr`): replace iff a uniform 64-bit integer is ``< T``; the third element is the
-loss the release records (the claim). Tests pass a broken one."""
-
-RR_OUTPUTS = ("response", "counts")
-"""What :func:`sample_rr` returns per run: the changed record's response (one-hot over the
-cells) or the published count table (every cell)."""
-
-
-@dataclass(frozen=True)
-class RRSamples:
-    """Samples of the ``dp-rr`` pipeline: ``values[r]`` is run ``r``'s output vector (the
-    changed record's response one-hot, or the whole count table), ``labels`` one per column,
-    ``claimed`` the loss the release records (OpenDP's map at the realized keep probability),
-    ``keep`` that probability, ``k`` the number of categories one response chooses from."""
-
-    values: np.ndarray
-    labels: list[str]
-    claimed: float
-    keep: float
-    k: int
-
-
-def _changed_row(key: np.ndarray, key2: np.ndarray, radix: int, mode: str) -> int:
-    """The one row position whose cell differs between the aligned keys of ``D`` and ``D'``;
-    under ``perturb=sa`` its QI cell must be the same (only the SA value changes)."""
-    if key.shape != key2.shape:
-        raise ParameterError("dp-rr audits substitution neighbours: the tables differ in size")
-    rows = np.flatnonzero(key != key2)
-    if rows.size != 1:
-        raise ParameterError(
-            f"the tables must differ in exactly one aligned row's cell, got {rows.size} "
-            "(build them with neighbouring_tables)"
-        )
-    row = int(rows[0])
-    if mode == "sa" and key[row] // radix != key2[row] // radix:
-        raise ParameterError(
-            "perturb=sa protects a change of the SA value only: the changed record's QI cell "
-            "must stay the same"
-        )
-    return row
-
-
-def sample_rr(
-    table: Table,
-    epsilon: float,
-    samples: int,
-    *,
-    row: int,
-    levels: Mapping[str, int] | str | None = None,
-    perturb: str = "sa",
-    output: str = "response",
-    threshold: ThresholdFactory = replace_threshold,
-) -> RRSamples:
-    """``samples`` runs of the :func:`~kerckhoffs.dp.randomized_response.dp_rr` pipeline on
-    ``table``: the public cell domain (QI cells x SA values), the threshold ``T`` for ``k``
-    categories (``k`` SA values under ``perturb=sa``, every cell under ``perturb=cell``), then
-    :func:`~kerckhoffs.dp.randomized_response.randomize` with OpenDP's bits on the codes
-    tiled ``samples`` times (``samples x rows`` responses in one call: the rows of one run
-    are independent, as are the runs). ``output="response"`` gives the one-hot response of
-    record ``row`` (the natural event of a substitution of that record: "its response is
-    ``v``", log ratio exactly ``ln(keep (k-1)/(1-keep))``); ``"counts"`` the published count
-    table of every run (one bincount over ``run x cells``). ``threshold`` replaces
-    :func:`~kerckhoffs.dp.randomized_response.replace_threshold` (tests pass a broken one).
+    A release that meets its claim gives ``violated == False`` except with probability
+    ``alpha``; "no violation found" is no proof of privacy, only the absence of evidence
+    against it.
     """
-    if samples < 1:
-        raise ParameterError(f"samples must be at least 1, got {samples}")
-    mode = str(perturb).strip().lower()
-    if mode not in PERTURB:
-        raise ParameterError(f"perturb must be sa or cell, got {perturb!r}")
-    if output not in RR_OUTPUTS:
-        raise ParameterError(f"output must be response or counts, got {output!r}")
-    eps, _ = check_budget(epsilon)
-    domain, key = cell_domain(table, levels, with_sa=True)
-    if not 0 <= row < key.size:
-        raise ParameterError(f"row {row} is not a row position of the table (0..{key.size - 1})")
-    k = domain.radix[-1] if mode == "sa" else domain.size
-    if k < 2:
+    a = sample_release(release, table, samples, observe=observe, claim=claim, labels=labels)
+    b = sample_release(release, neighbour, samples, observe=observe, claim=claim, labels=labels)
+    if (a.claimed_epsilon, a.claimed_delta, a.neighbours) != (
+        b.claimed_epsilon,
+        b.claimed_delta,
+        b.neighbours,
+    ):
         raise ParameterError(
-            f"randomized response needs at least 2 values, the {mode} domain has 1"
+            f"the release claims differ between the neighbours: {a.claimed_epsilon:g} under "
+            f"{a.neighbours.value} and {b.claimed_epsilon:g} under {b.neighbours.value}"
         )
-    t, keep, claimed = threshold(eps, k)
-    size = domain.size
-    n = key.size
-    per_call = max(1, min(samples, BATCH_ELEMENTS // max(1, n)))
-    values = np.zeros((samples, size), dtype=np.int64)
-    done = 0
-    while done < samples:  # a loop over batches of runs, each one OpenDP-bits call
-        batch = min(per_call, samples - done)
-        tiled = np.tile(key, batch)
-        if mode == "sa":
-            response = (tiled // k) * k + randomize(tiled % k, k, t)
-        else:
-            response = randomize(tiled, k, t)
-        runs = response.reshape(batch, n)
-        if output == "counts":
-            flat = np.arange(batch)[:, None] * size + runs
-            values[done : done + batch] = np.bincount(flat.ravel(), minlength=batch * size).reshape(
-                batch, size
-            )
-        else:
-            values[done + np.arange(batch), runs[:, row]] = 1
-        done += batch
-    frame = domain.frame()
-    labels = ["|".join(map(str, r)) for r in frame.itertuples(index=False)]
-    return RRSamples(values, labels, claimed, keep, k)
-
-
-def audit_rr(
-    table: Table,
-    neighbour: Table,
-    epsilon: float,
-    *,
-    levels: Mapping[str, int] | str | None = None,
-    perturb: str = "sa",
-    output: str = "response",
-    samples: int = 4000,
-    alpha: float = 1e-3,
-    threshold: ThresholdFactory = replace_threshold,
-) -> HistogramAudit:
-    """Bound the epsilon of a ``dp-rr`` release from below on substitution neighbours
-    ``table, neighbour`` (row-aligned, as :func:`neighbouring_tables` builds them; one
-    record's SA value changed under ``perturb=sa``, its cell under ``perturb=cell``).
-
-    Only the changed record's response differs in distribution between ``D`` and ``D'`` (the
-    other records' responses are identically distributed and independent of it), so its
-    response is the sharpest output (``output="response"``, the default; the count table,
-    ``"counts"``, is a post-processing of all responses and gives a weaker bound). The
-    claim is the loss the release records (the third element of ``threshold``'s result).
-    """
-    _check_neighbours(table, neighbour, Neighbours.SUBSTITUTION)
-    mode = str(perturb).strip().lower()
-    dom, key = cell_domain(table, levels, with_sa=True)
-    dom2, key2 = cell_domain(neighbour, levels, with_sa=True)
-    if not _same_domain(dom, dom2):
-        raise ParameterError("the neighbouring tables have different cell domains")
-    row = _changed_row(key, key2, dom.radix[-1], mode)
-    kw: dict[str, Any] = dict(
-        row=row, levels=levels, perturb=perturb, output=output, threshold=threshold
+    if a.labels != b.labels:
+        raise ParameterError("the neighbouring tables give releases of different cells")
+    nb = a.neighbours if neighbours is None else parse_neighbours(neighbours)
+    check_neighbours(table, neighbour, nb)
+    bound = epsilon_lower_bound(
+        a.values, b.values, alpha=alpha, delta=a.claimed_delta, max_cells=max_cells
     )
-    a = sample_rr(table, epsilon, samples, **kw)
-    b = sample_rr(neighbour, epsilon, samples, **kw)
-    bound = epsilon_lower_bound(a.values, b.values, alpha=alpha)
-    return HistogramAudit(
-        a.claimed, 0.0, bound, Mechanism.RANDOMIZED_RESPONSE, Neighbours.SUBSTITUTION,
-        samples, a.labels, "dp-rr",
-    )  # fmt: skip
+    return ReleaseAudit(
+        a.claimed_epsilon,
+        a.claimed_delta,
+        bound,
+        a.mechanism,
+        nb,
+        samples,
+        a.labels,
+        what or "release",
+    )
 
 
 __all__ = [
-    "BATCH_ELEMENTS",
-    "CHOICE_BATCH",
-    "RR_OUTPUTS",
+    "Claim",
     "EpsilonBound",
     "Event",
-    "HistogramAudit",
-    "LevelChoices",
-    "MeasurementFactory",
-    "RRSamples",
-    "SelectionFactory",
-    "ThresholdFactory",
-    "audit_histogram",
-    "audit_level_selection",
-    "audit_marginals",
-    "audit_rr",
+    "Observe",
+    "ReleaseAudit",
+    "ReleaseFunction",
+    "ReleaseSamples",
+    "anonymizer",
+    "audit_release",
     "binomial_log_pmf",
+    "cell_labels",
+    "check_neighbours",
     "clopper_pearson",
     "epsilon_lower_bound",
+    "level_choice",
     "neighbouring_tables",
-    "sample_histograms",
-    "sample_level_choices",
-    "sample_marginals",
-    "sample_releases",
-    "sample_rr",
+    "published_counts",
+    "recorded_loss",
+    "sample_release",
     "select_event",
+    "selection_loss",
 ]

@@ -1,7 +1,11 @@
 """Privacy models checked on a release's per-group SA histogram."""
 
 from kerckhoffs.models.base import ModelResult, PrivacyModel
-from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.models.differential_privacy import (
+    DifferentialPrivacy,
+    DPTarget,
+    LabelDifferentialPrivacy,
+)
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (
@@ -17,12 +21,14 @@ from kerckhoffs.models.t_closeness import TCloseness
 
 __all__ = [
     "AlphaKAnonymity",
+    "DPTarget",
     "DifferentialPrivacy",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "GroupHistogram",
     "KAnonymity",
     "LDiversity",
+    "LabelDifferentialPrivacy",
     "MConfidentiality",
     "MPrivacy",
     "ModelResult",

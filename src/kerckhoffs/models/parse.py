@@ -6,7 +6,7 @@ import math
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
-from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy, LabelDifferentialPrivacy
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (
     DistinctLDiversity,
@@ -29,6 +29,7 @@ SYNTAX = {
     "MConfidentiality": "m",
     "MPrivacy": "m-privacy",
     "DifferentialPrivacy": "dp",
+    "LabelDifferentialPrivacy": "label-dp",
 }
 """Each model class's name as written on the command line (``--model NAME=VALUE``)."""
 
@@ -39,7 +40,9 @@ def parse_model(spec: str) -> PrivacyModel:
     ``k=5``, ``l=3`` (frequency), ``distinct-l=3``, ``entropy-l=2.5``, ``recursive-cl=C,L``,
     ``t=0.2``, ``alpha-k=ALPHA,K``, ``m=3``, ``m-privacy=3`` (paper 003: with respect to the
     other models given; :func:`kerckhoffs.models.combine_m_privacy` joins them), ``dp=EPS`` or
-    ``dp=EPS,DELTA`` ((epsilon, delta)-differential privacy, paper 004).
+    ``dp=EPS,DELTA`` ((epsilon, delta)-differential privacy under substitution or add/remove
+    neighbours, paper 004), ``label-dp=EPS[,DELTA]`` (DP for a change of one record's
+    sensitive value only: what ``dp-rr`` with ``perturb=sa`` meets).
     """
     name, sep, raw = spec.partition("=")
     name = name.strip().lower()
@@ -86,9 +89,13 @@ def parse_model(spec: str) -> PrivacyModel:
         if len(nums) not in {1, 2}:
             raise ParameterError(f"model {spec!r}: expected EPS or EPS,DELTA")
         return DifferentialPrivacy(*nums)
+    if name in {"label-dp", "label-epsilon"}:
+        if len(nums) not in {1, 2}:
+            raise ParameterError(f"model {spec!r}: expected EPS or EPS,DELTA")
+        return LabelDifferentialPrivacy(*nums)
     raise ParameterError(
         f"unknown model {name!r} in {spec!r} (known: k, l, distinct-l, entropy-l, "
-        "recursive-cl, t, alpha-k, m, m-privacy, dp)"
+        "recursive-cl, t, alpha-k, m, m-privacy, dp, label-dp)"
     )
 
 
