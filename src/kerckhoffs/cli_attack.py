@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import err, fit_words, out, table
@@ -70,6 +71,7 @@ def _load(
 ) -> tuple[Release, Knowledge]:
     """The attacked release and the knowledge, with ``--other`` and ``--schema`` folded in."""
     from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.attacks.knowledge_check import check_knowledge
     from kerckhoffs.release import Release
 
     if not release.exists():
@@ -93,41 +95,70 @@ def _load(
     for r in [rel, *others]:
         for note in r.notes if isinstance(r, Release) else []:
             err.print(f"note: {note}", soft_wrap=True)
-    return rel, dataclasses.replace(know, releases=others)
+    know = dataclasses.replace(know, releases=others)
+    check_knowledge(know, rel)  # knowledge this release cannot use is refused before any output
+    return rel, know
 
 
 def _describe(release: Release, know: Knowledge) -> str:
+    from kerckhoffs.attacks.knowledge_check import given_knowledge
     from kerckhoffs.release import Scheme
 
     prov = release.provenance
-    params = ", ".join(f"{k}={v}" for k, v in prov.parameters.items() if not isinstance(v, dict))
-    extra = []
-    if know.population is not None:
-        extra.append(f"population of {len(know.population):,}")
-    if know.releases:
-        extra.append(f"{len(know.releases)} other release(s)")
-    if know.rules:
-        extra.append(f"{len(know.rules)} distribution rule(s)")
-    if know.not_having:
-        extra.append(f"{len(know.not_having)} negative fact(s)")
+    params = _parameters(prov.parameters)
+    extra = list(given_knowledge(know).values())
     c = know.coalition
-    if c is not None:
+    if c is not None and extra:
         if c.records is not None:
-            extra.append(f"a coalition's {len(c.records):,} own record(s)")
+            extra[-1] = f"a coalition's {_count(len(c.records), 'own record')}"
         elif c.providers:
-            extra.append(f"a coalition of {len(c.providers)} provider(s)")
+            extra[-1] = f"a coalition of {_count(len(c.providers), 'provider')}"
         else:
-            extra.append(f"the worst coalition of {c.m} provider(s)")
+            extra[-1] = f"the worst coalition of {_count(c.m or 0, 'provider')}"
     size = (
-        f"{release.table.n:,} cells of noisy counts"
+        f"{_count(release.table.n, 'cell')} of noisy counts"
         if release.scheme == Scheme.DP
-        else f"{release.table.n:,} rows, {release.partition.n_groups:,} groups"
+        else f"{_count(release.table.n, 'row')}, {_count(release.partition.n_groups, 'group')}"
     )
     return (
         f"release: {size}, {release.scheme.value}, by {prov.algorithm}"
         + (f" ({params})" if params else "")
         + (f"; knowledge: {', '.join(extra)}" if extra else "; knowledge: none")
     )
+
+
+def _parameters(params: dict[str, object]) -> str:
+    """The algorithm's recorded parameters as the command line writes them: ``k=5``,
+    ``levels=age:4,sex:1``, ``marginals=zip;zip+nationality``, the checked models as
+    ``models=dp=1`` (never a Python dict or list)."""
+    from kerckhoffs.errors import KerckhoffsError
+    from kerckhoffs.models.base import PrivacyModel
+    from kerckhoffs.models.parse import written_model
+
+    def text(key: str, v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, dict):
+            if key == "models" or "model" in v:
+                try:
+                    return written_model(PrivacyModel.from_dict(v))
+                except KerckhoffsError:
+                    pass
+            return ",".join(f"{k}:{text(str(k), x)}" for k, x in v.items())
+        if isinstance(v, list | tuple):
+            sep = ";" if any(isinstance(x, list | tuple) for x in v) else ","
+            inner = "+" if sep == ";" else ","
+            return sep.join(
+                inner.join(text(key, y) for y in x) if isinstance(x, list | tuple) else text(key, x)
+                for x in v
+            )
+        return str(v)
+
+    return ", ".join(f"{k}={text(k, v)}" for k, v in params.items())
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def attack(
@@ -164,8 +195,8 @@ def attack(
         result.write(out_dir, overwrite=overwrite)
     _print_result(info, result)
     out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")
-    out.print(result.verdict(), soft_wrap=True)
-    if not result.safe:
+    out.print(escape(result.verdict()), soft_wrap=True)
+    if not result.safe:  # UNSAFE or INCOMPLETE
         raise typer.Exit(1)
 
 
@@ -208,24 +239,24 @@ def audit(
     out.print(_describe(rel, know))
 
     def report(name: str, result: AttackResult | None, error: str | None) -> None:
-        if result is not None:
-            _print_result(get_attack(name), result)
+        if result is not None:  # one attack's finding; the audit's verdict comes last
+            _print_result(get_attack(name), result, claim=False)
         else:
-            out.print(f"[yellow]{name}: could not run: {error}[/]")
+            out.print(f"[yellow]{name}: could not run: {escape(str(error))}[/]")
 
     outcome = api.audit(rel, knowledge=know, on_result=report)
     for name, reason in outcome.skipped:
-        out.print(f"[dim]{name}: not run: {reason}[/]")
-    out.print(outcome.verdict, soft_wrap=True)
-    if outcome.results and not outcome.safe:
+        out.print(f"[dim]{name}: not run: {escape(reason)}[/]")
+    out.print(escape(outcome.verdict), soft_wrap=True)
+    if not outcome.safe:  # UNSAFE, INCOMPLETE or NO VERDICT: only SAFE exits 0
         raise typer.Exit(1)
 
 
-def _print_result(info: AttackInfo, result: AttackResult) -> None:
-    colour = "green" if result.safe else "red"
+def _print_result(info: AttackInfo, result: AttackResult, claim: bool = True) -> None:
+    colour = "red" if result.disclosed else "green" if result.safe else "yellow"
     bound = f"{result.bound:.3g}" if result.bound is not None else "none"
     out.print(
-        f"[bold]{info.name}[/]: [{colour}]{result.verdict()}[/] "
+        f"[bold]{info.name}[/]: [{colour}]{escape(result.verdict(claim=claim))}[/] "
         f"({len(result.tuples):,} tuples examined, max posterior {result.max_posterior:.3g}, "
         f"bound {bound})"
     )

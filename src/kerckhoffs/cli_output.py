@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from kerckhoffs.model_syntax import model_help
+
 if TYPE_CHECKING:  # imported where used: `kerckhoffs --help` loads neither numpy nor rich.progress
     from rich.progress import Progress
     from rich.table import Table
@@ -22,10 +24,7 @@ if TYPE_CHECKING:  # imported where used: `kerckhoffs --help` loads neither nump
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
-MODEL_HELP = (
-    "Privacy model to check; repeat for several. k=5, l=3 (frequency l-diversity), "
-    "distinct-l=3, entropy-l=2.5, recursive-cl=C,L, t=0.2, alpha-k=0.5,5, m=3."
-)
+MODEL_HELP = model_help()
 
 MAX_QUOTED = 80
 """A value quoted in an error line is cut to this many characters (a 200 KB cell stays a
@@ -110,7 +109,7 @@ def print_results(results: list[ModelResult]) -> None:
     for r in results:
         t.add_row(
             r.model,
-            r.parameter,
+            r.parameter + (f" {r.scope}" if r.scope else ""),
             format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
             f"{r.violating:,} of {r.group_ok.size:,}",
             "[green]ok[/]" if r.satisfied else "[red]violated[/]",

@@ -361,6 +361,7 @@ OPTIONS = ("m", "max_coalitions", "model", "worst")
     ATTACK,
     summary="paper 003: a coalition of data providers subtracts its own records from each group",
     applies=_applies,
+    reads=("coalition",),
 )
 def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> AttackResult:
     """Registry adapter: ``releases[0]`` attacked by the knowledge's coalition with
