@@ -23,7 +23,16 @@ import typer
 
 from kerckhoffs import __version__
 from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import MODEL_HELP, err, fit_words, one_line, out, print_results
+from kerckhoffs.cli_output import (
+    MODEL_HELP,
+    counted,
+    err,
+    fit_words,
+    one_line,
+    out,
+    print_results,
+    print_singletons,
+)
 from kerckhoffs.cli_output import table as rich_table
 from kerckhoffs.data.output import check_writable_file, output_directory
 from kerckhoffs.data.schema import Schema
@@ -216,13 +225,15 @@ def check(
     results = api.check(release, models=models).results
     out.print(
         (
-            f"{what}: {release.table.n:,} cells of noisy counts, "
+            f"{what}: {counted(release.table.n, 'cell')} of noisy counts, "
             if release.scheme == Scheme.DP
-            else f"{what}: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
+            else f"{what}: {counted(release.table.n, 'row')}, "
+            f"{counted(release.partition.n_groups, 'group')}, "
         )
         + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
     )
     print_results(results)
+    print_singletons(release)
     for r in results:
         if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
             _print_worst(release, r, worst)
@@ -456,13 +467,15 @@ def anonymize(
             f"{noise.sensitivity} under {noise.neighbours.value}"
         )
         out.print(
-            f"{info.name}: {table.n:,} rows -> {release.table.n:,} cells of noisy counts "
+            f"{info.name}: {counted(table.n, 'row')} -> {counted(release.table.n, 'cell')} of "
+            "noisy counts "
             f"({how}) in {elapsed:.2f} s",
             soft_wrap=True,
         )
     else:
         out.print(
-            f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
+            f"{info.name}: {counted(table.n, 'row')} -> "
+            f"{counted(release.partition.n_groups, 'group')} "
             f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
             f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
             + (
@@ -472,6 +485,7 @@ def anonymize(
             )
         )
     print_results(results)
+    print_singletons(release)
     out.print(
         f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
         soft_wrap=True,

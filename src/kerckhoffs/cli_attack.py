@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import err, fit_words, out, table
+from kerckhoffs.cli_output import counted, err, fit_words, out, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
 
@@ -110,15 +110,15 @@ def _describe(release: Release, know: Knowledge) -> str:
     c = know.coalition
     if c is not None and extra:
         if c.records is not None:
-            extra[-1] = f"a coalition's {_count(len(c.records), 'own record')}"
+            extra[-1] = f"a coalition's {counted(len(c.records), 'own record')}"
         elif c.providers:
-            extra[-1] = f"a coalition of {_count(len(c.providers), 'provider')}"
+            extra[-1] = f"a coalition of {counted(len(c.providers), 'provider')}"
         else:
-            extra[-1] = f"the worst coalition of {_count(c.m or 0, 'provider')}"
+            extra[-1] = f"the worst coalition of {counted(c.m or 0, 'provider')}"
     size = (
-        f"{_count(release.table.n, 'cell')} of noisy counts"
+        f"{counted(release.table.n, 'cell')} of noisy counts"
         if release.scheme == Scheme.DP
-        else f"{_count(release.table.n, 'row')}, {_count(release.partition.n_groups, 'group')}"
+        else f"{counted(release.table.n, 'row')}, {counted(release.partition.n_groups, 'group')}"
     )
     return (
         f"release: {size}, {release.scheme.value}, by {prov.algorithm}"
@@ -155,10 +155,6 @@ def _parameters(params: dict[str, object]) -> str:
         return str(v)
 
     return ", ".join(f"{k}={text(k, v)}" for k, v in params.items())
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def attack(

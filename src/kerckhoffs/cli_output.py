@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported where used: `kerckhoffs --help` loads neither nump
     from rich.table import Table
 
     from kerckhoffs.models.base import ModelResult
+    from kerckhoffs.release import Release
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -111,10 +112,35 @@ def print_results(results: list[ModelResult]) -> None:
             r.model,
             r.parameter + (f" {r.scope}" if r.scope else ""),
             format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
-            f"{r.violating:,} of {r.group_ok.size:,}",
+            f"{r.violating:,} of {r.group_ok.size:,}" if r.per_group else "— (release-wide)",
             "[green]ok[/]" if r.satisfied else "[red]violated[/]",
         )
     out.print(fit_words(t, out.width))
+
+
+def print_singletons(release: Release) -> None:
+    """One line when some rows are published in a group of their own (a group's cells and
+    sensitive value are then one person's record, whatever the models say of the subset they
+    bound): how many, of how many."""
+    from rich.markup import escape
+
+    from kerckhoffs.models.scope import singletons
+    from kerckhoffs.release import Scheme
+
+    if release.scheme == Scheme.DP:
+        return
+    alone = singletons(release.partition.group)
+    if alone:
+        out.print(
+            f"[yellow]{alone:,} of {counted(release.table.n, 'row')} "
+            f"{'is' if alone == 1 else 'are'} published in a group of one: the QI cells and "
+            f"{escape(release.table.sa_name)} value of each are one person's record[/]"
+        )
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for one: ``1 group``, ``7,192 groups``."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def one_line(message: str) -> str:
@@ -131,11 +157,13 @@ def one_line(message: str) -> str:
 
 __all__ = [
     "MODEL_HELP",
+    "counted",
     "err",
     "fit_words",
     "one_line",
     "out",
     "print_results",
+    "print_singletons",
     "progress_bar",
     "table",
 ]

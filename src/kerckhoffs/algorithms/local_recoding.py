@@ -123,7 +123,7 @@ def _parameters(models: list[PrivacyModel]) -> tuple[int, float]:
         else:
             names = ", ".join(written(c.__name__) for c in allowed)
             raise ParameterError(
-                f"local-recoding cannot enforce {written_model(mdl)} ({mdl.name}); it enforces: "
+                f"local-recoding cannot enforce {mdl.name} ({written_model(mdl)}); it enforces: "
                 f"{names}"
             )
     return k, alpha

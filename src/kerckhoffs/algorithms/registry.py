@@ -213,7 +213,7 @@ def refuse_others(models: list[PrivacyModel], allowed: tuple[type, ...], algorit
         if not isinstance(m, allowed):
             names = ", ".join(written(c.__name__) for c in allowed)
             raise ParameterError(
-                f"{algorithm} cannot enforce {written_model(m)} ({m.name}); it enforces: {names}"
+                f"{algorithm} cannot enforce {m.name} ({written_model(m)}); it enforces: {names}"
             )
 
 

@@ -110,7 +110,7 @@ def check_request(
     for m in models:
         if type(m).__name__ not in info.models:
             raise ParameterError(
-                f"{algorithm} cannot enforce {written_model(m)} ({m.name}); it enforces: "
+                f"{algorithm} cannot enforce {m.name} ({written_model(m)}); it enforces: "
                 f"{', '.join(written(name) for name in info.models)}"
             )
     if algorithm in PROVIDERS:

@@ -38,6 +38,9 @@ class ModelResult:
     higher_is_better: bool
     detail: str = ""
     scope: str = ""
+    per_group: bool = True
+    """False for a model of the whole release (differential privacy): its one 'group' is the
+    release, so there are no violating groups to count."""
 
     @property
     def satisfied(self) -> bool:

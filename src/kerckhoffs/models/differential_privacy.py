@@ -61,4 +61,5 @@ class DifferentialPrivacy(PrivacyModel):
             np.array([ok]),
             False,
             f"delta {delta:g}",
+            per_group=False,
         )
