@@ -142,3 +142,44 @@ def test_one_is_singular(
                               "-m", "k=1")  # fmt: skip
     assert code == 0 and "1 row, 1 group," in _flat(stdout)
     assert "1 rows" not in stdout and "1 groups" not in stdout
+
+
+def test_the_demo_shows_what_the_look_ahead_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Section 5 of the demo on its default data (2,000 patients). The oracle is Mondrian+'s
+    rule (paper 000 Algorithm 1): a cut is made only if each part could hold l * S_max rows.
+    At l = 3, 3 * S_max is above half the table, so no cut: the demo must say so, with the
+    numbers. At l = 2 the first median cut passes, so the look-ahead column shows more than
+    one group, and the two safe variants are no longer the same random triples."""
+    import io
+
+    from rich.console import Console
+
+    from kerckhoffs import cli_demo
+    from kerckhoffs.data.table import Table
+    from kerckhoffs.datasets import hospital_schema
+
+    df = generate_hospital(2000, seed=0)
+    smax = int(df["disease"].value_counts().max())
+    top = str(df["disease"].value_counts().idxmax())
+    assert 3 * smax > 2000 // 2 and 2 * smax <= 2000 // 2
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli_demo, "out", Console(file=buffer, width=250))
+    monkeypatch.setattr(cli_demo, "_demo_attacks", lambda table, seed: None)
+    cli_demo._demo_information_flow(Table.encode(df, hospital_schema()), 0)
+    text = buffer.getvalue()
+    rows = {
+        cells[0]: cells
+        for line in text.splitlines()
+        if line.startswith("│")
+        for cells in [[c.strip() for c in line.strip("│").split("│")]]
+    }
+    assert int(rows["mondrian++"][1].replace(",", "")) > 1  # look-ahead groups
+    assert int(rows["hilb++strict"][1].replace(",", "")) > 1
+    assert rows["mondrian++"][2:5] != rows["hilb++strict"][2:5]  # groups, NCP, query error
+    flat = " ".join(text.split())
+    assert (
+        f"At l = 3 (section 4) the look-ahead makes no cut at all on this table: {top}, its most "
+        f"frequent disease, is held by {smax} of 2,000 patients, and each part of a cut would "
+        f"have to hold 3 x {smax} = {3 * smax:,} rows, more than half the table."
+    ) in flat
+    assert "On this data safety costs query error (mondrian++ " in flat
