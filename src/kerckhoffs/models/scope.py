@@ -22,6 +22,7 @@ from kerckhoffs.data.schema import SensitiveMode
 
 if TYPE_CHECKING:
     from kerckhoffs.data.table import Table
+    from kerckhoffs.engines.dask_table import DaskTable
     from kerckhoffs.models.base import ModelResult, PrivacyModel
 
 __all__ = ["sensitive_values", "singletons", "with_scope"]
@@ -30,7 +31,7 @@ MAX_SHOWN = 8
 """How many sensitive values a verdict line names before "and N more"."""
 
 
-def sensitive_values(table: Table) -> str:
+def sensitive_values(table: Table | DaskTable) -> str:
     """The schema's sensitive subset as a phrase (``{Preschool, 1st-4th}``; ``each of ...``
     in ``each`` mode), or ``""`` when every value of the SA is sensitive."""
     sens = np.asarray(table.sensitive, dtype=bool)
@@ -48,16 +49,17 @@ def sensitive_values(table: Table) -> str:
 
 
 def with_scope(
-    results: Sequence[ModelResult], models: Sequence[PrivacyModel], table: Table
+    results: Sequence[ModelResult], models: Sequence[PrivacyModel], table: Table | DaskTable
 ) -> list[ModelResult]:
-    """``results`` (one per model) with the sensitive subset named in the ``scope`` of those
-    computed on it (the models whose ``reads_subset`` is set)."""
+    """``results`` with the sensitive subset named in the ``scope`` of those computed on it:
+    the results of ``models`` whose ``reads_subset`` is set (matched by model name, so
+    ``results`` may hold them in another order or combined)."""
     scope = sensitive_values(table)
-    if not scope:
+    subset = {m.name for m in models if getattr(m, "reads_subset", False)}
+    if not scope or not subset:
         return list(results)
     return [
-        dataclasses.replace(r, scope=f"on {scope}") if getattr(m, "reads_subset", False) else r
-        for r, m in zip(results, models, strict=True)
+        dataclasses.replace(r, scope=f"on {scope}") if r.model in subset else r for r in results
     ]
 
 
