@@ -48,11 +48,16 @@ def _attack_with_rule(where: str) -> Setup:
     return setup
 
 
-def _population(columns: list[str], extra_rows: tuple[str, ...] = ()) -> Setup:
-    """A population CSV with ``columns`` of data.csv (and rows appended), audited with rel2."""
+def _population(
+    columns: list[str], extra_rows: tuple[str, ...] = (), keep_rows: int | None = None
+) -> Setup:
+    """A population CSV with ``columns`` of data.csv (its first ``keep_rows`` rows, and rows
+    appended), audited with rel2."""
 
     def setup(ws: Path) -> list[str]:
         lines = (ws / "data.csv").read_text().splitlines()
+        if keep_rows is not None:
+            lines = lines[: keep_rows + 1]
         header = lines[0].split(",")
         keep = [header.index(c) for c in columns]
         rows = [",".join(line.split(",")[i] for i in keep) for line in lines]
@@ -85,6 +90,11 @@ FAULTS = [
           ("pop.csv", "population", "'age'")),
     Fault("audit-population-missing-zip", _population(["age", "sex", "nationality"]),
           ("pop.csv", "'zip'")),
+    Fault("audit-population-empty", _population(ALL, keep_rows=0),
+          ("pop.csv", "population", "no rows")),
+    Fault("audit-rule-share-nan",
+          _knowledge(RULE.format(value="Flu", where="age = { max = 25 }").replace("0.1", "nan")),
+          ("rule[0]", "share", "nan")),
     Fault("audit-not-having-unknown-value",
           _knowledge(POPULATION + '[[not_having]]\nid = "P000001"\nvalue = "Flux"\n',
                      "--other", "rel2"),

@@ -874,5 +874,7 @@ def audit(
             continue
         reasons = [f"{a} does not apply: {r}" for a, r in skipped if a in readers]
         reasons += [f"{a} could not run" for a, _ in failed if a in readers]
+        if len(reasons) > 1:  # each attack's own line says why
+            reasons = [f"none of the attacks that read it ran: {', '.join(sorted(readers))}"]
         unused.append((what, "; ".join(reasons) or "no attack reads it"))
     return AuditReport(results, skipped, failed, unused, sensitive_values(rel.table))
