@@ -150,6 +150,20 @@ def test_every_command_that_writes_can_run_again() -> None:
     assert [c for c in writing if "--overwrite" not in c.partition(" #")[0]] == []
 
 
+def test_every_file_the_block_prepares_is_read_later() -> None:
+    """A prepared data set or a private file no later command reads is a step for nothing."""
+    cmds = [c.partition(" #")[0] for c in commands()]
+    for i, command in enumerate(cmds):
+        words = command.split()
+        made = [
+            words[j + 1]
+            for j, w in enumerate(words[:-1])
+            if w == "--provider-rows" or (w == "--out" and words[1:3] == ["datasets", "prepare"])
+        ]
+        for name in made:
+            assert any(name in later.split() for later in cmds[i + 1 :]), (name, command)
+
+
 @pytest.mark.slow
 def test_the_block_runs_twice(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The whole block, twice in a row in one folder, every command as printed with bash."""

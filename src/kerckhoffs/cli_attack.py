@@ -1,11 +1,12 @@
 """The ``attack`` and ``audit`` commands: what an adversary learns from a published release.
 
-Issue 5 item 6. Both read a release directory written by ``kerckhoffs anonymize`` (or another
-tool's table with ``--schema``), the adversary's knowledge (``--knowledge``: a TOML file, or a
-CSV of the population's QIs) and any other releases of overlapping populations (``--other``).
-``attack NAME`` runs one attack and writes its per-tuple table and summary; ``audit`` runs every
-attack that applies and ends with one line a non-expert can read, e.g.
-``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``. Both exit 1 when a row is disclosed.
+Both read a release directory written by ``kerckhoffs anonymize`` (or another tool's table
+with ``--schema``), the adversary's knowledge (``--knowledge``: a TOML file, or a CSV of the
+population's QIs) and any other releases of overlapping populations (``--other``); knowledge
+the release cannot use is refused first. ``attack NAME`` runs one attack and writes its
+per-tuple table and summary; ``audit`` runs every attack that applies and ends with one line a
+non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``. Both exit 0
+only on SAFE: UNSAFE, INCOMPLETE (something could not be tested) and NO VERDICT exit 1.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def _load(
 
 def _describe(release: Release, know: Knowledge) -> str:
     from kerckhoffs.attacks.knowledge_check import given_knowledge
+    from kerckhoffs.models.scope import singletons
     from kerckhoffs.release import Scheme
 
     prov = release.provenance
@@ -115,10 +117,13 @@ def _describe(release: Release, know: Knowledge) -> str:
             extra[-1] = f"a coalition of {counted(len(c.providers), 'provider')}"
         else:
             extra[-1] = f"the worst coalition of {counted(c.m or 0, 'provider')}"
+    alone = singletons(release.partition.group) if release.scheme != Scheme.DP else 0
     size = (
         f"{counted(release.table.n, 'cell')} of noisy counts"
         if release.scheme == Scheme.DP
-        else f"{counted(release.table.n, 'row')}, {counted(release.partition.n_groups, 'group')}"
+        else f"{counted(release.table.n, 'row')}"
+        + (f" ({alone:,} published in a group of one)" if alone else "")
+        + f", {counted(release.partition.n_groups, 'group')}"
     )
     return (
         f"release: {size}, {release.scheme.value}, by {prov.algorithm}"
@@ -132,12 +137,14 @@ def _parameters(params: dict[str, object]) -> str:
     ``levels=age:4,sex:1``, ``marginals=zip;zip+nationality``, the checked models as
     ``models=dp=1`` (never a Python dict or list)."""
     from kerckhoffs.errors import KerckhoffsError
-    from kerckhoffs.models.base import PrivacyModel
+    from kerckhoffs.models.base import PrivacyModel, format_number
     from kerckhoffs.models.parse import written_model
 
     def text(key: str, v: object) -> str:
         if isinstance(v, bool):
             return "true" if v else "false"
+        if isinstance(v, float):
+            return format_number(v)
         if isinstance(v, dict):
             if key == "models" or "model" in v:
                 try:
@@ -176,7 +183,7 @@ def attack(
     """Run one attack on a release and write what the adversary learns, tuple by tuple.
 
     Writes tuples.csv (row, SA value, posterior, breached) and summary.json; exit code 1 when
-    a row is disclosed.
+    a row is disclosed or the attack could not place every target (INCOMPLETE).
     """
     from kerckhoffs import api
     from kerckhoffs.attacks.registry import get_attack
@@ -212,8 +219,9 @@ def audit(
     """Run every attack that applies to a release and print one verdict line.
 
     Which attacks apply is judged from the release's algorithm, scheme and the knowledge
-    given; each prints its verdict, then one overall line. Exit code 1 when some attack finds
-    the release unsafe.
+    given; each prints what it found, then one overall verdict: SAFE (exit 0), UNSAFE,
+    INCOMPLETE (an attack could not place some targets or run, or knowledge was not used) or
+    NO VERDICT (exit 1).
     """
     from kerckhoffs import api
     from kerckhoffs.attacks.registry import get_attack
