@@ -233,7 +233,7 @@ def check(
         + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
     )
     print_results(results)
-    print_singletons(release)
+    print_singletons(release, as_it_stands=not data.is_dir() and not published)
     for r in results:
         if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
             _print_worst(release, r, worst)

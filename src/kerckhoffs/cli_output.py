@@ -118,10 +118,11 @@ def print_results(results: list[ModelResult]) -> None:
     out.print(fit_words(t, out.width))
 
 
-def print_singletons(release: Release) -> None:
+def print_singletons(release: Release, as_it_stands: bool = False) -> None:
     """One line when some rows are published in a group of their own (a group's cells and
     sensitive value are then one person's record, whatever the models say of the subset they
-    bound): how many, of how many."""
+    bound): how many, of how many. ``as_it_stands``: a data file checked as it stands, which
+    nobody published yet."""
     from rich.markup import escape
 
     from kerckhoffs.models.scope import singletons
@@ -133,7 +134,9 @@ def print_singletons(release: Release) -> None:
     if alone:
         out.print(
             f"[yellow]{alone:,} of {counted(release.table.n, 'row')} "
-            f"{'is' if alone == 1 else 'are'} published in a group of one: the QI cells and "
+            f"{'is' if alone == 1 else 'are'} "
+            + ("in a group of one as it stands" if as_it_stands else "published in a group of one")
+            + ": the QI cells and "
             f"{escape(release.table.sa_name)} value of each are one person's record[/]"
         )
 
