@@ -82,9 +82,9 @@ def test_audit_overlapping_mondrian_releases_breach(
     assert verdict.startswith("UNSAFE: ") and "rows disclosed by intersection" in verdict
     # voters.csv lists all 1,200 people; cells of a or b cover all but a few of the others
     assert verdict.endswith("targets not located in some release")
-    # alone, the same release has no attack that applies to it
+    # alone, the same release has no attack that applies to it: no verdict, so not exit 0
     code, stdout, _ = run(monkeypatch, capsys, "audit", "--release", str(tmp_path / "a"))
-    assert code == 0 and last_line(stdout).startswith("NO VERDICT")
+    assert code == 1 and last_line(stdout).startswith("NO VERDICT")
 
 
 def test_attack_writes_tuples_and_summary(  # type: ignore[no-untyped-def]

@@ -140,10 +140,11 @@ def test_targets_missing_from_the_releases_are_not_located(hospitals: list[Relea
         "UNSAFE: 2 of 3 rows disclosed by intersection; 1 of 3 targets not located in some release"
     )
     safe = intersection_attack(hospitals, [locate(r, pop.iloc[[2]]) for r in hospitals])
+    # nothing disclosed, but not every target was attacked with every release: never SAFE
+    assert not safe.safe and not safe.disclosed and not safe.complete
     assert safe.verdict() == (
-        "SAFE for the targets it could place: no row disclosed by intersection (max posterior "
-        "0.333); 1 of 1 targets not "
-        "located in some release"
+        "INCOMPLETE: no row disclosed by intersection for the targets it could place (max "
+        "posterior 0.333); 1 of 1 targets not located in some release"
     )
     located = intersection_attack(hospitals, [locate(r, pop.iloc[:2]) for r in hospitals])
     assert located.not_located == 0

@@ -156,13 +156,14 @@ def test_undetermined_rows_are_not_attacked(tmp_path: Path) -> None:
     result = hilb_order_attack(back, ties="unordered", alignment=loose)
     assert result.tuples.empty and result.not_located == 4
     assert result.verdict() == (
-        "SAFE for the targets it could place: no row disclosed by hilb-order (max posterior 0 "
-        "<= bound 0.5); 4 of 8 targets not located (not attacked)"
+        "INCOMPLETE: no row disclosed by hilb-order for the targets it could place (max "
+        "posterior 0 <= bound 0.5); 4 of 8 targets not located (not attacked)"
     )
     external = Release.from_published(tmp_path / "r" / "release.csv", Schema.from_toml(schema_path))
     assert external.provenance.algorithm.startswith("external")
     result = get_attack("hilb-order").run([external], Knowledge(population=df, schema=schema_path))
-    assert result.details["alignment_unresolved"] == 4 and result.safe
+    assert result.details["alignment_unresolved"] == 4
+    assert not result.disclosed and not result.safe  # 4 rows not attacked: not SAFE
 
 
 def test_a_categorical_cell_fixes_its_members_through_its_children() -> None:
@@ -476,7 +477,7 @@ def test_adult_l3_from_files() -> None:
         139,
         45075,
     )
-    assert result.safe and result.not_located == 45075
+    assert not result.disclosed and not result.safe and result.not_located == 45075
     # line 5 passes 11,098 groups (by their lowest possible first row; on the true alignment the
     # first group failing it comes right after the cut); 9 inferences, none on the sensitive set
     assert (d["deterministic_groups"], d["inferences"]) == (11098, 9)

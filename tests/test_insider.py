@@ -395,7 +395,7 @@ def test_table_i_two_private_release_is_safe_against_each_hospital(
     else:
         assert not result.safe
         v = result.verdict()
-        assert v.startswith("INCOMPLETE: no row disclosed by insider in the groups it could")
+        assert v.startswith("INCOMPLETE: no row disclosed by insider") and "not attacked" in v
         assert "SAFE" not in v
         if hospital == "P2":  # groups 0 and 2 keep one row under one of the placements
             assert "2 group(s) (5 of 10 rows) not attacked" in v

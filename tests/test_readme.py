@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from warm_cli import WarmCli, argv_of
@@ -105,11 +106,74 @@ def test_every_command_runs_as_printed_in_order(folder: Path, warm_cli: WarmCli)
     """In order, in one folder. The first command runs through the installed ``kerckhoffs``
     console script with bash; the other plain ``kerckhoffs`` calls run in forked children of
     one warm interpreter (the ``warm_cli`` fixture: the same entry point, without ~0.7 s of
-    start-up each), and every command with shell syntax runs with bash."""
+    start-up each), and every command with shell syntax runs with bash. Then the first lines
+    run again as printed, over what the first run wrote (the whole block twice in a row is
+    ``test_the_block_runs_twice``, in the slow suite)."""
     for i, command in enumerate(commands()):
         if _slow(command):
             continue
         _assert_ran(command, _run(command, folder, warm_cli if i else None))
+    for command in commands()[:RERUN]:
+        _assert_ran(command, _run(command, folder, warm_cli))
+    _first_adult_release_has_no_group_of_one(folder)
+
+
+def _first_adult_release_has_no_group_of_one(folder: Path) -> None:
+    """The README's first Adult release publishes nobody alone: its group sizes, counted
+    from the written file."""
+    first = next(c for c in commands() if c.startswith("kerckhoffs anonymize adult.csv"))
+    out = folder / first.split("--out ")[1].split()[0]
+    sizes = pd.read_csv(out / "release.csv", usecols=["group"])["group"].value_counts()
+    assert sizes.min() >= 2, f"{int((sizes == 1).sum())} rows published in a group of one"
+
+
+RERUN = 6
+"""How many of the block's first lines the default suite runs a second time (the data
+preparation, a check, the algorithm list and the first two releases)."""
+
+
+def _writes(command: str) -> bool:
+    """Whether a ``kerckhoffs`` command writes a file or folder a second run finds in place."""
+    words = command.partition(" #")[0].split()
+    return (
+        words[:1] == ["kerckhoffs"]
+        and any(w in {"--out", "-o", "--provider-rows"} for w in words)
+        and words[1] != "reproduce"
+    )
+
+
+def test_every_command_that_writes_can_run_again() -> None:
+    """A second run of the block finds the files of the first: every command that writes
+    says ``--overwrite`` (``reproduce`` resumes from its cache instead)."""
+    writing = [c for c in commands() if _writes(c)]
+    assert len(writing) >= 15
+    assert [c for c in writing if "--overwrite" not in c.partition(" #")[0]] == []
+
+
+def test_every_file_the_block_prepares_is_read_later() -> None:
+    """A prepared data set or a private file no later command reads is a step for nothing."""
+    cmds = [c.partition(" #")[0] for c in commands()]
+    for i, command in enumerate(cmds):
+        words = command.split()
+        made = [
+            words[j + 1]
+            for j, w in enumerate(words[:-1])
+            if w == "--provider-rows" or (w == "--out" and words[1:3] == ["datasets", "prepare"])
+        ]
+        for name in made:
+            assert any(name in later.split() for later in cmds[i + 1 :]), (name, command)
+
+
+@pytest.mark.slow
+def test_the_block_runs_twice(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The whole block, twice in a row in one folder, every command as printed with bash."""
+    root = tmp_path_factory.mktemp("twice")
+    (root / "shared").symlink_to(SHARED, target_is_directory=True)
+    shutil.copytree(ROOT / "examples", root / "main" / "examples")
+    for _ in range(2):
+        for command in commands():
+            if not _slow(command):
+                _assert_ran(command, _run(command, root / "main"))
 
 
 def test_plain_commands_are_told_from_shell_programs() -> None:
@@ -128,9 +192,13 @@ def test_plain_commands_are_told_from_shell_programs() -> None:
 def test_the_python_example_runs(folder: Path, warm_cli: WarmCli) -> None:
     """In a process of its own (forked from the warm server: the imports are paid once; the
     README's first command starts kerckhoffs cold)."""
-    done = warm_cli.python(_block("## Python", "python"), folder)
-    assert done.returncode == 0, done.stderr
+    for _ in range(2):  # it runs again as printed, over what it wrote
+        done = warm_cli.python(_block("## Python", "python"), folder)
+        assert done.returncode == 0, done.stderr
     assert (folder / "out" / "release" / "release.json").is_file()
+    # it ends with a verdict: the attacks that apply ran and told
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith(("AuditReport: UNSAFE: ", "AuditReport: SAFE: ")), last
 
 
 DOCS = ROOT / "docs"

@@ -60,6 +60,7 @@ from kerckhoffs.models import (
 )
 from kerckhoffs.models.base import format_number
 from kerckhoffs.models.parse import SYNTAX
+from kerckhoffs.models.scope import sensitive_values
 from kerckhoffs.randomness import Seed, check_seed
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
@@ -696,11 +697,13 @@ def attack(
     own options (e.g. ``{"confidence": 0.9}`` for the intersection attack). An attack that
     does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why.
     """
+    from kerckhoffs.attacks.knowledge_check import check_knowledge
     from kerckhoffs.attacks.registry import get_attack
 
     info = get_attack(name)
     know = _knowledge(knowledge, schema, others)
     rel = _attacked(release, know)
+    check_knowledge(know, rel)
     reason = info.applies([rel], know)
     if reason is not None:
         raise ParameterError(f"attack {name} does not apply: {reason}")
@@ -712,39 +715,72 @@ class AuditReport:
     """The outcome of :func:`audit`: every attack that applied, with its result.
 
     ``results``: the attacks that ran. ``skipped``: (attack, why it does not apply).
-    ``failed``: (attack, why it could not run). ``safe``: no attack found a row disclosed
-    (a release no attack applies to is not called safe: ``verdict`` says NO VERDICT).
+    ``failed``: (attack, why it could not run). ``unused``: (knowledge, why no attack that ran
+    takes it into account). ``sensitive``: the sensitive values the release protects, when
+    its schema names a subset of the SA's values (empty otherwise).
+
+    A verdict is a claim. ``unsafe``: some attack disclosed a row (UNSAFE holds whatever else
+    could not run). ``safe``: some attack ran, none disclosed anything, and nothing was left
+    out: every attack that applies ran on every target, and every piece of knowledge given
+    was taken into account by one of them. Otherwise the verdict is INCOMPLETE (something was
+    left out, and the line says what) or NO VERDICT (no attack applies).
     """
 
     results: list[AttackResult]
     skipped: list[tuple[str, str]]
     failed: list[tuple[str, str]]
+    unused: list[tuple[str, str]] = field(default_factory=list)
+    sensitive: str = ""
+
+    @property
+    def unsafe(self) -> bool:
+        """Some attack disclosed a row (or found the release unsafe by its metadata)."""
+        return any(r.disclosed for r in self.results)
+
+    @property
+    def gaps(self) -> list[str]:
+        """What the audit left out, one phrase each: attacks that could not run, targets or
+        knowledge an attack could not use, knowledge no attack that ran reads."""
+        out = [f"{a} could not run: {why}" for a, why in self.failed]
+        out += [f"{r.attack}: {gap}" for r in self.results for gap in r.coverage()]
+        out += [f"{what} not used ({why})" for what, why in self.unused]
+        return out
 
     @property
     def safe(self) -> bool:
-        """Some attack ran and none found the release unsafe."""
-        return bool(self.results) and all(r.safe for r in self.results)
+        """Some attack ran, none found the release unsafe, and nothing was left out."""
+        return bool(self.results) and not self.unsafe and not self.gaps
 
     @property
     def verdict(self) -> str:
         """One line a non-expert can read (what ``kerckhoffs audit`` ends with)."""
+        scope = (
+            f" (the release protects only the sensitive values {self.sensitive})"
+            if self.sensitive
+            else ""
+        )
         if not self.results:
+            left = "".join(f"; {gap}" for gap in self.gaps)
             return (
-                f"NO VERDICT: none of the {len(self.skipped)} attacks applies "
-                "(give knowledge to enable more)"
+                f"NO VERDICT: none of the {len(self.skipped)} attacks applies to this release "
+                "with this knowledge (each says why it does not; give the knowledge it needs)"
+                + left
             )
-        unsafe = [r for r in self.results if not r.safe]
-        if unsafe:
+        if self.unsafe:
+            unsafe = [r for r in self.results if r.disclosed]
             worst = max(unsafe, key=lambda r: (r.compromised, r.finding is not None))
             also = [r.attack for r in unsafe if r is not worst]
             tail = f"; also UNSAFE by {', '.join(also)}" if also else ""
-            return worst.verdict() + tail
+            return worst.verdict() + tail + scope
         ran = ", ".join(r.attack for r in self.results)
-        partial = "".join(";" + r.verdict().split(";", 1)[1] for r in self.results if r.not_located)
-        scope = " for the targets the attacks could place" if partial else ""
+        if self.gaps:
+            return (
+                f"INCOMPLETE: no row disclosed by the {len(self.results)} attack(s) that ran "
+                f"({ran}), but not everything was tested: " + "; ".join(self.gaps) + scope
+            )
         return (
-            f"SAFE{scope}: no row disclosed by the {len(self.results)} attack(s) that apply "
-            f"({ran})" + partial
+            f"SAFE: no row disclosed by the {len(self.results)} attack(s) that apply "
+            f"({ran})" + scope
         )
 
     def to_pandas(self) -> pd.DataFrame:
@@ -754,6 +790,7 @@ class AuditReport:
                 "attack": r.attack,
                 "ran": True,
                 "safe": r.safe,
+                "complete": r.complete,
                 "compromised": r.compromised,
                 "rows": r.n_rows,
                 "not_located": r.not_located,
@@ -768,6 +805,10 @@ class AuditReport:
         ]
         rows += [
             {"attack": a, "ran": False, "verdict": f"not run: {why}"} for a, why in self.skipped
+        ]
+        rows += [
+            {"attack": None, "ran": False, "verdict": f"{what} not used ({why})"}
+            for what, why in self.unused
         ]
         return pd.DataFrame(rows)
 
@@ -788,16 +829,24 @@ def audit(
     ``.to_pandas()``). Arguments as :func:`attack`; ``on_result(attack, result, error)`` is
     called as each attack finishes (the command line prints from it). One attack failing does
     not hide the others; if every attack that applies fails, the first failure is raised.
+
+    Knowledge that cannot be used on this release (a rule naming a column it does not have,
+    a population without its quasi-identifiers) is refused first
+    (:func:`~kerckhoffs.attacks.knowledge_check.check_knowledge`); knowledge that is valid
+    but that no attack that runs takes into account makes the verdict INCOMPLETE, never SAFE.
     """
+    from kerckhoffs.attacks.knowledge_check import check_knowledge, given_knowledge
     from kerckhoffs.attacks.registry import applicable
 
     know = _knowledge(knowledge, schema, others)
     rel = _attacked(release, know)
+    check_knowledge(know, rel)
     results: list[AttackResult] = []
     skipped: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
     first: tuple[str, KerckhoffsError] | None = None
-    for info, reason in applicable([rel], know):
+    considered = applicable([rel], know)
+    for info, reason in considered:
         if reason is not None:
             skipped.append((info.name, reason))
             continue
@@ -819,4 +868,15 @@ def audit(
             f"{name}: {str(error).removeprefix(f'{name}: ')}",
             cli=f"{name}: {error.cli_message.removeprefix(f'{name}: ')}",
         )
-    return AuditReport(results, skipped, failed)
+    ran = {r.attack for r in results}
+    unused = []  # knowledge given that no attack that ran takes into account
+    for kind, what in given_knowledge(know).items():
+        readers = {info.name for info, _ in considered if kind in info.reads}
+        if readers & ran:
+            continue
+        reasons = [f"{a} does not apply: {r}" for a, r in skipped if a in readers]
+        reasons += [f"{a} could not run" for a, _ in failed if a in readers]
+        if len(reasons) > 1:  # each attack's own line says why
+            reasons = [f"none of the attacks that read it ran: {', '.join(sorted(readers))}"]
+        unused.append((what, "; ".join(reasons) or "no attack reads it"))
+    return AuditReport(results, skipped, failed, unused, sensitive_values(rel.table))

@@ -24,10 +24,12 @@ from kerckhoffs import __version__
 from kerckhoffs.cli_options import parse_options
 from kerckhoffs.cli_output import (
     MODEL_HELP,
+    counted,
     err,
     one_line,
     out,
     print_results,
+    print_singletons,
     value,
     working,
 )
@@ -207,13 +209,15 @@ def check(
     results = api.check(release, models=models).results
     out.print(
         (
-            f"{what}: {release.table.n:,} cells of noisy counts, "
+            f"{what}: {counted(release.table.n, 'cell')} of noisy counts, "
             if release.scheme == Scheme.DP
-            else f"{what}: {release.table.n:,} rows, {release.partition.n_groups:,} groups, "
+            else f"{what}: {counted(release.table.n, 'row')}, "
+            f"{counted(release.partition.n_groups, 'group')}, "
         )
         + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
     )
     print_results(results)
+    print_singletons(release, as_it_stands=not data.is_dir() and not published)
     for r in results:
         if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
             _print_worst(release, r, worst)
@@ -496,13 +500,14 @@ def anonymize(
             f"{noise.sensitivity}"
         )
         out.print(
-            f"{info.name}: {release.table.n:,} cells of noisy counts ({how}; DP under "
+            f"{info.name}: {counted(release.table.n, 'cell')} of noisy counts ({how}; DP under "
             f"{noise.neighbours.value} neighbours)",
             soft_wrap=True,
         )
     else:
         out.print(
-            f"{info.name}: {table.n:,} rows -> {release.partition.n_groups:,} groups "
+            f"{info.name}: {counted(table.n, 'row')} -> "
+            f"{counted(release.partition.n_groups, 'group')} "
             f"(size min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}, "
             f"mean {sizes.mean():.1f}) in {elapsed:.2f} s"
             + (
@@ -512,6 +517,7 @@ def anonymize(
             )
         )
     print_results(results)
+    print_singletons(release)
     out.print(
         f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
         soft_wrap=True,

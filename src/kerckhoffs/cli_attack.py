@@ -1,11 +1,12 @@
 """The ``attack`` and ``audit`` commands: what an adversary learns from a published release.
 
-Issue 5 item 6. Both read a release directory written by ``kerckhoffs anonymize`` (or another
-tool's table with ``--schema``), the adversary's knowledge (``--knowledge``: a TOML file, or a
-CSV of the population's QIs) and any other releases of overlapping populations (``--other``).
-``attack NAME`` runs one attack and writes its per-tuple table and summary; ``audit`` runs every
-attack that applies and ends with one line a non-expert can read, e.g.
-``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``. Both exit 1 when a row is disclosed.
+Both read a release directory written by ``kerckhoffs anonymize`` (or another tool's table
+with ``--schema``), the adversary's knowledge (``--knowledge``: a TOML file, or a CSV of the
+population's QIs) and any other releases of overlapping populations (``--other``); knowledge
+the release cannot use is refused first. ``attack NAME`` runs one attack and writes its
+per-tuple table and summary; ``audit`` runs every attack that applies and ends with one line a
+non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``. Both exit 0
+only on SAFE: UNSAFE, INCOMPLETE (something could not be tested) and NO VERDICT exit 1.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import err, fit_words, out, styled, table
+from kerckhoffs.cli_output import counted, err, fit_words, out, styled, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
 
@@ -70,6 +71,7 @@ def _load(
 ) -> tuple[Release, Knowledge]:
     """The attacked release and the knowledge, with ``--other`` and ``--schema`` folded in."""
     from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.attacks.knowledge_check import check_knowledge
     from kerckhoffs.release import Release
 
     if not release.exists():
@@ -93,41 +95,72 @@ def _load(
     for r in [rel, *others]:
         for note in r.notes if isinstance(r, Release) else []:
             err.print(f"note: {note}", soft_wrap=True)
-    return rel, dataclasses.replace(know, releases=others)
+    know = dataclasses.replace(know, releases=others)
+    check_knowledge(know, rel)  # knowledge this release cannot use is refused before any output
+    return rel, know
 
 
 def _describe(release: Release, know: Knowledge) -> str:
+    from kerckhoffs.attacks.knowledge_check import given_knowledge
+    from kerckhoffs.models.scope import singletons
     from kerckhoffs.release import Scheme
 
     prov = release.provenance
-    params = ", ".join(f"{k}={v}" for k, v in prov.parameters.items() if not isinstance(v, dict))
-    extra = []
-    if know.population is not None:
-        extra.append(f"population of {len(know.population):,}")
-    if know.releases:
-        extra.append(f"{len(know.releases)} other release(s)")
-    if know.rules:
-        extra.append(f"{len(know.rules)} distribution rule(s)")
-    if know.not_having:
-        extra.append(f"{len(know.not_having)} negative fact(s)")
+    params = _parameters(prov.parameters)
+    extra = list(given_knowledge(know).values())
     c = know.coalition
-    if c is not None:
+    if c is not None and extra:
         if c.records is not None:
-            extra.append(f"a coalition's {len(c.records):,} own record(s)")
+            extra[-1] = f"a coalition's {counted(len(c.records), 'own record')}"
         elif c.providers:
-            extra.append(f"a coalition of {len(c.providers)} provider(s)")
+            extra[-1] = f"a coalition of {counted(len(c.providers), 'provider')}"
         else:
-            extra.append(f"the worst coalition of {c.m} provider(s)")
+            extra[-1] = f"the worst coalition of {counted(c.m or 0, 'provider')}"
+    alone = singletons(release.partition.group) if release.scheme != Scheme.DP else 0
     size = (
-        f"{release.table.n:,} cells of noisy counts"
+        f"{counted(release.table.n, 'cell')} of noisy counts"
         if release.scheme == Scheme.DP
-        else f"{release.table.n:,} rows, {release.partition.n_groups:,} groups"
+        else f"{counted(release.table.n, 'row')}"
+        + (f" ({alone:,} published in a group of one)" if alone else "")
+        + f", {counted(release.partition.n_groups, 'group')}"
     )
     return (
         f"release: {size}, {release.scheme.value}, by {prov.algorithm}"
         + (f" ({params})" if params else "")
         + (f"; knowledge: {', '.join(extra)}" if extra else "; knowledge: none")
     )
+
+
+def _parameters(params: dict[str, object]) -> str:
+    """The algorithm's recorded parameters as the command line writes them: ``k=5``,
+    ``levels=age:4,sex:1``, ``marginals=zip;zip+nationality``, the checked models as
+    ``models=dp=1`` (never a Python dict or list)."""
+    from kerckhoffs.errors import KerckhoffsError
+    from kerckhoffs.models.base import PrivacyModel, format_number
+    from kerckhoffs.models.parse import written_model
+
+    def text(key: str, v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, float):
+            return format_number(v)
+        if isinstance(v, dict):
+            if key == "models" or "model" in v:
+                try:
+                    return written_model(PrivacyModel.from_dict(v))
+                except KerckhoffsError:
+                    pass
+            return ",".join(f"{k}:{text(str(k), x)}" for k, x in v.items())
+        if isinstance(v, list | tuple):
+            sep = ";" if any(isinstance(x, list | tuple) for x in v) else ","
+            inner = "+" if sep == ";" else ","
+            return sep.join(
+                inner.join(text(key, y) for y in x) if isinstance(x, list | tuple) else text(key, x)
+                for x in v
+            )
+        return str(v)
+
+    return ", ".join(f"{k}={text(k, v)}" for k, v in params.items())
 
 
 def attack(
@@ -149,7 +182,7 @@ def attack(
     """Run one attack on a release and write what the adversary learns, tuple by tuple.
 
     Writes tuples.csv (row, SA value, posterior, breached) and summary.json; exit code 1 when
-    a row is disclosed.
+    a row is disclosed or the attack could not place every target (INCOMPLETE).
     """
     from kerckhoffs import api
     from kerckhoffs.attacks.registry import get_attack
@@ -165,7 +198,7 @@ def attack(
     _print_result(info, result)
     out.print(f"written: {out_dir / 'tuples.csv'}, {out_dir / 'summary.json'}")
     out.print(result.verdict(), soft_wrap=True)
-    if not result.safe:
+    if not result.safe:  # UNSAFE or INCOMPLETE
         raise typer.Exit(1)
 
 
@@ -185,8 +218,9 @@ def audit(
     """Run every attack that applies to a release and print one verdict line.
 
     Which attacks apply is judged from the release's algorithm, scheme and the knowledge
-    given; each prints its verdict, then one overall line. Exit code 1 when some attack finds
-    the release unsafe.
+    given; each prints what it found, then one overall verdict: SAFE (exit 0), UNSAFE,
+    INCOMPLETE (an attack could not place some targets or run, or knowledge was not used) or
+    NO VERDICT (exit 1).
     """
     from kerckhoffs import api
     from kerckhoffs.attacks.registry import get_attack
@@ -208,8 +242,8 @@ def audit(
     out.print(_describe(rel, know))
 
     def report(name: str, result: AttackResult | None, error: str | None) -> None:
-        if result is not None:
-            _print_result(get_attack(name), result)
+        if result is not None:  # one attack's finding; the audit's verdict comes last
+            _print_result(get_attack(name), result, claim=False)
         else:
             out.print(styled((f"{name}: could not run: {error}", "yellow")))
 
@@ -217,18 +251,18 @@ def audit(
     for name, reason in outcome.skipped:
         out.print(styled((f"{name}: not run: {reason}", "dim")))
     out.print(outcome.verdict, soft_wrap=True)
-    if outcome.results and not outcome.safe:
+    if not outcome.safe:  # UNSAFE, INCOMPLETE or NO VERDICT: only SAFE exits 0
         raise typer.Exit(1)
 
 
-def _print_result(info: AttackInfo, result: AttackResult) -> None:
-    colour = "green" if result.safe else "red"
+def _print_result(info: AttackInfo, result: AttackResult, claim: bool = True) -> None:
+    colour = "red" if result.disclosed else "green" if result.safe else "yellow"
     bound = f"{result.bound:.3g}" if result.bound is not None else "none"
     out.print(
         styled(
             (info.name, "bold"),
             ": ",
-            (result.verdict(), colour),
+            (result.verdict(claim=claim), colour),
             f" ({len(result.tuples):,} tuples examined, max posterior "
             f"{result.max_posterior:.3g}, bound {bound})",
         )

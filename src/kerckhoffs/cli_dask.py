@@ -56,6 +56,7 @@ def anonymize_dask(
     from kerckhoffs.engines.dask_run import ALGORITHMS, check_request, run_dask
     from kerckhoffs.engines.dask_table import encode_dask, parquet_parts
     from kerckhoffs.models import parse_model
+    from kerckhoffs.models.scope import with_scope
 
     if algorithm not in ALGORITHMS:
         raise InputError(f"--algorithm {algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
@@ -83,7 +84,7 @@ def anonymize_dask(
             release = run_dask(dt, algorithm, models, options, progress=level, verify=False)
         out.print(f"{dt.n:,} rows in {release.n_groups:,} groups ({'; '.join(release.notes)})")
         results = release.write(out_dir, overwrite=overwrite, protect=protect)
-    print_results(results)
+    print_results(with_scope(results, models, dt))
     out.print(f"wrote {out_dir}")
 
 
@@ -101,6 +102,7 @@ def check_dask_cli(
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
     from kerckhoffs.engines.dask_table import encode_dask, parquet_parts
     from kerckhoffs.models import parse_model
+    from kerckhoffs.models.scope import with_scope
 
     if (Path(data) / "release.json").is_file():
         return _check_release(data, schema_path, models_text, scheduler, workers, worker_memory)
@@ -119,7 +121,7 @@ def check_dask_cli(
         f"{data} as it stands (each distinct QI combination is a group): {dt.n:,} rows, "
         f"{result.n_groups:,} groups, QIs {', '.join(dt.qi_names)}; SA {dt.sa_name}"
     )
-    print_results(result.results)
+    print_results(with_scope(result.results, models, dt))
     return all(r.satisfied for r in result.results)
 
 

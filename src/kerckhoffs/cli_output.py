@@ -29,12 +29,15 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from kerckhoffs.model_syntax import model_help
+
 if TYPE_CHECKING:  # imported where used: `kerckhoffs --help` loads neither numpy nor rich.progress
     from rich.console import RenderableType
     from rich.progress import Progress
     from rich.table import Table
 
     from kerckhoffs.models.base import ModelResult
+    from kerckhoffs.release import Release
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """Characters a terminal acts on instead of showing: the C0 and C1 controls but tab and
@@ -142,10 +145,7 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     )
 
 
-MODEL_HELP = (
-    "Privacy model to check; repeat for several. k=5, l=3 (frequency l-diversity), "
-    "distinct-l=3, entropy-l=2.5, recursive-cl=C,L, t=0.2, alpha-k=0.5,5, m=3."
-)
+MODEL_HELP = model_help()
 
 MAX_QUOTED = 80
 """A value quoted in an error line is cut to this many characters (a 200 KB cell stays a
@@ -352,12 +352,38 @@ def print_results(results: list[ModelResult]) -> None:
     for r in results:
         t.add_row(
             r.model,
-            r.parameter,
+            r.parameter + (f" {r.scope}" if r.scope else ""),
             format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
-            f"{r.violating:,} of {r.group_ok.size:,}",
+            f"{r.violating:,} of {r.group_ok.size:,}" if r.per_group else "— (release-wide)",
             styled(("ok", "green")) if r.satisfied else styled(("violated", "red")),
         )
     out.print(t)
+
+
+def print_singletons(release: Release, as_it_stands: bool = False) -> None:
+    """One line when some rows are published in a group of their own (a group's cells and
+    sensitive value are then one person's record, whatever the models say of the subset they
+    bound): how many, of how many. ``as_it_stands``: a data file checked as it stands, which
+    nobody published yet."""
+    from kerckhoffs.models.scope import singletons
+    from kerckhoffs.release import Scheme
+
+    if release.scheme == Scheme.DP:
+        return
+    alone = singletons(release.partition.group)
+    if alone:
+        where = "in a group of one as it stands" if as_it_stands else "published in a group of one"
+        text = (
+            f"{alone:,} of {counted(release.table.n, 'row')} {'is' if alone == 1 else 'are'} "
+            f"{where}: the QI cells and {release.table.sa_name} value of each are one person's "
+            "record"
+        )
+        out.print(styled((text, "yellow")))
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for one: ``1 group``, ``7,192 groups``."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def one_line(message: str) -> str:
@@ -381,6 +407,7 @@ __all__ = [
     "MODEL_HELP",
     "OutputConsole",
     "Words",
+    "counted",
     "err",
     "fit_table",
     "fit_words",
@@ -388,6 +415,7 @@ __all__ = [
     "out",
     "paragraphs",
     "print_results",
+    "print_singletons",
     "progress_bar",
     "styled",
     "table",

@@ -49,6 +49,7 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
 from kerckhoffs.models.base import ModelResult, PrivacyModel, model_classes
 from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.models.scope import with_scope
 
 GROUP = "group"
 COUNT = "count"
@@ -336,7 +337,8 @@ class Release:
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Evaluate ``models`` (default: the models the release was made for) on its groups."""
         hist = self.histogram()
-        return [m.evaluate(hist) for m in self._models(models)]
+        chosen = self._models(models)
+        return with_scope([m.evaluate(hist) for m in chosen], chosen, self.table)
 
     def _models(self, models: Sequence[PrivacyModel] | None) -> list[PrivacyModel]:
         chosen = list(self.models if models is None else models)
@@ -684,7 +686,9 @@ class Release:
 
             if COUNTS not in frames:
                 raise InputError("DP release: no count table")
-            return DPRelease.from_counts(frames[COUNTS], meta)
+            dp_release = DPRelease.from_counts(frames[COUNTS], meta)
+            dp_release.published_metadata = meta  # what the seed-replay attack reads
+            return dp_release
         qi_names = [q["name"] for q in meta["quasi"]]
         sa_info = meta["sensitive"]
         sa_name = sa_info["name"]

@@ -64,9 +64,11 @@ from kerckhoffs.algorithms.registry import register
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.model_syntax import written
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import LDiversity
+from kerckhoffs.models.parse import written_model
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release
 from kerckhoffs.segments import rank_within
@@ -119,9 +121,10 @@ def _parameters(models: list[PrivacyModel]) -> tuple[int, float]:
         elif isinstance(mdl, KAnonymity):
             k = max(k, mdl.k)
         else:
-            names = ", ".join(c.__name__ for c in allowed)
+            names = ", ".join(written(c.__name__) for c in allowed)
             raise ParameterError(
-                f"local-recoding cannot enforce {mdl.name} ({mdl.parameter}); it enforces: {names}"
+                f"local-recoding cannot enforce {mdl.name} ({written_model(mdl)}); it enforces: "
+                f"{names}"
             )
     return k, alpha
 

@@ -17,7 +17,9 @@ from typing import Any, Protocol, TypeVar
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
+from kerckhoffs.model_syntax import written
 from kerckhoffs.models.base import PrivacyModel
+from kerckhoffs.models.parse import written_model
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Release, Scheme
 
@@ -209,9 +211,9 @@ def refuse_others(models: list[PrivacyModel], allowed: tuple[type, ...], algorit
     """Raise for any model the algorithm cannot enforce."""
     for m in models:
         if not isinstance(m, allowed):
-            names = ", ".join(c.__name__ for c in allowed)
+            names = ", ".join(written(c.__name__) for c in allowed)
             raise ParameterError(
-                f"{algorithm} cannot enforce {m.name} ({m.parameter}); it enforces: {names}"
+                f"{algorithm} cannot enforce {m.name} ({written_model(m)}); it enforces: {names}"
             )
 
 

@@ -655,6 +655,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     summary="composition attack: intersect each target's SA value sets across independent "
     "releases of overlapping populations (paper 004 Algorithm 1)",
     applies=_applies,
+    reads=("population", "not_having", "releases"),
 )
 def run_intersection(
     releases: Sequence[Release], knowledge: Knowledge, **options: Any

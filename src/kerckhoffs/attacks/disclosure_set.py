@@ -413,6 +413,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     summary="paper 002: the disclosure set of a naive publisher's release, per person the "
     "largest value share over the tables on which every earlier candidate fails",
     applies=_applies,
+    reads=("population",),
 )
 def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> AttackResult:
     """Registry adapter: options ``sequence`` (TOML path), ``chk`` (a model string) and

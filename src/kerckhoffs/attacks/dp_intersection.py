@@ -317,6 +317,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     summary="composition attack on DP count tables: threshold each release's noisy counts "
     "into value sets, intersect them across releases (paper 004 Algorithm 1)",
     applies=_applies,
+    reads=("population", "not_having", "releases"),
 )
 def run_dp_intersection(
     releases: Sequence[Release], knowledge: Knowledge, **options: Any

@@ -1359,6 +1359,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     ATTACK,
     summary="paper 000 Algorithm 7: tuples a Hilb release discloses through its Hilbert order",
     applies=_applies,
+    reads=("population",),
 )
 def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> AttackResult:
     """Registry adapter: ``releases[0]`` attacked with :func:`hilb_order_attack`.

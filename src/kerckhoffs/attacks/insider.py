@@ -300,26 +300,17 @@ class InsiderResult(AttackResult):
     unplaced: int = 0
     settled_groups: int = 0
 
-    @property
-    def safe(self) -> bool:
-        """No tuple breached, no finding, and every group the coalition touches attacked."""
-        return super().safe and not self.undecided_groups
-
-    def _verdict(self) -> str:
-        base = super()._verdict()
-        if self.undecided_groups:
-            gone = (
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.undecided_groups:  # a gap: the verdict is INCOMPLETE or UNSAFE, never SAFE
+            self.gaps.append(
                 f"{self.undecided_groups:,} group(s) ({self.undecided_rows:,} of "
                 f"{self.n_rows:,} rows) not attacked: the coalition's own records fit them in "
                 "more than one way, so it cannot tell its rows there from the others'"
             )
-            if self.compromised or self.finding is not None:
-                base = f"{base}; {gone}"
-            else:
-                base = (
-                    f"INCOMPLETE: no row disclosed by {self.attack} in the groups it could "
-                    f"attack; {gone}"
-                )
+
+    def _verdict(self, claim: bool = True) -> str:
+        base = super()._verdict(claim)
         if self.settled_groups:
             base += (
                 f"; {self.settled_groups:,} group(s) the coalition's records fit in more than "
@@ -508,6 +499,7 @@ OPTIONS = ("m", "max_coalitions", "model", "worst")
     ATTACK,
     summary="paper 003: a coalition of data providers subtracts its own records from each group",
     applies=_applies,
+    reads=("coalition",),
 )
 def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> AttackResult:
     """Registry adapter: ``releases[0]`` attacked by the knowledge's coalition with

@@ -53,6 +53,7 @@ schema's categorical columns stay text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +135,8 @@ class Knowledge:
     :class:`~kerckhoffs.data.schema.Schema`."""
     coalition: Coalition | None = None
     """The colluding providers of an insider attack (None: an outsider)."""
+    source: str = "knowledge"
+    """Where the knowledge came from (a file name), for error lines."""
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -145,7 +148,7 @@ class Knowledge:
         if suffix == ".toml":
             return cls.from_toml(path)
         if suffix in POPULATION_SUFFIXES:
-            return cls(population=read_population(path))
+            return cls(population=read_population(path), source=path.name)
         raise InputError(
             f"{path}: knowledge must be a .toml file or a population table "
             f"({', '.join(sorted(POPULATION_SUFFIXES))})"
@@ -191,7 +194,7 @@ class Knowledge:
         if not_having and population is None:
             raise InputError(f"{source}: not_having statements need a [population] to refer to")
         coalition = _coalition(raw["coalition"], base, source) if "coalition" in raw else None
-        know = cls(population, not_having, rules, releases, schema_path, coalition)
+        know = cls(population, not_having, rules, releases, schema_path, coalition, source)
         if not_having:
             try:  # every statement must name someone in the population (else it is a typo)
                 know.not_having_mask([s.value for s in not_having])
@@ -419,6 +422,8 @@ def _rule(item: dict[str, Any], i: int, source: str) -> DistributionRule:
             for k, v in c.items():
                 if isinstance(v, bool) or not isinstance(v, int | float):
                     raise InputError(f"{here}: {k} must be a number, got {v!r}")
+                if not math.isfinite(v):  # TOML reads nan and inf as floats
+                    raise InputError(f"{here}: {k} must be a finite number, got {v!r}")
             if "min" in c and "max" in c and c["min"] > c["max"]:
                 raise InputError(f"{here}: min {c['min']} is above max {c['max']}")
             out[col] = dict(c)

@@ -69,6 +69,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     summary="minimality attack (paper 001): undo minimal generalization, per-class "
     "credibility of each sensitive set vs 1/m",
     applies=_applies,
+    reads=("population",),
 )
 def run_minimality(
     releases: Sequence[Release], knowledge: Knowledge, **options: Any

@@ -105,12 +105,19 @@ def _allowed_leaves(values: list[Any], h: Hierarchy | None) -> set[str]:
     return out
 
 
-def _inside_groups(release: Release, rule: DistributionRule, index: int) -> np.ndarray:
-    """bool per group: every value its published cells cover satisfies ``rule.where``."""
+def _inside_groups(
+    release: Release, rule: DistributionRule, index: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """bool per group: every value its published cells cover satisfies ``rule.where``; and
+    bool per group: some cell of it could not be read (a number range over a cell that is no
+    interval, a label its column's hierarchy does not have), so whether it is inside is not
+    known (it is not counted inside)."""
     t = release.table
     names = t.qi_names
     n_groups = release.partition.n_groups
     inside = np.ones(n_groups, dtype=bool)
+    unread = np.zeros(n_groups, dtype=bool)
+    outside = np.zeros(n_groups, dtype=bool)  # outside by a column that could be read
     for col_name, cond in rule.where.items():
         if col_name not in names:
             raise ParameterError(
@@ -129,30 +136,37 @@ def _inside_groups(release: Release, rule: DistributionRule, index: int) -> np.n
                 ) from None
             bad = np.bincount(release.partition.group, weights=~ok_row, minlength=n_groups)
             inside &= bad == 0
+            outside |= bad > 0
             continue
         cells = release.generalized_cells()[col_name].astype(str).to_numpy()
         distinct, back = np.unique(cells, return_inverse=True)
-        ok_cell = np.array(
-            [_cell_inside(c, col.hierarchy, col.kind, cond) for c in distinct.tolist()],
-            dtype=bool,
-        )  # a loop over distinct published cells, not over rows
-        inside &= ok_cell[back]
-    return inside
+        found = [_cell_inside(c, col.hierarchy, col.kind, cond) for c in distinct.tolist()]
+        # (a loop over distinct published cells, not over rows)
+        inside &= np.array([f is True for f in found], dtype=bool)[back]
+        unread |= np.array([f is None for f in found], dtype=bool)[back]
+        outside |= np.array([f is False for f in found], dtype=bool)[back]
+    return inside, unread & ~outside  # a group outside by a column it could read is decided
 
 
-def _cell_inside(cell: str, h: Hierarchy | None, kind: Kind, cond: Any) -> bool:
+def _cell_inside(cell: str, h: Hierarchy | None, kind: Kind, cond: Any) -> bool | None:
+    """Whether every value the published ``cell`` covers satisfies ``cond`` (None: the cell
+    could not be read)."""
     if isinstance(cond, dict):
         # the shared reader: a value, an interval (ours, ARX's half-open ones), a comparison,
-        # a digit mask, '*', or a node of the column's hierarchy; unreadable: not inside
+        # a digit mask, '*', or a node of the column's hierarchy
         span = numeric_cell(cell, h)
         if span is None:
-            return False
+            return None
         return span[0] >= cond.get("min", -math.inf) and span[1] <= cond.get("max", math.inf)
     allowed = _allowed_leaves(list(cond), h if kind == Kind.CATEGORICAL else None)
     if cell in allowed:
         return True
-    leaves = _leaves_under(h, cell) if h is not None and kind == Kind.CATEGORICAL else None
-    return bool(leaves) and leaves <= allowed  # type: ignore[operator]
+    if h is None or kind != Kind.CATEGORICAL:
+        return False  # a value not listed (a column without hierarchy publishes values)
+    leaves = _leaves_under(h, cell)
+    if leaves is None:
+        return None  # a label the column's hierarchy does not have
+    return leaves <= allowed
 
 
 def _rows_satisfy(values: np.ndarray, h: Hierarchy | None, cond: Any) -> np.ndarray:
@@ -171,30 +185,49 @@ def _share_fraction(rule: DistributionRule, index: int) -> Fraction:
     return Fraction(share).limit_denominator(10**9)
 
 
-def _value_code(release: Release, rule: DistributionRule, index: int) -> int:
-    labels = [str(x) for x in release.table.sa_column.labels.tolist()]
+def _value_code(release: Release, rule: DistributionRule, index: int) -> int | None:
+    """The SA code of the rule's value (None: a value of the SA's hierarchy that no row of the
+    release holds, so no group publishes more of it than the rule allows: the rule flags
+    nothing). A value the SA does not have is a one-line error."""
+    col = release.table.sa_column
+    labels = [str(x) for x in col.labels.tolist()]
     key = format_value(rule.value)
-    if key not in labels:
-        raise ParameterError(
-            f"{ATTACK}: rule[{index}]: value {key!r} is not a value of "
-            f"{release.table.sa_name!r} in the release"
-        )
-    return labels.index(key)
+    if key in labels:
+        return labels.index(key)
+    h = col.hierarchy
+    if h is not None and key in {format_value(x) for x in h.leaves.tolist()}:
+        return None
+    raise ParameterError(
+        f"{ATTACK}: rule[{index}]: value {key!r} is not a value of "
+        f"{release.table.sa_name!r} in the release"
+    )
 
 
 def rule_flags(release: Release, rules: Sequence[DistributionRule]) -> tuple[np.ndarray, ...]:
     """Per rule: bool per group, the group lies inside the rule's ``where`` and publishes more
     of its value than its share allows (paper 000 section 8.2.1's "problematic" groups)."""
+    return tuple(flags for flags, _ in _rule_flags(release, rules))
+
+
+def _rule_flags(
+    release: Release, rules: Sequence[DistributionRule]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per rule: :func:`rule_flags`'s flags, and bool per group: it publishes more of the
+    rule's value than the share allows but some cell of it could not be read, so the rule
+    was not tested on it."""
     counts = release.histogram().counts
     sizes = counts.sum(axis=1)
     out = []
     for i, rule in enumerate(rules):
         share = _share_fraction(rule, i)
         code = _value_code(release, rule, i)
-        inside = _inside_groups(release, rule, i)
-        over = counts[:, code] * share.denominator > share.numerator * sizes
-        out.append(inside & over)
-    return tuple(out)
+        inside, unread = _inside_groups(release, rule, i)
+        if code is None:
+            over = np.zeros(sizes.shape[0], dtype=bool)
+        else:
+            over = counts[:, code] * share.denominator > share.numerator * sizes
+        out.append((inside & over, unread & over))
+    return out
 
 
 def _sensitive_sets(release: Release) -> tuple[list[np.ndarray], list[str]]:
@@ -242,7 +275,13 @@ def negative_association_attack(
     hist = release.histogram().counts
     sizes = hist.sum(axis=1)
     n_groups = sizes.shape[0]
-    flags = rule_flags(release, rules)
+    tested = _rule_flags(release, rules)
+    flags = tuple(f for f, _ in tested)
+    gaps = [
+        f"rule[{i}] not tested on {_groups(int(u.sum()))} whose cells could not be read"
+        for i, (_, u) in enumerate(tested)
+        if u.any()
+    ]
     flagged = np.zeros(n_groups, dtype=bool)
     first_rule = np.full(n_groups, -1, dtype=np.int64)
     for i, f in enumerate(flags):
@@ -325,7 +364,11 @@ def negative_association_attack(
         breach_g[g_rows],
         **extra,
     )
-    return AttackResult(ATTACK, tuples, release.table.n, 1 / m, details)
+    return AttackResult(ATTACK, tuples, release.table.n, 1 / m, details, gaps=gaps)
+
+
+def _groups(n: int) -> str:
+    return f"{n:,} group" + ("" if n == 1 else "s")
 
 
 def _gains(
@@ -340,6 +383,8 @@ def _gains(
     per_code: dict[int, np.ndarray] = {}
     for i, (rule, flag) in enumerate(zip(rules, flags, strict=True)):
         code = _value_code(release, rule, i)
+        if code is None:  # a value no row holds gains nothing
+            continue
         share = _share_fraction(rule, i)
         allowed = (share.numerator * sizes) // share.denominator
         g = np.where(flag, np.maximum(hist[:, code] - allowed, 0), 0)
@@ -366,6 +411,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     ATTACK,
     summary="paper 000 section 8.2.1 (PhD-25): rules expose the groups MASK perturbed",
     applies=_applies,
+    reads=("rules",),
 )
 def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> AttackResult:
     """Registry adapter: ``releases[0]`` attacked with :func:`negative_association_attack` and

@@ -5,7 +5,9 @@ Every attack has the same shape, ``(releases, knowledge, **options) -> AttackRes
 ``knowledge`` is the adversary's external knowledge (:class:`Knowledge`, possibly empty).
 ``applies(releases, knowledge)`` returns ``None`` when the attack applies to those releases
 (judged from their provenance, scheme and columns) or a one-line reason why it does not;
-``kerckhoffs audit`` runs every attack that applies.
+``kerckhoffs audit`` runs every attack that applies. ``reads`` declares which kinds of
+knowledge the attack takes into account (:data:`KNOWLEDGE_KINDS`): knowledge that no attack
+that ran reads was not tested, so the audit cannot call the release SAFE against it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ class Attack(Protocol):
 
 Applies = Callable[[Sequence[Release], Knowledge], str | None]
 
+KNOWLEDGE_KINDS = ("population", "not_having", "rules", "releases", "coalition")
+"""The kinds of adversary knowledge an attack may read (the fields of :class:`Knowledge`)."""
+
 
 @dataclass(frozen=True)
 class AttackInfo:
@@ -39,18 +44,26 @@ class AttackInfo:
     run: Attack
     summary: str
     applies: Applies
+    reads: frozenset[str] = frozenset()
+    """The kinds of knowledge (:data:`KNOWLEDGE_KINDS`) the attack takes into account."""
 
 
 ATTACKS: dict[str, AttackInfo] = {}
 
 
-def register_attack(name: str, *, summary: str, applies: Applies) -> Callable[[Attack], Attack]:
-    """Decorator adding an attack to :data:`ATTACKS` under ``name``."""
+def register_attack(
+    name: str, *, summary: str, applies: Applies, reads: Sequence[str] = ()
+) -> Callable[[Attack], Attack]:
+    """Decorator adding an attack to :data:`ATTACKS` under ``name``; ``reads``: the kinds of
+    knowledge it takes into account (:data:`KNOWLEDGE_KINDS`)."""
+    unknown = sorted(set(reads) - set(KNOWLEDGE_KINDS))
+    if unknown:
+        raise ValueError(f"attack {name!r} reads unknown knowledge {unknown[0]!r}")
 
     def deco(fn: Attack) -> Attack:
         if name in ATTACKS:
             raise ValueError(f"attack {name!r} registered twice")
-        ATTACKS[name] = AttackInfo(name, fn, summary, applies)
+        ATTACKS[name] = AttackInfo(name, fn, summary, applies, frozenset(reads))
         return fn
 
     return deco

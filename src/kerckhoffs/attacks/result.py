@@ -1,10 +1,15 @@
 """What every attack returns: a per-tuple table and a summary a non-expert can read.
 
-Issue 5 item 6: an attack reports, for each tuple it says something about, the SA value the
-adversary infers, the adversary's posterior for it, and whether that posterior breaches the
-promise of the release's privacy model (``1/l``, ``1/m``, or a confidence the user gives);
-then a summary (tuples compromised, maximum posterior, the bound) and a one-line verdict such
-as ``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``.
+An attack reports, for each tuple it says something about, the SA value the adversary infers,
+the adversary's posterior for it, and whether that posterior breaches the promise of the
+release's privacy model (``1/l``, ``1/m``, or a confidence the user gives); then a summary
+(tuples compromised, maximum posterior, the bound) and a one-line verdict such as
+``UNSAFE: 1,204 of 45,222 rows disclosed by hilb-order``.
+
+A verdict is a claim, so SAFE is said only when the attack ran on all of its input. When it
+could not place some targets, or could not use part of the knowledge it was given (a rule over
+cells it cannot read), the verdict is INCOMPLETE and names what was left out: a clean SAFE
+on part of the data would overstate what was tested.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ class AttackResult:
     since a clean SAFE or UNSAFE on part of the data would overstate what was tested.
     ``finding`` is a reason the release is unsafe that is not about particular rows (e.g. its
     metadata publishes the seed of a randomized algorithm); it makes the verdict UNSAFE.
+    ``gaps`` says, one short phrase each, what else the attack could not use (e.g. "rule[0]
+    not tested on 3 groups whose age cells could not be read"); with ``not_located`` they make
+    a verdict without disclosure INCOMPLETE instead of SAFE.
     """
 
     attack: str
@@ -50,6 +58,7 @@ class AttackResult:
     details: dict[str, Any] = field(default_factory=dict)
     not_located: int = 0
     finding: str | None = None
+    gaps: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         missing = [c for c in TUPLE_COLUMNS if c not in self.tuples.columns]
@@ -69,9 +78,19 @@ class AttackResult:
         return float(p.max()) if p.size else 0.0
 
     @property
+    def disclosed(self) -> bool:
+        """Some tuple breached, or a finding: the verdict is UNSAFE."""
+        return self.compromised > 0 or self.finding is not None
+
+    @property
+    def complete(self) -> bool:
+        """The attack placed every target and used all of its knowledge."""
+        return not self.not_located and not self.gaps
+
+    @property
     def safe(self) -> bool:
-        """No tuple breached and no finding."""
-        return self.compromised == 0 and self.finding is None
+        """Nothing disclosed, and the attack ran on all of its input (the verdict is SAFE)."""
+        return not self.disclosed and self.complete
 
     def summary(self) -> dict[str, Any]:
         """The headline figures, JSON-serialisable."""
@@ -83,23 +102,29 @@ class AttackResult:
             "max_posterior": self.max_posterior,
             "bound": self.bound,
             "not_located": int(self.not_located),
+            "complete": self.complete,
+            "gaps": list(self.gaps),
             "finding": self.finding,
             **{k: _plain(v) for k, v in self.details.items()},
         }
 
-    def verdict(self) -> str:
+    def verdict(self, *, claim: bool = True) -> str:
         """One line a non-expert can read, e.g. ``UNSAFE: 1,204 of 45,222 rows disclosed
-        by hilb-order``, with the rows it could not locate, if any."""
-        return self._verdict() + self._coverage()
+        by hilb-order``, with what the attack could not cover (targets it could not locate,
+        knowledge it could not use), if anything. ``claim=False`` drops the word SAFE from a
+        safe result (one attack's line inside an audit, whose own verdict is the claim)."""
+        return self._verdict(claim) + "".join(f"; {gap}" for gap in self.coverage())
 
-    def _coverage(self) -> str:
-        if not self.not_located:
-            return ""
-        where = self.details.get("not_located_in")
-        tail = f" in {where}" if where else " (not attacked)"
-        return f"; {self.not_located:,} of {self.n_rows:,} targets not located{tail}"
+    def coverage(self) -> list[str]:
+        """What the attack could not cover, one phrase each (empty when it covered all)."""
+        gaps = list(self.gaps)
+        if self.not_located:
+            where = self.details.get("not_located_in")
+            tail = f" in {where}" if where else " (not attacked)"
+            gaps.insert(0, f"{self.not_located:,} of {self.n_rows:,} targets not located{tail}")
+        return gaps
 
-    def _verdict(self) -> str:
+    def _verdict(self, claim: bool = True) -> str:
         if self.finding is not None:
             rows = (
                 f" ({self.compromised:,} of {self.n_rows:,} rows disclosed)"
@@ -107,7 +132,7 @@ class AttackResult:
                 else ""
             )
             return f"UNSAFE by {self.attack}: {self.finding}{rows}"
-        if self.safe:
+        if not self.disclosed:
             top = self.max_posterior
             if not len(self.tuples) and "reason" in self.details:  # nothing to infer, and why
                 extra = str(self.details["reason"])
@@ -121,8 +146,10 @@ class AttackResult:
                     f"max posterior {top:.3g} is above the bound {self.bound:.3g} but not for "
                     "a single value; see sa_value"
                 )
-            scope = " for the targets it could place" if self.not_located else ""
-            return f"SAFE{scope}: no row disclosed by {self.attack} ({extra})"
+            if not self.complete:  # never SAFE on part of the input
+                scope = " for the targets it could place" if self.not_located else ""
+                return f"INCOMPLETE: no row disclosed by {self.attack}{scope} ({extra})"
+            return ("SAFE: " if claim else "") + f"no row disclosed by {self.attack} ({extra})"
         return f"UNSAFE: {self.compromised:,} of {self.n_rows:,} rows disclosed by {self.attack}"
 
     def to_pandas(self) -> pd.DataFrame:

@@ -20,7 +20,9 @@ from typing import Any
 from kerckhoffs.engines.dask_mondrian import DaskGroups
 from kerckhoffs.engines.dask_table import DaskTable
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
+from kerckhoffs.model_syntax import written
 from kerckhoffs.models import ModelResult, PrivacyModel, combine_m_privacy
+from kerckhoffs.models.parse import written_model
 from kerckhoffs.release import Provenance
 
 __all__ = ["ALGORITHMS", "DaskRelease", "check_request", "run_dask"]
@@ -108,8 +110,8 @@ def check_request(
     for m in models:
         if type(m).__name__ not in info.models:
             raise ParameterError(
-                f"{algorithm} cannot enforce {m.name} ({m.parameter}); it enforces: "
-                f"{', '.join(info.models)}"
+                f"{algorithm} cannot enforce {m.name} ({written_model(m)}); it enforces: "
+                f"{', '.join(written(name) for name in info.models)}"
             )
     if algorithm in PROVIDERS:
         setting_from_models(combine_m_privacy(list(models)), algorithm)

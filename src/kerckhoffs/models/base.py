@@ -24,7 +24,10 @@ class ModelResult:
 
     ``group_values[g]`` is the model's measure on group ``g`` (its size for k-anonymity, its
     EMD for t-closeness, ...); ``achieved`` is the release-wide value (the worst group's);
-    ``group_ok[g]`` says whether group ``g`` meets the requested parameter.
+    ``group_ok[g]`` says whether group ``g`` meets the requested parameter. ``scope`` names
+    the sensitive values the verdict was computed on when the schema names a subset of them
+    (``on {Preschool, 1st-4th}``; empty when every value counts):
+    :func:`kerckhoffs.models.scope.with_scope`.
     """
 
     model: str
@@ -34,6 +37,10 @@ class ModelResult:
     group_ok: np.ndarray
     higher_is_better: bool
     detail: str = ""
+    scope: str = ""
+    per_group: bool = True
+    """False for a model of the whole release (differential privacy): its one 'group' is the
+    release, so there are no violating groups to count."""
 
     @property
     def satisfied(self) -> bool:
@@ -55,7 +62,8 @@ class ModelResult:
         verdict = "ok" if self.satisfied else f"VIOLATED in {self.violating} group(s)"
         extra = f", {self.detail}" if self.detail else ""
         achieved = format_number(self.achieved)
-        return f"{self.model} ({self.parameter}): achieved {achieved}{extra} — {verdict}"
+        scope = f" {self.scope}" if self.scope else ""
+        return f"{self.model} ({self.parameter}{scope}): achieved {achieved}{extra} — {verdict}"
 
 
 class PrivacyModel(ABC):
@@ -69,6 +77,9 @@ class PrivacyModel(ABC):
     name: str = "model"
     fields: tuple[str, ...] = ()
     needs_providers: bool = False
+    reads_subset: bool = False
+    """Whether the model bounds only the schema's sensitive subset when one is named (its
+    verdict then names the subset: :mod:`kerckhoffs.models.scope`)."""
     """Whether checking the model needs each row's data provider (m-privacy), which the
     published files do not hold."""
 

@@ -70,7 +70,14 @@ class DPTarget(PrivacyModel):
 
     def _result(self, eps: float, delta: float, ok: bool, detail: str) -> ModelResult:
         return ModelResult(
-            self.name, self.parameter, eps, np.array([eps]), np.array([ok]), False, detail
+            self.name,
+            self.parameter,
+            eps,
+            np.array([eps]),
+            np.array([ok]),
+            False,
+            detail,
+            per_group=False,
         )
 
 

@@ -59,6 +59,7 @@ class AlphaKAnonymity(PrivacyModel):
 
     name = "(alpha,k)-anonymity"
     fields = ("alpha", "k")
+    reads_subset = True
 
     def __init__(self, alpha: float, k: int) -> None:
         require(0 < alpha <= 1, f"alpha must be in (0, 1], got {alpha}")

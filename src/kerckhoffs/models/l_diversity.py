@@ -35,6 +35,7 @@ class LDiversity(PrivacyModel):
 
     name = "l-diversity"
     fields = ("l",)
+    reads_subset = True
 
     def __init__(self, l: float) -> None:  # noqa: E741
         require(l >= 1, f"l must be at least 1, got {l}")

@@ -27,6 +27,7 @@ class MConfidentiality(PrivacyModel):
 
     name = "m-confidentiality (per group)"
     fields = ("m",)
+    reads_subset = True
 
     def __init__(self, m: int) -> None:
         require(int(m) == m and m >= 1, f"m must be a positive integer, got {m}")

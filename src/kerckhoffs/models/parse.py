@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.model_syntax import SYNTAX, model_names
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy, LabelDifferentialPrivacy
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
@@ -17,21 +18,6 @@ from kerckhoffs.models.l_diversity import (
 from kerckhoffs.models.m_confidentiality import MConfidentiality
 from kerckhoffs.models.m_privacy import MPrivacy
 from kerckhoffs.models.t_closeness import TCloseness
-
-SYNTAX = {
-    "KAnonymity": "k",
-    "LDiversity": "l",
-    "DistinctLDiversity": "distinct-l",
-    "EntropyLDiversity": "entropy-l",
-    "RecursiveCLDiversity": "recursive-cl",
-    "TCloseness": "t",
-    "AlphaKAnonymity": "alpha-k",
-    "MConfidentiality": "m",
-    "MPrivacy": "m-privacy",
-    "DifferentialPrivacy": "dp",
-    "LabelDifferentialPrivacy": "label-dp",
-}
-"""Each model class's name as written on the command line (``--model NAME=VALUE``)."""
 
 
 def parse_model(spec: str) -> PrivacyModel:
@@ -93,13 +79,24 @@ def parse_model(spec: str) -> PrivacyModel:
         if len(nums) not in {1, 2}:
             raise ParameterError(f"model {spec!r}: expected EPS or EPS,DELTA")
         return LabelDifferentialPrivacy(*nums)
-    raise ParameterError(
-        f"unknown model {name!r} in {spec!r} (known: k, l, distinct-l, entropy-l, "
-        "recursive-cl, t, alpha-k, m, m-privacy, dp, label-dp)"
-    )
+    raise ParameterError(f"unknown model {name!r} in {spec!r} (known: {', '.join(model_names())})")
 
 
 def _int(x: float, spec: str) -> int:
     if not float(x).is_integer():
         raise ParameterError(f"model {spec!r}: {format_number(x)} must be an integer")
     return int(x)
+
+
+def written_model(model: PrivacyModel) -> str:
+    """``model`` as users type it (``l=3``, ``distinct-l=2``, ``dp=1``, ``m-privacy=2``)."""
+    name = SYNTAX.get(type(model).__name__, model.name)
+    if name == "m-privacy":
+        return f"{name}={format_number(model.m)}"  # type: ignore[attr-defined]
+    values = [getattr(model, f) for f in model.fields]
+    if name == "dp" and values[1:] == [0.0]:
+        values = values[:1]  # pure DP: no delta
+    return f"{name}=" + ",".join(format_number(float(v)) for v in values)
+
+
+__all__ = ["SYNTAX", "parse_model", "written_model"]
