@@ -502,7 +502,6 @@ def anonymize(
         out.print(
             f"{info.name}: {counted(release.table.n, 'cell')} of noisy counts ({how}; DP under "
             f"{noise.neighbours.value} neighbours)",
-            soft_wrap=True,
         )
     else:
         out.print(
@@ -525,18 +524,16 @@ def anonymize(
     if provider_rows is not None:
         out.print(
             f"wrote the provider of each published row to {provider_rows} (keep it private)",
-            soft_wrap=True,
         )
     if publication is not None:
         entry = publication.entry
         if new_ledger:
-            err.print(f"note: {ledger} did not exist; a new ledger starts there", soft_wrap=True)
+            err.print(f"note: {ledger} did not exist; a new ledger starts there")
         # no count of people: who was charged, and who was left out, is in the ledger only
         out.print(
             f"recorded epsilon={entry.epsilon:g}, delta={entry.delta:g} ({entry.neighbours} "
             f"neighbours) in ledger {ledger} before publishing (keep it private; `kerckhoffs "
             f"budget {ledger}` shows it)",
-            soft_wrap=True,
         )
 
 
