@@ -14,10 +14,10 @@ runner = CliRunner()
 
 def test_audit_algorithm_finds_mondrian_violations() -> None:
     res = runner.invoke(
-        app, ["audit-algorithm", "mondrian", "--rows", "6", "--trials", "40", "--seed", "1"]
+        app, ["audit-algorithm", "mondrian", "--rows", "6", "--trials", "8", "--seed", "1"]
     )
     assert res.exit_code == 1, res.output
-    assert "of 40 audited tables violate" in res.output
+    assert "of 8 audited tables violate" in res.output
     assert "smallest violating table" in res.output and "smart" in res.output
 
 
@@ -30,7 +30,7 @@ def test_audit_algorithm_passes_mondrian_plus() -> None:
             "--rows",
             "6",
             "--trials",
-            "20",
+            "8",
             "--seed",
             "1",
             "--model",
@@ -38,7 +38,7 @@ def test_audit_algorithm_passes_mondrian_plus() -> None:
         ],
     )
     assert res.exit_code == 0, res.output
-    assert "mondrian+ (l=2): 0 of 20 audited tables violate" in " ".join(res.output.split())
+    assert "mondrian+ (l=2): 0 of 8 audited tables violate" in " ".join(res.output.split())
 
 
 @pytest.mark.parametrize(

@@ -138,7 +138,15 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("seed", "case"), list(enumerate(CASES)))
+@pytest.mark.parametrize(
+    ("seed", "case"),
+    # one case of each anonymizer in the default suite; the others (score, provider order, a
+    # second mondrian-mprivacy setting) in the slow suite: each case costs a second of cluster
+    [
+        (i, c) if i in (0, 3) else pytest.param(i, c, marks=pytest.mark.slow)
+        for i, c in enumerate(CASES)
+    ],
+)
 def test_same_partition_as_in_memory(dask_client: Any, seed: int, case: tuple) -> None:
     from kerckhoffs.engines.dask_providers import mprivacy_dask
     from kerckhoffs.engines.dask_table import encode_dask

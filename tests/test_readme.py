@@ -106,15 +106,14 @@ def test_every_command_runs_as_printed_in_order(folder: Path, warm_cli: WarmCli)
     """In order, in one folder. The first command runs through the installed ``kerckhoffs``
     console script with bash; the other plain ``kerckhoffs`` calls run in forked children of
     one warm interpreter (the ``warm_cli`` fixture: the same entry point, without ~0.7 s of
-    start-up each), and every command with shell syntax runs with bash. Then the first lines
-    run again as printed, over what the first run wrote (the whole block twice in a row is
-    ``test_the_block_runs_twice``, in the slow suite)."""
+    start-up each), and every command with shell syntax runs with bash. That each command
+    runs again over what the first run wrote is ``test_every_command_that_writes_can_run_again``
+    (every writer says ``--overwrite``) and, run for real, ``test_the_block_runs_twice`` in the
+    slow suite."""
     for i, command in enumerate(commands()):
         if _slow(command):
             continue
         _assert_ran(command, _run(command, folder, warm_cli if i else None))
-    for command in commands()[:RERUN]:
-        _assert_ran(command, _run(command, folder, warm_cli))
     _first_adult_release_has_no_group_of_one(folder)
 
 
@@ -125,11 +124,6 @@ def _first_adult_release_has_no_group_of_one(folder: Path) -> None:
     out = folder / first.split("--out ")[1].split()[0]
     sizes = pd.read_csv(out / "release.csv", usecols=["group"])["group"].value_counts()
     assert sizes.min() >= 2, f"{int((sizes == 1).sum())} rows published in a group of one"
-
-
-RERUN = 6
-"""How many of the block's first lines the default suite runs a second time (the data
-preparation, a check, the algorithm list and the first two releases)."""
 
 
 def _writes(command: str) -> bool:

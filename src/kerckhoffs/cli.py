@@ -517,10 +517,7 @@ def anonymize(
         )
     print_results(results)
     print_singletons(release)
-    out.print(
-        f"wrote {release.scheme.value} release to {out_dir} (independent check passed)",
-        soft_wrap=True,
-    )
+    out.print(f"wrote {release.scheme.value} release to {out_dir} (independent check passed)")
     if provider_rows is not None:
         out.print(
             f"wrote the provider of each published row to {provider_rows} (keep it private)",
