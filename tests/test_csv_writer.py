@@ -289,3 +289,23 @@ def test_published_csv_holds_no_formula_and_reads_back_equal(
     qi = release.frames()["release"]
     back_csv = Release.from_published(out, verify=False).frames()["release"]
     assert sorted(back_csv["ward"].astype(str)) == sorted(qi["ward"].astype(str))
+
+
+def test_attack_findings_hold_no_formula(tmp_path: Path) -> None:
+    """``tuples.csv`` of an attack carries the release's SA values: a value that a
+    spreadsheet would run (``=HYPERLINK(...)``, ``@SUM(...)``) is written with a leading
+    ``'``, a plain number stays, and ``summary.json`` says the CSV was written so."""
+    import csv
+    import json
+
+    from kerckhoffs.attacks.result import AttackResult
+
+    values = [HOSTILE[0], "@SUM(1+1)", "-5", "flu"]
+    tuples = pd.DataFrame({"row": range(4), "sa_value": values, "posterior": 1.0, "breached": True})
+    AttackResult("test", tuples, n_rows=4).write(tmp_path / "found")
+    with (tmp_path / "found" / "tuples.csv").open(newline="", encoding="utf-8") as fh:
+        written = [r[1] for r in list(csv.reader(fh))[1:]]
+    assert written == ["'" + HOSTILE[0], "'@SUM(1+1)", "-5", "flu"]
+    assert not [c for c in written if _formula_like(c)]
+    summary = json.loads((tmp_path / "found" / "summary.json").read_text())
+    assert summary["csv_formula_prefix"] == "'"

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.data.csv_cells import META_KEY, PREFIX, protect_formulas
+from kerckhoffs.data.io import write_csv
 from kerckhoffs.data.output import output_directory
 
 TUPLE_COLUMNS = ("row", "sa_value", "posterior", "breached")
@@ -162,15 +164,17 @@ class AttackResult:
 
     def write(self, out: str | Path, overwrite: bool = False) -> Path:
         """Write ``tuples.csv`` and ``summary.json`` into directory ``out`` (atomically: on
-        failure nothing is left behind; an existing ``out`` needs ``overwrite``)."""
+        failure nothing is left behind; an existing ``out`` needs ``overwrite``). Text cells a
+        spreadsheet would run as formulas get a leading ``'`` in the CSV, as in a release
+        (:mod:`kerckhoffs.data.csv_cells`); ``summary.json`` says so."""
         with (
             output_directory(out, kind="attack", overwrite=overwrite) as claim,
             claim.staging() as tmp,
         ):
-            self.tuples.to_csv(tmp / "tuples.csv", index=False)
-            (tmp / "summary.json").write_text(
-                json.dumps(self.summary() | {"verdict": self.verdict()}, indent=2) + "\n"
-            )
+            # the SA values come from the release: a spreadsheet must not run one as a formula
+            write_csv(protect_formulas(self.tuples), tmp / "tuples.csv")
+            summary = self.summary() | {"verdict": self.verdict(), META_KEY: PREFIX}
+            (tmp / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return Path(out)
 
 
