@@ -505,6 +505,11 @@ def test_tables_wrap_at_80_columns_instead_of_cutting_words(
             "error: out of memory: this machine could not hold the computation; run it where "
             "more memory is free, or on a smaller input",
         ),
+        (  # what threading raises when no memory is left for a thread's stack
+            RuntimeError("can't start new thread"),
+            "error: out of memory: this machine could not hold the computation; run it where "
+            "more memory is free, or on a smaller input",
+        ),
     ],
 )
 def test_unexpected_failures_are_one_line_exit_3(

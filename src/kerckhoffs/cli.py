@@ -764,20 +764,33 @@ def run(args: Sequence[str]) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}")
     except MemoryError:  # the machine, not the input nor the code: say so, not "a bug"
-        return _fail(
-            "out of memory: this machine could not hold the computation; run it where more "
-            "memory is free, or on a smaller input",
-            3,
-        )
+        return _out_of_memory()
+    except RuntimeError as exc:
+        if "can't start new thread" in str(exc):  # no memory left for a thread's stack
+            return _out_of_memory()
+        return _internal_error(exc)
     except Exception as exc:  # a bug: say so in one line
-        if os.environ.get("KERCKHOFFS_TRACEBACK"):
-            traceback.print_exc()
-        return _fail(
-            f"internal error ({type(exc).__name__}: {exc}); this is a bug in kerckhoffs, "
-            "please report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
-            3,
-        )
+        return _internal_error(exc)
     return rv if isinstance(rv, int) else 0
+
+
+def _out_of_memory() -> int:
+    return _fail(
+        "out of memory: this machine could not hold the computation; run it where more "
+        "memory is free, or on a smaller input",
+        3,
+    )
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug: say so in one line (the traceback with ``KERCKHOFFS_TRACEBACK=1``)."""
+    if os.environ.get("KERCKHOFFS_TRACEBACK"):
+        traceback.print_exc()
+    return _fail(
+        f"internal error ({type(exc).__name__}: {exc}); this is a bug in kerckhoffs, "
+        "please report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
+        3,
+    )
 
 
 def _fail(message: str, code: int = 2) -> int:
