@@ -532,3 +532,22 @@ def test_unexpected_failures_are_one_line_exit_3(
     assert cli.run(["check", "x.csv"]) == 3
     out, err = capsys.readouterr()
     assert (out, err) == ("", message + "\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["anonymize", "check", "audit", "attack", "budget", "disclosure", "reproduce", "demo"],
+)
+def test_help_prose_fills_its_lines_at_80_columns(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command's description is wrapped at the width, not at its docstring's line breaks:
+    no line of it ends where the next line's first word would still have fitted."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.run([command, "--help"]) == 0
+    text = capsys.readouterr().out
+    prose = text[: text.index("╭")].splitlines()
+    for line, nxt in zip(prose, prose[1:], strict=False):
+        words = nxt.split()
+        if line.strip() and words and not nxt.startswith(("  -", "  *")):
+            assert len(line.rstrip()) + 1 + len(words[0]) > 79, (line, nxt)

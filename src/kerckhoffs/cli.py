@@ -30,6 +30,7 @@ from kerckhoffs.cli_output import (
     out,
     print_results,
     print_singletons,
+    reflow_help,
     value,
     working,
 )
@@ -729,8 +730,21 @@ _register_commands()
 def _command() -> Callable[..., object]:
     """The click command typer builds from :data:`app`, built once per process: building it
     evaluates every command's annotations (about 23 ms), which ``app(...)`` would redo on each
-    :func:`run` of a process that runs many (the tests run about 400)."""
-    return typer.main.get_command(app)
+    :func:`run` of a process that runs many (the tests run about 400). Each command's help
+    is reflowed (:func:`~kerckhoffs.cli_output.reflow_help`): the docstrings' line breaks
+    would otherwise stay in the help, ragged at any width but theirs."""
+    command = typer.main.get_command(app)
+    _reflow(command)
+    return command
+
+
+def _reflow(command: object) -> None:
+    """Reflow the help of ``command`` and of its subcommands, in place."""
+    help_text = getattr(command, "help", None)
+    if isinstance(help_text, str):
+        command.help = reflow_help(help_text)  # type: ignore[attr-defined]
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _reflow(sub)
 
 
 def run(args: Sequence[str]) -> int:

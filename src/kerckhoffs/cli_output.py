@@ -381,6 +381,22 @@ def print_singletons(release: Release, as_it_stands: bool = False) -> None:
         out.print(styled((text, "yellow")))
 
 
+def reflow_help(text: str) -> str:
+    """A command's help with each paragraph's lines joined into one (the terminal wraps it):
+    paragraphs stay apart, and a paragraph whose lines are indented or start a list item
+    (``- ``, ``* ``) keeps its lines. Typer shows a docstring's line breaks as they are.
+
+    >>> reflow_help("Show the loss a\nperson paid.\n\nTotals are\nsums.")
+    'Show the loss a person paid.\n\nTotals are sums.'
+    """
+    out = []
+    for para in text.split("\n\n"):
+        lines = para.split("\n")
+        kept = any(ln.startswith((" ", "\t", "- ", "* ")) for ln in lines)
+        out.append(para if kept else " ".join(ln.strip() for ln in lines if ln.strip()))
+    return "\n\n".join(out)
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun, singular for one: ``1 group``, ``7,192 groups``."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
@@ -417,6 +433,7 @@ __all__ = [
     "print_results",
     "print_singletons",
     "progress_bar",
+    "reflow_help",
     "styled",
     "table",
     "value",
