@@ -106,6 +106,21 @@ def split_budget(
     return [epsilon * x / total for x in w]
 
 
+def split_delta(delta: float, shares: Sequence[float]) -> list[float]:
+    """``delta`` split in proportion to the epsilon ``shares``, each share nudged down one
+    ulp at a time until their float sum is at most ``delta``: the parts' deltas add up by
+    basic composition, and ``1e-6 / 3`` three times sums to ``1.0000000000000002e-06``.
+
+    >>> sum(split_delta(1e-6, [5 / 3] * 3)) <= 1e-6
+    True
+    """
+    total = math.fsum(shares)
+    parts = [delta * e / total for e in shares] if delta > 0 else [0.0] * len(shares)
+    while math.fsum(parts) > delta:
+        parts = [float(np.nextafter(d, 0.0)) for d in parts]
+    return parts
+
+
 def _measure(
     cells: Sequence[int],
     epsilons: Sequence[float],
@@ -113,9 +128,14 @@ def _measure(
     mechanism: Mechanism,
     neighbours: Neighbours,
     target: float,
+    target_delta: float = 0.0,
 ) -> tuple[list[Any], list[NoiseSpec]]:
     """One OpenDP measurement per part; the shares shrink by a relative 1e-12 (a few
-    times at most) if the sum of OpenDP's maps exceeds the target by float rounding."""
+    times at most) if the sum of OpenDP's maps exceeds the target by float rounding (the
+    single mechanisms nudge their scale the same way). The deltas must already sum to at
+    most ``target_delta`` (:func:`split_delta`); a sum above it fails closed."""
+    if math.fsum(deltas) > target_delta:  # pragma: no cover (split_delta ensures it)
+        raise PrivacyCheckFailed(f"the marginals' deltas add up to more than {target_delta!r}")
     for attempt in range(4):
         shrink = (1 - 1e-12) ** attempt
         built = [
@@ -200,8 +220,8 @@ def dp_marginals(
             "generalize with levels=NAME:LEVEL,... or raise max_cells"
         )
     shares = split_budget(eps, len(sets), weights)
-    dshares = [dlt * e / eps for e in shares]
-    meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps)
+    dshares = split_delta(dlt, shares)
+    meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps, dlt)
     raw = [
         add_noise(true_counts(k, d.size), m, spec)
         for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
@@ -274,8 +294,8 @@ def dp_marginals(
             else CLAMP_AND_ROUND
         ),
     )
-    if noise.privacy_map > eps:  # pragma: no cover (_measure ensures it)
-        raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps}")
+    if noise.privacy_map > eps or noise.delta > dlt:  # pragma: no cover (_measure ensures it)
+        raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps!r}")
     columns = {c.name: c for c in [*table.qi_columns, table.sa_column]}
     axes = [
         {
@@ -299,4 +319,11 @@ def dp_marginals(
     return release
 
 
-__all__ = ["MARGINAL", "dp_marginals", "marginal_domain", "parse_marginals", "split_budget"]
+__all__ = [
+    "MARGINAL",
+    "dp_marginals",
+    "marginal_domain",
+    "parse_marginals",
+    "split_budget",
+    "split_delta",
+]

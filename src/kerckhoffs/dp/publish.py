@@ -60,6 +60,7 @@ from kerckhoffs.dp.ledger import (
     people_of_input,
     privacy_loss_of,
     release_digest,
+    saturated_sum,
     steps_per_row,
 )
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
@@ -213,7 +214,8 @@ class LedgerTransaction:
         uniq = np.asarray(uniq, dtype=object)
         before_eps, before_delta = self.ledger.totals_of(uniq)
         add_eps, add_delta = charge(k, epsilon, delta, notion, self.ledger.neighbours)
-        after_eps, after_delta = before_eps + add_eps, before_delta + add_delta
+        after_eps = saturated_sum(before_eps, add_eps)
+        after_delta = saturated_sum(before_delta, add_delta)
         b_eps, b_delta = self.budget
         over = (after_eps > b_eps * (1 + TOLERANCE)) | (after_delta > b_delta * (1 + TOLERANCE))
         if over.any() and self.over_budget == "refuse":
