@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,7 @@ def split_budget(
 
 def split_delta(delta: float, shares: Sequence[float]) -> list[float]:
     """``delta`` split in proportion to the epsilon ``shares``, each share nudged down one
-    ulp at a time until their float sum is at most ``delta``: the parts' deltas add up by
+    ulp at a time until their exact sum is at most ``delta``: the parts' deltas add up by
     basic composition, and ``1e-6 / 3`` three times sums to ``1.0000000000000002e-06``.
 
     >>> sum(split_delta(1e-6, [5 / 3] * 3)) <= 1e-6
@@ -116,9 +117,25 @@ def split_delta(delta: float, shares: Sequence[float]) -> list[float]:
     """
     total = math.fsum(shares)
     parts = [delta * e / total for e in shares] if delta > 0 else [0.0] * len(shares)
-    while math.fsum(parts) > delta:
+    while exact_sum(parts) > delta:
         parts = [float(np.nextafter(d, 0.0)) for d in parts]
     return parts
+
+
+def exact_sum(values: Sequence[float]) -> Fraction:
+    """The sum of ``values`` without rounding (each float is a fraction): a composed loss is
+    compared with its target exactly, since even ``math.fsum`` rounds its result to a float,
+    which may land on the target when the true sum is above it."""
+    return sum((Fraction(v) for v in values), Fraction(0))
+
+
+def sum_up(values: Sequence[float]) -> float:
+    """The float nearest above the exact sum of ``values`` (what a release records as its
+    composed loss: never less than the true sum; at most a target that the exact sum is
+    within, since the target is a float)."""
+    exact = exact_sum(values)
+    total = math.fsum(values)
+    return total if Fraction(total) >= exact else float(np.nextafter(total, math.inf))
 
 
 def _measure(
@@ -131,10 +148,11 @@ def _measure(
     target_delta: float = 0.0,
 ) -> tuple[list[Any], list[NoiseSpec]]:
     """One OpenDP measurement per part; the shares shrink by a relative 1e-12 (a few
-    times at most) if the sum of OpenDP's maps exceeds the target by float rounding (the
-    single mechanisms nudge their scale the same way). The deltas must already sum to at
-    most ``target_delta`` (:func:`split_delta`); a sum above it fails closed."""
-    if math.fsum(deltas) > target_delta:  # pragma: no cover (split_delta ensures it)
+    times at most) if the exact sum of OpenDP's maps (:func:`exact_sum`) exceeds the target by
+    float rounding (the single mechanisms nudge their scale the same way). The deltas must
+    already sum to at most ``target_delta`` (:func:`split_delta`); a sum above it fails
+    closed."""
+    if exact_sum(deltas) > target_delta:  # pragma: no cover (split_delta ensures it)
         raise PrivacyCheckFailed(f"the marginals' deltas add up to more than {target_delta!r}")
     for attempt in range(4):
         shrink = (1 - 1e-12) ** attempt
@@ -142,7 +160,7 @@ def _measure(
             count_measurement(c, e * shrink, mechanism, neighbours, d)
             for c, e, d in zip(cells, epsilons, deltas, strict=True)
         ]
-        if math.fsum(s.privacy_map for _, s in built) <= target:
+        if exact_sum([s.privacy_map for _, s in built]) <= target:
             return [m for m, _ in built], [s for _, s in built]
     raise PrivacyCheckFailed(  # pragma: no cover (a relative 3e-12 is always enough)
         f"the marginals' privacy maps add up to more than epsilon {target}"
@@ -280,8 +298,8 @@ def dp_marginals(
         sum(s.sensitivity for s in specs),
         min(s.scale for s in specs),
         eps,
-        math.fsum(s.delta for s in specs) if dlt else 0.0,
-        math.fsum(s.privacy_map for s in specs),
+        sum_up([s.delta for s in specs]) if dlt else 0.0,
+        sum_up([s.privacy_map for s in specs]),
         opendp_version(),
         total_cells,
         parts,
@@ -322,8 +340,10 @@ def dp_marginals(
 __all__ = [
     "MARGINAL",
     "dp_marginals",
+    "exact_sum",
     "marginal_domain",
     "parse_marginals",
     "split_budget",
     "split_delta",
+    "sum_up",
 ]

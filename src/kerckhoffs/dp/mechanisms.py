@@ -261,11 +261,13 @@ def as_float(value: Any) -> float:
 
 def shown_number(value: Any) -> str:
     """``value`` for an error line: its repr, but an integer of more than 16 digits as
-    ``about 10^N`` (a 400-digit epsilon is not worth 400 characters, and Python refuses to
-    print an integer of more than 4,300 digits)."""
+    ``about 10^N`` and a text of more than 40 characters cut (a 400-digit epsilon is not worth
+    400 characters, and Python refuses to print an integer of more than 4,300 digits)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
         sign = "-" if value < 0 else ""
         return f"{sign}about 10^{math.floor(math.log10(abs(value)))}"
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:24]!r}… ({len(value):,} characters)"
     return repr(value)
 
 
