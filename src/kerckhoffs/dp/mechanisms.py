@@ -473,12 +473,13 @@ def _gaussian_scale(d_in: float, epsilon: float, delta: float) -> float:
     map at ``d_in`` has ``epsilon' <= epsilon`` (the map does not depend on the number of
     cells, so a one-cell measurement is searched; remembered by its arguments).
 
-    Starts from Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε`` (at most :data:`MAX_SCALE`),
-    brackets the answer by steps that square each time (a handful of OpenDP builds even when
-    the start is 10^300 off, as at epsilon 1e308), narrows the bracket geometrically to a
-    factor 2, then bisects to float resolution (about 60 builds in all, 0.3 s). An epsilon
-    above :data:`GAUSSIAN_MAX_LOSS` gets that loss's scale (the release records the smaller
-    loss); one that needs a scale above :data:`MAX_SCALE` is a one-line ParameterError."""
+    Starts from Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, or ``Δ2/sqrt(2ε)`` (zCDP rho equal
+    to epsilon) when larger, at most :data:`MAX_SCALE`; brackets the answer by steps that
+    square each time (a handful of OpenDP builds even when the start is far off), narrows the
+    bracket geometrically to a factor 2, then bisects to float resolution (about 55 builds in
+    all, 0.2 s). An epsilon above :data:`GAUSSIAN_MAX_LOSS` gets that loss's scale (the
+    release records the smaller loss); one that needs a scale above :data:`MAX_SCALE` is a
+    one-line ParameterError."""
 
     epsilon = min(epsilon, GAUSSIAN_MAX_LOSS)
 
@@ -486,7 +487,9 @@ def _gaussian_scale(d_in: float, epsilon: float, delta: float) -> float:
         return _gaussian_loss(sigma, delta, d_in) <= epsilon
 
     classic = d_in * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
-    start = min(max(classic, 1e-300), MAX_SCALE)
+    # at a large epsilon the classic bound is far too small (OpenDP's map overflows there);
+    # the scale whose zCDP rho is epsilon is just too small (epsilon' >= rho) and computable
+    start = min(max(classic, d_in / math.sqrt(2 * epsilon), 1e-300), MAX_SCALE)
     factor = 2.0
     if fits(start):
         hi = start
