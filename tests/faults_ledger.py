@@ -193,8 +193,10 @@ FAULTS = [
           ("budget",)),
     Fault("ledger-not-dp", args(*ANON, "-o", "x", "--ledger", "l.json"),
           ("--ledger", "DP release", "mondrian")),
+    # a ledger's folder is never created (before any other check): nothing left behind
     Fault("ledger-in-new-folders-refused",
-          args(*ANON, "-o", "x", "--ledger", "new/folders/l.json"), ("--ledger", "DP release")),
+          args(*ANON, "-o", "x", "--ledger", "new/folders/l.json"),
+          ("new/folders", "does not exist")),
     Fault("ledger-without-dp-model",
           args("anonymize", "data.csv", "-s", "demo/schema.toml", "-a", "dp-histogram", "-m",
                "dp=1", "-m", "dp=2", "-O", "levels=age:4,sex:1,zip:1,nationality:1", "-o", "x",

@@ -287,6 +287,7 @@ def test_budget_refusal_end_to_end_with_dp_histogram(  # type: ignore[no-untyped
     ``--over-budget refuse``, is refused in one line, nothing written and the ledger
     unchanged (the default leaves them out instead: tests/test_dp_ledger.py)."""
     ledger = tmp_path / "private" / "ledger.json"
+    ledger.parent.mkdir()
     args = ["anonymize", demo_csv, "-s", SCHEMA, "-a", "dp-histogram", "-m", "dp=0.6", *LEVELS]
     code, stdout, err = run_cli(
         monkeypatch, capsys, *args, "-o", tmp_path / "a", "--ledger", ledger, "--budget", "1"

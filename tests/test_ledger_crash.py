@@ -120,6 +120,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("crash")
     generate_hospital(120, 3).to_csv(ws / "data.csv", index=False)
     shutil.copytree(DEMO, ws / "demo")
+    (ws / "private").mkdir()  # a ledger's folder is never created for it
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(ws)
         assert run([*COMMAND, "-o", "first"]) == 0

@@ -303,7 +303,8 @@ def anonymize(
         typer.Option(
             "--ledger",
             help="A DP release only: record it (epsilon, delta, who is in it: the identifier "
-            "column) in this privacy ledger, created if missing (see `kerckhoffs budget`). "
+            "column) in this privacy ledger, created if missing in an existing folder (see "
+            "`kerckhoffs budget`). "
             "Keep it private: it names people.",
         ),
     ] = None,

@@ -346,14 +346,12 @@ def fit_words(t: Table, width: int, longest: int = 0) -> RenderableType:
 
 def print_results(results: list[ModelResult]) -> None:
     """One table row per model: required, achieved, violating groups and the verdict."""
-    from kerckhoffs.models.base import format_number
-
     t = table("model", "required", "achieved", "violating groups", "verdict")
     for r in results:
         t.add_row(
             r.model,
             r.parameter + (f" {r.scope}" if r.scope else ""),
-            format_number(r.achieved) + (f" ({r.detail})" if r.detail else ""),
+            r.achieved_text + (f" ({r.detail})" if r.detail else ""),
             f"{r.violating:,} of {r.group_ok.size:,}" if r.per_group else "— (release-wide)",
             styled(("ok", "green")) if r.satisfied else styled(("violated", "red")),
         )

@@ -185,7 +185,8 @@ def cell_domain(
 
 def refuse_missing_drop(table: Table, algorithm: str) -> None:
     """Refuse a table encoded under ``missing = "drop"`` in a column it reads (schema-wide or
-    for that column), before any count: a one-line ParameterError naming the column.
+    for that column), before any count: a one-line ParameterError naming the column that sets
+    it, or the schema-wide setting when no column does.
 
     Dropping a row because one of its values is missing is not a function of the public cell
     domain: a neighbour whose only change is one value turned missing loses the whole row, so
@@ -201,15 +202,17 @@ def refuse_missing_drop(table: Table, algorithm: str) -> None:
     used = [*schema.quasi, schema.sensitive]
     if schema.provider is not None:
         used.append(schema.provider)
-    dropped = [c.name for c in used if schema.missing_policy(c) == MissingPolicy.DROP]
-    if dropped:
+    own = [c.name for c in used if c.missing == MissingPolicy.DROP]
+    inherited = [c.name for c in used if c.missing is None and schema.missing == MissingPolicy.DROP]
+    if own or inherited:
         where = (
-            'the schema sets missing = "drop"'
-            if schema.missing == MissingPolicy.DROP
-            else f'column {dropped[0]!r} sets missing = "drop"'
+            f'column {own[0]!r} sets missing = "drop"'
+            if own
+            else 'the schema-wide setting missing = "drop" (at the top of the schema, for every '
+            "column without its own)"
         )
         raise ParameterError(
-            f"{algorithm}: {where} (column {dropped[0]!r}), which a DP release cannot use: "
+            f"{algorithm}: {where}, which a DP release cannot use: "
             "dropping a row for one missing value changes n and its cells, so a neighbour "
             'that turns one value missing is told apart; use missing = "category" (missing '
             'becomes the value "?", which the column\'s hierarchy file must list)'

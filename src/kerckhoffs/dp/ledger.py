@@ -96,6 +96,7 @@ from kerckhoffs.data import manifest
 from kerckhoffs.data.io import atomic_file, read_table, remove_stale_temporaries
 from kerckhoffs.data.output import umask
 from kerckhoffs.data.schema import Schema
+from kerckhoffs.dp.mechanisms import as_float, shown_number
 from kerckhoffs.errors import InputError, ParameterError
 
 FORMAT = "kerckhoffs-ledger"
@@ -169,9 +170,9 @@ def _number(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | str | np.number):
         raise ParameterError(f"{what} {value!r}: expected a number")
     try:
-        return float(value)
-    except (ValueError, OverflowError):
-        raise ParameterError(f"{what} {value!r}: not a number in range") from None
+        return as_float(value)  # an integer beyond a float is inf, refused as too large
+    except ValueError:
+        raise ParameterError(f"{what} {shown_number(value)}: not a number in range") from None
 
 
 def parse_budget(budget: float | str | tuple[float, float]) -> tuple[float, float]:
@@ -186,19 +187,25 @@ def parse_budget(budget: float | str | tuple[float, float]) -> tuple[float, floa
         parts = list(budget)
     else:
         parts = [budget]
+    shown = shown_number(budget)
     if len(parts) not in (1, 2):
-        raise ParameterError(f"budget {budget!r}: expected EPSILON or EPSILON,DELTA")
+        raise ParameterError(f"budget {shown}: expected EPSILON or EPSILON,DELTA")
     try:
         nums = [_number(p, "budget") for p in parts]
     except ParameterError:
         raise ParameterError(
-            f"budget {budget!r}: expected EPSILON or EPSILON,DELTA (e.g. 1 or 1,1e-6)"
+            f"budget {shown}: expected EPSILON or EPSILON,DELTA (e.g. 1 or 1,1e-6)"
         ) from None
     eps, delta = nums[0], (nums[1] if len(nums) == 2 else 0.0)
+    if eps == math.inf:
+        raise ParameterError(
+            f"budget {shown}: epsilon is too large (beyond the largest float, about 1.8e308, "
+            "it is not a finite number)"
+        )
     if not (math.isfinite(eps) and eps > 0):
-        raise ParameterError(f"budget {budget!r}: epsilon must be a positive number")
+        raise ParameterError(f"budget {shown}: epsilon must be a positive number")
     if not (math.isfinite(delta) and 0 <= delta < 1):
-        raise ParameterError(f"budget {budget!r}: delta must be in [0, 1)")
+        raise ParameterError(f"budget {shown}: delta must be in [0, 1)")
     return eps, delta
 
 
@@ -253,6 +260,13 @@ def charge(
     ``neighbours`` pays against a budget under ``ledger_neighbours`` (module docstring)."""
     steps = steps_per_row(neighbours, ledger_neighbours)
     return group_loss(np.asarray(rows, dtype=np.int64) * steps, epsilon, delta)
+
+
+def saturated_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` of non-negative totals, ``inf`` where the sum passes the largest float (the
+    intended saturation: over any budget), without numpy's overflow warning."""
+    with np.errstate(over="ignore"):
+        return np.add(a, b)
 
 
 def _over(total: np.ndarray, budget: float) -> np.ndarray:
@@ -335,6 +349,21 @@ def read_regular_file(path: Path, shown: str | Path) -> bytes | None:
                 "refusing to read it"
             )
         return fh.read()
+
+
+def refuse_hard_links(st: os.stat_result, shown: str | Path) -> None:
+    """A one-line :class:`~kerckhoffs.errors.InputError` when the ledger file has more than
+    one hard link. A ledger is saved by renaming a complete new file over its name (atomic:
+    a crash leaves the old or the new, never half), which gives that one name a new file and
+    leaves every other name holding the old accounts: two ledgers from then on, each missing
+    the other's charges. A symbolic link is followed and stays one ledger; a hard link cannot
+    be, so it is refused rather than split."""
+    if st.st_nlink > 1:
+        raise InputError(
+            f"ledger {shown} has {st.st_nlink} hard links (other names for the same file); "
+            "saving it replaces one name only and would split the ledger in two: keep one "
+            "name (a symbolic link to it is fine) and remove the others"
+        )
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -555,8 +584,9 @@ class Ledger:
         for e in self.entries:  # a loop over releases, not rows
             k = np.bincount(e.members, minlength=n)
             e_eps, e_delta = charge(k, e.epsilon, e.delta, e.neighbours, self.neighbours)
-            eps += e_eps
-            delta += e_delta
+            with np.errstate(over="ignore"):  # a sum beyond a float saturates at inf
+                eps += e_eps
+                delta += e_delta
             releases += k > 0
         return eps, delta, releases
 
@@ -605,8 +635,8 @@ class Ledger:
         uniq = np.asarray(uniq, dtype=object)
         before_eps, before_delta = self.totals_of(uniq)
         add_eps, add_delta = charge(k, eps, d, parse_notion(neighbours), self.neighbours)
-        after_eps = before_eps + add_eps
-        after_delta = before_delta + add_delta
+        after_eps = saturated_sum(before_eps, add_eps)
+        after_delta = saturated_sum(before_delta, add_delta)
         over = _over(after_eps, b_eps) | _over(after_delta, b_delta)
         table = pd.DataFrame(
             {"epsilon": after_eps[over], "delta": after_delta[over]},
@@ -699,6 +729,8 @@ class Ledger:
         real = Path(os.path.realpath(target))
         own = self.path is not None and real == Path(os.path.realpath(self.path))
         with lock(real):
+            with contextlib.suppress(FileNotFoundError):
+                refuse_hard_links(os.stat(real), target)
             if own and _sha_on_disk(real) != self._loaded_sha:
                 raise InputError(
                     f"ledger {target}: changed by another process since it was read; "
@@ -751,33 +783,27 @@ def lock(path: str | Path) -> Iterator[None]:
     """Hold the ledger's exclusive lock (``flock`` on ``.NAME.kerckhoffs-lock`` beside the
     real file, links followed) for the block: between reading the ledger and recording a
     release nobody else may record. Re-entrant within a process; a second process fails at
-    once with one line. Folders it creates for a new ledger are removed again if the block
-    leaves them empty (nothing recorded)."""
+    once with one line. Refused in one line: a ledger whose folder does not exist
+    (:func:`require_folder`: no folder is ever created for a ledger) and a ledger file with
+    several hard links (:func:`refuse_hard_links`: saving it would split it). Reading a
+    ledger (``kerckhoffs budget``) takes no lock and refuses neither."""
     target = Path(os.path.realpath(path))
     if target in _HELD:
         yield
         return
+    require_folder(path)
+    with contextlib.suppress(FileNotFoundError):
+        refuse_hard_links(os.stat(target), path)
     lock_path = target.parent / f".{target.name}{LOCK_SUFFIX}"
-    created = []
-    folder = target.parent
-    while not folder.exists() and not folder.is_symlink():
-        created.append(folder)  # deepest first
-        folder = folder.parent
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"ledger {path}: cannot create {target.parent} ({exc.strerror})") from None
     while True:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~umask())
         except OSError as exc:
-            _remove_empty(created)
             raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
-            _remove_empty(created)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise InputError(
                     f"ledger {path} is in use by another kerckhoffs process; wait for it to finish"
@@ -798,16 +824,23 @@ def lock(path: str | Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(lock_path)  # before closing: a waiting process then retries cleanly
         os.close(fd)
-        _remove_empty(created)
 
 
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove ``folders`` (deepest first) while they are empty: never what someone put there."""
-    for folder in folders:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
+def require_folder(path: str | Path) -> None:
+    """A one-line :class:`~kerckhoffs.errors.InputError` naming the folder when the folder
+    of the ledger ``path`` (links followed) does not exist. A ledger is the record of what
+    everyone has spent: creating its folder would turn a typo in the path
+    (``/srv/ledgr/L.json``) into a fresh, empty ledger, a full budget for everyone, with only
+    a note. A new ledger file in an existing folder is how a ledger starts."""
+    given = Path(path)
+    real = Path(os.path.realpath(given))
+    if not real.parent.is_dir():
+        shown = given.parent if not given.parent.is_symlink() else real.parent
+        raise InputError(
+            f"ledger {given}: its folder {shown} does not exist; a ledger's folder is never "
+            "created (a mistyped path would start everyone on a fresh budget): fix the path, "
+            "or create the folder first"
+        )
 
 
 # -- who is in a release -------------------------------------------------------------------------
@@ -920,6 +953,9 @@ __all__ = [
     "people_of_input",
     "privacy_loss_of",
     "read_regular_file",
+    "refuse_hard_links",
     "release_digest",
+    "require_folder",
+    "saturated_sum",
     "steps_per_row",
 ]

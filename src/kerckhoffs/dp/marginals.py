@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,37 @@ def split_budget(
     return [epsilon * x / total for x in w]
 
 
+def split_delta(delta: float, shares: Sequence[float]) -> list[float]:
+    """``delta`` split in proportion to the epsilon ``shares``, each share nudged down one
+    ulp at a time until their exact sum is at most ``delta``: the parts' deltas add up by
+    basic composition, and ``1e-6 / 3`` three times sums to ``1.0000000000000002e-06``.
+
+    >>> sum(split_delta(1e-6, [5 / 3] * 3)) <= 1e-6
+    True
+    """
+    total = math.fsum(shares)
+    parts = [delta * e / total for e in shares] if delta > 0 else [0.0] * len(shares)
+    while exact_sum(parts) > delta:
+        parts = [float(np.nextafter(d, 0.0)) for d in parts]
+    return parts
+
+
+def exact_sum(values: Sequence[float]) -> Fraction:
+    """The sum of ``values`` without rounding (each float is a fraction): a composed loss is
+    compared with its target exactly, since even ``math.fsum`` rounds its result to a float,
+    which may land on the target when the true sum is above it."""
+    return sum((Fraction(v) for v in values), Fraction(0))
+
+
+def sum_up(values: Sequence[float]) -> float:
+    """The float nearest above the exact sum of ``values`` (what a release records as its
+    composed loss: never less than the true sum; at most a target that the exact sum is
+    within, since the target is a float)."""
+    exact = exact_sum(values)
+    total = math.fsum(values)
+    return total if Fraction(total) >= exact else float(np.nextafter(total, math.inf))
+
+
 def _measure(
     cells: Sequence[int],
     epsilons: Sequence[float],
@@ -113,16 +145,22 @@ def _measure(
     mechanism: Mechanism,
     neighbours: Neighbours,
     target: float,
+    target_delta: float = 0.0,
 ) -> tuple[list[Any], list[NoiseSpec]]:
     """One OpenDP measurement per part; the shares shrink by a relative 1e-12 (a few
-    times at most) if the sum of OpenDP's maps exceeds the target by float rounding."""
+    times at most) if the exact sum of OpenDP's maps (:func:`exact_sum`) exceeds the target by
+    float rounding (the single mechanisms nudge their scale the same way). The deltas must
+    already sum to at most ``target_delta`` (:func:`split_delta`); a sum above it fails
+    closed."""
+    if exact_sum(deltas) > target_delta:  # pragma: no cover (split_delta ensures it)
+        raise PrivacyCheckFailed(f"the marginals' deltas add up to more than {target_delta!r}")
     for attempt in range(4):
         shrink = (1 - 1e-12) ** attempt
         built = [
             count_measurement(c, e * shrink, mechanism, neighbours, d)
             for c, e, d in zip(cells, epsilons, deltas, strict=True)
         ]
-        if math.fsum(s.privacy_map for _, s in built) <= target:
+        if exact_sum([s.privacy_map for _, s in built]) <= target:
             return [m for m, _ in built], [s for _, s in built]
     raise PrivacyCheckFailed(  # pragma: no cover (a relative 3e-12 is always enough)
         f"the marginals' privacy maps add up to more than epsilon {target}"
@@ -200,8 +238,8 @@ def dp_marginals(
             "generalize with levels=NAME:LEVEL,... or raise max_cells"
         )
     shares = split_budget(eps, len(sets), weights)
-    dshares = [dlt * e / eps for e in shares]
-    meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps)
+    dshares = split_delta(dlt, shares)
+    meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps, dlt)
     raw = [
         add_noise(true_counts(k, d.size), m, spec)
         for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
@@ -260,8 +298,8 @@ def dp_marginals(
         sum(s.sensitivity for s in specs),
         min(s.scale for s in specs),
         eps,
-        math.fsum(s.delta for s in specs) if dlt else 0.0,
-        math.fsum(s.privacy_map for s in specs),
+        sum_up([s.delta for s in specs]) if dlt else 0.0,
+        sum_up([s.privacy_map for s in specs]),
         opendp_version(),
         total_cells,
         parts,
@@ -274,8 +312,8 @@ def dp_marginals(
             else CLAMP_AND_ROUND
         ),
     )
-    if noise.privacy_map > eps:  # pragma: no cover (_measure ensures it)
-        raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps}")
+    if noise.privacy_map > eps or noise.delta > dlt:  # pragma: no cover (_measure ensures it)
+        raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps!r}")
     columns = {c.name: c for c in [*table.qi_columns, table.sa_column]}
     axes = [
         {
@@ -299,4 +337,13 @@ def dp_marginals(
     return release
 
 
-__all__ = ["MARGINAL", "dp_marginals", "marginal_domain", "parse_marginals", "split_budget"]
+__all__ = [
+    "MARGINAL",
+    "dp_marginals",
+    "exact_sum",
+    "marginal_domain",
+    "parse_marginals",
+    "split_budget",
+    "split_delta",
+    "sum_up",
+]

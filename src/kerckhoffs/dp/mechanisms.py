@@ -250,20 +250,65 @@ class NoiseSpec:
         )
 
 
+def as_float(value: Any) -> float:
+    """``float(value)``, with an integer beyond a float (``10**400``) as ``inf`` of its sign
+    instead of an OverflowError (a text such as ``"1e400"`` already reads as ``inf``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def shown_number(value: Any) -> str:
+    """``value`` for an error line: its repr, but an integer of more than 16 digits as
+    ``about 10^N`` and a text of more than 40 characters cut (a 400-digit epsilon is not worth
+    400 characters, and Python refuses to print an integer of more than 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        sign = "-" if value < 0 else ""
+        return f"{sign}about 10^{math.floor(math.log10(abs(value)))}"
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:24]!r}… ({len(value):,} characters)"
+    return repr(value)
+
+
 def check_budget(epsilon: float, delta: float = 0.0) -> tuple[float, float]:
     """``(epsilon, delta)`` as floats; a non-positive or non-finite epsilon, or a delta
     outside ``[0, 1)``, is a one-line ParameterError."""
     try:
-        eps, dlt = float(epsilon), float(delta)
+        eps, dlt = as_float(epsilon), as_float(delta)
     except (TypeError, ValueError):
+        shown = f"{shown_number(epsilon)}, {shown_number(delta)}"
+        raise ParameterError(f"epsilon and delta must be numbers, got {shown}") from None
+    if eps == math.inf:
         raise ParameterError(
-            f"epsilon and delta must be numbers, got {epsilon!r}, {delta!r}"
-        ) from None
+            f"epsilon {shown_number(epsilon)} is too large (beyond the largest float, about "
+            "1.8e308, it is not a finite number)"
+        )
     if not (math.isfinite(eps) and eps > 0):
-        raise ParameterError(f"epsilon must be a positive finite number, got {epsilon!r}")
+        raise ParameterError(
+            f"epsilon must be a positive finite number, got {shown_number(epsilon)}"
+        )
     if not (math.isfinite(dlt) and 0 <= dlt < 1):
-        raise ParameterError(f"delta must be in [0, 1), got {delta!r}")
+        raise ParameterError(f"delta must be in [0, 1), got {shown_number(delta)}")
     return eps, dlt
+
+
+MAX_SCALE = 2.0**52
+"""Largest noise scale a count release is built with (about 4.5e15). Beyond it a noisy count
+says nothing (its noise dwarfs any table a machine holds) and a sample no longer fits the
+integer a count is stored in, so an epsilon that small is refused in one line
+(:func:`refuse_scale`) rather than published as overflowed numbers."""
+
+
+def refuse_scale(scale: float, epsilon: float, what: str) -> None:
+    """A one-line ParameterError when ``scale`` exceeds :data:`MAX_SCALE` (or is not finite):
+    ``epsilon`` is too small for ``what``."""
+    if not (math.isfinite(scale) and scale <= MAX_SCALE):
+        raise ParameterError(
+            f"epsilon {epsilon:g} is too small for {what}: it needs a noise scale above 2^52 "
+            f"({MAX_SCALE:.2g}), where a noisy count says nothing and no longer fits an integer; "
+            "use a larger epsilon"
+        )
 
 
 def count_measurement(
@@ -292,6 +337,7 @@ def count_measurement(
     sens = histogram_sensitivity(nb)
     integer = mech == Mechanism.GEOMETRIC
     scale = sens / eps
+    refuse_scale(scale, eps, f"{mech.value} noise")
     for _ in range(64):
         meas, loss = _laplace(integer, int(cells), scale, sens)
         if loss <= eps:
@@ -342,8 +388,11 @@ def gaussian_measurement(
     ``make_zCDP_to_approxDP`` + ``make_fix_delta`` turn it into the ``(epsilon', delta)``
     its map reports. The smallest scale ``σ`` with ``epsilon' <= epsilon`` is found by
     bisection on OpenDP's map (tighter than Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, which
-    also needs ``ε < 1``). ``delta`` 0 is a one-line ParameterError: the Gaussian mechanism is
-    never pure DP.
+    also needs ``ε < 1``; :func:`_gaussian_scale`). ``delta`` 0 is a one-line ParameterError:
+    the Gaussian mechanism is never pure DP. At a very large epsilon (about 70,000 and up)
+    OpenDP cannot compute the loss of a scale that small: the release gets the smallest scale
+    it can account for and records that scale's smaller loss; an epsilon so small that the
+    scale would pass :data:`MAX_SCALE` is a one-line ParameterError.
     """
     eps, dlt = check_budget(epsilon, delta)
     nb = count_neighbours(neighbours)
@@ -393,27 +442,81 @@ _gaussian = functools.lru_cache(maxsize=64)(_build_gaussian)
 """:func:`_build_gaussian` remembered by its arguments (as :func:`_laplace`)."""
 
 
+GAUSSIAN_MAX_LOSS = 50_000.0
+"""Largest epsilon the Gaussian's scale is searched for. OpenDP's conversion from zCDP
+overflows (its map fails) once the zCDP rho passes about 70,000, and epsilon is at least rho,
+so a target up to this is always computable; a larger target gets this loss's scale, and the
+release records this smaller loss (a loss of e^50000 protects nothing either way, but a
+command asked for it should not crash). Each overflowing OpenDP call also costs about 0.1 s
+(it captures a backtrace), which a search near the limit would pay dozens of times."""
+
+
+def _gaussian_loss(sigma: float, delta: float, d_in: float) -> float:
+    """OpenDP's ``epsilon'`` at ``d_in`` for the Gaussian at ``sigma`` fixed at ``delta``, or
+    ``inf`` where OpenDP's map overflows: its conversion from zCDP exponentiates the loss,
+    so below some scale (about 0.004 for ``d_in = sqrt 2``) the loss is beyond a float. Only
+    a scale search reads this, and an overflow there only pushes the scale up (more noise):
+    the scale chosen always has a finite map OpenDP computed."""
+    from opendp.mod import OpenDPException
+
+    try:
+        return _build_gaussian(1, sigma, delta, d_in)[2]
+    except OpenDPException as exc:
+        if getattr(exc, "variant", "") == "Overflow":
+            return math.inf
+        raise
+
+
 @functools.lru_cache(maxsize=64)
 def _gaussian_scale(d_in: float, epsilon: float, delta: float) -> float:
     """The smallest scale (to float resolution) whose ``(epsilon', delta)`` from OpenDP's
-    map at ``d_in`` has ``epsilon' <= epsilon``: bisection on the map (about 60 OpenDP
-    builds, 0.3 s; remembered by its arguments). The map does not depend on the number of
-    cells, so a one-cell measurement is bisected."""
+    map at ``d_in`` has ``epsilon' <= epsilon`` (the map does not depend on the number of
+    cells, so a one-cell measurement is searched; remembered by its arguments).
 
-    def loss(sigma: float) -> float:
-        return _build_gaussian(1, sigma, delta, d_in)[2]
+    Starts from Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, or ``Δ2/sqrt(2ε)`` (zCDP rho equal
+    to epsilon) when larger, at most :data:`MAX_SCALE`; brackets the answer by steps that
+    square each time (a handful of OpenDP builds even when the start is far off), narrows the
+    bracket geometrically to a factor 2, then bisects to float resolution (about 55 builds in
+    all, 0.2 s). An epsilon above :data:`GAUSSIAN_MAX_LOSS` gets that loss's scale (the
+    release records the smaller loss); one that needs a scale above :data:`MAX_SCALE` is a
+    one-line ParameterError."""
 
-    hi = d_in * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
-    while loss(hi) > epsilon:
-        hi *= 2
-    lo = hi / 64
-    while loss(lo) <= epsilon:  # pragma: no cover (the classic bound is never 64x too big)
-        lo /= 2
+    epsilon = min(epsilon, GAUSSIAN_MAX_LOSS)
+
+    def fits(sigma: float) -> bool:
+        return _gaussian_loss(sigma, delta, d_in) <= epsilon
+
+    classic = d_in * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    # at a large epsilon the classic bound is far too small (OpenDP's map overflows there);
+    # the scale whose zCDP rho is epsilon is just too small (epsilon' >= rho) and computable
+    start = min(max(classic, d_in / math.sqrt(2 * epsilon), 1e-300), MAX_SCALE)
+    factor = 2.0
+    if fits(start):
+        hi = start
+        while True:  # down until a scale is too small
+            lo = max(hi / factor, 1e-300)
+            if not fits(lo):
+                break
+            if lo == 1e-300:  # pragma: no cover (the map overflows long before)
+                return lo
+            hi, factor = lo, factor * factor
+    else:
+        lo = start
+        while True:  # up until a scale fits
+            if lo >= MAX_SCALE:
+                refuse_scale(math.inf, epsilon, "the Gaussian mechanism")
+            hi = min(lo * factor, MAX_SCALE)
+            if fits(hi):
+                break
+            lo, factor = hi, factor * factor
+    while hi > 2 * lo:  # invariant: lo does not fit, hi does
+        mid = math.sqrt(lo) * math.sqrt(hi)
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
     for _ in range(60):
         mid = (lo + hi) / 2
         if mid in (lo, hi):
             break
-        lo, hi = (lo, mid) if loss(mid) <= epsilon else (mid, hi)
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
     return hi
 
 
@@ -463,11 +566,13 @@ def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -
 
 
 __all__ = [
+    "MAX_SCALE",
     "STANDARD_NEIGHBOURS",
     "Mechanism",
     "Neighbours",
     "NoiseSpec",
     "add_noise",
+    "as_float",
     "check_budget",
     "consistent_totals",
     "count_measurement",
@@ -480,4 +585,6 @@ __all__ = [
     "parse_mechanism",
     "parse_neighbours",
     "post_process",
+    "refuse_scale",
+    "shown_number",
 ]

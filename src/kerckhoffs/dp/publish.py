@@ -5,8 +5,10 @@ command line) computes a DP release, writes it and charges everyone in its input
 privacy ledger (:mod:`kerckhoffs.dp.ledger`) as one transaction, in this order:
 
 1. The ledger's path is resolved (links followed) and checked: a private file, never inside a
-   release folder. Its lock is taken, *then* it is read, so nobody records between what this
-   run reads and what it writes.
+   release folder, in a folder that exists (never created: a typo would start a fresh
+   ledger), with one name only (a hard link would be split by the atomic save). Its lock is
+   taken, *then* it is read, so nobody records between what this run reads and what it
+   writes.
 2. Everyone in the input pays, one id per input row, including rows a missing-value policy
    drops (their row decided the output too). With a budget, each person whose total would
    exceed it is left out of the computation (:mod:`kerckhoffs.dp.individual_filter`,
@@ -60,6 +62,7 @@ from kerckhoffs.dp.ledger import (
     people_of_input,
     privacy_loss_of,
     release_digest,
+    saturated_sum,
     steps_per_row,
 )
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
@@ -213,7 +216,8 @@ class LedgerTransaction:
         uniq = np.asarray(uniq, dtype=object)
         before_eps, before_delta = self.ledger.totals_of(uniq)
         add_eps, add_delta = charge(k, epsilon, delta, notion, self.ledger.neighbours)
-        after_eps, after_delta = before_eps + add_eps, before_delta + add_delta
+        after_eps = saturated_sum(before_eps, add_eps)
+        after_delta = saturated_sum(before_delta, add_delta)
         b_eps, b_delta = self.budget
         over = (after_eps > b_eps * (1 + TOLERANCE)) | (after_delta > b_delta * (1 + TOLERANCE))
         if over.any() and self.over_budget == "refuse":
@@ -267,7 +271,8 @@ def ledger_transaction(
     protect: Iterable[str | Path | None] = (),
 ) -> Iterator[LedgerTransaction]:
     """Check the ledger options, take the ledger's lock and read it (a missing file is a new
-    ledger, under ``neighbours``: substitution by default); the lock is held for the block.
+    ledger, under ``neighbours``: substitution by default; a missing folder is refused, never
+    created); the lock is held for the block.
 
     Refused in one line before any work: a bad budget or ``over_budget``, no identifier
     column (``person`` names one), a ledger path inside a release folder, ``out_dir`` or an
@@ -302,7 +307,8 @@ def publish(
     sep: str | None = None,
 ) -> Publication:
     """Write a DP release of ``data`` to ``out_dir`` and charge everyone in it to the privacy
-    ledger ``ledger`` (created if missing), as one transaction (module docstring).
+    ledger ``ledger`` (created if missing; its folder must exist, since a mistyped folder
+    would otherwise start a fresh ledger), as one transaction (module docstring).
 
     ``schema``: a :class:`~kerckhoffs.data.schema.Schema` or its TOML file; its identifier
     column (or ``person``) names the people. ``budget``: ``EPSILON`` or ``(EPSILON, DELTA)``

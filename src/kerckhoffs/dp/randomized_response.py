@@ -72,12 +72,15 @@ whole cell (QI cell x SA value: local DP for the whole record)."""
 
 
 def keep_probability(epsilon: float, k: int) -> tuple[float, float]:
-    """``(p, q)``: the probability of keeping the true value and of each other value."""
+    """``(p, q)``: the probability of keeping the true value and of each other value,
+    ``e^eps / (e^eps + k - 1)`` and ``1 / (e^eps + k - 1)``, computed from ``e^-eps`` so that
+    an epsilon of 710 or more (``e^eps`` beyond a float) gives ``p = 1``, not an overflow."""
     eps, _ = check_budget(epsilon)
     if k < 2:
         raise ParameterError(f"randomized response needs at least 2 categories, got {k}")
-    denom = math.exp(eps) + k - 1
-    return math.exp(eps) / denom, 1 / denom
+    other = math.exp(-eps)  # underflows to 0 for a huge epsilon, never overflows
+    denom = 1 + (k - 1) * other
+    return 1 / denom, other / denom
 
 
 def opendp_privacy_map(epsilon: float, k: int) -> float:
@@ -141,6 +144,11 @@ def replace_threshold(epsilon: float, k: int) -> tuple[int, float, float]:
             raise ParameterError(
                 f"epsilon {eps:g} is too large for randomized response over {k} values "
                 "(the keep probability rounds to 1)"
+            )
+        if Fraction(keep) * k <= 1:
+            raise ParameterError(
+                f"epsilon {eps:g} is too small for randomized response over {k} values (the "
+                f"keep probability rounds to 1/{k}: every response would be uniform noise)"
             )
         loss = _map_for(keep, k)
         if loss <= eps:

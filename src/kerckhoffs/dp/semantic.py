@@ -64,7 +64,7 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from numbers import Rational
+from numbers import Rational, Real
 from typing import TypeAlias, TypeVar
 
 import numpy as np
@@ -266,8 +266,15 @@ class SemanticReport:
         counterpart in that game, so no distance bounds the change (its SD is recorded as 1
         only as a number to rank it by).
 
-        Comparisons are exact (a float threshold is compared by its exact binary value).
+        Comparisons are exact (a float threshold is compared by its exact binary value). A
+        threshold that is not a number (NaN, a text) is a one-line ParameterError: NaN compares
+        false with everything, so it would count only the undefined pairs and return a
+        probability that answers no question.
         """
+        if isinstance(threshold, bool) or not isinstance(threshold, Real):
+            raise ParameterError(f"bad_mass: the threshold must be a number, got {threshold!r}")
+        if threshold != threshold:  # NaN, whatever its type
+            raise ParameterError("bad_mass: the threshold is NaN; give a number (an SD in [0, 1])")
         bad = {t for (t, i), s in self.sd.items() if s > threshold or (t, i) in self.undefined}
         return sum((self.transcript_probability.get(t, Fraction(0)) for t in bad), Fraction(0))
 

@@ -41,6 +41,15 @@ class ModelResult:
     per_group: bool = True
     """False for a model of the whole release (differential privacy): its one 'group' is the
     release, so there are no violating groups to count."""
+    shown: str = ""
+    """How to print :attr:`achieved` when the compact form would hide the verdict (a loss
+    above its target by less than the 4 digits :func:`format_number` shows:
+    :func:`format_apart`); empty: :func:`format_number`."""
+
+    @property
+    def achieved_text(self) -> str:
+        """:attr:`achieved` as printed: :attr:`shown`, else :func:`format_number`."""
+        return self.shown or format_number(self.achieved)
 
     @property
     def satisfied(self) -> bool:
@@ -59,9 +68,14 @@ class ModelResult:
 
     def summary(self) -> str:
         """One line: model, requested parameter, achieved value, verdict."""
-        verdict = "ok" if self.satisfied else f"VIOLATED in {self.violating} group(s)"
+        if self.satisfied:
+            verdict = "ok"
+        elif self.per_group:
+            verdict = f"VIOLATED in {self.violating:,} group(s)"
+        else:
+            verdict = "VIOLATED"
         extra = f", {self.detail}" if self.detail else ""
-        achieved = format_number(self.achieved)
+        achieved = self.achieved_text
         scope = f" {self.scope}" if self.scope else ""
         return f"{self.model} ({self.parameter}{scope}): achieved {achieved}{extra} — {verdict}"
 
@@ -185,12 +199,39 @@ def model_classes() -> dict[str, type[PrivacyModel]]:
 
 
 def format_number(x: float) -> str:
-    """A compact rendering: integers without decimals, others to 4 significant digits."""
+    """A compact rendering: integers without decimals (up to 10^16; beyond, an exponent, as
+    ``1e+308``, never 309 digits), others to 4 significant digits."""
     if x == np.inf:
         return "inf"
-    if float(x).is_integer():
+    if float(x).is_integer() and abs(x) < 1e16:
         return str(int(x))
     return f"{x:.4g}"
+
+
+def format_exact(x: float) -> str:
+    """``x`` with every digit it has, in the shortest form that reads back as the same float
+    (``0.5``, ``4.99999``, ``1e-06``, ``1e+308``; an integral value without ``.0``): for a
+    parameter a verdict compares with."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def format_apart(value: float, bound: float) -> str:
+    """``value`` with as many digits as it takes to differ from ``bound`` in print (up to
+    the 17 that tell any two floats apart), for a verdict that ``value`` exceeds ``bound``:
+    a loss of ``5.000000000000001`` against a target of 5 must not read "achieved 5".
+
+    >>> format_apart(5.000000000000001, 5.0), format_apart(7.5, 5.0)
+    ('5.000000000000001', '7.5')
+    """
+    text = format_number(value)
+    if value == bound or text != format_exact(bound):
+        return text
+    for digits in range(5, 18):
+        text = f"{value:.{digits}g}"
+        if text != f"{bound:.{digits}g}":
+            return text
+    return repr(float(value))  # pragma: no cover (17 digits tell any two floats apart)
 
 
 EPS = 1e-12

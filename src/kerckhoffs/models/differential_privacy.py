@@ -36,7 +36,13 @@ from kerckhoffs.dp.mechanisms import (
     parse_neighbours,
 )
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models.base import ModelResult, PrivacyModel, format_number
+from kerckhoffs.models.base import (
+    ModelResult,
+    PrivacyModel,
+    format_apart,
+    format_exact,
+    format_number,
+)
 from kerckhoffs.models.histogram import GroupHistogram
 
 
@@ -52,8 +58,10 @@ class DPTarget(PrivacyModel):
 
     @property
     def parameter(self) -> str:
-        eps = f"epsilon={format_number(self.epsilon)}"
-        return eps if self.delta == 0 else f"{eps}, delta={self.delta:g}"
+        """``epsilon=E[, delta=D]``, each number as given (every digit it has: a verdict
+        compares the loss with exactly this)."""
+        eps = f"epsilon={format_exact(self.epsilon)}"
+        return eps if self.delta == 0 else f"{eps}, delta={format_exact(self.delta)}"
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         """Refused: a table of groups has no privacy loss (use :meth:`evaluate_loss` on a
@@ -78,7 +86,14 @@ class DPTarget(PrivacyModel):
             False,
             detail,
             per_group=False,
+            shown=format_apart(eps, self.epsilon) if eps > self.epsilon else "",
         )
+
+    def _delta_text(self, delta: float) -> str:
+        """``delta D``, with the digits that show it above the target when it is."""
+        if delta > self.delta:
+            return f"delta {format_apart(delta, self.delta)} (above {format_exact(self.delta)})"
+        return f"delta {delta:g}"
 
 
 class DifferentialPrivacy(DPTarget):
@@ -112,7 +127,7 @@ class DifferentialPrivacy(DPTarget):
                 f"delta {delta:g}; DP only for a change of one sensitive value: label-dp",
             )
         ok = eps <= self.epsilon and delta <= self.delta
-        return self._result(eps, delta, ok, f"delta {delta:g}, under {nb.value}")
+        return self._result(eps, delta, ok, f"{self._delta_text(delta)}, under {nb.value}")
 
 
 class LabelDifferentialPrivacy(DPTarget):
@@ -146,7 +161,7 @@ class LabelDifferentialPrivacy(DPTarget):
             if nb == Neighbours.SENSITIVE_VALUE
             else f"from DP under {nb.value} at epsilon {format_number(float(loss[0]))}"
         )
-        return self._result(eps, delta, ok, f"delta {delta:g}, {how}")
+        return self._result(eps, delta, ok, f"{self._delta_text(delta)}, {how}")
 
 
 __all__ = ["DPTarget", "DifferentialPrivacy", "LabelDifferentialPrivacy"]

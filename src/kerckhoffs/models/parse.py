@@ -38,6 +38,11 @@ def parse_model(spec: str) -> PrivacyModel:
         nums = [float(x) for x in raw.split(",")]
     except ValueError:
         raise ParameterError(f"model {spec!r}: {raw!r} is not a number") from None
+    if any(math.isinf(x) for x in nums):
+        raise ParameterError(
+            f"model {spec!r}: {raw!r} is too large (beyond the largest float, about 1.8e308, "
+            "it is not a finite number)"
+        )
     if not all(math.isfinite(x) for x in nums):
         raise ParameterError(f"model {spec!r}: {raw!r} is not a finite number")
 
