@@ -7,6 +7,7 @@ is widened so table rows are not wrapped and can be matched line by line.
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import sys
 import tomllib
@@ -547,7 +548,7 @@ def test_help_prose_fills_its_lines_at_80_columns(
     assert cli.run([command, "--help"]) == 0
     text = capsys.readouterr().out
     prose = text[: text.index("╭")].splitlines()
-    for line, nxt in zip(prose, prose[1:], strict=False):
+    for line, nxt in itertools.pairwise(prose):
         words = nxt.split()
         if line.strip() and words and not nxt.startswith(("  -", "  *")):
             assert len(line.rstrip()) + 1 + len(words[0]) > 79, (line, nxt)
