@@ -506,10 +506,16 @@ class CheckReport:
 
     def __repr__(self) -> str:
         sizes = self._sizes()
-        head = (
-            f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} "
-            f"({int(sizes.sum()):,} rows, {sizes.shape[0]:,} groups)"
-        )
+        if self.release is not None and self.release.scheme == Scheme.DP:
+            # noisy counts of a public domain of cells: no rows, no groups are published
+            n = sizes.shape[0]
+            what = f"{n:,} cell{'' if n == 1 else 's'} of noisy counts"
+        else:
+            rows, groups = int(sizes.sum()), sizes.shape[0]
+            what = f"{rows:,} row{'' if rows == 1 else 's'}, {groups:,} group" + (
+                "" if groups == 1 else "s"
+            )
+        head = f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} ({what})"
         return "\n".join([head, *(f"  {r.summary()}" for r in self.results)])
 
 
@@ -606,7 +612,8 @@ def measure(
     hierarchies: Mapping[str, HierarchyLike] | None = None,
 ) -> Measures:
     """The achieved k, l (frequency, distinct, entropy, recursive), t, alpha and m of a table
-    as it stands, a release, or a release directory: :class:`Measures`.
+    as it stands, a release, or a release directory: :class:`Measures`. A differentially
+    private release (noisy counts of cells: no groups) is refused in one line.
 
     >>> import kerckhoffs as kh
     >>> from kerckhoffs.datasets import generate_hospital
@@ -614,6 +621,12 @@ def measure(
     1
     """
     release = _release_of(data, quasi, sensitive, schema, hierarchies)
+    if release.scheme == Scheme.DP:
+        raise ParameterError(
+            "measure: a differentially private release publishes noisy counts of cells, not "
+            "groups of rows, so k, l, t, alpha and m are not defined on it (its guarantee is "
+            "its epsilon: check it with kh.check(release))"
+        )
     hist = release.histogram()
 
     def achieved(model: PrivacyModel) -> float:
