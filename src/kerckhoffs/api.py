@@ -708,7 +708,9 @@ def attack(
     overlapping populations (for the intersection attack). ``schema``: needed for a release
     read from files whose cells must be looked up in hierarchies. ``options``: the attack's
     own options (e.g. ``{"confidence": 0.9}`` for the intersection attack). An attack that
-    does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why.
+    does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why; one that
+    applies but cannot run on this input raises :class:`~kerckhoffs.errors.CannotRun` (or
+    the error it met) saying what it lacks.
     """
     from kerckhoffs.attacks.knowledge_check import check_knowledge
     from kerckhoffs.attacks.registry import get_attack
