@@ -75,9 +75,14 @@ def lattice_candidates(
             )
         table = population_table(population, schema, release)
     lat = Lattice.of(table)
-    levels = prov.parameters.get("levels", {})
-    node = lat.check_node({k: int(v) for k, v in levels.items()})
-    order = [lat.index(n) for n in generalization_sequence(table, prov.parameters["metric"])]
+    levels = prov.parameters.get("levels")
+    if not isinstance(levels, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in levels.values()
+    ):
+        raise ParameterError(f"{ATTACK}: the provenance records no lattice node (levels)")
+    node = lat.check_node(levels)
+    metric = prov.parameters.get("metric", "loss")  # the lattice algorithm's default
+    order = [lat.index(n) for n in generalization_sequence(table, str(metric))]
     pos = order.index(lat.index(node))
     least = min_group_size(models, release.table)  # the models read the release's SA domain
     earlier = passable_before(lat, order, pos, least, first_only=False)
@@ -87,6 +92,10 @@ def lattice_candidates(
         [*(str(lat.node(i)) for i in earlier), str(node)],
     )
     if population is None:
+        if not people.same_as(release.partition):
+            raise ParameterError(
+                f"{ATTACK}: the release's groups are not those of its recorded node {node}"
+            )
         return seq, len(seq) - 1, np.asarray(release.sa_published, dtype=np.int64), chk
     want = full_domain_cells(table, people, node)
     return seq, len(seq) - 1, _laid_sa(release, people.group, want), chk
