@@ -409,7 +409,10 @@ def test_attack_accepts_an_in_process_lattice_release_with_a_flat_qi() -> None:
     assert res.details["disclosure_size"] == len(ds)
 
 
-def test_lattice_release_read_from_files_says_why(tmp_path: Path) -> None:
+def test_lattice_release_read_from_files_needs_the_people(tmp_path: Path) -> None:
+    """From files, the lattice's candidates are re-derived from the population's QIs and the
+    schema: without a population no one can be placed (the attack does not apply); with one
+    it finds what it finds in the process that made the release."""
     schema_text = big.SCHEMA.replace("widths = [2, 2000]", "widths = [10, 20, 40]")
     df = pd.DataFrame({"age": np.arange(20, 30), "cond": list("abcdeabcde")})
     sch = Schema.from_dict(tomllib.loads(schema_text))
@@ -417,7 +420,12 @@ def test_lattice_release_read_from_files_says_why(tmp_path: Path) -> None:
     rel.write(tmp_path / "R")
     back = Release.from_published(tmp_path / "R", sch)
     skipped = dict(api.audit(back).skipped)
-    assert "read from files" in skipped["disclosure-set"]
+    assert "people's QIs" in skipped["disclosure-set"]
+    report = api.audit(back, knowledge=df[["age"]], schema=sch)
+    files = next(r for r in report.results if r.attack == "disclosure-set")
+    inside = api.attack(rel, "disclosure-set")
+    assert files.tuples["posterior"].tolist() == inside.tuples["posterior"].tolist()
+    assert files.details["disclosure_size"] == inside.details["disclosure_size"]
 
 
 # -- real data -------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from kerckhoffs.attacks.random_worlds import naive_worlds, random_worlds
 from kerckhoffs.attacks.registry import get_attack
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.hierarchy import Hierarchy
-from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.errors import CannotRun, InputError, ParameterError
 from kerckhoffs.models import LDiversity
 from kerckhoffs.release import Provenance
 from partition_sets import T, groups_of
@@ -398,7 +398,8 @@ def test_registered_and_applies() -> None:
     info = get_attack("hilb-order")
     _, release = figure_8()
     _, table = hospital()
-    assert info.applies([release], Knowledge()) is not None  # given Hilbert index
+    with pytest.raises(CannotRun, match="given Hilbert index"):  # a Hilb release all the
+        info.applies([release], Knowledge())  # same: the audit says it could not run
     for alg in ("hilb", "hilb+", "hilb++", "hilb+strict", "hilb++strict"):
         r = get(alg).run(table, [LDiversity(3)], seed=1)
         assert info.applies([r], Knowledge()) is None

@@ -506,10 +506,16 @@ class CheckReport:
 
     def __repr__(self) -> str:
         sizes = self._sizes()
-        head = (
-            f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} "
-            f"({int(sizes.sum()):,} rows, {sizes.shape[0]:,} groups)"
-        )
+        if self.release is not None and self.release.scheme == Scheme.DP:
+            # noisy counts of a public domain of cells: no rows, no groups are published
+            n = sizes.shape[0]
+            what = f"{n:,} cell{'' if n == 1 else 's'} of noisy counts"
+        else:
+            rows, groups = int(sizes.sum()), sizes.shape[0]
+            what = f"{rows:,} row{'' if rows == 1 else 's'}, {groups:,} group" + (
+                "" if groups == 1 else "s"
+            )
+        head = f"CheckReport: {'all models hold' if self.satisfied else 'VIOLATED'} ({what})"
         return "\n".join([head, *(f"  {r.summary()}" for r in self.results)])
 
 
@@ -606,7 +612,8 @@ def measure(
     hierarchies: Mapping[str, HierarchyLike] | None = None,
 ) -> Measures:
     """The achieved k, l (frequency, distinct, entropy, recursive), t, alpha and m of a table
-    as it stands, a release, or a release directory: :class:`Measures`.
+    as it stands, a release, or a release directory: :class:`Measures`. A differentially
+    private release (noisy counts of cells: no groups) is refused in one line.
 
     >>> import kerckhoffs as kh
     >>> from kerckhoffs.datasets import generate_hospital
@@ -614,6 +621,12 @@ def measure(
     1
     """
     release = _release_of(data, quasi, sensitive, schema, hierarchies)
+    if release.scheme == Scheme.DP:
+        raise ParameterError(
+            "measure: a differentially private release publishes noisy counts of cells, not "
+            "groups of rows, so k, l, t, alpha and m are not defined on it (its guarantee is "
+            "its epsilon: check it with kh.check(release))"
+        )
     hist = release.histogram()
 
     def achieved(model: PrivacyModel) -> float:
@@ -695,7 +708,9 @@ def attack(
     overlapping populations (for the intersection attack). ``schema``: needed for a release
     read from files whose cells must be looked up in hierarchies. ``options``: the attack's
     own options (e.g. ``{"confidence": 0.9}`` for the intersection attack). An attack that
-    does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why.
+    does not apply raises :class:`~kerckhoffs.errors.ParameterError` saying why; one that
+    applies but cannot run on this input raises :class:`~kerckhoffs.errors.CannotRun` (or
+    the error it met) saying what it lacks.
     """
     from kerckhoffs.attacks.knowledge_check import check_knowledge
     from kerckhoffs.attacks.registry import get_attack
@@ -723,7 +738,8 @@ class AuditReport:
     could not run). ``safe``: some attack ran, none disclosed anything, and nothing was left
     out: every attack that applies ran on every target, and every piece of knowledge given
     was taken into account by one of them. Otherwise the verdict is INCOMPLETE (something was
-    left out, and the line says what) or NO VERDICT (no attack applies).
+    left out, and the line says what: an attack that could not run, even when none ran) or
+    NO VERDICT (no attack applies).
     """
 
     results: list[AttackResult]
@@ -759,6 +775,12 @@ class AuditReport:
             if self.sensitive
             else ""
         )
+        if not self.results and self.failed:
+            return (
+                "INCOMPLETE: no attack ran to the end, so nothing was tested: "
+                + "; ".join(self.gaps)
+                + scope
+            )
         if not self.results:
             left = "".join(f"; {gap}" for gap in self.gaps)
             return (
@@ -827,8 +849,11 @@ def audit(
     """Run every attack that applies to a release (judged from its algorithm, scheme and the
     knowledge given) and return an :class:`AuditReport` (``.safe``, ``.verdict``,
     ``.to_pandas()``). Arguments as :func:`attack`; ``on_result(attack, result, error)`` is
-    called as each attack finishes (the command line prints from it). One attack failing does
-    not hide the others; if every attack that applies fails, the first failure is raised.
+    called as each attack finishes (the command line prints from it). An attack that could
+    not run (its own :class:`~kerckhoffs.errors.KerckhoffsError`, from judging whether it
+    applies or from running: a release too large to decide, files that lack what it reads)
+    is reported in ``failed`` and the other attacks still run; the verdict is then INCOMPLETE,
+    or UNSAFE when another attack disclosed. Any other exception is a bug and propagates.
 
     Knowledge that cannot be used on this release (a rule naming a column it does not have,
     a population without its quasi-identifiers) is refused first
@@ -844,30 +869,28 @@ def audit(
     results: list[AttackResult] = []
     skipped: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
-    first: tuple[str, KerckhoffsError] | None = None
+
+    def could_not_run(name: str, exc: KerckhoffsError) -> None:
+        failed.append((name, str(exc).removeprefix(f"{name}: ")))
+        if on_result is not None:
+            on_result(name, None, exc.cli_message.removeprefix(f"{name}: "))
+
     considered = applicable([rel], know)
     for info, reason in considered:
+        if isinstance(reason, KerckhoffsError):  # it applies, but this input lacks something
+            could_not_run(info.name, reason)
+            continue
         if reason is not None:
             skipped.append((info.name, reason))
             continue
         try:
             result = info.run([rel], know)
         except KerckhoffsError as exc:  # one attack failing must not hide the others
-            first = first or (info.name, exc)
-            why = str(exc).removeprefix(f"{info.name}: ")
-            failed.append((info.name, why))
-            if on_result is not None:
-                on_result(info.name, None, exc.cli_message.removeprefix(f"{info.name}: "))
+            could_not_run(info.name, exc)
             continue
         results.append(result)
         if on_result is not None:
             on_result(info.name, result, None)
-    if not results and first is not None:
-        name, error = first
-        raise KerckhoffsError(
-            f"{name}: {str(error).removeprefix(f'{name}: ')}",
-            cli=f"{name}: {error.cli_message.removeprefix(f'{name}: ')}",
-        )
     ran = {r.attack for r in results}
     unused = []  # knowledge given that no attack that ran takes into account
     for kind, what in given_knowledge(know).items():

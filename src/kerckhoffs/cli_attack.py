@@ -134,12 +134,15 @@ def _describe(release: Release, know: Knowledge) -> str:
 def _parameters(params: dict[str, object]) -> str:
     """The algorithm's recorded parameters as the command line writes them: ``k=5``,
     ``levels=age:4,sex:1``, ``marginals=zip;zip+nationality``, the checked models as
-    ``models=dp=1`` (never a Python dict or list)."""
+    ``models=dp=1``, a ``sequence`` release's candidates by name (never a Python dict or
+    list)."""
     from kerckhoffs.errors import KerckhoffsError
     from kerckhoffs.models.base import PrivacyModel, format_number
     from kerckhoffs.models.parse import written_model
 
     def text(key: str, v: object) -> str:
+        if key == "sequence" and isinstance(v, list) and all(isinstance(x, dict) for x in v):
+            return _candidates(v)
         if isinstance(v, bool):
             return "true" if v else "false"
         if isinstance(v, float):
@@ -161,6 +164,14 @@ def _parameters(params: dict[str, object]) -> str:
         return str(v)
 
     return ", ".join(f"{k}={text(k, v)}" for k, v in params.items())
+
+
+def _candidates(entries: list[dict[str, object]], most: int = 6) -> str:
+    """A ``sequence`` release's candidates by name, not their bins: ``3 candidates (decades;
+    twenty-years; halves)``, the first ``most`` named."""
+    names = [str(e.get("name") or f"g{i + 1}") for i, e in enumerate(entries)]
+    shown = "; ".join(names[:most]) + ("; ..." if len(names) > most else "")
+    return f"{counted(len(names), 'candidate')} ({shown})"
 
 
 def attack(

@@ -65,6 +65,13 @@ class ArgumentError(ParameterError):
         super().__init__(f"{parameter} {value}: {reason}")
 
 
+class CannotRun(ParameterError):
+    """An attack whose adversary fits the release and the knowledge could not run on this
+    input (the files lack what it reads, its engine does not handle the release's model): an
+    audit counts it as a gap, so its verdict is INCOMPLETE, never SAFE
+    (:mod:`kerckhoffs.attacks.registry`). The message starts with the attack's name."""
+
+
 class NothingReleased(KerckhoffsError):
     """A safe publishing strategy decided to release nothing (paper 002's ``φ``, spec
     ``exclusive.md`` 2.8): e.g. ``lattice-exclusive`` when the naive choice fails its privacy

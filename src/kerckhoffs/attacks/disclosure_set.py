@@ -30,18 +30,19 @@ is enumerated by the disclosure engine (:mod:`kerckhoffs.disclosure`), bounded: 
 with more possible tables than ``limit`` is refused in one line (its size as ``about 10^N``),
 and ``audit`` counts the attack as failed, never as passed.
 
-**A release read from files** (spec 3.7: the adversary has the release and public knowledge
-only). Its rows are in published order, so candidates given by row positions mean nothing
-there; candidates given by QI values do. For a ``sequence`` release the adversary takes the
-people it knows (the knowledge's population: names and QIs, e.g. a voter list), places each
-person in every candidate from their QI values and the candidate bins recorded in the
-provenance, matches the released candidate's groups to the published groups by their cells
-(each must hold as many people as published rows, else the population is not the released
-one: refused in one line), and lays each published group's SA multiset on its people in any
-order: the disclosure set depends only on that multiset (``DS_excl(i, s)``, spec 3.6), so
-any such table gives the same set. The tuples are the population's rows; the verdict names
-the breached people by the population's identifier column (``name`` in
-``examples/disclosure/people.csv``).
+**A release read from files** (the adversary has the release and public knowledge only).
+Its rows hold published cells, in published order, so the adversary re-derives the candidates
+on the people it knows (the knowledge's population: names and QIs, e.g. a voter list): a
+``sequence`` release's bins by QI values from its provenance, a ``lattice`` release's nodes from
+the population's QIs and the schema's hierarchies, as the anonymizer built them. It places
+the people in the published groups by their cells and lays each group's SA multiset on them
+in any order, which gives the same disclosure set
+(:mod:`~kerckhoffs.attacks.disclosure_candidates`). The tuples are then the population's
+rows, the verdict names the breached people by the population's identifier column (``name``
+in ``examples/disclosure/people.csv``), and the attack finds what it finds on the release
+in the process that made it. Without a population the attack does not apply to a release
+read from files (no one can be placed); a population that is not the released one is
+refused in one line, and ``audit`` counts the attack as could not run.
 """
 
 from __future__ import annotations
@@ -54,16 +55,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.attacks.disclosure_candidates import (
+    candidate_of,
+    lattice_candidates,
+    sequence_candidates,
+)
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.data.schema import Schema
 from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
     Chk,
     GeneralizationSequence,
     Step,
     TooManyInstances,
-    ValueSequence,
     chk_from_model,
     chk_generalization,
     disclosure_set,
@@ -74,113 +80,14 @@ from kerckhoffs.disclosure import (
     read_sequence,
     signature,
 )
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotRun, ParameterError
 from kerckhoffs.models import LDiversity, parse_model
 from kerckhoffs.release import Release, Scheme
 
 ATTACK = "disclosure-set"
 OPTIONS = ("chk", "limit", "sequence")
-_FROM_FILES = (
-    "a lattice release read from files: its candidates are lattice nodes over the original QI "
-    "values, which the files do not hold (attack the release in the process that made it)"
-)
 
 __all__ = ["ATTACK", "disclosure_set_attack", "lattice_candidates", "sequence_candidates"]
-
-
-def lattice_candidates(release: Release) -> tuple[GeneralizationSequence, Chk]:
-    """The candidates an adversary re-runs for a naive ``lattice`` release: the nodes before
-    the published one that some table could make pass, then the published partition, and the
-    CHK of the recorded models (:mod:`kerckhoffs.algorithms.lattice.disclosure`)."""
-    from kerckhoffs.algorithms.lattice import Lattice, generalization_sequence
-    from kerckhoffs.algorithms.lattice.disclosure import (
-        min_group_size,
-        models_chk,
-        passable_before,
-    )
-
-    prov = release.provenance
-    table = release.table
-    if release.published_metadata is not None:
-        raise ParameterError(f"{ATTACK}: {_FROM_FILES}")
-    models = prov.models()
-    lat = Lattice.of(table)
-    levels = prov.parameters.get("levels", {})
-    node = lat.check_node({k: int(v) for k, v in levels.items()})
-    order = [lat.index(n) for n in generalization_sequence(table, prov.parameters["metric"])]
-    pos = order.index(lat.index(node))
-    earlier = passable_before(lat, order, pos, min_group_size(models, table), first_only=False)
-    labels = [lat.partition(lat.node(i)).group for i in earlier]
-    names = [str(lat.node(i)) for i in earlier]
-    seq = GeneralizationSequence.from_labels(
-        [*labels, release.partition.group], [*names, str(node)]
-    )
-    return seq, models_chk(models, table, ATTACK)
-
-
-def sequence_candidates(
-    release: Release, population: pd.DataFrame | None = None
-) -> tuple[GeneralizationSequence, int, np.ndarray, Chk]:
-    """What the adversary re-derives for a ``sequence`` release: the candidates laid on the
-    people (the population's rows, or the release's own rows for a release made in this
-    process), the released candidate's index, an SA code per person consistent with the
-    published groups (module docstring) and the CHK of the recorded models."""
-    from kerckhoffs.algorithms.lattice.disclosure import models_chk
-
-    prov = release.provenance
-    cands = ValueSequence.from_data(prov.parameters.get("sequence"), f"{ATTACK}: provenance")
-    index = prov.parameters.get("released_index")
-    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cands):
-        raise ParameterError(f"{ATTACK}: the provenance records no released candidate")
-    chk = models_chk(prov.models(), release.table, ATTACK)
-    if population is None:
-        if release.published_metadata is not None:
-            raise ParameterError(
-                f"{ATTACK}: a release read from files needs the population's QIs as knowledge"
-            )
-        seq = cands.on(release.table)
-        if _find(seq, release) != index:
-            raise ParameterError(f"{ATTACK}: the release is not its recorded candidate")
-        return seq, index, np.asarray(release.sa_published, dtype=np.int64), chk
-    seq = cands.on(population)
-    people = seq[index]
-    _, per_group = cands.groups(index, population)
-    want = cands.cells(index, per_group, release.table.qi_names)
-    part = release.partition
-    first = part.order()[part.starts()]
-    published = pd.DataFrame(
-        {c: release.table.decode_qi(j, release.table.qi[first, j]) for j, c in enumerate(want)}
-    ).astype(str)
-    key_pub = pd.MultiIndex.from_frame(published)
-    key_want = pd.MultiIndex.from_frame(want.astype(str))
-    to_file = key_pub.get_indexer(key_want)  # candidate group -> published group
-    lost = np.flatnonzero(to_file < 0)
-    if lost.size:
-        cell = ", ".join(want.iloc[int(lost[0])])
-        raise ParameterError(
-            f"{ATTACK}: the population does not match the release: people fall in group "
-            f"{cell}, which the release does not publish"
-        )
-    rows_pub = part.sizes[to_file]
-    rows_pop = np.bincount(people, minlength=len(to_file))
-    bad = np.flatnonzero(rows_pub != rows_pop)
-    if bad.size or len(to_file) != part.n_groups:
-        g = int(bad[0]) if bad.size else 0
-        raise ParameterError(
-            f"{ATTACK}: the population does not match the release: group "
-            f"{', '.join(want.iloc[g])} holds {int(rows_pub[g])} published rows and "
-            f"{int(rows_pop[g])} people of the population"
-            if bad.size
-            else f"{ATTACK}: the population does not match the release: some published "
-            "groups hold none of its people"
-        )
-    # lay each published group's SA multiset on its people, in any order (module docstring)
-    from_file = np.empty(part.n_groups, dtype=np.int64)
-    from_file[to_file] = np.arange(len(to_file))
-    file_rows = np.argsort(from_file[part.group], kind="stable")
-    sa = np.empty(people.shape[0], dtype=np.int64)
-    sa[np.argsort(people, kind="stable")] = np.asarray(release.sa_published)[file_rows]
-    return seq, index, sa, chk
 
 
 def disclosure_set_attack(
@@ -191,15 +98,19 @@ def disclosure_set_attack(
     limit: int = DEFAULT_LIMIT,
     population: pd.DataFrame | None = None,
     names: np.ndarray | Sequence[str] | None = None,
+    schema: Schema | None = None,
 ) -> AttackResult:
     """Per person, the largest value share over the naive release's disclosure set (module
     docstring). ``sequence``: the publisher's candidates (the release's partition must be one
     of them; default: the lattice's or the ``sequence`` algorithm's, from the provenance);
     ``chk``: the privacy check (a :class:`~kerckhoffs.disclosure.Chk` or a model string such
     as ``recursive-cl=2,2``; default: the recorded models'). ``population``: the people the
-    adversary knows, with their QIs (needed for a ``sequence`` release read from files);
-    ``names``: one display name per person, used in the verdict. Raises a one-line
-    ParameterError when the set is larger than ``limit``.
+    adversary knows, with their QIs (needed for a release read from files; the tuples are then
+    its rows, :mod:`~kerckhoffs.attacks.disclosure_candidates`); ``schema``: the hierarchies
+    the lattice was built from (needed to place a population in a lattice release read from
+    files; a release made in this process has its own); ``names``: one display name per
+    person, used in the verdict. Raises a one-line ParameterError when the set is larger than
+    ``limit``.
 
     Returns an :class:`AttackResult` with one tuple per person: ``sa_value`` (the value of
     largest share), ``posterior`` (that share), ``breached`` (CHK fails on the person's row),
@@ -210,20 +121,24 @@ def disclosure_set_attack(
     if release.scheme != Scheme.GENERALIZATION:
         raise ParameterError(f"{ATTACK}: attacks generalized releases")
     default_chk: Chk | None = None
-    by_values = sequence is None and release.provenance.algorithm == "sequence"
-    if by_values:
+    # the SA per person is any table consistent with the release (not the original) when the
+    # people are a population, and for the sequence algorithm's candidates by QI values
+    any_consistent = sequence is None and (
+        population is not None or release.provenance.algorithm == "sequence"
+    )
+    if sequence is None and release.provenance.algorithm == "sequence":
         seq, index, sa, default_chk = sequence_candidates(release, population)
     elif sequence is None:
-        seq, default_chk = lattice_candidates(release)
-        index = len(seq) - 1
-        sa = np.asarray(release.sa_published, dtype=np.int64)
+        if schema is None and release.published_metadata is None:
+            schema = release.table.schema  # made in this process: the lattice's own schema
+        seq, index, sa, default_chk = lattice_candidates(release, population, schema)
     else:
         seq = (
             sequence
             if isinstance(sequence, GeneralizationSequence)
             else read_sequence(sequence, release.table.n)
         )
-        index = _find(seq, release)
+        index = candidate_of(seq, release)
         sa = np.asarray(release.sa_published, dtype=np.int64)
     if isinstance(chk, str):
         chk = chk_from_model(parse_model(chk))
@@ -262,7 +177,7 @@ def disclosure_set_attack(
     last = len(kept) - 1
     step: Step | None
     try:
-        if by_values:  # the adversary's own table is any consistent one: DS_excl directly
+        if any_consistent:  # the adversary's own table is any consistent one: DS_excl directly
             step = disclosure_set(prefix, sa, last, chk, "exclusive", limit=limit)
             released: int | None = last if step.disclosure_size else None
         else:
@@ -373,17 +288,6 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _find(seq: GeneralizationSequence, release: Release) -> int:
-    """The candidate whose partition is the release's (same groups, any numbering)."""
-    pub = release.partition.group
-    for i in range(len(seq)):
-        a = seq[i]
-        pairs = np.unique(np.stack([a, pub]), axis=1)
-        if pairs.shape[1] == seq.groups(i) == release.partition.n_groups:
-            return i
-    raise ParameterError(f"{ATTACK}: the release's partition is none of the candidates")
-
-
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     if len(releases) != 1:
         return "attacks one release at a time"
@@ -392,19 +296,24 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     naive_release = prov.parameters.get("disclosure", "naive") == "naive"
     if prov.algorithm not in ("lattice", "sequence") or not naive_release:
         return "attacks releases of the naive lattice or sequence publisher (paper 002)"
+    from_files = rel.published_metadata is not None
+    if from_files and knowledge.population is None:  # the adversary the knowledge describes
+        # cannot place anyone: its rows hold published cells, not QIs
+        return (
+            "needs the people's QIs as knowledge (--knowledge people.csv) to place them "
+            "in the candidates"
+        )
     if prov.algorithm == "sequence":
-        if rel.published_metadata is not None and knowledge.population is None:
-            return (
-                "needs the people's QIs as knowledge (--knowledge people.csv) to place them "
-                "in the candidates"
-            )
         return None
     if float(prov.parameters.get("suppression", 0.0)) != 0.0:
         return "the release suppressed rows (outside paper 002's model)"
     if prov.parameters.get("strategy") == "samarati":
         return "a samarati search does not publish the first passing node"
-    if rel.published_metadata is not None:
-        return _FROM_FILES
+    if from_files and knowledge.schema is None:  # a naive lattice release all the same
+        raise CannotRun(
+            f"{ATTACK}: placing the population in a lattice release read from files needs the "
+            "schema whose hierarchies the lattice was built from (--schema)"
+        )
     return None
 
 
@@ -432,9 +341,9 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
     population = None
     names = None
     by_people = rel.published_metadata is not None or options.get("sequence") is None
-    if rel.provenance.algorithm == "sequence" and knowledge.population is not None and by_people:
+    if knowledge.population is not None and by_people:  # the people the adversary knows
         population = knowledge.population
-        names = _person_names(population, knowledge)
+        names = _person_names(population, knowledge, rel)
     return disclosure_set_attack(
         rel,
         options.get("sequence"),
@@ -442,14 +351,18 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
         limit=limit,
         population=population,
         names=names,
+        schema=knowledge.load_schema(),
     )
 
 
-def _person_names(population: pd.DataFrame, knowledge: Knowledge) -> np.ndarray | None:
-    """Each person's display name: the population's identifier column (the schema's
-    identifier, else ``id``, else ``name``), None when it has none."""
-    schema = knowledge.load_schema()
-    ids = [c.name for c in schema.identifiers] if schema is not None else []
+def _person_names(
+    population: pd.DataFrame, knowledge: Knowledge, release: Release
+) -> np.ndarray | None:
+    """Each person's display name: the population's identifier column (the identifier of the
+    knowledge's schema, else of the release's own schema, else ``id``, else ``name``), None
+    when it has none."""
+    schema = knowledge.load_schema() or release.table.schema
+    ids = [c.name for c in schema.identifiers]
     for col in [*ids, "id", "name"]:
         if col in population.columns:
             return population[col].astype(str).to_numpy(dtype=object)

@@ -164,7 +164,7 @@ from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.errors import CannotRun, InputError, ParameterError
 from kerckhoffs.release import Release, Scheme
 
 __all__ = [
@@ -1342,15 +1342,19 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
         return f"the release was made by {alg}, not by a Hilb-family algorithm"
     if alg in STRICT_ALGORITHMS:
         return None  # it applies, and reports that nothing is inferred
-    if release.provenance.parameters.get("hilbert_index") == "given":
-        return "the release was made with a given Hilbert index, which the files do not hold"
+    if release.provenance.parameters.get("hilbert_index") == "given":  # a Hilb release, but
+        # the attack cannot re-run its order without the index
+        raise CannotRun(
+            f"{ATTACK}: the release was made with a given Hilbert index, which the release "
+            "does not hold (hilb_order_attack takes it as hilbert_index=)"
+        )
     if release.scheme == Scheme.GENERALIZATION and _qi_constant_in_groups(release):
         if knowledge.population is None:
             return "needs the exact QIs of the release's rows (a population in the knowledge)"
         if knowledge.schema is None:
-            return (
-                "needs the schema (--schema) to read the published cells and encode the "
-                "population's QIs as the anonymizer did"
+            raise CannotRun(
+                f"{ATTACK}: needs the schema (--schema) to read the published cells and encode "
+                "the population's QIs as the anonymizer did"
             )
     return None
 

@@ -64,8 +64,8 @@ import pandas as pd
 
 from kerckhoffs.data.cells import Runs, read_cells
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
-from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Schema
-from kerckhoffs.data.table import EncodedColumn
+from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
+from kerckhoffs.data.table import EncodedColumn, Table
 from kerckhoffs.errors import HierarchyError, InputError, ParameterError
 from kerckhoffs.release import Partition, Release, Scheme
 
@@ -240,6 +240,31 @@ def population_column(population: pd.DataFrame, name: str, schema: Schema | None
     if not isinstance(s.dtype, pd.StringDtype):
         s = s.astype(object)  # numbers read from a file: "?" joins them as text
     return s.where(~na, MISSING_LABEL)
+
+
+def population_table(population: pd.DataFrame, schema: Schema, release: Release) -> Table:
+    """The population's QIs encoded as the anonymizer encoded its input: the release's QI
+    columns, in its order, with ``schema``'s kinds and hierarchies (numeric codes are ranks of
+    the population's values, so a population of exactly the released individuals gets the
+    anonymizer's codes) and missing cells as :func:`population_column` reads them. Its
+    sensitive column is a placeholder: the adversary does not know the SA. A QI the population
+    lacks is a one-line :class:`InputError`."""
+    names = release.table.qi_names
+    quasi = [schema.column(n) for n in names]
+    missing = [n for n in names if n not in population.columns]
+    if missing:
+        raise InputError(f"the population has no column {missing[0]!r} (a QI of the release)")
+    sa_name = "__kerckhoffs_sa__"
+    cols = (*(Column(c.name, Role.QUASI, c.kind, c.hierarchy, c.widths) for c in quasi),)
+    pop_schema = Schema(
+        (*cols, Column(sa_name, Role.SENSITIVE, Kind.CATEGORICAL)), base_dir=schema.base_dir
+    )
+    # missing cells as the anonymizer read them (a "category" cell is the published "?")
+    df = pd.DataFrame(
+        {n: population_column(population, n, schema).reset_index(drop=True) for n in names}
+    )
+    df[sa_name] = "x"
+    return Table.encode(df, pop_schema, strict_sensitive=False)
 
 
 class _PopColumn:
@@ -630,4 +655,6 @@ __all__ = [
     "locate",
     "locate_all",
     "locate_rows",
+    "population_column",
+    "population_table",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kerckhoffs.algorithms.registry import lookup
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.minimality_driver import (
     NAME,
@@ -25,7 +26,7 @@ from kerckhoffs.attacks.minimality_driver import (
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.schema import Kind, Schema
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotRun, ParameterError
 from kerckhoffs.release import Release, Scheme
 
 __all__ = [
@@ -48,11 +49,18 @@ def _looks_read_back(release: Release) -> bool:
 
 
 def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
+    """``None``, a reason the attack does not apply (not a minimal-generalization algorithm;
+    a release read from files without the population's QIs), or :class:`CannotRun` when the
+    release is a minimal algorithm's but the attack cannot run on it (its engine does not
+    handle the recorded model; no schema to read the published cells)."""
     if not releases:
         return "needs a release"
     release = releases[0]
     found = requirement_of(release)
     if isinstance(found, str):
+        info = lookup(release.provenance.algorithm)
+        if info is not None and info.minimal:  # the adversary fits; the engine does not
+            raise CannotRun(f"{NAME}: {found}")
         return found
     if _looks_read_back(release) and knowledge.population is None:
         return (
@@ -60,7 +68,9 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
             "population's original QIs as knowledge (and the schema)"
         )
     if _looks_read_back(release) and getattr(knowledge, "schema", None) is None:
-        return "needs the schema whose hierarchies say what each published cell covers"
+        raise CannotRun(
+            f"{NAME}: needs the schema whose hierarchies say what each published cell covers"
+        )
     return None
 
 

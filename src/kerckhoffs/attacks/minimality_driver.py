@@ -82,14 +82,14 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.algorithms.registry import lookup, names_where
-from kerckhoffs.attacks.locate import population_column
+from kerckhoffs.attacks.locate import population_table
 from kerckhoffs.attacks.minimality_batch import expected_batch
 from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
 from kerckhoffs.attacks.minimality_structure import cells_boxes, published_boxes, structure
 from kerckhoffs.attacks.result import AttackResult, tuple_table
-from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
+from kerckhoffs.data.schema import Schema, SensitiveMode
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, ParameterError
+from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import AlphaKAnonymity, KAnonymity, LDiversity, MConfidentiality
 from kerckhoffs.release import Partition, Release, Scheme
 
@@ -217,27 +217,6 @@ def credibility_sets(table: Table, published: np.ndarray) -> list[tuple[str, np.
 
 
 # -- the attack -----------------------------------------------------------------------------------
-def _population_table(population: pd.DataFrame, schema: Schema, release: Release) -> Table:
-    """The population's original QIs encoded with ``schema``'s hierarchies (its QI columns
-    must be the release's)."""
-    names = release.table.qi_names
-    quasi = [schema.column(n) for n in names]
-    missing = [n for n in names if n not in population.columns]
-    if missing:
-        raise InputError(f"the population has no column {missing[0]!r} (a QI of the release)")
-    sa_name = "__kerckhoffs_sa__"
-    cols = (*(Column(c.name, Role.QUASI, c.kind, c.hierarchy, c.widths) for c in quasi),)
-    pop_schema = Schema(
-        (*cols, Column(sa_name, Role.SENSITIVE, Kind.CATEGORICAL)), base_dir=schema.base_dir
-    )
-    # missing cells as the anonymizer read them (a "category" cell is the published "?")
-    df = pd.DataFrame(
-        {n: population_column(population, n, schema).reset_index(drop=True) for n in names}
-    )
-    df[sa_name] = "x"
-    return Table.encode(df, pop_schema, strict_sensitive=False)
-
-
 def minimality_attack(
     release: Release,
     requirement: Requirement | None = None,
@@ -303,7 +282,7 @@ def minimality_attack(
                 "minimality: attacking a generalized release through a population needs the "
                 "schema whose hierarchies say what each published cell covers"
             )
-        pop = _population_table(population, schema, release)
+        pop = population_table(population, schema, release)
         quasi = pop.qi
         lo, hi = cells_boxes(release.generalized_cells(), pop.qi_columns)
         st = structure(quasi, sizes, lo, hi)

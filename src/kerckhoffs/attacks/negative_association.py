@@ -70,7 +70,7 @@ from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.cells import label_ranges, numeric_cell
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import Kind, SensitiveMode
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotRun, ParameterError
 from kerckhoffs.release import Release, Scheme
 
 __all__ = ["negative_association_attack", "rule_flags"]
@@ -402,8 +402,10 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
         return f"the release was made by {alg}, not by MASK, MASK+ or MASK++"
     if not knowledge.rules:
         return 'needs a rule in the knowledge ("at most share X of people like this have v")'
-    if releases[0].provenance.parameters.get("m") is None:
-        return "the release does not record m"
+    if releases[0].provenance.parameters.get("m") is None:  # a MASK release all the same
+        raise CannotRun(
+            f"{ATTACK}: the release does not record m, which the attack re-runs MASK with"
+        )
     return None
 
 

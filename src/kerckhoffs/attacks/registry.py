@@ -3,11 +3,25 @@
 Every attack has the same shape, ``(releases, knowledge, **options) -> AttackResult``:
 ``releases`` is the attacked release first, then any other releases it composes with;
 ``knowledge`` is the adversary's external knowledge (:class:`Knowledge`, possibly empty).
-``applies(releases, knowledge)`` returns ``None`` when the attack applies to those releases
-(judged from their provenance, scheme and columns) or a one-line reason why it does not;
-``kerckhoffs audit`` runs every attack that applies. ``reads`` declares which kinds of
-knowledge the attack takes into account (:data:`KNOWLEDGE_KINDS`): knowledge that no attack
-that ran reads was not tested, so the audit cannot call the release SAFE against it.
+``reads`` declares which kinds of knowledge the attack takes into account
+(:data:`KNOWLEDGE_KINDS`): knowledge that no attack that ran reads was not tested, so the audit
+cannot call the release SAFE against it.
+
+``applies(releases, knowledge)`` sorts a release into one of three answers, and the audit's
+verdict depends on which:
+
+- ``None``: the attack applies; the audit runs it.
+- a one-line reason (a ``str``): the attack **does not apply**. Its adversary does not fit
+  this release (another algorithm, scheme or publishing strategy than the one the attack
+  reverses; a single release where it needs several), or the knowledge given lacks what its
+  adversary is assumed to know (the population's QIs, a coalition, a rule): the audit tests
+  the adversary the knowledge describes, and lists the attack as not run, with the reason.
+- it raises :class:`~kerckhoffs.errors.CannotRun` (or another
+  :class:`~kerckhoffs.errors.KerckhoffsError`): the attack's adversary fits the release and
+  the knowledge, but the attack **could not run** on this input (the files lack what it
+  reads, the schema is missing, its engine does not handle the release's model, the release
+  is too large to decide). That is a gap in the audit: its verdict is INCOMPLETE, never SAFE
+  (:func:`applicable` catches the error and returns it).
 """
 
 from __future__ import annotations
@@ -18,7 +32,7 @@ from typing import Any, Protocol
 
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.result import AttackResult
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import CannotRun, KerckhoffsError, ParameterError
 from kerckhoffs.release import Release
 
 
@@ -31,6 +45,8 @@ class Attack(Protocol):
 
 
 Applies = Callable[[Sequence[Release], Knowledge], str | None]
+"""``None`` (the attack applies), a reason it does not apply, or it raises
+:class:`~kerckhoffs.errors.CannotRun` (module docstring)."""
 
 KNOWLEDGE_KINDS = ("population", "not_having", "rules", "releases", "coalition")
 """The kinds of adversary knowledge an attack may read (the fields of :class:`Knowledge`)."""
@@ -84,9 +100,32 @@ def get_attack(name: str) -> AttackInfo:
 
 def applicable(
     releases: Sequence[Release], knowledge: Knowledge
-) -> list[tuple[AttackInfo, str | None]]:
-    """Every registered attack with ``None`` (it applies) or the reason it does not."""
+) -> list[tuple[AttackInfo, str | KerckhoffsError | None]]:
+    """Every registered attack with what its ``applies`` says: ``None`` (it applies), a
+    reason it does not apply (``str``), or the :class:`~kerckhoffs.errors.KerckhoffsError` it
+    raised (it applies, but could not run on this input:
+    :class:`~kerckhoffs.errors.CannotRun`, or a problem of
+    the input it found while judging). Any other exception is a bug and propagates."""
     from kerckhoffs.attacks import register_all
 
     register_all()
-    return [(info, info.applies(releases, knowledge)) for _, info in sorted(ATTACKS.items())]
+    out: list[tuple[AttackInfo, str | KerckhoffsError | None]] = []
+    for _, info in sorted(ATTACKS.items()):
+        try:
+            out.append((info, info.applies(releases, knowledge)))
+        except KerckhoffsError as exc:
+            out.append((info, exc))
+    return out
+
+
+__all__ = [
+    "ATTACKS",
+    "KNOWLEDGE_KINDS",
+    "Applies",
+    "Attack",
+    "AttackInfo",
+    "CannotRun",
+    "applicable",
+    "get_attack",
+    "register_attack",
+]
