@@ -1,7 +1,7 @@
 """How many examples a hypothesis property test runs.
 
 The default suite (what ``.ci/run`` runs on every submission) must stay under three minutes of
-CPU, so each property test runs a third of its full budget there (never fewer than 20
+CPU, so each property test runs a quarter of its full budget there (never fewer than 12
 examples, nor more than the full budget). ``KERCKHOFFS_THOROUGH=1 pytest`` runs every property
 test on its full budget; do so after changing an algorithm, a model or an attack, and along
 with ``pytest -m slow`` (the exhaustive audits and the real-data runs).
@@ -25,4 +25,4 @@ def examples(full: int) -> int:
     """The number of examples to run for a test written for ``full`` examples."""
     if THOROUGH:
         return full
-    return min(full, max(20, full // 3))
+    return min(full, max(12, full // 4))
