@@ -215,8 +215,11 @@ def test_knowledge_reads_a_coalition(tmp_path: Path) -> None:
     c = Knowledge.from_path(tmp_path / "r.toml").coalition
     assert c is not None and c.records is not None and len(c.records) == 1 and c.m == 2
     assert Knowledge().coalition is None  # backward compatible default
+    # both: the records of those providers (placed from files; the ids count the providers)
+    (tmp_path / "both.toml").write_text('[coalition]\nproviders = ["P1"]\nrecords = "r.csv"\n')
+    c = Knowledge.from_path(tmp_path / "both.toml").coalition
+    assert c is not None and c.providers == ("P1",) and c.records is not None
     for body, msg in [
-        ('[coalition]\nproviders = ["P1"]\nrecords = "r.csv"\n', "not both"),
         ("[coalition]\nm = 0\n", "m must be"),
         ("[coalition]\nwho = 1\n", "unknown key 'who'"),
         ("[coalition]\n", "needs providers, records or m"),
