@@ -406,7 +406,7 @@ def insider_attack(
         found = coalition_rows(release, coalition, schema)
         mine, undecided, details = found.mine, found.undecided, found.details
         settled = np.zeros(n_groups, dtype=bool)
-        if undecided.any() and found.low is not None and found.high is not None:
+        if found.placement is not None:  # records placed from the files
             settled, claim_result = _settle(release, like, chosen, coalition, schema, found)
             details["groups_undecided"] = int((undecided & ~settled).sum())
     removed = np.bincount(

@@ -269,7 +269,10 @@ def settle(
 
 
 def _false(check: RecordedCheck, why: str) -> str:
-    return f"{check.text} does not hold for this coalition: {why}; so it was not relied on"
+    return (
+        f"the coalition's records contradict {check.text} ({why}): the check is false, "
+        "or the records are not all of the coalition's; not relied on"
+    )
 
 
 def _names(check: RecordedCheck) -> str:
