@@ -68,10 +68,12 @@ def _bucketized(ws: Path) -> list[str]:
 
 def _ambiguous_insider(ws: Path) -> list[str]:
     """Hospital P2 against the README's 2-private release: Mark and John (Flu) fit group 0's
-    Flu row as well as group 2's, so P2 cannot tell its rows there from the others'."""
+    Flu row as well as group 2's, so P2 cannot tell its rows there from the others'. Its
+    records file has no provider column, so nothing says how many providers the coalition is
+    and the release's recorded m-privacy=2 check (which would settle it) is not relied on."""
     _release(ws, "hm", "provider-aware", ["k=2", "distinct-l=2", "m-privacy=2"])
     df = pd.read_csv(EXAMPLE / "table_i.csv")
-    df[df["hospital"] == "P2"].to_csv(ws / "p2.csv", index=False)
+    df.loc[df["hospital"] == "P2", ["age", "zip", "disease"]].to_csv(ws / "p2.csv", index=False)
     (ws / "p2.toml").write_text('[coalition]\nrecords = "p2.csv"\n')
     return ["audit", "--release", "hm", "--knowledge", "p2.toml", "--schema", "providers.toml"]
 
@@ -100,7 +102,8 @@ FAULTS = [
     Fault("providers-file-short", _short_file, ("short-rows.csv", "row 9")),
     Fault("providers-of-a-bucketization", _bucketized, ("generalized releases only",)),
     Fault("insider-placement-ambiguous", _ambiguous_insider,
-          ("INCOMPLETE", "not attacked", "cannot tell its rows"), codes=(1, 2)),
+          ("INCOMPLETE", "not attacked", "cannot tell its rows", "not relied on",
+           "number of providers is not known"), codes=(1, 2)),
     Fault("mprivacy-frequency-l-no-cut", _frequency_l_no_cut,
           ("found no partition", "l=2", "might exist")),
 ]

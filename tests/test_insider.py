@@ -215,8 +215,11 @@ def test_knowledge_reads_a_coalition(tmp_path: Path) -> None:
     c = Knowledge.from_path(tmp_path / "r.toml").coalition
     assert c is not None and c.records is not None and len(c.records) == 1 and c.m == 2
     assert Knowledge().coalition is None  # backward compatible default
+    # both: the records of those providers (placed from files; the ids count the providers)
+    (tmp_path / "both.toml").write_text('[coalition]\nproviders = ["P1"]\nrecords = "r.csv"\n')
+    c = Knowledge.from_path(tmp_path / "both.toml").coalition
+    assert c is not None and c.providers == ("P1",) and c.records is not None
     for body, msg in [
-        ('[coalition]\nproviders = ["P1"]\nrecords = "r.csv"\n', "not both"),
         ("[coalition]\nm = 0\n", "m must be"),
         ("[coalition]\nwho = 1\n", "unknown key 'who'"),
         ("[coalition]\n", "needs providers, records or m"),
@@ -462,11 +465,15 @@ def _by_group(tuples: pd.DataFrame, published_group: np.ndarray) -> Counter:
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(provider_releases(), st.sampled_from(["kl", "frequency"]))
 def test_from_files_equals_the_providers_known_attack(case: tuple, promise: str) -> None:
-    """On random provider-aware releases (boxes may overlap): the attack by the coalition's
-    records, read from the published tables, equals the attack with the providers known in
-    every group whose placement is decided, and, when every group is, in its verdict; groups
-    settled as safe in every placement are safe in the truth; any group left undecided makes
-    the verdict not SAFE."""
+    """On random provider-aware releases (boxes may overlap), m-private w.r.t. k and distinct
+    or frequency l, their metadata recording the checks they passed as a written release's
+    does: the attack by the coalition's records (with their provider column), read from the
+    published tables, equals the attack with the providers known. When the recorded
+    m-privacy=M check covers the coalition (at most M providers), every group is decided:
+    the same tuples, the same verdict (SAFE: the release keeps its promise). Only when it
+    does not (M below the coalition's size) may groups stay undecided; then the decided
+    groups equal the truth, groups settled as safe in every placement are safe in the truth,
+    and any group left undecided makes the verdict not SAFE."""
     from kerckhoffs.algorithms.mprivacy_anonymize import provider_aware
     from kerckhoffs.attacks.insider import coalition_rows
     from kerckhoffs.errors import ParameterError
@@ -475,25 +482,43 @@ def test_from_files_equals_the_providers_known_attack(case: tuple, promise: str)
     df, coalition, m, k, l = case  # noqa: E741
     schema = Schema.build({"q1": {"kind": "numeric"}, "q2": {"kind": "numeric"}}, "s", provider="p")
     table = Table.encode(df, schema)
+    models = [LDiversity(l)] if promise == "frequency" else [KAnonymity(k), DistinctLDiversity(l)]
+    recorded = [MPrivacy(m, [KAnonymity(k), *models] if promise == "frequency" else models)]
     try:
-        pooled = provider_aware(table, [MPrivacy(m, [KAnonymity(k), DistinctLDiversity(l)])])
+        pooled = provider_aware(table, recorded)
     except ParameterError:
         return  # the whole table is not m-private: nothing published
-    models = [LDiversity(l)] if promise == "frequency" else [KAnonymity(k), DistinctLDiversity(l)]
+    results = pooled.check(recorded)
+    assert all(r.satisfied for r in results)
     known = insider_attack(pooled, Coalition(providers=tuple(coalition)), models=models)
     frames = pooled.frames()
-    read = Release.from_frames(frames, pooled.metadata())
-    records = df.loc[df["p"].isin(coalition), ["q1", "q2", "s"]]
-    got = insider_attack(read, Coalition(records=records), models=models)
+    read = Release.from_frames(frames, pooled.metadata(results, recorded))
+    records = df.loc[df["p"].isin(coalition), ["q1", "q2", "s", "p"]]
+    got = insider_attack(read, Coalition(records=records), models=models, schema=schema)
     assert got.details["records_unplaced"] == 0  # every record is in the release
     undecided = coalition_rows(read, Coalition(records=records)).undecided
     file_group = frames["release"]["group"].to_numpy()  # published id of each file row
     pooled_group = pooled.published_group()  # published id of each table row
+    want = _by_group(known.tuples, pooled_group)
+    if len(coalition) <= m:  # covered by the recorded check: no escape
+        assert got.details.get("recorded_check", "relied") == "relied"
+        assert got.undecided_groups == 0
+        assert got.safe == known.safe and got.compromised == known.compromised
+        assert known.safe  # the release keeps its promise against any coalition it covers
+        # the groups decided by the placement alone: the same tuples; the rest are settled
+        # (no posterior shown) and, being safe, show nothing in the truth either
+        decided = set(np.flatnonzero(~undecided).tolist())
+        pub_of = {int(read.partition.group[r]): int(file_group[r]) for r in range(read.table.n)}
+        decided_pub = {pub_of[g] for g in decided}
+        want = Counter({key: c for key, c in want.items() if key[0] in decided_pub})
+        assert _by_group(got.tuples, file_group) == want
+        if not undecided.any():
+            assert got.verdict() == known.verdict()
+        return
     decided = set(np.flatnonzero(~undecided).tolist())
     # the read-back partition's group g is published id file_group[row] for its rows
     pub_of = {int(read.partition.group[r]): int(file_group[r]) for r in range(read.table.n)}
     decided_pub = {pub_of[g] for g in decided}
-    want = _by_group(known.tuples, pooled_group)
     want = Counter({key: c for key, c in want.items() if key[0] in decided_pub})
     assert _by_group(got.tuples, file_group) == want
     if not undecided.any():

@@ -80,3 +80,30 @@ def test_a_record_fitting_two_boxes_goes_where_its_value_is() -> None:
     capacity = np.array([0, 1, 1, 2, 0, 0])  # group 0: Epilepsy, Flu; group 1: Asthma x 2
     bob = place(np.array([0, 0]), np.array([0, 3]), 1, capacity)
     assert bob.load.tolist() == [0, 0, 0, 1, 0, 0] and bob.unique
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(instances(), st.data())
+def test_realizable_equals_brute_force(case: tuple, data: st.DataObject) -> None:
+    """Whether some maximum placement puts exactly the given loads in some cells (what the
+    insider attack asks of a release's recorded m-privacy check), against every assignment."""
+    record, cell, n_records, capacity = case
+    got = place(record, cell, n_records, capacity)
+    _, loads = brute_force(record, cell, n_records, capacity)
+    cells = data.draw(st.lists(st.integers(0, capacity.size - 1), unique=True, max_size=3))
+    fixed = {c: data.draw(st.integers(0, 3)) for c in cells}
+    want = any(all(lv[c] == x for c, x in fixed.items()) for lv in loads)
+    assert got.realizable(fixed) == want
+    upper = {c: x + data.draw(st.integers(0, 2)) for c, x in fixed.items()}
+    want = any(all(x <= lv[c] <= upper[c] for c, x in fixed.items()) for lv in loads)
+    assert got.realizable(fixed, upper) == want
+    # the parts: cells whose loads move together share a label
+    parts = got.parts(range(capacity.size))
+    for a in range(capacity.size):
+        for b in range(capacity.size):
+            if parts[a] != parts[b] or parts[a] == -1:
+                # loads of different parts combine freely among the maximum placements
+                combos = {(lv[a], lv[b]) for lv in loads}
+                assert combos == {
+                    (x, y) for x in {p[0] for p in combos} for y in {p[1] for p in combos}
+                }

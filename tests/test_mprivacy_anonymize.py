@@ -489,6 +489,14 @@ def test_frequency_l_table_not_m_private_still_has_an_m_private_partition() -> N
     with pytest.raises(ParameterError, match="found no partition") as info:
         mondrian_mprivacy(t, mods)
     assert "might exist" in str(info.value) and "so no partition" not in str(info.value)
+    # it says what it tried: the cut q <= 5 (P1's records | P2's) leaves both halves
+    # 1-private, so "no cut leaves both halves 1-private" would be false
+    left, right = [0, 1, 2, 3, 4, 5], [6, 7]
+    assert m_private_by_definition(t, left, 1, c) and m_private_by_definition(t, right, 1, c)
+    text = str(info.value)
+    assert "no cut leaves" not in text and "w.r.t. l=2:" in text
+    assert "tried 1 QI cut(s), one per QI with more than one value, at its balanced" in text
+    assert "cuts at other values are not tried" in text
 
 
 @st.composite

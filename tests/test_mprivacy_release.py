@@ -160,6 +160,22 @@ def test_bad_providers_file_is_one_error_line(tmp_path: Path, content: str, mess
         read_provider_rows(f, 10, release=DIGEST)
 
 
+def test_a_providers_path_that_is_no_regular_file_is_named_as_such(tmp_path: Path) -> None:
+    """A FIFO would block the read until some process writes to it; ``/dev/zero`` never ends;
+    a directory is not a file. Each is one line saying what the path is (it used to say "no
+    such providers file" of a path that exists)."""
+    import os
+
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    for path, what in [(fifo, r"a FIFO \(named pipe\)"), (Path("/dev/zero"), "a character device"),
+                       (tmp_path, "a directory")]:  # fmt: skip
+        with pytest.raises(InputError, match=f"the providers file is {what}, not a regular"):
+            read_provider_rows(path, 10, release=DIGEST)
+    with pytest.raises(InputError, match="providers file not found"):
+        read_provider_rows(tmp_path / "missing.csv", 10, release=DIGEST)
+
+
 def test_cli_provider_rows_then_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -422,8 +422,9 @@ def coordinate(
                 )
                 raise ParameterError(
                     f"found no partition of the table into {m}-private groups w.r.t. "
-                    f"{_describe(setting)}: {why}, and no cut leaves both halves "
-                    f"{m}-private; nothing is published"
+                    f"{_describe(setting)}: {why}; "
+                    f"{_cuts_tried(int(ci.size), int(pcand.sum()), cut, m)}; nothing is "
+                    "published"
                 )
             n_cut = cut_nodes.size
             left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
@@ -483,7 +484,34 @@ def _no_partition_can_pass(setting: Setting, root: Histograms, n_sa: int) -> boo
 
 
 def _describe(s: Setting) -> str:
-    return ", ".join(f"{k}={v}" for k, v in s.params.items() if k != "m")
+    """The constraint as the command line spells it (``k=2, distinct-l=2``)."""
+    names = {"distinct_l": "distinct-l"}
+
+    def num(v: Any) -> Any:
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    return ", ".join(f"{names.get(k, k)}={num(v)}" for k, v in s.params.items() if k != "m")
+
+
+def _cuts_tried(n_qi: int, n_provider: int, cut: str, m: int) -> str:
+    """What the search tried at the root before refusing: one cut per QI at one split point
+    (not every value), and, for ``provider-aware``, one cut between providers."""
+    where = (
+        "its balanced split point (about half of the rows on each side)"
+        if cut == "balanced"
+        else "its median"
+    )
+    tried = []
+    if n_qi:
+        tried.append(f"{n_qi} QI cut(s), one per QI with more than one value, at {where}")
+    if n_provider:
+        tried.append("a cut between providers")
+    if not tried:
+        return "there was no cut to try (every QI holds one value)"
+    return (
+        f"the search tried {' and '.join(tried)}, and none leaves both halves {m}-private; "
+        "cuts at other values are not tried (one of them might)"
+    )
 
 
 def _split_hist(h: Histograms, left: np.ndarray, which: np.ndarray) -> Histograms:

@@ -68,9 +68,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.attacks.insider_claim import recorded_check, settle
 from kerckhoffs.attacks.knowledge import Coalition, Knowledge
 from kerckhoffs.attacks.locate import concat_ranges, locate
-from kerckhoffs.attacks.placement import place
+from kerckhoffs.attacks.placement import Placement, place
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.hierarchy import format_value
@@ -136,23 +137,28 @@ class CoalitionRows(NamedTuple):
     """The coalition's rows of a release: ``mine`` (bool per row), ``undecided`` (bool per
     group: its records fit the group in more than one way, so the rows it removes there are
     unknown), figures for ``details``, and, for records placed from the files, the fewest and
-    most records of each (group, value) any placement removes (``low``, ``high``)."""
+    most records of each (group, value) any placement removes (``low``, ``high``) and the
+    placement itself (:class:`~kerckhoffs.attacks.placement.Placement`, cells ``group *
+    n_values + value``)."""
 
     mine: np.ndarray
     undecided: np.ndarray
     details: dict[str, Any]
     low: np.ndarray | None = None
     high: np.ndarray | None = None
+    placement: Placement | None = None
 
 
 def coalition_rows(
     release: Release, coalition: Coalition, schema: Schema | None = None
 ) -> CoalitionRows:
     """The coalition's rows of ``release`` (module docstring): by provider id, or its records
-    placed by QI box and SA value together (:func:`kerckhoffs.attacks.placement.place`)."""
+    placed by QI box and SA value together (:func:`kerckhoffs.attacks.placement.place`); a
+    coalition giving both is placed by its records when the release has no provider column
+    (one read from its files)."""
     t = release.table
     n_groups = release.partition.n_groups
-    if coalition.providers:
+    if coalition.providers and (coalition.records is None or t.provider is not None):
         if t.provider is None or t.provider_values is None:
             raise ParameterError(
                 f"{ATTACK}: the coalition is given by provider ids, but the release's table has "
@@ -205,7 +211,7 @@ def coalition_rows(
         "groups_undecided": int(undecided.sum()),
     }
     low, high = placement.low.reshape(hist.shape), placement.high.reshape(hist.shape)
-    return CoalitionRows(mine, undecided, details, low, high)
+    return CoalitionRows(mine, undecided, details, low, high, placement)
 
 
 # -- posteriors -----------------------------------------------------------------------------------
@@ -249,41 +255,6 @@ def _breached_cells(
     return out
 
 
-MAX_PLACEMENTS = 4096
-"""Most removals of one group :func:`_safe_in_every_placement` evaluates."""
-
-
-def _safe_in_every_placement(
-    like: GroupHistogram,
-    models: Sequence[PrivacyModel],
-    low: np.ndarray,
-    high: np.ndarray,
-    undecided: np.ndarray,
-) -> np.ndarray:
-    """Per group, whether an undecided group keeps the promise whatever the placement: the
-    removals of its values vary independently (records of one value only go to cells of that
-    value), each over the whole range ``low..high`` (:class:`~kerckhoffs.attacks.placement.
-    Placement`), so every combination is a possible removal; the group is settled when no
-    combination leaves a touched, non-empty remainder that violates a model. At most
-    :data:`MAX_PLACEMENTS` combinations per group; above that the group stays undecided."""
-    out = np.zeros(undecided.size, dtype=bool)
-    for g in np.flatnonzero(undecided).tolist():
-        lo, hi = low[g], high[g]
-        spread = np.flatnonzero(hi > lo)
-        if math.prod(int(hi[v] - lo[v] + 1) for v in spread) > MAX_PLACEMENTS:
-            continue
-        axes = [np.arange(lo[v], hi[v] + 1) for v in spread.tolist()]
-        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, spread.size)
-        removed = np.repeat(lo[None, :], grid.shape[0], axis=0)
-        removed[:, spread] = grid
-        rem = like.counts[g][None, :] - removed
-        left = rem.sum(axis=1)
-        touched = (removed.sum(axis=1) > 0) & (left > 0)
-        viol = _violations(rem, like, models).any(axis=1)
-        out[g] = not (viol & touched).any()
-    return out
-
-
 # -- the result ----------------------------------------------------------------------------------
 @dataclass
 class InsiderResult(AttackResult):
@@ -293,21 +264,34 @@ class InsiderResult(AttackResult):
     verdict says so and is never SAFE (the attack did not run on all of the release);
     ``settled_groups`` groups whose placement varies but whose remainder keeps the promise in
     every placement are attacked (no row of them disclosed, whatever the placement) and
-    named; ``unplaced`` coalition records that fit no group are named too."""
+    named; ``unplaced`` coalition records that fit no group are named too.
+
+    ``claim_settled`` groups were settled only by the release's recorded m-privacy check
+    (``claim``, its name: :mod:`kerckhoffs.attacks.insider_claim`), and the verdict says it
+    relied on it; ``claim_unused`` says why the check was not relied on while groups stay
+    undecided; ``claim_false`` that the coalition's records contradict it (a gap: never
+    SAFE)."""
 
     undecided_groups: int = 0
     undecided_rows: int = 0
     unplaced: int = 0
     settled_groups: int = 0
+    claim_settled: int = 0
+    claim: str = ""
+    claim_unused: str = ""
+    claim_false: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.undecided_groups:  # a gap: the verdict is INCOMPLETE or UNSAFE, never SAFE
+            why = f" ({self.claim} not relied on: {self.claim_unused})" if self.claim_unused else ""
             self.gaps.append(
                 f"{self.undecided_groups:,} group(s) ({self.undecided_rows:,} of "
                 f"{self.n_rows:,} rows) not attacked: the coalition's own records fit them in "
-                "more than one way, so it cannot tell its rows there from the others'"
+                f"more than one way, so it cannot tell its rows there from the others'{why}"
             )
+        if self.claim_false:
+            self.gaps.append(self.claim_false)
 
     def _verdict(self, claim: bool = True) -> str:
         base = super()._verdict(claim)
@@ -315,6 +299,12 @@ class InsiderResult(AttackResult):
             base += (
                 f"; {self.settled_groups:,} group(s) the coalition's records fit in more than "
                 "one way are safe in every way (no posterior shown for them)"
+            )
+        if self.claim_settled:
+            base += (
+                f"; {self.claim_settled:,} group(s) with more than one placement settled by "
+                f"{self.claim} (every placement it allows keeps the promise; no posterior "
+                "shown for them)"
             )
         if self.unplaced:
             base += (
@@ -401,6 +391,7 @@ def insider_attack(
     group, sa = release.partition.group, release.sa_published
     n_groups, n_sa = like.counts.shape
     label = None
+    claim_result: dict[str, Any] = {}
     if worst or (not coalition.providers and coalition.records is None):
         size = m if m is not None else coalition.m
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
@@ -412,12 +403,12 @@ def insider_attack(
         undecided = np.zeros(n_groups, dtype=bool)
         settled = undecided
     else:
-        mine, undecided, details, low, high = coalition_rows(release, coalition, schema)
+        found = coalition_rows(release, coalition, schema)
+        mine, undecided, details = found.mine, found.undecided, found.details
         settled = np.zeros(n_groups, dtype=bool)
-        if undecided.any() and low is not None and high is not None:
-            settled = _safe_in_every_placement(like, chosen, low, high, undecided)
+        if found.placement is not None:  # records placed from the files
+            settled, claim_result = _settle(release, like, chosen, coalition, schema, found)
             details["groups_undecided"] = int((undecided & ~settled).sum())
-            details["groups_safe_in_every_placement"] = int(settled.sum())
     removed = np.bincount(
         group[mine].astype(np.int64) * n_sa + sa[mine], minlength=n_groups * n_sa
     ).reshape(n_groups, n_sa)
@@ -473,8 +464,50 @@ def insider_attack(
         undecided_groups=int((undecided & ~settled).sum()),
         undecided_rows=int(release.partition.sizes[undecided & ~settled].sum()),
         unplaced=int(details.get("records_unplaced", 0)),
-        settled_groups=int(settled.sum()),
+        **claim_result,
     )
+
+
+def _settle(
+    release: Release,
+    like: GroupHistogram,
+    chosen: Sequence[PrivacyModel],
+    coalition: Coalition,
+    schema: Schema | None,
+    found: CoalitionRows,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The undecided groups settled (:func:`kerckhoffs.attacks.insider_claim.settle`, with the
+    release's recorded m-privacy check when it covers the coalition), and the result's
+    fields that say how."""
+    if found.low is None or found.high is None or found.placement is None:
+        raise ValueError("the coalition's records were not placed")
+    check = recorded_check(release.published_metadata, coalition, schema)
+    claim_models = list(check.models) if check is not None else []
+
+    def promise(rem: np.ndarray) -> np.ndarray:
+        return np.asarray(_violations(rem, like, chosen).any(axis=1))
+
+    def claim(rem: np.ndarray) -> np.ndarray:
+        return np.asarray(_violations(rem, like, claim_models).any(axis=1))
+
+    s = settle(
+        like.counts, found.low, found.high, found.placement, promise, check,
+        claim if claim_models else None,
+    )  # fmt: skip
+    found.details["groups_safe_in_every_placement"] = int(s.safe.sum())
+    if check is not None:
+        found.details["recorded_check"] = s.status + (f": {s.reason}" if s.reason else "")
+        found.details["groups_settled_by_recorded_check"] = int(s.by_claim.sum())
+        found.details.update(s.details)
+    text = check.text if check is not None else ""
+    fields = {
+        "settled_groups": int(s.safe.sum()),
+        "claim_settled": int(s.by_claim.sum()),
+        "claim": text,
+        "claim_unused": s.reason if s.status == "not relied" else "",
+        "claim_false": s.reason if s.status == "false" else "",
+    }
+    return s.safe | s.by_claim, fields
 
 
 # -- registry adapter ------------------------------------------------------------------------------
@@ -484,7 +517,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     c = knowledge.coalition
     if c is None:
         return "needs a coalition of providers in the knowledge ([coalition] providers/records/m)"
-    if (c.providers or c.records is None) and releases[0].table.provider is None:
+    if c.records is None and releases[0].table.provider is None:
         return (
             "the coalition is given by providers (or by its size m), but the release holds no "
             "provider column"

@@ -17,8 +17,9 @@ What an adversary brings besides the release:
   coalition of them subtracts its own records from each published group): the coalition's
   provider ids (usable when the attacked release is in-process and its table has providers),
   or its own records (a file of their rows with the QI and SA columns, located in the
-  published groups), and/or ``m``, the coalition size for the worst-coalition search
-  (:mod:`kerckhoffs.attacks.insider`).
+  published groups), or both (the records of those providers), and/or ``m``, the coalition
+  size (for the worst-coalition search, and for relying on a release's recorded m-privacy
+  check: :mod:`kerckhoffs.attacks.insider`).
 
 Loading (:meth:`Knowledge.from_path`): a CSV / Parquet file is a population alone; a TOML file
 holds everything, paths relative to the TOML file::
@@ -41,7 +42,7 @@ holds everything, paths relative to the TOML file::
     where = { age = { max = 25 }, sex = ["F"] }
 
     [coalition]
-    providers = ["P1", "P3"]   # or: records = "our_rows.csv" (sep = ";" optional); m = 2
+    providers = ["P1", "P3"]   # and/or: records = "our_rows.csv" (sep = ";" optional); m = 2
 
 Every malformed item gives one :class:`~kerckhoffs.errors.InputError` line naming the file and
 the key (``knowledge.toml: rule[2]: share must be a number in [0, 1], got 'ten'``).
@@ -101,16 +102,17 @@ class Coalition:
     """Colluding data providers (paper 003 section II, the m-adversary): ``providers`` are
     their ids as the table's provider column holds them (text), ``records`` their own rows
     (QI and SA columns, original values), ``m`` the coalition size to search the worst
-    coalition of. At least one is given; ``providers`` and ``records`` exclude each other
-    (the same rows twice would be subtracted twice)."""
+    coalition of. At least one is given. Given both, ``records`` are those providers' rows:
+    the attack subtracts one or the other, never both (by provider id when the release has a
+    provider column, else by placing the records), and the number of providers tells which
+    of the release's recorded m-privacy checks cover the coalition (so does ``m``, or the
+    provider column of the records, :mod:`kerckhoffs.attacks.insider_claim`)."""
 
     providers: tuple[str, ...] = ()
     records: pd.DataFrame | None = None
     m: int | None = None
 
     def __post_init__(self) -> None:
-        if self.providers and self.records is not None:
-            raise InputError("coalition: give providers or records, not both")
         if not self.providers and self.records is None and self.m is None:
             raise InputError("coalition: needs providers, records or m")
         if self.m is not None and (

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -66,11 +66,103 @@ class Placement:
     """Per cell, the fewest records any maximum placement puts there."""
     high: np.ndarray
     """Per cell, the most records any maximum placement puts there."""
+    flows: _Flows | None = field(default=None, repr=False)
+    """The flow problem itself, for :meth:`realizable` and :meth:`parts`."""
 
     @property
     def unique(self) -> bool:
         """Whether every maximum placement gives the same loads."""
         return not bool(self.variable.any())
+
+    def parts(self, cells: Sequence[int]) -> list[int]:
+        """For each of ``cells``, the part of the placement it belongs to: records move only
+        between cells of one part, so the loads of different parts vary independently (a
+        label per connected part of the class-cell graph; all one part when some records are
+        left unplaced, module docstring of :func:`_components`; -1 for a cell no record
+        fits)."""
+        f = self._problem()
+        return [f.cell_part.get(int(c), -1) for c in cells]
+
+    def realizable(self, low: Mapping[int, int], high: Mapping[int, int] | None = None) -> bool:
+        """Whether some maximum placement puts between ``low[c]`` and ``high[c]`` records in
+        each cell ``c`` of ``low`` (exactly ``low[c]`` without ``high``; the other cells as
+        they may).
+
+        Two maximum flows on the parts holding those cells decide it: one into those cells
+        alone, each of capacity ``low[c]``, must fill them all; one into every cell, those
+        capped at ``high[c]``, must place as many records as the placement does. Both are
+        necessary (take ``low[c]`` of a cell's records in such a placement; or the placement
+        itself). They suffice: start from the first flow and augment it to a maximum flow of
+        the second network; an augmenting path ends at the sink the first time it reaches
+        it, so it never lowers a cell's load, and every cell keeps at least ``low[c]``."""
+        f = self._problem()
+        lo = {int(c): int(x) for c, x in low.items()}
+        hi = lo if high is None else {c: int(high[c]) for c in lo}
+        if any(lo[c] < 0 or lo[c] > hi[c] or lo[c] > f.cap[c] for c in lo):
+            return False
+        nowhere = [c for c in lo if c not in f.cell_part]  # no record fits: 0 in every placement
+        if any(lo[c] > 0 for c in nowhere):
+            return False
+        for c in nowhere:
+            del lo[c]
+        if not lo:
+            return True
+        part_ids = {f.cell_part[c] for c in lo}
+        classes = [k for k, p in enumerate(f.class_part) if p in part_ids]
+        supply = [f.supply[k] for k in classes]
+        cands = [f.cands[k] for k in classes]
+        first = [0] * len(f.cap)
+        for c, x in lo.items():
+            first[c] = x
+        sent, _, _, _ = _max_flow(supply, cands, first)
+        if sum(sent) != sum(lo.values()):
+            return False
+        capped = list(f.cap)
+        for c in lo:
+            capped[c] = min(hi[c], f.cap[c])
+        sent, _, _, _ = _max_flow(supply, cands, capped)
+        return sum(sent) == sum(f.sent[k] for k in classes)
+
+    def _problem(self) -> _Flows:
+        if self.flows is None:
+            raise ValueError("this placement does not hold its flow problem (made by place())")
+        return self.flows
+
+
+@dataclass(frozen=True, eq=False)
+class _Flows:
+    """The flow problem of a :class:`Placement`: classes of interchangeable records (their
+    number, their candidate cells), the cells' capacities, the records of each class one
+    maximum placement places, and the part (connected piece of the class-cell graph) of
+    each class and cell."""
+
+    supply: list[int]
+    cands: list[list[int]]
+    cap: list[int]
+    sent: list[int]
+    class_part: list[int] = field(init=False)
+    cell_part: dict[int, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        n_k = len(self.supply)
+        if any(self.sent[k] < self.supply[k] for k in range(n_k)):
+            # an unplaced record can trade places with a placed one anywhere: one part
+            object.__setattr__(self, "class_part", [0] * n_k)
+            object.__setattr__(self, "cell_part", {c: 0 for cs in self.cands for c in cs})
+            return
+        parent: dict[int, int] = {}
+
+        def root(x: int) -> int:
+            while parent.setdefault(x, x) != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for k, cs in enumerate(self.cands):  # node k for a class, -1 - c for a cell
+            for c in cs:
+                parent[root(-1 - c)] = root(k)
+        object.__setattr__(self, "class_part", [root(k) for k in range(n_k)])
+        object.__setattr__(self, "cell_part", {c: root(-1 - c) for cs in self.cands for c in cs})
 
 
 def _classes(
@@ -123,8 +215,36 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
         pairs = np.unique(np.stack([record, cell], axis=1), axis=0)
         record, cell = pairs[:, 0], pairs[:, 1]
     supply, cands, unplaceable = _classes(record, cell, n_records)
-    n_k = len(supply)
     cap = capacity.tolist()
+    sent, load, flow, users = _max_flow(supply, cands, cap)
+    variable = _variable_cells(supply, sent, cands, users, cap, load)
+    low = np.asarray(load, dtype=np.int64)
+    high = low.copy()
+    state = (supply, cands, cap)
+    for classes, cells in _components(supply, sent, cands, np.flatnonzero(variable).tolist()):
+        for c in cells:
+            low[c] = load[c] - _moves(state, sent, flow, load, classes, out_of=c)
+            high[c] = load[c] + _moves(state, sent, flow, load, classes, into=c)
+    return Placement(
+        np.asarray(load, dtype=np.int64),
+        variable,
+        int(sum(sent)),
+        unplaceable,
+        low,
+        high,
+        _Flows(supply, cands, cap, sent),
+    )
+
+
+def _max_flow(
+    supply: list[int], cands: list[list[int]], cap: list[int]
+) -> tuple[list[int], list[int], list[dict[int, int]], dict[int, dict[int, int]]]:
+    """A maximum flow from the classes (``supply[k]`` records each, allowed in the cells
+    ``cands[k]``) into the cells (at most ``cap[c]`` records each): per class the records
+    placed, per cell its load, per class its records in each cell, per cell the classes
+    holding records there. A greedy start (the classes with the fewest choices first), then
+    augmenting paths (Edmonds and Karp) over classes and cells."""
+    n_k = len(supply)
     load = [0] * len(cap)
     sent = [0] * n_k  # records of each class placed
     flow: list[dict[int, int]] = [{} for _ in range(n_k)]  # class -> cell -> records
@@ -141,7 +261,6 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
             flow[k].pop(c, None)
             u.pop(k, None)
 
-    # a greedy start: the classes with the fewest choices first
     for k in sorted(range(n_k), key=lambda k: len(cands[k])):
         for c in cands[k]:
             room = min(supply[k] - sent[k], cap[c] - load[c])
@@ -163,22 +282,7 @@ def place(record: np.ndarray, cell: np.ndarray, n_records: int, capacity: np.nda
         for k, c_in, c_out in steps:
             push(k, c_in, -amount)
             push(k, c_out, amount)
-    variable = _variable_cells(supply, sent, cands, users, cap, load)
-    low = np.asarray(load, dtype=np.int64)
-    high = low.copy()
-    state = (supply, cands, cap)
-    for classes, cells in _components(supply, sent, cands, np.flatnonzero(variable).tolist()):
-        for c in cells:
-            low[c] = load[c] - _moves(state, sent, flow, load, classes, out_of=c)
-            high[c] = load[c] + _moves(state, sent, flow, load, classes, into=c)
-    return Placement(
-        np.asarray(load, dtype=np.int64),
-        variable,
-        int(sum(sent)),
-        unplaceable,
-        low,
-        high,
-    )
+    return sent, load, flow, users
 
 
 def _components(

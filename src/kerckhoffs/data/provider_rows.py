@@ -37,14 +37,17 @@ for the other providers' rows more than any of them knows.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.data.io import regular_file
 from kerckhoffs.errors import InputError, input_error
 
 COLUMNS = ("row", "provider")
@@ -109,9 +112,31 @@ def write_provider_rows(path: str | Path, providers: np.ndarray, release: str) -
 
 def _first_line(path: Path) -> str | None:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.readline().rstrip("\r\n")
-    except (OSError, UnicodeDecodeError):
+        with _open_regular(regular_file(path, "providers file")) as f:
+            return _read_first_line(f)
+    except (OSError, InputError):
+        return None
+
+
+def _open_regular(path: Path) -> TextIO:
+    """``path`` opened for reading text without blocking (a FIFO swapped in after
+    :func:`~kerckhoffs.data.io.regular_file` looked would otherwise hang the open), and checked
+    again on the open descriptor."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise InputError(f"{path}: cannot read the providers file ({why})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{path}: the providers file is not a regular file")
+    return open(fd, encoding="utf-8", newline="")
+
+
+def _read_first_line(f: TextIO) -> str | None:
+    try:
+        return f.readline().rstrip("\r\n")
+    except UnicodeDecodeError:
         return None
 
 
@@ -128,12 +153,19 @@ def read_provider_rows(path: str | Path, n_rows: int, *, release: str) -> np.nda
 
     A missing file, a file bound to another release or to none (written before the binding),
     a missing column, a row number out of range, given twice or missing is a one-line
-    :class:`~kerckhoffs.errors.InputError` naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise input_error(f"{path}: no such providers file")
-    first = _first_line(path)
-    bound = _BINDING.match(first or "")
+    :class:`~kerckhoffs.errors.InputError` naming the file; so is a path that is not a
+    regular file (a FIFO, a device, a directory: named as such, never read)."""
+    path = regular_file(path, "providers file")  # a FIFO or a device is named, never read
+    with _open_regular(path) as fh:
+        first = _read_first_line(fh)
+        bound = _BINDING.match(first or "")
+        if bound is not None and bound.group(1) == release:
+            try:
+                df = pd.read_csv(fh, dtype=str, keep_default_na=False)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+                raise input_error(
+                    f"{path}: not a providers CSV ({str(exc).splitlines()[0]})"
+                ) from None
     if bound is None:
         if first is not None and first.strip() == HEADER:
             raise input_error(
@@ -150,10 +182,6 @@ def read_provider_rows(path: str | Path, n_rows: int, *, release: str) -> np.nda
             f"{path}: written for another release (release {bound.group(1)[:19]}..., this one "
             f"is {release[:19]}...); give the providers file written with this release"
         )
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=1)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise input_error(f"{path}: not a providers CSV ({str(exc).splitlines()[0]})") from None
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise input_error(
