@@ -192,17 +192,22 @@ def test_table_i_two_private_release_is_safe_from_its_files(
         monkeypatch, capsys, "audit", "--release", tmp_path / "hm", "--knowledge", know,
         "--schema", schema,
     )  # fmt: skip
-    verdict = out.strip().splitlines()[-1]
-    assert code == 0 and verdict.startswith("SAFE: no row disclosed"), out + err
     line = " ".join(out.split())
+    verdict = line[line.index("SAFE: no row disclosed") :]  # the audit's last line, wrapped
+    assert code == 0 and "UNSAFE" not in line and "INCOMPLETE" not in line, out + err
     settled = {"P2": 2, "P4": 1}.get(hospital)
     if settled:
         assert (
             f"{settled} group(s) with more than one placement settled by the release's "
             "recorded m-privacy=2 check"
         ) in line
+        # the audit's verdict itself says what it relied on
+        assert verdict.endswith(
+            "insider relied on: the release's recorded m-privacy=2 check settled "
+            f"{settled} group(s) the coalition's records fit in more than one way"
+        ), verdict
     else:  # P1 and P3 place their records exactly: nothing to rely on
-        assert "recorded" not in line
+        assert "recorded" not in line and "relied" not in verdict
     pooled = api.anonymize(
         EXAMPLE / "table_i.csv",
         schema=schema,

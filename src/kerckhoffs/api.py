@@ -795,14 +795,17 @@ class AuditReport:
             tail = f"; also UNSAFE by {', '.join(also)}" if also else ""
             return worst.verdict() + tail + scope
         ran = ", ".join(r.attack for r in self.results)
+        relied = "".join(
+            f"; {r.attack} relied on: {a}" for r in self.results for a in r.assumptions
+        )
         if self.gaps:
             return (
                 f"INCOMPLETE: no row disclosed by the {len(self.results)} attack(s) that ran "
-                f"({ran}), but not everything was tested: " + "; ".join(self.gaps) + scope
+                f"({ran}), but not everything was tested: " + "; ".join(self.gaps) + relied + scope
             )
         return (
             f"SAFE: no row disclosed by the {len(self.results)} attack(s) that apply "
-            f"({ran})" + scope
+            f"({ran})" + relied + scope
         )
 
     def to_pandas(self) -> pd.DataFrame:

@@ -292,6 +292,11 @@ class InsiderResult(AttackResult):
             )
         if self.claim_false:
             self.gaps.append(self.claim_false)
+        if self.claim_settled:  # the verdict holds if the recorded check is true: say so
+            self.assumptions.append(
+                f"{self.claim} settled {self.claim_settled:,} group(s) the coalition's "
+                "records fit in more than one way"
+            )
 
     def _verdict(self, claim: bool = True) -> str:
         base = super()._verdict(claim)

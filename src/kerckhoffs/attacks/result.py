@@ -61,6 +61,10 @@ class AttackResult:
     not_located: int = 0
     finding: str | None = None
     gaps: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    """What the verdict relies on besides the release's data and the knowledge, one phrase
+    each (e.g. a check the release records, taken as true: an adversary who knows the
+    metadata rules out the worlds it excludes); an audit's verdict line repeats them."""
 
     def __post_init__(self) -> None:
         missing = [c for c in TUPLE_COLUMNS if c not in self.tuples.columns]
@@ -106,6 +110,7 @@ class AttackResult:
             "not_located": int(self.not_located),
             "complete": self.complete,
             "gaps": list(self.gaps),
+            "assumptions": list(self.assumptions),
             "finding": self.finding,
             **{k: _plain(v) for k, v in self.details.items()},
         }
