@@ -62,6 +62,11 @@ class Experiment:
     seeds: Sequence[int] = (0,)
     version: int = 1
     notes: str = ""
+    varies: Sequence[str] = ()
+    """Result columns that differ between two runs of the same code and data: seconds
+    measured, and draws of noise that cannot be seeded (OpenDP's). A re-run whose other
+    columns equal the written CSV's leaves the written CSV and PNG as they are (the
+    committed results do not change on every run); ``reproduce --record`` rewrites them."""
     share: str = ""
     """Which experiments share work (tables, releases, attacks through their
     :class:`Context`): a parallel ``reproduce`` runs those with the same ``share`` in one
