@@ -11,13 +11,16 @@ hierarchies, ...) run through the same harness at the end.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -335,12 +338,40 @@ def test_fault(
 ) -> None:
     argv = fault.setup(ws)
     before = snapshot(ws)
-    code, out, err = run_cli(monkeypatch, capsys, *argv)
+    with watchdog(fault.id):
+        code, out, err = run_cli(monkeypatch, capsys, *argv)
     if fault.codes == (2,):
         assert_one_error_line(code, out, err, fault.keys)
     else:
         assert_no_false_verdict(code, out, err, fault)
     assert snapshot(ws) == before, "the workspace changed"
+
+
+HANG = 120
+"""Seconds after which a fault's command counts as hung (the slowest takes about 2 s): a
+hang (a FIFO opened for reading, say) fails its case instead of stopping the whole run."""
+
+
+class Hung(BaseException):
+    """A fault's command ran past :data:`HANG` seconds (a BaseException, so that no
+    ``except Exception`` or ``except OSError`` of the command turns it into an error line)."""
+
+
+@contextlib.contextmanager
+def watchdog(fault_id: str) -> Iterator[None]:
+    """Raise in the main thread when the command runs past :data:`HANG` seconds (SIGALRM
+    interrupts a blocking open or read: its handler raises, so the call is not retried)."""
+
+    def hung(signum: int, frame: object) -> None:
+        raise Hung(f"fault {fault_id!r}: the command ran past {HANG} s (a hang)")
+
+    before = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(HANG)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
 
 
 def assert_no_false_verdict(code: int, out: str, err: str, fault: Fault) -> None:
