@@ -224,3 +224,92 @@ def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
     assert read_timings(tmp_path) != {"not": 2.0}  # a foreign file is not read as timings
     assert not write_timings(tmp_path, {"a": 1.0})  # nor replaced: kerckhoffs did not write it
     assert (tmp_path / "timings.csv").read_text() == "not,ours\n1,2\n"
+
+
+def _timed(scale: int, clock: list[int]) -> Experiment:
+    """An experiment with a column of seconds and a runtime row in long form: both differ on
+    every measurement (``clock`` ticks), the rest is ``scale`` times the point."""
+
+    def measure(point: dict, ctx: Context) -> list[dict]:
+        clock[0] += 1
+        return [
+            {"measure": "error", "value": point["x"] * scale, "seconds": clock[0] / 7},
+            {"measure": "runtime (s)", "value": clock[0] / 3, "seconds": clock[0] / 7},
+        ]
+
+    return Experiment(
+        name="timed", paper="000", figure="Fig. T", title="timed", grid=[{"x": 1}, {"x": 2}],
+        measure=measure, plot=Plot(x="x", y="value", xlabel="x", ylabel="value"),
+        claim="none", varies=("seconds", "value[runtime]"),
+    )  # fmt: skip
+
+
+def test_varying_cells_are_the_named_columns_and_the_named_measures_rows() -> None:
+    from kerckhoffs.experiments.runner import varying_cells
+
+    table = pd.DataFrame(
+        {"measure": ["error", "runtime (s)", "error"], "value": [1, 2, 3], "seconds": [4, 5, 6]}
+    )
+    got = varying_cells(_timed(1, [0]), table)
+    assert got.tolist() == [[False, False, True], [False, True, True], [False, False, True]]
+
+
+def test_a_rerun_that_differs_only_in_varying_cells_leaves_csv_and_png_alone(
+    tmp_path: Path,
+) -> None:
+    """Measured again (``force``), the seconds and the runtime rows differ, nothing else: the
+    written CSV and PNG stay byte for byte; ``record`` rewrites them; a change anywhere else
+    is written."""
+    clock = [0]
+    ctx = Context(tmp_path)
+    out = tmp_path / "out"
+    first = run_experiment(_timed(10, clock), out, context=ctx)
+    assert first.attrs["kept"] is False
+    csv, png = (out / "timed.csv").read_bytes(), (out / "timed.png").read_bytes()
+    again = run_experiment(_timed(10, clock), out, context=ctx, force=True)
+    assert clock[0] == 4 and again.attrs["kept"] is True
+    assert (out / "timed.csv").read_bytes() == csv and (out / "timed.png").read_bytes() == png
+    assert again["seconds"].tolist() != first["seconds"].tolist()
+    recorded = run_experiment(_timed(10, clock), out, context=ctx, force=True, record=True)
+    assert recorded.attrs["kept"] is False
+    assert (out / "timed.csv").read_bytes() != csv
+    assert pd.read_csv(out / "timed.csv")["seconds"].tolist() == recorded["seconds"].tolist()
+    changed = run_experiment(_timed(11, clock), out, context=ctx, force=True)
+    assert changed.attrs["kept"] is False
+    assert pd.read_csv(out / "timed.csv")["value"].tolist()[0] == 11
+
+
+def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """Without a terminal there is no progress bar: one numbered line per finished experiment
+    shows the progress; the second run keeps what only its seconds changed; the schedule's
+    seconds go to OUT/.cache/ unless --record."""
+    import kerckhoffs.experiments as experiments
+
+    clock = [0]
+    made = {"timed": lambda: _timed(10, clock), "quick-a": lambda: _quick("quick-a")}
+    monkeypatch.setattr(experiments, "get_experiment", lambda name: made[name]())
+    (tmp_path / "data" / "adult").mkdir(parents=True)
+    out = tmp_path / "out"
+
+    def run(*extra: str) -> str:
+        argv = ["reproduce", "timed", "quick-a", "--data", str(tmp_path / "data"),
+                "--out", str(out), "--jobs", "1", *extra]  # fmt: skip
+        monkeypatch.setattr(sys, "argv", ["kerckhoffs", *argv])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert int(exc.value.code or 0) == 0
+        return capsys.readouterr().out
+
+    first = run()
+    assert "[1/2] timed (" in first and "[2/2] quick-a (" in first and "left as" not in first
+    assert (out / ".cache" / "timings.csv").is_file() and not (out / "timings.csv").exists()
+    second = run("--force")
+    flat = " ".join(second.split())
+    assert "[1/2] timed (" in second and "left as it was (the same results, seconds and" in flat
+    assert "2 experiment(s)" in flat and "2 left as they were" in flat
+    run("--force", "--record")
+    assert (out / "timings.csv").is_file()

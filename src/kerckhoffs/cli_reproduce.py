@@ -14,7 +14,7 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -85,6 +85,14 @@ def reproduce(
             "--replot", help="Only redraw the PNGs from the CSVs already in --out; measure nothing."
         ),
     ] = False,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Rewrite every CSV and PNG, and OUT/timings.csv, even when only seconds or "
+            "noise changed (by default such results are left as they are).",
+        ),
+    ] = False,
     jobs: Annotated[
         int,
         typer.Option(
@@ -96,7 +104,11 @@ def reproduce(
 ) -> None:
     """Regenerate the experiments of papers 000, 001, 002, 003 and 004 on the real data.
 
-    One CSV and one PNG per figure or table, cached so an interrupted run resumes.
+    One CSV and one PNG per figure or table, cached so an interrupted run resumes. A result
+    that differs from the CSV already in --out only in seconds measured or in noise that
+    cannot be seeded is left as it is (so refreshing the committed results does not rewrite
+    them on every run); --record rewrites it. Without a terminal, one line per finished
+    experiment shows the progress.
     """
     from kerckhoffs.experiments import Context, all_experiments, get_experiment
     from kerckhoffs.experiments.parallel import available_cpus
@@ -122,11 +134,47 @@ def reproduce(
     _writable_folder(out_dir)
     t0 = time.perf_counter()
     workers = min(jobs or available_cpus(), len(bundles_of(chosen)))
+    report = _Report(len(chosen), out_dir)
     if workers > 1:
-        _run_parallel(chosen, out_dir, data_dir, workers, force)
+        took = _run_parallel(chosen, out_dir, data_dir, workers, force, record, report)
     else:
-        _run_serial(chosen, out_dir, Context(data_dir), force)
-    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s")
+        took = _run_serial(chosen, out_dir, Context(data_dir), force, record, report)
+    where = out_dir if record else out_dir / CACHE
+    if not write_timings(where, took):
+        out.print(
+            f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it is "
+            "(the next run schedules by points)"
+        )
+    kept = (
+        f"; {report.kept} left as they were (the same results, seconds and noise aside; "
+        "--record rewrites them)"
+        if report.kept
+        else ""
+    )
+    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s{kept}")
+
+
+class _Report:
+    """The line printed per finished experiment: on a terminal above the progress bars, and
+    in a pipe or a file (where there is no bar) flushed at once, numbered, so that a long
+    run shows its progress."""
+
+    def __init__(self, total: int, out_dir: Path) -> None:
+        self.total = total
+        self.out_dir = out_dir
+        self.done = 0
+        self.kept = 0
+
+    def __call__(self, console: Any, name: str, rows: int, seconds: float, kept: bool) -> None:
+        self.done += 1
+        self.kept += kept
+        what = (
+            "left as it was (the same results, seconds and noise aside)"
+            if kept
+            else f"{rows} rows -> {self.out_dir / (name + '.csv')}, .png"
+        )
+        console.print(f"[{self.done}/{self.total}] {name} ({seconds:.0f} s): {what}")
+        console.file.flush()
 
 
 def _replot(chosen: list[Experiment], out_dir: Path) -> None:
@@ -145,11 +193,20 @@ def _replot(chosen: list[Experiment], out_dir: Path) -> None:
         out.print(f"{exp.name}: {out_dir / (exp.name + '.png')}")
 
 
-def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force: bool) -> None:
-    """One experiment after the other in this process (tables shared between them)."""
+def _run_serial(
+    chosen: list[Experiment],
+    out_dir: Path,
+    context: Context,
+    force: bool,
+    record: bool,
+    report: _Report,
+) -> dict[str, float]:
+    """One experiment after the other in this process (tables shared between them); the
+    seconds each took."""
     from kerckhoffs.experiments import run_experiment
 
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
+    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task("all points", total=total)
         done_before = 0
@@ -162,13 +219,14 @@ def _run_serial(chosen: list[Experiment], out_dir: Path, context: Context, force
                 progress.update(overall, completed=base + done)
 
             started = time.perf_counter()
-            df = run_experiment(exp, out_dir, context=context, force=force, progress=step)
-            progress.update(task, description=f"{exp.name} ({time.perf_counter() - started:.0f} s)")
-            done_before += len(exp.grid) * len(exp.seeds)
-            progress.console.print(
-                f"{exp.name}: {len(df)} rows -> {out_dir / (exp.name + '.csv')}, "
-                f"{out_dir / (exp.name + '.png')}"
+            df = run_experiment(
+                exp, out_dir, context=context, force=force, progress=step, record=record
             )
+            took[exp.name] = time.perf_counter() - started
+            progress.update(task, description=f"{exp.name} ({took[exp.name]:.0f} s)")
+            done_before += len(exp.grid) * len(exp.seeds)
+            report(progress.console, exp.name, len(df), took[exp.name], df.attrs["kept"])
+    return took
 
 
 def bundles_of(
@@ -193,9 +251,13 @@ def bundles_of(
 
 
 TIMINGS = "timings.csv"
-"""Seconds each experiment took in the last run that wrote ``OUT`` (name, seconds): what the
-next parallel run schedules by. The committed ``reproduction/timings.csv`` serves a fresh
-working folder."""
+"""Seconds each experiment took (name, seconds): what the next parallel run schedules by.
+Every run writes them under ``OUT/.cache/`` (never committed); ``--record`` writes
+``OUT/timings.csv``, and the committed ``reproduction/timings.csv`` serves a fresh working
+folder."""
+
+CACHE = ".cache"
+"""The folder of ``OUT`` holding what a run keeps for the next one (cached points, timings)."""
 
 
 def _parse_timings(path: Path) -> dict[str, float] | None:
@@ -217,7 +279,7 @@ def read_timings(out_dir: Path) -> dict[str, float]:
 
     from kerckhoffs.experiments.base import examples_dir
 
-    candidates = [out_dir / TIMINGS]
+    candidates = [out_dir / CACHE / TIMINGS, out_dir / TIMINGS]
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
         candidates.append(examples_dir().parent / "reproduction" / TIMINGS)
     for path in candidates:
@@ -236,6 +298,7 @@ def write_timings(out_dir: Path, seconds: dict[str, float]) -> bool:
     from kerckhoffs.data.io import atomic_file
 
     path = out_dir / TIMINGS
+    path.parent.mkdir(parents=True, exist_ok=True)
     before = (_parse_timings(path) if path.is_file() else None) if path.exists() else {}
     if before is None:
         return False
@@ -249,10 +312,16 @@ def write_timings(out_dir: Path, seconds: dict[str, float]) -> bool:
 
 
 def _run_parallel(
-    chosen: list[Experiment], out_dir: Path, data_dir: Path, workers: int, force: bool
-) -> None:
+    chosen: list[Experiment],
+    out_dir: Path,
+    data_dir: Path,
+    workers: int,
+    force: bool,
+    record: bool,
+    report: _Report,
+) -> dict[str, float]:
     """The experiments in ``workers`` processes, one bundle of experiments sharing a context
-    per task (:func:`bundles_of`)."""
+    per task (:func:`bundles_of`); the seconds each took (those finished, if one fails)."""
     from kerckhoffs.experiments.parallel import Finished, run_many
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
@@ -274,20 +343,15 @@ def _run_parallel(
             took[f.name] = f.seconds
             on_point(f.name, size[f.name])
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
-            progress.console.print(
-                f"{f.name}: {f.rows} rows -> {out_dir / (f.name + '.csv')}, "
-                f"{out_dir / (f.name + '.png')}"
-            )
+            report(progress.console, f.name, f.rows, f.seconds, f.kept)
 
         try:
-            run_many(bundles, out_dir, data_dir, jobs=workers, force=force, on_point=on_point,
-                     on_done=on_done)  # fmt: skip
-        finally:
-            if not write_timings(out_dir, took):
-                progress.console.print(
-                    f"note: {out_dir / TIMINGS} is not a timings file kerckhoffs wrote; left "
-                    "as it is (the next run schedules by points)"
-                )
+            run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
+                     on_point=on_point, on_done=on_done)  # fmt: skip
+        except BaseException:
+            write_timings(out_dir / CACHE, took)  # what finished still schedules the next run
+            raise
+    return took
 
 
 def register(app: typer.Typer) -> None:

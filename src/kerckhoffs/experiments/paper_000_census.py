@@ -457,6 +457,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="asap-table8",
+        varies=("ours_cpu", "ours_wall", "ratio", "ratio_wall"),
         paper="000",
         figure="Table 8",
         title="Census: running time at l = 4, this machine vs the paper's",

@@ -623,6 +623,7 @@ register_experiment(
     ),
     Experiment(
         name="asap-table7",
+        varies=("seconds_ours", "kanon_seconds", "ratio_to_paper"),
         paper=PAPER,
         figure="Table 7",
         title="Adult, times at k = 50, m = 3",

@@ -432,6 +432,7 @@ def _e1(name: str, figure: str, x: str, grid: list[Row], xlabel: str, claim: str
         ),
         claim=claim,
         notes=_E1_NOTE + _DATA_NOTE,
+        varies=("anonymize_seconds", "attack_seconds"),
     )
 
 
@@ -442,6 +443,7 @@ def _e2(name: str, figure: str, m: int, claim: str) -> Experiment:
         figure=figure,
         title=f"one generalized table vs QID size (m = {m})",
         grid=[{"dataset": "adult", "qid": d, "k": k, "m": m} for d in QID_GRID for k in KS],
+        varies=("value[time]",),
         measure=measure_e2,
         plot=Plot(
             x="qid",

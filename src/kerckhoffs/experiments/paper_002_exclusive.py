@@ -947,6 +947,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-ea-utility",
+        varies=("seconds",),
         paper=PAPER,
         figure="E-A (spec 7)",
         title="random tables: naive unsafe, inclusive vs exclusive strict wins",
@@ -992,6 +993,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-functions",
+        varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
         title="cost vs number of generalizations: inclusive (memo / no memo) vs exclusive",
@@ -1024,6 +1026,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-groups",
+        varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
         title="cost vs group size: inclusive (memo / no memo) vs exclusive, 3 generalizations",

@@ -446,6 +446,7 @@ def _anon_plot(x: str, xlabel: str, logy: bool = False) -> Plot:
 EXPERIMENTS = [
     Experiment(
         name="mprivacy-e1-fig6",
+        varies=("seconds",),
         paper=PAPER,
         figure="Fig. 6",
         title="verification cost vs m (n_G = 15, |T_G| = 150 and 750)",
@@ -463,6 +464,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e2-fig7",
+        varies=("seconds",),
         paper=PAPER,
         figure="Fig. 7",
         title="verification cost vs n_G (m = 5, |T_G| = 150 and 750)",
@@ -481,6 +483,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e3-fig8",
+        varies=("seconds",),
         paper=PAPER,
         figure="Fig. 8",
         title="verification cost vs records per provider (n_G = 15, m = 5); threshold",
@@ -508,6 +511,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e4-fig9",
+        varies=("seconds", "value[runtime]"),
         paper=PAPER,
         figure="Fig. 9",
         title="provider-aware vs baseline: runtime and query error vs m (Adult, n = 10)",
@@ -528,6 +532,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e5-fig10",
+        varies=("seconds", "value[runtime]"),
         paper=PAPER,
         figure="Fig. 10",
         title="runtime and query error vs |T| (Adult samples; Census stand-in beyond)",
@@ -552,6 +557,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e6-fig11",
+        varies=("seconds", "value[runtime]"),
         paper=PAPER,
         figure="Fig. 11",
         title="adaptive vs binary-only vs top-down-only verification inside provider-aware",
@@ -570,6 +576,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="mprivacy-e7-fig12",
+        varies=("seconds", "value[runtime]"),
         paper=PAPER,
         figure="Fig. 12",
         title="runtime and query error vs k (l = 4) and vs l (k = 30), m = 3",

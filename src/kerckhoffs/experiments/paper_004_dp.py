@@ -400,6 +400,7 @@ def measure_x4(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 register_experiment(
     Experiment(
         name="dp-x1-breach",
+        varies=("breach_pct", "cells", "perfect_pct", "correct_pct", "truth_in_set", "ea_post"),
         paper=PAPER,
         figure="X1 (DP alternative)",
         title="intersection attack on DP histograms vs k-anonymity (Adult)",
@@ -423,6 +424,7 @@ register_experiment(
     ),
     Experiment(
         name="dp-x2-utility",
+        varies=("mean_error", "median_error"),
         paper=PAPER,
         figure="X2 (DP alternative)",
         title="query error: DP histogram vs Mondrian k-anonymity (Adult)",
@@ -482,6 +484,7 @@ register_experiment(
     ),
     Experiment(
         name="dp-x4-budget",
+        varies=("value", "all_breaches_pct"),
         paper=PAPER,
         figure="X4 (Fig. 8 setting)",
         title="n releases: k-anonymity's breach vs DP's composed epsilon (Census stand-in)",

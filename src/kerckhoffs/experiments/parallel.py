@@ -32,11 +32,13 @@ from kerckhoffs.experiments.runner import run_experiment
 
 @dataclass(frozen=True)
 class Finished:
-    """One experiment done: its name, how many rows its CSV has, and how long it took."""
+    """One experiment done: its name, how many rows its CSV has, how long it took, and
+    whether its CSV and PNG were left as they were (only varying cells differed)."""
 
     name: str
     rows: int
     seconds: float
+    kept: bool = False
 
 
 def available_cpus() -> int:
@@ -62,6 +64,7 @@ def _work(
     data_dir: str,
     force: bool,
     resolve: Callable[[str], Experiment],
+    record: bool = False,
 ) -> list[Finished]:
     """In a worker: one bundle, its experiments in order with one shared context, reporting
     ``("point", name, done)`` after each point and ``("done", Finished)`` after each
@@ -75,8 +78,12 @@ def _work(
         def step(done: int, _total: int, name: str = name) -> None:
             _PROGRESS.put(("point", name, done))
 
-        df = run_experiment(exp, out_dir, context=context, force=force, progress=step)
-        result = Finished(name, len(df), time.perf_counter() - started)
+        df = run_experiment(
+            exp, out_dir, context=context, force=force, progress=step, record=record
+        )
+        result = Finished(
+            name, len(df), time.perf_counter() - started, bool(df.attrs.get("kept", False))
+        )
         _PROGRESS.put(("done", result))
         finished.append(result)
     return finished
@@ -89,6 +96,7 @@ def run_many(
     *,
     jobs: int,
     force: bool = False,
+    record: bool = False,
     on_point: Callable[[str, int], None] | None = None,
     on_done: Callable[[Finished], None] | None = None,
     resolve: Callable[[str], Experiment] = get_experiment,
@@ -98,7 +106,7 @@ def run_many(
     ``on_done`` after every experiment, both in the calling process. ``resolve`` turns a name
     into its experiment inside a worker (a module-level function: it is pickled). The first
     failure stops the run and is raised once the running workers have finished their
-    bundles."""
+    bundles. ``record``: rewrite every CSV and PNG (:func:`run_experiment`)."""
     finished: list[Finished] = []
     # a fork server that has imported this module once forks the workers: no copies of the
     # caller's threads (the progress bar has one), and no fresh interpreter per worker
@@ -109,7 +117,7 @@ def run_many(
         max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(progress,)
     ) as pool:
         pending: set[Future[list[Finished]]] = {
-            pool.submit(_work, list(b), str(out_dir), str(data_dir), force, resolve)
+            pool.submit(_work, list(b), str(out_dir), str(data_dir), force, resolve, record)
             for b in bundles
             if b
         }

@@ -60,10 +60,14 @@ def run_experiment(
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
     plot: bool = True,
+    record: bool = False,
 ) -> pd.DataFrame:
     """Measure every point of ``exp`` not yet cached under ``out_dir``, then write
     ``out_dir/<name>.csv`` and ``out_dir/<name>.png``. ``force`` ignores the cache.
-    ``progress(done, total)`` is called after each point. Returns the result rows."""
+    ``progress(done, total)`` is called after each point. Returns the result rows, with
+    ``attrs["kept"]`` True when the CSV already in ``out_dir`` differs from them only in
+    the experiment's :attr:`~Experiment.varies` cells: then neither file is rewritten (a
+    re-run does not change committed results through seconds or noise), unless ``record``."""
     out = Path(out_dir)
     cache_path = out / CACHE / f"{exp.name}.jsonl"
     cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,12 +92,55 @@ def run_experiment(
         if progress is not None:
             progress(i + 1, len(todo))
     df = pd.DataFrame(rows)
-    with atomic_file(out / f"{exp.name}.csv") as tmp:
+    csv = out / f"{exp.name}.csv"
+    df.attrs["kept"] = not record and csv.is_file() and same_but_varies(exp, df, csv)
+    if df.attrs["kept"]:
+        return df
+    with atomic_file(csv) as tmp:
         df.to_csv(tmp, index=False)
     if plot:
         with atomic_file(out / f"{exp.name}.png") as tmp:
             plot_experiment(exp, df, tmp)
     return df
+
+
+def varying_cells(exp: Experiment, table: pd.DataFrame) -> np.ndarray:
+    """Which cells of a result table (as written) may differ between two runs: the columns
+    :attr:`Experiment.varies` names, and for an entry ``"value[runtime]"`` the column
+    ``value`` on the rows whose ``measure`` contains ``runtime`` (results in long form)."""
+    mask = np.zeros(table.shape, dtype=bool)
+    cols = list(table.columns)
+    for entry in exp.varies:
+        name, _, rest = entry.partition("[")
+        if name not in cols:
+            continue
+        rows = np.ones(len(table), dtype=bool)
+        if rest:
+            text = rest.rstrip("]")
+            if "measure" not in cols:
+                continue
+            rows = table["measure"].astype(str).str.contains(text, regex=False).to_numpy()
+        mask[rows, cols.index(name)] = True
+    return mask
+
+
+def same_but_varies(exp: Experiment, df: pd.DataFrame, path: Path) -> bool:
+    """Whether the CSV at ``path`` holds ``df`` as the CSV writer would write it, except in
+    its varying cells (:func:`varying_cells`)."""
+    import io
+
+    def cells(source: Any) -> pd.DataFrame:
+        return pd.read_csv(source, dtype=str, keep_default_na=False)
+
+    try:
+        old = cells(path)
+    except (OSError, ValueError, UnicodeDecodeError):  # not a CSV we can read: rewrite it
+        return False
+    new = cells(io.StringIO(df.to_csv(index=False)))
+    if list(old.columns) != list(new.columns) or old.shape != new.shape:
+        return False
+    fixed = ~varying_cells(exp, new)
+    return bool((old.to_numpy()[fixed] == new.to_numpy()[fixed]).all())
 
 
 def _plain_row(row: Row) -> Row:
