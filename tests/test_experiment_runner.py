@@ -313,3 +313,26 @@ def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_c
     assert "2 experiment(s)" in flat and "2 left as they were" in flat
     run("--force", "--record")
     assert (out / "timings.csv").is_file()
+
+
+def test_every_committed_figure_title_fits_inside_its_image() -> None:
+    """A figure's title, as :func:`plot_experiment` draws it for the committed CSV (wrapped to
+    the figure's width, at its font size), lies inside the image: long titles were cut on
+    both sides (the m-privacy Fig. 8, DP X1). The title's position depends only on the
+    figure's width, so an empty figure of that width is measured (no data drawn)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from kerckhoffs.experiments.runner import PANEL_H, PANEL_W, TITLE_SIZE, figure_title, panel_grid
+
+    root = Path(__file__).resolve().parents[1] / "reproduction"
+    for exp in all_experiments():
+        df = pd.read_csv(root / f"{exp.name}.csv")
+        n = len(dict.fromkeys(df[exp.plot.panels])) if exp.plot.panels else 1
+        rows, cols = panel_grid(n)
+        fig = Figure(figsize=(PANEL_W * cols, PANEL_H * rows))
+        canvas = FigureCanvasAgg(fig)
+        title = fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
+        box = title.get_window_extent(canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, f"{exp.name}: {title.get_text()!r}"
+        assert box.y1 <= fig.bbox.height, exp.name

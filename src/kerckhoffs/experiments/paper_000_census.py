@@ -384,7 +384,7 @@ def _fig10(letter: str, vary: str, scheme: str) -> Experiment:
         version=2 if scheme == GEN else 1,
         paper="000",
         figure=f"Fig. 10{letter}",
-        title=f"Census, {base}: error vs {_SHORT[vary]} ({fixed})",
+        title=f"Census stand-in, {base}: error vs {_SHORT[vary]} ({fixed})",
         grid=_points(vary, _GRIDS[vary], scheme),
         measure=measure_fig10,
         plot=Plot(
@@ -406,7 +406,7 @@ EXPERIMENTS = [
         name="asap-fig9",
         paper="000",
         figure="Fig. 9",
-        title="Census: tuples compromised by Algorithm 7 vs l",
+        title="Census stand-in: tuples compromised by Algorithm 7 vs l",
         grid=[{"l": l, "qi": 7} for l in FIG9_L],  # noqa: E741
         measure=measure_fig9,
         plot=Plot(
@@ -439,7 +439,7 @@ EXPERIMENTS = [
         name="asap-fig10i",
         paper="000",
         figure="Fig. 10i",
-        title="Census: effect of look-ahead (+) and pick-up (++), qi=7, qd=3, sel=5%",
+        title="Census stand-in: effect of look-ahead (+) and pick-up (++), qi=7, qd=3, sel=5%",
         grid=[DEFAULT | {"l": l} for l in FIG10I_L],  # noqa: E741
         measure=measure_fig10i,
         plot=Plot(
@@ -460,7 +460,7 @@ EXPERIMENTS = [
         varies=("ours_cpu", "ours_wall", "ratio", "ratio_wall"),
         paper="000",
         figure="Table 8",
-        title="Census: running time at l = 4, this machine vs the paper's",
+        title="Census stand-in: running time at l = 4, this machine vs the paper's",
         grid=[
             {"algorithm": a, "scheme": s, "l": 4, "qi": 7}
             for a, s in [*PAPER_TABLE8, *TABLE8_EXTRA]

@@ -653,7 +653,7 @@ register_experiment(
         version=4,
         paper=PAPER,
         figure="Fig. 1",
-        title="perfect breach by the intersection attack",
+        title="perfect breach by the intersection attack; Adult and the Census stand-in",
         grid=K_POINTS,
         measure=measure_fig1,
         plot=Plot(
@@ -681,7 +681,8 @@ register_experiment(
         version=3,
         paper=PAPER,
         figure="Fig. 2",
-        title="partial breach at several confidence levels (scenario (i))",
+        title="partial breach at several confidence levels (scenario (i)); "
+        "Adult and the Census stand-in",
         grid=K_POINTS,
         measure=measure_fig2,
         plot=Plot(
@@ -704,7 +705,8 @@ register_experiment(
         share="composition-size",  # other subset sizes: nothing in common with Figs 1-8
         paper=PAPER,
         figure="Fig. 1 (sensitivity)",
-        title="perfect breach vs subset size, k = 5, three Mondrian cut rules",
+        title="perfect breach vs subset size, k = 5, three Mondrian cut rules; "
+        "Adult and the Census stand-in",
         grid=[{"dataset": d, "size": n} for d in DATASETS for n in SIZE_GRID[d]],
         measure=measure_subset_size,
         plot=Plot(
@@ -747,7 +749,8 @@ register_experiment(
         name="composition-fig3",
         paper=PAPER,
         figure="Fig. 3",
-        title="presumed anonymity, partition size and effective anonymity (scenario (i))",
+        title="presumed anonymity, partition size and effective anonymity (scenario (i)); "
+        "Adult and the Census stand-in",
         grid=K_POINTS,
         measure=measure_fig3,
         plot=Plot(
@@ -768,7 +771,8 @@ register_experiment(
         name="composition-fig4",
         paper=PAPER,
         figure="Fig. 4",
-        title="effective prior vs posterior anonymity (scenario (i))",
+        title="effective prior vs posterior anonymity (scenario (i)); "
+        "Adult and the Census stand-in",
         grid=K_POINTS,
         measure=measure_fig4,
         plot=Plot(
@@ -789,7 +793,8 @@ register_experiment(
         name="composition-fig5",
         paper=PAPER,
         figure="Fig. 5",
-        title="partial breach under entropy ℓ-diversity and t-closeness (k = 10)",
+        title="partial breach under entropy ℓ-diversity and t-closeness (k = 10); "
+        "Adult and the Census stand-in",
         grid=DIVERSE_POINTS,
         measure=measure_fig5,
         plot=Plot(
@@ -812,7 +817,8 @@ register_experiment(
         name="composition-fig6",
         paper=PAPER,
         figure="Fig. 6",
-        title="average partition size: k-anonymity vs ℓ-diversity vs t-closeness (k = 10)",
+        title="average partition size: k-anonymity vs ℓ-diversity vs t-closeness (k = 10); "
+        "Adult and the Census stand-in",
         grid=[{"dataset": d, "model": "k-anonymity", "param": K_DIVERSE} for d in DATASETS]
         + DIVERSE_POINTS,
         measure=measure_fig6,

@@ -189,9 +189,10 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
         ax.remove()
     shared: dict[str, Any] = {}  # label -> handle, every panel's series in order
     long = False
+    styles = _styles(df, spec, ys)
     for ax, panel in zip(axes.flat, panels, strict=False):
         sub = df if panel is None else df[df[spec.panels] == panel]
-        _draw(ax, sub, spec, ys)
+        _draw(ax, sub, spec, ys, styles)
         ax.set_xlabel(spec.xlabel)
         if spec.ylabel_per_panel and panel is not None:
             ax.set_ylabel(str(panel))
@@ -206,7 +207,7 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
             shared.setdefault(lab, h)
         long = long or len(handles) > LEGEND_INSIDE
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{exp.figure} (paper {exp.paper}): {exp.title}", fontsize=10)
+    fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
     if long:  # one legend below every panel: a long legend inside would hide lines
         ncol = 2 if cols > 1 or len(shared) > 6 else 1
         lines = -(-len(shared) // ncol)
@@ -227,9 +228,38 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
+TITLE_SIZE = 10
+"""Font size (points) of a figure's title."""
+
+
+def figure_title(exp: Experiment, cols: int) -> str:
+    """The figure's title, wrapped to the width of ``cols`` panels, so that no line is wider
+    than the image (a long title was cut on both sides): about 0.55 em per character of
+    DejaVu Sans, with a margin."""
+    import textwrap
+
+    per_line = int(PANEL_W * cols * 72 / (TITLE_SIZE * 0.62))
+    return textwrap.fill(f"{exp.figure} (paper {exp.paper}): {exp.title}", per_line)
+
+
+def _styles(df: pd.DataFrame, spec: Any, ys: list[str]) -> dict[str | None, int]:
+    """One style index per line label over the whole figure, so that a label keeps its
+    colour, marker and dashes in every panel and the shared legend names each style once
+    (panels with different series used to restart the styles, one style for several
+    labels)."""
+    series = list(dict.fromkeys(df[spec.series])) if spec.series and len(df) else [None]
+    labels = [_label(s, y, ys) for s in series for y in ys]
+    return {lab: i for i, lab in enumerate(dict.fromkeys(labels))}
+
+
+def _draw(
+    ax: Any, df: pd.DataFrame, spec: Any, ys: list[str], styles: dict[str | None, int]
+) -> None:
     if df.empty:
         return
+    import matplotlib.pyplot as plt
+
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     series = list(dict.fromkeys(df[spec.series])) if spec.series else [None]
     lines = [(s, y) for s in series for y in ys]
     if spec.kind == "bar":
@@ -243,10 +273,11 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
         ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=20, fontsize=8)
         return
     values = []
-    for i, (s, y) in enumerate(lines):
+    for s, y in lines:
         sub = df if s is None else df[df[spec.series] == s]
         med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
         label = _label(s, y, ys)
+        i = styles.get(label, 0)
         if med.isna().all():  # every point refused or not measured: say so in the legend
             label = f"{label or y}: refused, no value"
         values.append(med.dropna().to_numpy())
@@ -257,6 +288,7 @@ def _draw(ax: Any, df: pd.DataFrame, spec: Any, ys: list[str]) -> None:
             marker=MARKERS[i % len(MARKERS)],
             linestyle=DASHES[i % len(DASHES)],
             markersize=7 - (i % 3),
+            color=colors[i % len(colors)],
             label=label,
         )
     flat = np.concatenate(values) if values else np.array([])
