@@ -443,7 +443,7 @@ def _e2(name: str, figure: str, m: int, claim: str) -> Experiment:
         figure=figure,
         title=f"one generalized table vs QID size (m = {m})",
         grid=[{"dataset": "adult", "qid": d, "k": k, "m": m} for d in QID_GRID for k in KS],
-        varies=("value[time]",),
+        varies=("value[time]", "mask_step1_share"),
         measure=measure_e2,
         plot=Plot(
             x="qid",
