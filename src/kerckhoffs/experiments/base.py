@@ -37,6 +37,9 @@ class Plot:
     logy: bool = False
     panels: str | None = None  # one subplot per value of this column
     ylabel_per_panel: bool = False  # each panel's y axis is labelled with its panel value
+    sharey: bool = False  # one y scale for every panel (levels compare across panels)
+    symlog: float = 0.0  # > 0: symmetric log y axis, linear below this value (shows zeros)
+    logy_panels: Sequence[str] = ()  # log y only on panels whose value contains one of these
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,7 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
     panels = list(dict.fromkeys(df[spec.panels])) if spec.panels and len(df) else [None]
     rows, cols = panel_grid(len(panels))
     fig, axes = plt.subplots(
-        rows, cols, figsize=(PANEL_W * cols, PANEL_H * rows), squeeze=False, sharey=False
+        rows, cols, figsize=(PANEL_W * cols, PANEL_H * rows), squeeze=False, sharey=spec.sharey
     )
     for ax in axes.flat[len(panels) :]:
         ax.remove()
@@ -200,8 +200,10 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
             ax.set_ylabel(spec.ylabel)
             if panel is not None:
                 ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
-        if spec.logy:
+        if spec.logy or any(text in str(panel) for text in spec.logy_panels):
             ax.set_yscale("log")
+        elif spec.symlog > 0:
+            ax.set_yscale("symlog", linthresh=spec.symlog)
         handles, labels = ax.get_legend_handles_labels()
         for h, lab in zip(handles, labels, strict=True):
             shared.setdefault(lab, h)
