@@ -92,12 +92,13 @@ def tiny(tmp_path: Path) -> Context:
 
 # -- registration -------------------------------------------------------------------------------
 def test_the_seven_experiments_are_listed_with_claims_and_notes() -> None:
+    """The paper's seven figures, and Fig. 9's provenance measurement beside them."""
     exps = {e.name: e for e in all_experiments() if e.paper == "003"}
-    assert set(exps) == NAMES
+    assert set(exps) == NAMES | {"mprivacy-e4-provenance"}
     for e in exps.values():
         assert e.claim and e.notes and e.grid
         assert e.figure.startswith("Fig. ")
-    figures = sorted(int(e.figure.split()[-1]) for e in exps.values())
+    figures = sorted(int(e.figure.split()[1]) for e in exps.values() if e.name in NAMES)
     assert figures == [6, 7, 8, 9, 10, 11, 12]
 
 
@@ -361,3 +362,27 @@ def test_counts_and_estimates_match_brute_force(
     act = brute_counts(table, lo, hi)
     workload = RangeCountWorkload(lo, hi, used, act, 30, tuple(c.size for c in table.qi_columns))
     assert np.allclose(range_count_estimates(rel, workload), expect)
+
+
+def test_provider_named_share_by_hand() -> None:
+    """Two providers on one QI (codes 0-5): P0 holds 0, 1, 2 and P1 holds 3, 4, 5 and 1. A
+    release of groups {0, 1, 2} (box 0-2: P0 has 3 records inside, P1 one) and {3, 4, 5, 1'}
+    (box 1-5: P0 has 2 inside, P1 4 = the group's size, so only P1 could have supplied it).
+    Named: group 0 -> P0 (3 rows right), group 1 -> P1 (4 rows right): 7 of 7."""
+    from types import SimpleNamespace
+
+    from kerckhoffs.experiments.paper_003_mprivacy import provider_named_share
+
+    qi = np.array([[0], [1], [2], [3], [4], [5], [1]])
+    provider = np.array([0, 0, 0, 1, 1, 1, 1])
+    group = np.array([0, 0, 0, 1, 1, 1, 1])
+    release = SimpleNamespace(
+        table=SimpleNamespace(qi=qi),
+        partition=SimpleNamespace(group=group),
+        group_bounds=lambda: (np.array([[0], [1]]), np.array([[2], [5]])),
+    )
+    assert provider_named_share(release, provider, 2) == 1.0
+    # the same boxes, each group now mixing the providers (rows 1 and 6 swap providers): the
+    # outsider still names P0 for group 0 (2 of 3 right) and P1 for group 1 (3 of 4 right)
+    mixed = np.array([0, 1, 0, 1, 1, 1, 0])
+    assert provider_named_share(release, mixed, 2) == 5 / 7
