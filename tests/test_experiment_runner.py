@@ -274,6 +274,13 @@ def test_a_rerun_that_differs_only_in_varying_cells_leaves_csv_and_png_alone(
     assert recorded.attrs["kept"] is False
     assert (out / "timed.csv").read_bytes() != csv
     assert pd.read_csv(out / "timed.csv")["seconds"].tolist() == recorded["seconds"].tolist()
+    # a float equal but for its last bits (a sum in another order) is the same result
+    written = pd.read_csv(out / "timed.csv")
+    written.loc[0, "value"] = written.loc[0, "value"] * (1 + 1e-15)
+    written.to_csv(out / "timed.csv", index=False)
+    nudged = (out / "timed.csv").read_bytes()
+    assert run_experiment(_timed(10, clock), out, context=ctx, force=True).attrs["kept"] is True
+    assert (out / "timed.csv").read_bytes() == nudged
     changed = run_experiment(_timed(11, clock), out, context=ctx, force=True)
     assert changed.attrs["kept"] is False
     assert pd.read_csv(out / "timed.csv")["value"].tolist()[0] == 11
