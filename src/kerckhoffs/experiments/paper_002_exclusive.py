@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -569,6 +569,9 @@ class UtilitySample:
     unsafe: dict[Triple, float]
     units: int
     seconds: float
+    classes_won: dict[str, int] = field(default_factory=dict)
+    """Class-wide samples: per strategy, the classes in which it is strictly better on at
+    least one table."""
 
     @property
     def total(self) -> float:
@@ -608,10 +611,30 @@ def paper_sequence_sample(classes: int, seed: int) -> UtilitySample:
     quantity as drawing tables one by one)."""
     rng = np.random.default_rng([seed, 10, 3, 7])
     seq = running_sequence()
+    return _class_sample(rng, classes, lambda: seq)
+
+
+def random_class_sample(
+    n_rows: int, n_funcs: int, classes: int, seed: int, max_group: int
+) -> UtilitySample:
+    """E-A on random sequences, class-wide: ``classes`` random (sequence, table) pairs as
+    :func:`utility_sample` draws them, each table's whole multiset class published at once
+    (:func:`paper_sequence_sample`). Sees what a sample of single tables cannot: a strategy
+    that wins on a few tables of a class (the exclusive one wins on about 0.01-0.03 % of
+    tables here, below what a few thousand single tables can show)."""
+    rng = np.random.default_rng([seed, n_rows, n_funcs, 3])
+    return _class_sample(rng, classes, lambda: random_sequence(rng, n_rows, n_funcs, max_group))
+
+
+def _class_sample(
+    rng: np.random.Generator, classes: int, next_sequence: Callable[[], GeneralizationSequence]
+) -> UtilitySample:
     weight: dict[Triple, float] = {}
     unsafe: dict[Triple, float] = {}
+    won = {"inclusive": 0, "exclusive": 0}
     seconds = 0.0
     for _ in range(classes):
+        seq = next_sequence()
         x = random_table(rng, seq.n, int(rng.integers(3, 8)))
         t0 = time.perf_counter()
         co = class_outcomes(seq, np.bincount(x), PAPER_CHK)
@@ -620,11 +643,15 @@ def paper_sequence_sample(classes: int, seed: int) -> UtilitySample:
         stacked = np.stack([co.inclusive, co.exclusive, co.naive], axis=1).astype(np.int64)
         triples, inv, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
         bad = np.bincount(inv.ravel(), weights=co.naive_unsafe, minlength=triples.shape[0])
+        winners = set()
         for t, k, u in zip(triples.tolist(), counts.tolist(), bad.tolist(), strict=True):
             key = (int(t[0]), int(t[1]), int(t[2]))
             weight[key] = weight.get(key, 0.0) + k / m
             unsafe[key] = unsafe.get(key, 0.0) + u / m
-    return UtilitySample(weight, unsafe, classes, seconds)
+            winners.add(strict_winner(key[0], key[1]))
+        for strategy in won:
+            won[strategy] += strategy in winners
+    return UtilitySample(weight, unsafe, classes, seconds, won)
 
 
 def _index(released: int | None) -> int:
@@ -637,6 +664,9 @@ EA_TABLES = 300
 EA_CLASSES = 40
 EA_SEEDS = (0,)
 PAPER_SEQUENCE = "paper g1-g3"
+RANDOM_CLASSES = "random, class-wide"
+EA_RANDOM_CLASSES = 700
+"""Multiset classes per point of E-A's class-wide random setting (10 rows; 2,100 in all)."""
 RANDOM_SEQUENCES = "random"
 
 
@@ -648,8 +678,14 @@ def _sample(point: Row, ctx: Context) -> UtilitySample:
             f"p002:ea-paper:{classes}:{seed}", lambda: paper_sequence_sample(classes, seed)
         )
     n_rows, n_funcs = int(point["n_rows"]), int(point["n_funcs"])
-    tables = int(point.get("tables", EA_TABLES))
     max_group = int(point.get("max_group", 8))
+    if point.get("sequence") == RANDOM_CLASSES:
+        classes = int(point["classes"])
+        return ctx.cached(
+            f"p002:ea-classes:{n_rows}:{n_funcs}:{classes}:{seed}:{max_group}",
+            lambda: random_class_sample(n_rows, n_funcs, classes, seed, max_group),
+        )
+    tables = int(point.get("tables", EA_TABLES))
     return ctx.cached(
         f"p002:ea:{n_rows}:{n_funcs}:{tables}:{seed}:{max_group}",
         lambda: utility_sample(n_rows, n_funcs, tables, seed, max_group),
@@ -684,6 +720,8 @@ def setting(point: Row) -> str:
     """The E-A setting's display name (plot panel / series)."""
     if point.get("sequence") == PAPER_SEQUENCE:
         return "paper's g1-g3, 10 rows (class-wide)"
+    if point.get("sequence") == RANDOM_CLASSES:
+        return f"random, {int(point['n_rows'])} rows (class-wide)"
     return f"random, {int(point['n_rows'])} rows"
 
 
@@ -706,6 +744,8 @@ def measure_utility(point: Row, ctx: Context) -> list[Row]:
             "unsafe_of_naive": unsafe_of_naive,
             "units": s.units,
             "seconds": s.seconds,
+            "classes_exclusive_wins": s.classes_won.get("exclusive", ""),
+            "classes_inclusive_wins": s.classes_won.get("inclusive", ""),
         }
         for key, label in UTILITY_SERIES
     ]
@@ -906,7 +946,17 @@ def _ea_grid() -> list[Row]:
         for f in EA_FUNCS
     ]
     paper: Row = {"sequence": PAPER_SEQUENCE, "n_rows": 10, "n_funcs": 3, "classes": EA_CLASSES}
-    return [*random_points, paper]
+    classes: list[Row] = [
+        {
+            "sequence": RANDOM_CLASSES,
+            "n_rows": 10,
+            "n_funcs": f,
+            "max_group": EA_MAX_GROUP[10],
+            "classes": EA_RANDOM_CLASSES,
+        }
+        for f in EA_FUNCS
+    ]
+    return [*random_points, paper, *classes]
 
 
 EXPERIMENTS = [
