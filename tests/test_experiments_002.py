@@ -44,7 +44,17 @@ EXAMPLE_COLUMNS = {
     "ours_vs_spec",
     "quantities",
 }
-UTILITY_COLUMNS = {"setting", "quantity", "count", "percent", "unsafe_of_naive", "units", "seconds"}
+UTILITY_COLUMNS = {
+    "setting",
+    "quantity",
+    "count",
+    "percent",
+    "unsafe_of_naive",
+    "units",
+    "seconds",
+    "classes_exclusive_wins",
+    "classes_inclusive_wins",
+}
 JOINT_COLUMNS = {
     "setting",
     "outcome",
@@ -312,6 +322,22 @@ def test_measure_utility_on_a_tiny_random_point(tmp_path: Path) -> None:
     # exclusive releases only what naive releases; unsafe only among naive releases
     assert got["exclusive releases"] <= got["naive releases"]
     assert got["naive release unsafe"] <= got["naive releases"]
+
+
+def test_class_wide_random_point_weighs_each_class_once_and_counts_winning_classes(
+    tmp_path: Path,
+) -> None:
+    """Whole multiset classes: each class weighs 1 in all (its tables 1 / class size each),
+    and a class counts as won by a strategy when it is strictly better on one of its tables,
+    which the per-table weights must then show."""
+    point = {"sequence": p2.RANDOM_CLASSES, "n_rows": 8, "n_funcs": 3, "max_group": 8,
+             "classes": 5, "seed": 2}  # fmt: skip
+    sample = p2._sample(point, Context(tmp_path))
+    assert sample.units == 5 and abs(sample.total - 5) < 1e-9
+    wins = p2.summarize(sample)
+    for strategy in ("inclusive", "exclusive"):
+        assert 0 <= sample.classes_won[strategy] <= 5
+        assert (sample.classes_won[strategy] > 0) == (wins[f"{strategy}_wins"] > 0)
 
 
 # -- E-B ------------------------------------------------------------------------------------------
