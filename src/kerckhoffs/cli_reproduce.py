@@ -112,6 +112,7 @@ def reproduce(
     """
     from kerckhoffs.experiments import Context, all_experiments, get_experiment
     from kerckhoffs.experiments.parallel import available_cpus
+    from kerckhoffs.experiments.runner import cache_dir
 
     if list_only:
         t = table("name", "paper", "figure", "points", "title")
@@ -139,25 +140,19 @@ def reproduce(
         took = _run_parallel(chosen, out_dir, data_dir, workers, force, record, report)
     else:
         took = _run_serial(chosen, out_dir, Context(data_dir), force, record, report)
-    where = out_dir if record else out_dir / CACHE
+    where = out_dir if record else cache_dir(out_dir)
     if not write_timings(where, took):
         out.print(
             f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it is "
             "(the next run schedules by points)"
         )
-    kept = (
-        f"; {report.kept} left as they were (the same results, seconds and noise aside; "
-        "--record rewrites them)"
-        if report.kept
-        else ""
-    )
-    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s{kept}")
+    out.print(report.closing(time.perf_counter() - t0), soft_wrap=True)
 
 
 class _Report:
     """The line printed per finished experiment: on a terminal above the progress bars, and
-    in a pipe or a file (where there is no bar) flushed at once, numbered, so that a long
-    run shows its progress."""
+    in a pipe or a file (where rich draws no bar) flushed at once, numbered, so that a long
+    run shows its progress; and the run's closing line."""
 
     def __init__(self, total: int, out_dir: Path) -> None:
         self.total = total
@@ -165,16 +160,38 @@ class _Report:
         self.done = 0
         self.kept = 0
 
-    def __call__(self, console: Any, name: str, rows: int, seconds: float, kept: bool) -> None:
+    def line(self, name: str, rows: int, seconds: float, kept: bool, measured: int,
+             points: int) -> str:  # fmt: skip
+        """``[2/58] asap-fig9  3.2 s  kept (...); 4 points measured``."""
+        if kept:
+            what = "kept (only seconds or noise differed)"
+        else:
+            what = f"written ({rows} rows -> {self.out_dir / (name + '.csv')}, .png)"
+        if measured == 0:
+            how = f"all {points} points cached"
+        elif measured == points:
+            how = f"{points} points measured"
+        else:
+            how = f"{measured} of {points} points measured, the others cached"
+        return f"[{self.done}/{self.total}] {name}  {seconds:.1f} s  {what}; {how}"
+
+    def __call__(self, console: Any, name: str, rows: int, seconds: float, kept: bool,
+                 measured: int, points: int) -> None:  # fmt: skip
         self.done += 1
         self.kept += kept
-        what = (
-            "left as it was (the same results, seconds and noise aside)"
-            if kept
-            else f"{rows} rows -> {self.out_dir / (name + '.csv')}, .png"
-        )
-        console.print(f"[{self.done}/{self.total}] {name} ({seconds:.0f} s): {what}")
+        text = self.line(name, rows, seconds, kept, measured, points)
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
         console.file.flush()
+
+    def closing(self, seconds: float) -> str:
+        """``58 experiment(s) in 1400 s: 46 written, 12 kept (...)``."""
+        kept = (
+            f", {self.kept} kept (only seconds or noise differed; --record rewrites them)"
+            if self.kept
+            else ""
+        )
+        written = self.done - self.kept
+        return f"{self.done} experiment(s) in {seconds:.0f} s: {written} written{kept}"
 
 
 def _replot(chosen: list[Experiment], out_dir: Path) -> None:
@@ -225,7 +242,8 @@ def _run_serial(
             took[exp.name] = time.perf_counter() - started
             progress.update(task, description=f"{exp.name} ({took[exp.name]:.0f} s)")
             done_before += len(exp.grid) * len(exp.seeds)
-            report(progress.console, exp.name, len(df), took[exp.name], df.attrs["kept"])
+            report(progress.console, exp.name, len(df), took[exp.name], df.attrs["kept"],
+                   df.attrs["measured"], len(exp.grid) * len(exp.seeds))  # fmt: skip
     return took
 
 
@@ -256,9 +274,6 @@ Every run writes them under ``OUT/.cache/`` (never committed); ``--record`` writ
 ``OUT/timings.csv``, and the committed ``reproduction/timings.csv`` serves a fresh working
 folder."""
 
-CACHE = ".cache"
-"""The folder of ``OUT`` holding what a run keeps for the next one (cached points, timings)."""
-
 
 def _parse_timings(path: Path) -> dict[str, float] | None:
     """The seconds a timings file records; None when the file is not one (another file of
@@ -278,6 +293,7 @@ def read_timings(out_dir: Path) -> dict[str, float]:
     import contextlib
 
     from kerckhoffs.experiments.base import examples_dir
+    from kerckhoffs.experiments.runner import CACHE
 
     candidates = [out_dir / CACHE / TIMINGS, out_dir / TIMINGS]
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
@@ -323,6 +339,7 @@ def _run_parallel(
     """The experiments in ``workers`` processes, one bundle of experiments sharing a context
     per task (:func:`bundles_of`); the seconds each took (those finished, if one fails)."""
     from kerckhoffs.experiments.parallel import Finished, run_many
+    from kerckhoffs.experiments.runner import cache_dir
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
     bundles = bundles_of(chosen, read_timings(out_dir))
@@ -343,13 +360,13 @@ def _run_parallel(
             took[f.name] = f.seconds
             on_point(f.name, size[f.name])
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
-            report(progress.console, f.name, f.rows, f.seconds, f.kept)
+            report(progress.console, f.name, f.rows, f.seconds, f.kept, f.measured, size[f.name])
 
         try:
             run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
                      on_point=on_point, on_done=on_done)  # fmt: skip
         except BaseException:
-            write_timings(out_dir / CACHE, took)  # what finished still schedules the next run
+            write_timings(cache_dir(out_dir), took)  # what finished still schedules the next run
             raise
     return took
 
