@@ -323,6 +323,26 @@ def _line(output: str, start: str) -> str:
     return found[0]
 
 
+def test_an_unchanged_result_is_told_apart_and_a_lost_png_is_drawn_again(tmp_path: Path) -> None:
+    """A re-run that gives exactly the written CSV says so (``unchanged``), and keeps the
+    files; a PNG deleted meanwhile is drawn again, the CSV still left alone."""
+    ctx = Context(tmp_path)
+    first = run_experiment(_quick("quick-a"), tmp_path, context=ctx)
+    assert (first.attrs["unchanged"], first.attrs["kept"], first.attrs["measured"]) == (
+        False, False, 4,
+    )  # fmt: skip
+    csv = (tmp_path / "quick-a.csv").read_bytes()
+    (tmp_path / "quick-a.png").unlink()
+    again = run_experiment(_quick("quick-a"), tmp_path, context=ctx, force=True)
+    assert (again.attrs["unchanged"], again.attrs["kept"], again.attrs["measured"]) == (
+        True, True, 4,
+    )  # fmt: skip
+    assert (tmp_path / "quick-a.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "quick-a.csv").read_bytes() == csv
+    recorded = run_experiment(_quick("quick-a"), tmp_path, context=ctx, record=True)
+    assert (recorded.attrs["kept"], recorded.attrs["measured"]) == (False, 0)
+
+
 def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_cache(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -341,12 +361,12 @@ def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_c
     assert "  kept (only seconds or noise differed); 2 points measured" in _line(
         second, "[1/2] timed  "
     )
+    assert "  unchanged; 4 points measured" in _line(second, "[2/2] quick-a  ")
     closing = _line(second, "2 experiment(s) in ")
-    assert closing.endswith(" s: 0 written, 2 kept (only seconds or noise differed; "
-                            "--record rewrites them)")  # fmt: skip
+    assert closing.endswith(" s: 0 written, 1 unchanged, 1 kept (only seconds or noise "
+                            "differed; --record rewrites them)")  # fmt: skip
     third = run("--jobs", "1")
-    assert _line(third, "[2/2] quick-a  ").endswith("kept (only seconds or noise "
-                                                    "differed); all 4 points cached")  # fmt: skip
+    assert _line(third, "[2/2] quick-a  ").endswith("  unchanged; all 4 points cached")
     recorded = run("--jobs", "1", "--force", "--record")
     assert " s: 2 written" in _line(recorded, "2 experiment(s) in ")
     assert (out / "timings.csv").is_file()
@@ -383,11 +403,16 @@ def test_piped_parallel_reproduce_prints_the_same_lines(
     first = run("--jobs", "2")
     assert used == [2]
     assert {_line(first, f"[{i}/2] ").split()[1] for i in (1, 2)} == {"timed", "quick-a"}
-    assert _line(first, "[2/2] ").endswith(" points measured")
+    for line in (_line(first, "[1/2] "), _line(first, "[2/2] ")):
+        assert " s  written (4 rows -> " in line and line.endswith(" points measured")
     assert " s: 2 written" in _line(first, "2 experiment(s) in ")
     again = run("--jobs", "2", "--force")
-    assert "kept (only seconds or noise differed)" in _line(again, "[1/2] ")
-    assert "0 written, 2 kept" in _line(again, "2 experiment(s) in ")
+    lines = [_line(again, "[1/2] "), _line(again, "[2/2] ")]
+    timed = next(line for line in lines if line.split()[1] == "timed")
+    quick = next(line for line in lines if line.split()[1] == "quick-a")
+    assert timed.endswith("kept (only seconds or noise differed); 2 points measured")
+    assert quick.endswith("unchanged; 4 points measured")
+    assert "0 written, 1 unchanged, 1 kept" in _line(again, "2 experiment(s) in ")
     assert (out / ".cache" / "timings.csv").is_file() and not (out / "timings.csv").exists()
 
 

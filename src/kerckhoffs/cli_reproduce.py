@@ -23,6 +23,7 @@ from kerckhoffs.errors import ArgumentError, InputError
 
 if TYPE_CHECKING:
     from kerckhoffs.experiments import Context, Experiment
+    from kerckhoffs.experiments.parallel import Finished
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -151,47 +152,56 @@ def reproduce(
 
 class _Report:
     """The line printed per finished experiment: on a terminal above the progress bars, and
-    in a pipe or a file (where rich draws no bar) flushed at once, numbered, so that a long
-    run shows its progress; and the run's closing line."""
+    in a pipe or a file (where rich draws no bar) flushed at once, numbered and never
+    wrapped, so that a long run shows its progress; and the run's closing line."""
 
     def __init__(self, total: int, out_dir: Path) -> None:
         self.total = total
         self.out_dir = out_dir
         self.done = 0
-        self.kept = 0
+        self.unchanged = 0
+        self.varied = 0  # kept although seconds or noise differed
 
-    def line(self, name: str, rows: int, seconds: float, kept: bool, measured: int,
-             points: int) -> str:  # fmt: skip
-        """``[2/58] asap-fig9  3.2 s  kept (...); 4 points measured``."""
-        if kept:
+    def line(self, f: Finished, points: int) -> str:
+        """``[2/58] asap-fig9  3.2 s  kept (only seconds or noise differed); 4 points
+        measured``: what became of the files, and where the points came from."""
+        if f.unchanged:
+            what = "unchanged"
+        elif f.kept:
             what = "kept (only seconds or noise differed)"
         else:
-            what = f"written ({rows} rows -> {self.out_dir / (name + '.csv')}, .png)"
-        if measured == 0:
-            how = f"all {points} points cached"
-        elif measured == points:
-            how = f"{points} points measured"
+            what = f"written ({f.rows} rows -> {self.out_dir / (f.name + '.csv')}, .png)"
+        if f.measured == 0:
+            how = f"all {_points(points)} cached"
+        elif f.measured == points:
+            how = f"{_points(points)} measured"
         else:
-            how = f"{measured} of {points} points measured, the others cached"
-        return f"[{self.done}/{self.total}] {name}  {seconds:.1f} s  {what}; {how}"
+            how = f"{f.measured} of {_points(points)} measured, the others cached"
+        return f"[{self.done}/{self.total}] {f.name}  {f.seconds:.1f} s  {what}; {how}"
 
-    def __call__(self, console: Any, name: str, rows: int, seconds: float, kept: bool,
-                 measured: int, points: int) -> None:  # fmt: skip
+    def __call__(self, console: Any, f: Finished, points: int) -> None:
         self.done += 1
-        self.kept += kept
-        text = self.line(name, rows, seconds, kept, measured, points)
-        console.print(text, soft_wrap=True, markup=False, highlight=False)
+        self.unchanged += f.unchanged
+        self.varied += f.kept and not f.unchanged
+        console.print(self.line(f, points), soft_wrap=True, markup=False, highlight=False)
         console.file.flush()
 
     def closing(self, seconds: float) -> str:
-        """``58 experiment(s) in 1400 s: 46 written, 12 kept (...)``."""
-        kept = (
-            f", {self.kept} kept (only seconds or noise differed; --record rewrites them)"
-            if self.kept
-            else ""
-        )
-        written = self.done - self.kept
-        return f"{self.done} experiment(s) in {seconds:.0f} s: {written} written{kept}"
+        """``58 experiment(s) in 1400 s: 30 written, 16 unchanged, 12 kept (only seconds or
+        noise differed; --record rewrites them)``."""
+        written = self.done - self.unchanged - self.varied
+        parts = [f"{written} written"]
+        if self.unchanged:
+            parts.append(f"{self.unchanged} unchanged")
+        if self.varied:
+            parts.append(
+                f"{self.varied} kept (only seconds or noise differed; --record rewrites them)"
+            )
+        return f"{self.done} experiment(s) in {seconds:.0f} s: {', '.join(parts)}"
+
+
+def _points(n: int) -> str:
+    return f"{n} point" if n == 1 else f"{n} points"
 
 
 def _replot(chosen: list[Experiment], out_dir: Path) -> None:
@@ -221,6 +231,7 @@ def _run_serial(
     """One experiment after the other in this process (tables shared between them); the
     seconds each took."""
     from kerckhoffs.experiments import run_experiment
+    from kerckhoffs.experiments.parallel import Finished
 
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
     took: dict[str, float] = {}
@@ -242,8 +253,9 @@ def _run_serial(
             took[exp.name] = time.perf_counter() - started
             progress.update(task, description=f"{exp.name} ({took[exp.name]:.0f} s)")
             done_before += len(exp.grid) * len(exp.seeds)
-            report(progress.console, exp.name, len(df), took[exp.name], df.attrs["kept"],
-                   df.attrs["measured"], len(exp.grid) * len(exp.seeds))  # fmt: skip
+            done = Finished(exp.name, len(df), took[exp.name], df.attrs["kept"],
+                            df.attrs["measured"], df.attrs["unchanged"])  # fmt: skip
+            report(progress.console, done, len(exp.grid) * len(exp.seeds))
     return took
 
 
@@ -338,7 +350,7 @@ def _run_parallel(
 ) -> dict[str, float]:
     """The experiments in ``workers`` processes, one bundle of experiments sharing a context
     per task (:func:`bundles_of`); the seconds each took (those finished, if one fails)."""
-    from kerckhoffs.experiments.parallel import Finished, run_many
+    from kerckhoffs.experiments.parallel import run_many
     from kerckhoffs.experiments.runner import cache_dir
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
@@ -360,7 +372,7 @@ def _run_parallel(
             took[f.name] = f.seconds
             on_point(f.name, size[f.name])
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
-            report(progress.console, f.name, f.rows, f.seconds, f.kept, f.measured, size[f.name])
+            report(progress.console, f, size[f.name])
 
         try:
             run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,

@@ -34,13 +34,15 @@ from kerckhoffs.experiments.runner import run_experiment
 class Finished:
     """One experiment done: its name, how many rows its CSV has, how long it took, whether
     its CSV and PNG were left as they were (only varying cells differed), and how many of
-    its points were measured (the others came from the cache)."""
+    its points were measured (the others came from the cache), and whether the CSV was
+    exactly what would have been written."""
 
     name: str
     rows: int
     seconds: float
     kept: bool = False
     measured: int = 0
+    unchanged: bool = False
 
 
 def available_cpus() -> int:
@@ -85,7 +87,7 @@ def _work(
         )
         result = Finished(
             name, len(df), time.perf_counter() - started, bool(df.attrs.get("kept", False)),
-            int(df.attrs.get("measured", 0)),
+            int(df.attrs.get("measured", 0)), bool(df.attrs.get("unchanged", False)),
         )  # fmt: skip
         _PROGRESS.put(("done", result))
         finished.append(result)

@@ -81,10 +81,12 @@ def run_experiment(
     """Measure every point of ``exp`` not yet cached under ``out_dir``, then write
     ``out_dir/<name>.csv`` and ``out_dir/<name>.png``. ``force`` ignores the cache.
     ``progress(done, total)`` is called after each point. Returns the result rows, with
-    ``attrs["measured"]`` the number of points measured (the others came from the cache) and
-    ``attrs["kept"]`` True when the CSV already in ``out_dir`` differs from them only in
-    the experiment's :attr:`~Experiment.varies` cells: then neither file is rewritten (a
-    re-run does not change committed results through seconds or noise), unless ``record``."""
+    ``attrs["measured"]`` the number of points measured (the others came from the cache),
+    ``attrs["unchanged"]`` True when the CSV already in ``out_dir`` is exactly what would be
+    written, and ``attrs["kept"]`` True when it is, or differs only in the experiment's
+    :attr:`~Experiment.varies` cells: then neither file is rewritten (a re-run does not
+    change committed results through seconds or noise). With ``record`` both are False and
+    both files are rewritten; a missing PNG is drawn in any case."""
     out = Path(out_dir)
     cache_path = cache_dir(out) / f"{exp.name}.jsonl"
     if force and cache_path.exists():
@@ -112,13 +114,19 @@ def run_experiment(
     df = pd.DataFrame(rows)
     df.attrs["measured"] = measured_points
     csv = out / f"{exp.name}.csv"
-    df.attrs["kept"] = not record and csv.is_file() and same_but_varies(exp, df, csv)
-    if df.attrs["kept"]:
-        return df
-    with atomic_file(csv) as tmp:
-        df.to_csv(tmp, index=False)
-    if plot:
-        with atomic_file(out / f"{exp.name}.png") as tmp:
+    png = out / f"{exp.name}.png"
+    before = csv.read_text() if csv.is_file() else None
+    df.attrs["unchanged"] = not record and before == df.to_csv(index=False)
+    df.attrs["kept"] = (
+        not record
+        and before is not None
+        and (df.attrs["unchanged"] or same_but_varies(exp, df, csv))
+    )
+    if not df.attrs["kept"]:
+        with atomic_file(csv) as tmp:
+            df.to_csv(tmp, index=False)
+    if plot and (not df.attrs["kept"] or not png.is_file()):  # a lost PNG is drawn again
+        with atomic_file(png) as tmp:
             plot_experiment(exp, df, tmp)
     return df
 
