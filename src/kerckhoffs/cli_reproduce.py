@@ -1,12 +1,14 @@
 """The ``reproduce`` command: regenerate the papers' experiments (:mod:`kerckhoffs.experiments`).
 
 ``kerckhoffs reproduce --list`` names the experiments, ``kerckhoffs reproduce asap-fig10a``
-runs one, ``kerckhoffs reproduce --all`` runs every one with a progress bar. Finished points
-are cached under ``--out`` (``.cache/``), so an interrupted run resumes; ``--force`` measures
-again. Each experiment writes ``<out>/<name>.csv`` and ``<out>/<name>.png``. The default
-``--out`` is a working folder (``kerckhoffs-reproduction/`` in the current directory), so a
-run never rewrites the results committed under ``reproduction/``; ``--out reproduction``
-refreshes those on purpose.
+runs one, ``kerckhoffs reproduce --all`` runs every one, with a progress bar on a terminal
+and one line per finished experiment in a pipe or a file. Finished points are cached under
+``--out`` (``.cache/``, which git is told to ignore), so an interrupted run resumes;
+``--force`` measures again. Each experiment writes ``<out>/<name>.csv`` and
+``<out>/<name>.png``, unless the CSV there already holds the same results (seconds and
+unseedable noise aside; ``--record`` rewrites it). The default ``--out`` is a working folder
+(``kerckhoffs-reproduction/`` in the current directory), so a run never rewrites the results
+committed under ``reproduction/``; ``--out reproduction`` refreshes those on purpose.
 """
 
 from __future__ import annotations
