@@ -221,9 +221,15 @@ def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
 
     write_timings(tmp_path, {"a": 1.25, "b": 2.0})
     write_timings(tmp_path, {"b": 3.0})
-    assert read_timings(tmp_path) == {"a": 1.2, "b": 3.0}  # one decimal kept
+    got = read_timings(tmp_path)
+    assert (got["a"], got["b"]) == (1.2, 3.0)  # one decimal kept
+    # the last runs' seconds (OUT/.cache/) win over --record's (OUT/) name by name, and the
+    # committed reproduction/timings.csv fills in the experiments neither has run
+    write_timings(tmp_path / ".cache", {"b": 5.0})
+    got = read_timings(tmp_path)
+    assert (got["a"], got["b"]) == (1.2, 5.0) and "asap-fig9" in got
     (tmp_path / "timings.csv").write_text("not,ours\n1,2\n")
-    assert read_timings(tmp_path) != {"not": 2.0}  # a foreign file is not read as timings
+    assert "not" not in read_timings(tmp_path)  # a foreign file is not read as timings
     assert not write_timings(tmp_path, {"a": 1.0})  # nor replaced: kerckhoffs did not write it
     assert (tmp_path / "timings.csv").read_text() == "not,ours\n1,2\n"
 

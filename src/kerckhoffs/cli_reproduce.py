@@ -302,8 +302,11 @@ def _parse_timings(path: Path) -> dict[str, float] | None:
 
 
 def read_timings(out_dir: Path) -> dict[str, float]:
-    """The seconds per experiment recorded in ``out_dir`` (else in the committed
-    ``reproduction/``, when this is a source checkout); empty when none is found."""
+    """The seconds per experiment the next run schedules by: those of the last runs into
+    ``out_dir`` (``OUT/.cache/timings.csv``), else those recorded there with ``--record``
+    (``OUT/timings.csv``), else the committed ``reproduction/timings.csv`` when this is a
+    source checkout, merged name by name, so that a run of a few experiments does not leave
+    the next ``--all`` without seconds for the others; empty when none is found."""
     import contextlib
 
     from kerckhoffs.experiments.base import examples_dir
@@ -312,11 +315,11 @@ def read_timings(out_dir: Path) -> dict[str, float]:
     candidates = [out_dir / CACHE / TIMINGS, out_dir / TIMINGS]
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
         candidates.append(examples_dir().parent / "reproduction" / TIMINGS)
-    for path in candidates:
+    merged: dict[str, float] = {}
+    for path in reversed(candidates):  # the most recent last, so that it wins
         found = _parse_timings(path) if path.is_file() else None
-        if found is not None:
-            return found
-    return {}
+        merged |= found or {}
+    return merged
 
 
 def write_timings(out_dir: Path, seconds: dict[str, float]) -> bool:
