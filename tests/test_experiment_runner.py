@@ -310,13 +310,13 @@ def _reproduce_piped(
     (tmp_path / "data" / "adult").mkdir(parents=True)
     out = tmp_path / "out"
 
-    def run(*extra: str) -> str:
+    def run(*extra: str, ok: bool = True) -> str:
         argv = ["reproduce", "timed", "quick-a", "--data", str(tmp_path / "data"),
                 "--out", str(out), *extra]  # fmt: skip
         monkeypatch.setattr(sys, "argv", ["kerckhoffs", *argv])
         with pytest.raises(SystemExit) as exc:
             main()
-        assert int(exc.value.code or 0) == 0
+        assert (int(exc.value.code or 0) == 0) == ok
         return capsys.readouterr().out
 
     return run, out, made
@@ -375,7 +375,27 @@ def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_c
     assert _line(third, "[2/2] quick-a  ").endswith("  unchanged; all 4 points cached")
     recorded = run("--jobs", "1", "--force", "--record")
     assert " s: 2 written" in _line(recorded, "2 experiment(s) in ")
-    assert (out / "timings.csv").is_file()
+    assert (out / "timings.csv").read_text() == (out / ".cache" / "timings.csv").read_text()
+
+
+def test_an_interrupted_reproduce_still_records_the_seconds_of_what_finished(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The first experiment finishes, the second fails: the run stops with the error, and the
+    first one's seconds are in OUT/.cache/timings.csv for the next run's schedule."""
+    from kerckhoffs.cli_reproduce import read_timings
+
+    run, out, made = _reproduce_piped(monkeypatch, capsys, tmp_path)
+
+    def boom(point: dict, ctx: Context) -> dict:
+        raise RuntimeError("measurement failed")
+
+    made["quick-a"] = lambda: Experiment(**{**_quick("quick-a").__dict__, "measure": boom})
+    printed = run("--jobs", "1", ok=False)
+    assert _line(printed, "[1/2] timed  ") and "[2/2]" not in printed
+    recorded = (out / ".cache" / "timings.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in recorded] == ["name", "timed"]
+    assert "timed" in read_timings(out)
 
 
 def test_piped_parallel_reproduce_prints_the_same_lines(

@@ -139,16 +139,22 @@ def reproduce(
     t0 = time.perf_counter()
     workers = min(jobs or available_cpus(), len(bundles_of(chosen)))
     report = _Report(len(chosen), out_dir)
-    if workers > 1:
-        took = _run_parallel(chosen, out_dir, data_dir, workers, force, record, report)
-    else:
-        took = _run_serial(chosen, out_dir, Context(data_dir), force, record, report)
-    where = out_dir if record else cache_dir(out_dir)
-    if not write_timings(where, took):
-        out.print(
-            f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it is "
-            "(the next run schedules by points)"
-        )
+    took: dict[str, float] = {}  # seconds per finished experiment, filled as they finish
+    try:
+        if workers > 1:
+            _run_parallel(chosen, out_dir, data_dir, workers, force, record, report, took)
+        else:
+            _run_serial(chosen, out_dir, Context(data_dir), force, record, report, took)
+    except BaseException:
+        write_timings(cache_dir(out_dir), took)  # what finished still schedules the next run
+        raise
+    # the cache always (the next run reads it first); the committed OUT/timings.csv on --record
+    for where in [cache_dir(out_dir)] + ([out_dir] if record else []):
+        if not write_timings(where, took):
+            out.print(
+                f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it "
+                "is (the next run schedules by points)"
+            )
     out.print(report.closing(time.perf_counter() - t0), soft_wrap=True)
 
 
@@ -229,14 +235,14 @@ def _run_serial(
     force: bool,
     record: bool,
     report: _Report,
-) -> dict[str, float]:
+    took: dict[str, float],
+) -> None:
     """One experiment after the other in this process (tables shared between them); the
-    seconds each took."""
+    seconds each took go into ``took`` as it finishes."""
     from kerckhoffs.experiments import run_experiment
     from kerckhoffs.experiments.parallel import Finished
 
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
-    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task("all points", total=total)
         done_before = 0
@@ -258,7 +264,6 @@ def _run_serial(
             done = Finished(exp.name, len(df), took[exp.name], df.attrs["kept"],
                             df.attrs["measured"], df.attrs["unchanged"])  # fmt: skip
             report(progress.console, done, len(exp.grid) * len(exp.seeds))
-    return took
 
 
 def bundles_of(
@@ -352,16 +357,16 @@ def _run_parallel(
     force: bool,
     record: bool,
     report: _Report,
-) -> dict[str, float]:
+    took: dict[str, float],
+) -> None:
     """The experiments in ``workers`` processes, one bundle of experiments sharing a context
-    per task (:func:`bundles_of`); the seconds each took (those finished, if one fails)."""
+    per task (:func:`bundles_of`); the seconds each took go into ``took`` as it finishes (the
+    caller records those finished, even if one fails)."""
     from kerckhoffs.experiments.parallel import run_many
-    from kerckhoffs.experiments.runner import cache_dir
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
     bundles = bundles_of(chosen, read_timings(out_dir))
     order = [n for b in bundles for n in b]
-    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task(f"all points ({workers} processes)", total=sum(size.values()))
         tasks = {n: progress.add_task(n, total=size[n], start=False) for n in order}
@@ -379,13 +384,8 @@ def _run_parallel(
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
             report(progress.console, f, size[f.name])
 
-        try:
-            run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
-                     on_point=on_point, on_done=on_done)  # fmt: skip
-        except BaseException:
-            write_timings(cache_dir(out_dir), took)  # what finished still schedules the next run
-            raise
-    return took
+        run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
+                 on_point=on_point, on_done=on_done)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
