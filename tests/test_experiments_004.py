@@ -257,6 +257,30 @@ def test_census_sa_variants_share_the_partition(demo_ctx: Context) -> None:
     assert presumed_anonymity(b) == 5
 
 
+def test_six_qi_variants_share_the_country_partition(demo_ctx: Context) -> None:
+    """Fig. 7's like-for-like series: an SA measured on country's six QIs reuses the country
+    release's partition, not the seven-QI one; its schema has the same QIs as country's."""
+    demo = demo_ctx.dataset("demo")
+    qi = demo.qi.copy()
+    qi[:, -1] = 0  # a QI that cannot be cut: another partition than the seven-QI table's
+    six = dataclasses.replace(demo, qi=qi)
+    variant = "occupation_major" + p004.WITHOUT_COUNTRY
+    demo_ctx._cache["p004:census:country"] = six
+    demo_ctx._cache[f"p004:census:{variant}"] = dataclasses.replace(six, sa=(six.sa + 1) % six.n_sa)
+    seven = p004.release_of(demo_ctx, "census", None, "mondrian", {"k": 5}, 0, 2, 0)
+    country = p004.release_of(demo_ctx, "census", "country", "mondrian", {"k": 5}, 0, 2, 0)
+    other = p004.release_of(demo_ctx, "census", variant, "mondrian", {"k": 5}, 0, 2, 0)
+    assert np.array_equal(country.partition.group, other.partition.group)
+    assert not np.array_equal(seven.partition.group, other.partition.group)
+    assert not np.array_equal(country.table.sa, other.table.sa)  # its own SA is published
+    assert len([k for k in demo_ctx._cache if k.startswith("p004:partition:census:")]) == 2
+    schemas = {sa: p004.census_schema(demo_ctx.examples, sa) for sa in ("country", variant)}
+    quasi = {sa: [c.name for c in s.quasi] for sa, s in schemas.items()}
+    assert quasi["country"] == quasi[variant] and len(quasi[variant]) == 6
+    assert "country" not in quasi[variant]
+    assert schemas[variant].sensitive.name == "occupation_major"
+
+
 # -- the real data --------------------------------------------------------------------------------
 @pytest.mark.skipif(not (DATA / "adult" / "adult.csv").is_file(), reason="no ../shared/data")
 def test_adult_is_paper_004s_table() -> None:
