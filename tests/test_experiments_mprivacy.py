@@ -472,3 +472,42 @@ def test_fit_and_reference_lines_by_hand() -> None:
         assert ax.get_lines() == []
     finally:
         plt.close(fig)
+
+
+def _toy_release(qi: np.ndarray, sa: np.ndarray, group: np.ndarray, lo: list, hi: list):  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        table=SimpleNamespace(qi=qi, sa=sa, n_sa=int(sa.max()) + 1),
+        partition=SimpleNamespace(group=group),
+        group_bounds=lambda: (np.array(lo), np.array(hi)),
+    )
+
+
+def test_provider_named_share_ml_by_hand() -> None:
+    """The maximum-likelihood outsider, worked by hand. One QI (codes 0-5), SA a = 0, b = 1.
+    P0 holds QIs 0, 1, 2 with a, a, b (n = 3); P1 holds 3, 4, 5, 1 with b, b, a, b (n = 4).
+    Group 0 (box 0-2, SA a, a, b): inside it P1 has no a, so two rows are impossible for it:
+    P0. Group 1 (box 1-5, SA b, b, a, b): P0 has one a and one b inside (n = 3), P1 one a and
+    three b (n = 4); both could supply every row, log-likelihoods 4 log(1/3) = -4.39 and
+    3 log(3/4) + log(1/4) = -2.25: P1. Every row named right."""
+    qi = np.array([[0], [1], [2], [3], [4], [5], [1]])
+    sa = np.array([0, 0, 1, 1, 1, 0, 1])
+    provider = np.array([0, 0, 0, 1, 1, 1, 1])
+    group = np.array([0, 0, 0, 1, 1, 1, 1])
+    release = _toy_release(qi, sa, group, [[0], [1]], [[2], [5]])
+    assert p3.provider_named_share_ml(release, provider, 2) == 1.0
+
+
+def test_sensitive_values_name_what_the_qis_cannot() -> None:
+    """Two providers with the same QIs (all 0) but different SA values (P0: a, a; P1: b, b),
+    one group each. The QI-only outsider sees two providers that fit both boxes equally and
+    names P0 for both (2 of 4 rows right); the likelihood outsider reads the SA values and
+    names each group's provider (4 of 4)."""
+    qi = np.zeros((4, 1), dtype=np.int64)
+    sa = np.array([0, 0, 1, 1])
+    provider = np.array([0, 0, 1, 1])
+    group = np.array([0, 0, 1, 1])
+    release = _toy_release(qi, sa, group, [[0], [0]], [[0], [0]])
+    assert p3.provider_named_share(release, provider, 2) == 0.5
+    assert p3.provider_named_share_ml(release, provider, 2) == 1.0

@@ -53,6 +53,8 @@ class Plot:
     and R² in the legend."""
     lines: Sequence[tuple[str, float, float]] = ()
     """Reference lines ``(label, slope, intercept)``, e.g. a paper's fitted line."""
+    legend_below: bool = False
+    """One legend below the panels even when it is short (inside, it would cover a line)."""
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,7 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
         handles, labels = ax.get_legend_handles_labels()
         for h, lab in zip(handles, labels, strict=True):
             shared.setdefault(lab, h)
-        long = long or len(handles) > LEGEND_INSIDE
+        long = long or len(handles) > LEGEND_INSIDE or spec.legend_below
         ax.grid(alpha=0.3)
     fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
     if long:  # one legend below every panel: a long legend inside would hide lines
