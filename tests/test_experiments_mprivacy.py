@@ -511,3 +511,12 @@ def test_sensitive_values_name_what_the_qis_cannot() -> None:
     release = _toy_release(qi, sa, group, [[0], [0]], [[0], [0]])
     assert p3.provider_named_share(release, provider, 2) == 0.5
     assert p3.provider_named_share_ml(release, provider, 2) == 1.0
+
+
+def test_fig11_is_log_log_and_fig9_runtime_log() -> None:
+    """Paper 003 draws Fig. 11 on log-log axes and Fig. 9's runtime on a log axis."""
+    exps = {e.name: e for e in all_experiments()}
+    fig11 = exps["mprivacy-e6-fig11"].plot
+    assert fig11.logx and fig11.logy
+    fig9 = exps["mprivacy-e4-fig9"].plot
+    assert fig9.logy_panels == ("runtime",) and not fig9.logy and not fig9.logx

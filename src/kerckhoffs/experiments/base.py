@@ -53,6 +53,7 @@ class Plot:
     and R² in the legend."""
     lines: Sequence[tuple[str, float, float]] = ()
     """Reference lines ``(label, slope, intercept)``, e.g. a paper's fitted line."""
+    logx: bool = False  # log x axis (paper 003's Fig. 11 is log-log)
     legend_below: bool = False
     """One legend below the panels even when it is short (inside, it would cover a line)."""
 

@@ -599,8 +599,11 @@ def _fig8_plot() -> Plot:
     )
 
 
-def _anon_plot(x: str, xlabel: str, logy: bool = False, log_runtime: bool = False) -> Plot:
+def _anon_plot(
+    x: str, xlabel: str, logy: bool = False, log_runtime: bool = False, logx: bool = False
+) -> Plot:
     return Plot(
+        logx=logx,
         x=x,
         y="value",
         xlabel=xlabel,
@@ -769,7 +772,7 @@ EXPERIMENTS = [
         grid=[{"rows": r, "verifiers": E6_VERIFIERS} for r in E6_ROWS],
         seeds=ANON_SEEDS,
         measure=measure_verifiers,
-        plot=_anon_plot("rows", "|T| (records)", logy=True),
+        plot=_anon_plot("rows", "|T| (records, log)", logy=True, logx=True),  # log-log
         claim=(
             "For small |T| the adaptive run tracks binary, then top-down; for |T| > 300 the "
             "adaptive run beats both (partitions of many sizes need different strategies)."

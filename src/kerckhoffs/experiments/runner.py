@@ -223,6 +223,8 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
             ax.set_yscale("log")
         elif one.symlog > 0:
             ax.set_yscale("symlog", linthresh=one.symlog)
+        if one.logx:
+            ax.set_xscale("log")
         handles, labels = ax.get_legend_handles_labels()
         for h, lab in zip(handles, labels, strict=True):
             shared.setdefault(lab, h)
