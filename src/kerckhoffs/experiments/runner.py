@@ -229,7 +229,12 @@ def build_figure(exp: Experiment, df: pd.DataFrame) -> Any:
 
     spec = exp.plot
     ys = [spec.y] if isinstance(spec.y, str) else list(spec.y)
-    panels = list(dict.fromkeys(df[spec.panels])) if spec.panels and len(df) else [None]
+    cells = [  # (spec, panel value): the plot's panels, then each extra spec's
+        (one, panel)
+        for one in (spec, *spec.extra)
+        for panel in (list(dict.fromkeys(df[one.panels])) if one.panels and len(df) else [None])
+    ]
+    panels = [panel for _, panel in cells]
     rows, cols = panel_grid(len(panels))
     fig = Figure(figsize=(PANEL_W * cols, PANEL_H * rows))
     FigureCanvasAgg(fig)
@@ -239,24 +244,28 @@ def build_figure(exp: Experiment, df: pd.DataFrame) -> Any:
     shared: dict[str, Any] = {}  # label -> handle, every panel's series in order
     long = False
     styles = _styles(df, spec, ys)
-    for ax, panel in zip(axes.flat, panels, strict=False):
-        sub = df if panel is None else df[df[spec.panels] == panel]
-        _draw(ax, sub, spec, ys, styles)
-        ax.set_xlabel(spec.xlabel)
-        if spec.ylabel_per_panel and panel is not None:
+    for ax, (one, panel) in zip(axes.flat, cells, strict=False):
+        sub = df if panel is None else df[df[one.panels] == panel]
+        one_ys = ys if one is spec else [one.y] if isinstance(one.y, str) else list(one.y)
+        _draw(ax, sub, one, one_ys, styles)
+        _straight_lines(ax, sub, one)
+        ax.set_xlabel(one.xlabel)
+        if one.ylabel_per_panel and panel is not None:
             ax.set_ylabel(str(panel))
         else:
-            ax.set_ylabel(spec.ylabel)
+            ax.set_ylabel(one.ylabel)
             if panel is not None:
-                ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
-        if spec.logy or any(text in str(panel) for text in spec.logy_panels):
+                ax.set_title(f"{one.panels} = {panel}", fontsize=9)
+        if one.logy or any(text in str(panel) for text in one.logy_panels):
             ax.set_yscale("log")
-        elif spec.symlog > 0:
-            ax.set_yscale("symlog", linthresh=spec.symlog)
+        elif one.symlog > 0:
+            ax.set_yscale("symlog", linthresh=one.symlog)
+        if one.logx:
+            ax.set_xscale("log")
         handles, labels = ax.get_legend_handles_labels()
         for h, lab in zip(handles, labels, strict=True):
             shared.setdefault(lab, h)
-        long = long or len(handles) > LEGEND_INSIDE
+        long = long or len(handles) > LEGEND_INSIDE or spec.legend_below
         ax.grid(alpha=0.3)
     if long:  # one legend below every panel: a long legend inside would hide lines
         ncol = 2 if cols > 1 or len(shared) > 6 else 1
@@ -316,13 +325,42 @@ def fit_title(fig: Any, title: Any, margin: float = 0.02) -> None:
         title.set_text(textwrap.fill(words, per_line))
 
 
+def _straight_lines(ax: Any, df: pd.DataFrame, spec: Any) -> None:
+    """A panel's reference lines (``spec.lines``) and least-squares line (``spec.fit``)."""
+    if df.empty or not (spec.fit or spec.lines) or not isinstance(spec.y, str):
+        return
+    xs = pd.to_numeric(df[spec.x], errors="coerce").to_numpy(dtype=float)
+    ys = pd.to_numeric(df[spec.y], errors="coerce").to_numpy(dtype=float)
+    ok = np.isfinite(xs) & np.isfinite(ys)
+    if not ok.any():
+        return
+    xs, ys = xs[ok], ys[ok]
+    grid = np.linspace(xs.min(), xs.max(), 50)
+    for label, slope, intercept in spec.lines:
+        ax.plot(grid, slope * grid + intercept, color="0.45", linestyle=":", label=label)
+    if spec.fit and np.unique(xs).size > 1:
+        slope, intercept = np.polyfit(xs, ys, 1)
+        ss_tot = float(((ys - ys.mean()) ** 2).sum())
+        resid = float(((ys - (slope * xs + intercept)) ** 2).sum())
+        r2 = 1.0 - resid / ss_tot if ss_tot > 0 else float("nan")
+        ax.plot(
+            grid,
+            slope * grid + intercept,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"least squares: {slope:.3f}x + {intercept:.2f} (R² = {r2:.2f})",
+        )
+
+
 def _styles(df: pd.DataFrame, spec: Any, ys: list[str]) -> dict[str | None, int]:
     """One style index per line label over the whole figure, so that a label keeps its
     colour, marker and dashes in every panel and the shared legend names each style once
     (panels with different series used to restart the styles, one style for several
     labels)."""
+    names = dict(spec.labels)
     series = list(dict.fromkeys(df[spec.series])) if spec.series and len(df) else [None]
-    labels = [_label(s, y, ys) for s in series for y in ys]
+    labels = [_label(names.get(s, s), y, ys) for s in series for y in ys]
     return {lab: i for i, lab in enumerate(dict.fromkeys(labels))}
 
 
@@ -350,7 +388,7 @@ def _draw(
     for s, y in lines:
         sub = df if s is None else df[df[spec.series] == s]
         med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
-        label = _label(s, y, ys)
+        label = _label(dict(spec.labels).get(s, s), y, ys)
         i = styles.get(label, 0)
         if med.isna().all():  # every point refused or not measured: say so in the legend
             label = f"{label or y}: refused, no value"
@@ -360,7 +398,7 @@ def _draw(
             med.index,
             med.to_numpy(),
             marker=MARKERS[i % len(MARKERS)],
-            linestyle=DASHES[i % len(DASHES)],
+            linestyle="none" if spec.kind == "points" else DASHES[i % len(DASHES)],
             markersize=7 - (i % 3),
             color=colors[i % len(colors)],
             label=label,
