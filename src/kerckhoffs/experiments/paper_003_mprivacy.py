@@ -55,6 +55,7 @@ contradicts itself), A28 (Fig. 10's "same rate"), A29 (what Fig. 7 holds fixed).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import tomllib
 from collections.abc import Sequence
@@ -529,7 +530,7 @@ ADAPTIVE_LABEL = (
 
 def _verify_plot(x: str, xlabel: str) -> Plot:
     """Seconds per group size (the paper's axis), then oracle calls (its cost model)."""
-    return Plot(
+    seconds = Plot(
         x=x,
         y="seconds",
         xlabel=xlabel,
@@ -538,19 +539,9 @@ def _verify_plot(x: str, xlabel: str) -> Plot:
         logy=True,
         panels="group",
         labels=ADAPTIVE_LABEL,
-        extra=(
-            Plot(
-                x=x,
-                y="calls",
-                xlabel=xlabel,
-                ylabel="oracle calls (log)",
-                series="strategy",
-                logy=True,
-                panels="group",
-                labels=ADAPTIVE_LABEL,
-            ),
-        ),
     )
+    calls = dataclasses.replace(seconds, y="calls", ylabel="oracle calls (log)")
+    return dataclasses.replace(seconds, extra=(calls,))
 
 
 PAPER_FITNESS_LINE = ("paper: 0.04x + 0.33 (R² = 0.97)", 0.04, 0.33)
@@ -563,7 +554,7 @@ def _fig8_plot() -> Plot:
     provider with our least-squares line beside the paper's."""
     labels = (("adaptive", "adaptive: binary below fitness 0.85, else top-down"),)
     x, xlabel = "records_per_provider", "|T_G| / n_G (records per provider)"
-    return Plot(
+    seconds = Plot(
         x=x,
         y="seconds",
         xlabel=xlabel,
@@ -571,36 +562,23 @@ def _fig8_plot() -> Plot:
         series="strategy",
         logy=True,
         labels=labels,
-        extra=(
-            Plot(
-                x="avg_fitness",
-                y="seconds",
-                xlabel="average provider fitness (each group of each seed)",
-                ylabel="runtime (s, log)",
-                series="strategy",
-                kind="points",
-                logy=True,
-                labels=labels,
-            ),
-            Plot(
-                x=x,
-                y="calls",
-                xlabel=xlabel,
-                ylabel="oracle calls (log)",
-                series="strategy",
-                logy=True,
-                labels=labels,
-            ),
-            Plot(
-                x=x,
-                y="avg_fitness",
-                xlabel=xlabel,
-                ylabel="average provider fitness",
-                fit=True,
-                lines=(PAPER_FITNESS_LINE,),
-            ),
-        ),
     )
+    by_fitness = dataclasses.replace(
+        seconds,
+        x="avg_fitness",
+        xlabel="average provider fitness (each group of each seed)",
+        kind="points",
+    )
+    calls = dataclasses.replace(seconds, y="calls", ylabel="oracle calls (log)")
+    fitness = Plot(
+        x=x,
+        y="avg_fitness",
+        xlabel=xlabel,
+        ylabel="average provider fitness",
+        fit=True,
+        lines=(PAPER_FITNESS_LINE,),
+    )
+    return dataclasses.replace(seconds, extra=(by_fitness, calls, fitness))
 
 
 def _anon_plot(
