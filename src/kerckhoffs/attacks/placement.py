@@ -150,19 +150,9 @@ class _Flows:
             object.__setattr__(self, "class_part", [0] * n_k)
             object.__setattr__(self, "cell_part", {c: 0 for cs in self.cands for c in cs})
             return
-        parent: dict[int, int] = {}
-
-        def root(x: int) -> int:
-            while parent.setdefault(x, x) != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for k, cs in enumerate(self.cands):  # node k for a class, -1 - c for a cell
-            for c in cs:
-                parent[root(-1 - c)] = root(k)
-        object.__setattr__(self, "class_part", [root(k) for k in range(n_k)])
-        object.__setattr__(self, "cell_part", {c: root(-1 - c) for cs in self.cands for c in cs})
+        class_part, cell_part = _part_labels(self.cands)
+        object.__setattr__(self, "class_part", class_part)
+        object.__setattr__(self, "cell_part", cell_part)
 
 
 def _classes(
@@ -295,6 +285,20 @@ def _components(
     n_k = len(supply)
     if any(sent[k] < supply[k] for k in range(n_k)):
         return [(list(range(n_k)), cells)] if cells else []
+    class_part, cell_part = _part_labels(cands)
+    classes: dict[int, list[int]] = {}
+    for k, part in enumerate(class_part):
+        classes.setdefault(part, []).append(k)
+    by_part: dict[int, list[int]] = {}
+    for c in cells:  # a cell no class can use is a part of its own
+        by_part.setdefault(cell_part.get(c, -1 - c), []).append(c)
+    return [(classes.get(r, []), cs) for r, cs in by_part.items()]
+
+
+def _part_labels(cands: list[list[int]]) -> tuple[list[int], dict[int, int]]:
+    """The connected parts of the class-cell graph (class ``k`` joined to each cell of
+    ``cands[k]``): per class a part label, and per cell some class can use the same label
+    as that class (union-find over nodes ``k`` for classes and ``-1 - c`` for cells)."""
     parent: dict[int, int] = {}
 
     def root(x: int) -> int:
@@ -303,16 +307,10 @@ def _components(
             x = parent[x]
         return x
 
-    for k, cs in enumerate(cands):  # node k for a class, -1 - c for a cell
+    for k, cs in enumerate(cands):
         for c in cs:
             parent[root(-1 - c)] = root(k)
-    classes: dict[int, list[int]] = {}
-    for k in range(n_k):
-        classes.setdefault(root(k), []).append(k)
-    by_part: dict[int, list[int]] = {}
-    for c in cells:
-        by_part.setdefault(root(-1 - c), []).append(c)
-    return [(classes.get(r, []), cs) for r, cs in by_part.items()]
+    return [root(k) for k in range(len(cands))], {c: root(-1 - c) for cs in cands for c in cs}
 
 
 def _moves(
