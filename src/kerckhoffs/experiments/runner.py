@@ -115,16 +115,20 @@ def run_experiment(
     df.attrs["measured"] = measured_points
     csv = out / f"{exp.name}.csv"
     png = out / f"{exp.name}.png"
-    before = csv.read_text() if csv.is_file() else None
-    df.attrs["unchanged"] = not record and before == df.to_csv(index=False)
+    text = df.to_csv(index=False)
+    try:
+        before = csv.read_text(encoding="utf-8") if csv.is_file() else None
+    except (OSError, UnicodeDecodeError):  # not a CSV we can read: rewrite it
+        before = None
+    df.attrs["unchanged"] = not record and before == text
     df.attrs["kept"] = (
         not record
         and before is not None
-        and (df.attrs["unchanged"] or same_but_varies(exp, df, csv))
+        and (df.attrs["unchanged"] or same_but_varies(exp, before, text))
     )
     if not df.attrs["kept"]:
         with atomic_file(csv) as tmp:
-            df.to_csv(tmp, index=False)
+            Path(tmp).write_text(text, encoding="utf-8")
     if plot and (not df.attrs["kept"] or not png.is_file()):  # a lost PNG is drawn again
         with atomic_file(png) as tmp:
             plot_experiment(exp, df, tmp)
@@ -151,19 +155,20 @@ def varying_cells(exp: Experiment, table: pd.DataFrame) -> np.ndarray:
     return mask
 
 
-def same_but_varies(exp: Experiment, df: pd.DataFrame, path: Path) -> bool:
-    """Whether the CSV at ``path`` holds ``df`` as the CSV writer would write it, except in
-    its varying cells (:func:`varying_cells`) and in the last bits of a float."""
+def same_but_varies(exp: Experiment, before: str, text: str) -> bool:
+    """Whether the CSV text ``before`` (the file already written) holds the same results as
+    ``text`` (what would be written now), except in the varying cells (:func:`varying_cells`)
+    and in the last bits of a float."""
     import io
 
-    def cells(source: Any) -> pd.DataFrame:
-        return pd.read_csv(source, dtype=str, keep_default_na=False)
+    def cells(source: str) -> pd.DataFrame:
+        return pd.read_csv(io.StringIO(source), dtype=str, keep_default_na=False)
 
     try:
-        old = cells(path)
-    except (OSError, ValueError, UnicodeDecodeError):  # not a CSV we can read: rewrite it
+        old = cells(before)
+    except ValueError:  # not a CSV we can read: rewrite it
         return False
-    new = cells(io.StringIO(df.to_csv(index=False)))
+    new = cells(text)
     if list(old.columns) != list(new.columns) or old.shape != new.shape:
         return False
     fixed = ~varying_cells(exp, new)
