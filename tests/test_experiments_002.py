@@ -73,7 +73,7 @@ COST_COLUMNS = {
     "seconds",
     "released",
     "per_last",
-    "bound",
+    "recurrence",
     "measure",
     "value",
 }
@@ -351,7 +351,9 @@ def test_measure_cost_on_a_tiny_point(tmp_path: Path) -> None:
         "seconds",
     }
     inst = [r for r in rows if r["measure"] == "PER instances enumerated"]
-    assert len(inst) == 2 * 3
+    assert len(inst) == 2 * 4
+    # the counted strategy was not run: it has no seconds row
+    assert not [r for r in rows if r["measure"] == "seconds" and r["strategy"] == p2.COUNTED]
     for rep in (0, 1):
         by = {r["strategy"]: r for r in inst if r["repeat"] == rep}
         # exclusive (spec 5.3): at the worst case it enumerates exactly PER of the last level
@@ -360,3 +362,39 @@ def test_measure_cost_on_a_tiny_point(tmp_path: Path) -> None:
         assert by["inclusive (no memo)"]["instances"] >= by["inclusive (memo)"]["instances"]
         # memoization is transparent (spec 6 T12)
         assert by["inclusive (memo)"]["released"] == by["inclusive (no memo)"]["released"]
+        # the exact count is the run's own count, and releases the same
+        assert by[p2.COUNTED]["instances"] == by["inclusive (no memo)"]["instances"]
+        assert by[p2.COUNTED]["released"] == by["inclusive (no memo)"]["released"]
+
+
+@settings(max_examples=budget(15), deadline=None)
+@given(n_funcs=st.integers(2, 3), seed=st.integers(0, 2**16))
+def test_no_memo_count_equals_the_runs_count(n_funcs: int, seed: int) -> None:
+    """The count computed once per (level, signature) equals the instances the non-memoized
+    publisher enumerates when it runs (8 rows, groups of 2-4), and both release the same
+    index as the memoized publisher."""
+    seq, x = p2.worst_case_instance(np.random.default_rng(seed), 8, n_funcs, 3, 4)
+    run = inclusive(seq, x, PAPER_CHK, memo=False)
+    assert p2.no_memo_instances(seq, x) == (run.instances, run.released)
+    assert inclusive(seq, x, PAPER_CHK).released == run.released
+
+
+@pytest.mark.slow
+def test_no_memo_count_equals_the_runs_count_at_four_generalizations() -> None:
+    """The same at 4 generalizations, where the recursion goes three levels deep (10 rows,
+    groups of 2-5; 561,856 instances, several seconds)."""
+    seq, x = p2.worst_case_instance(np.random.default_rng(2), 10, 4, 3, 5)
+    run = inclusive(seq, x, PAPER_CHK, memo=False)
+    assert run.instances == 561_856
+    assert p2.no_memo_instances(seq, x) == (run.instances, run.released)
+
+
+def test_recurrence_is_not_an_upper_bound() -> None:
+    """The paper's recurrence evaluated with the table's own PER sizes is an estimate: on one
+    of E-B's 5-generalization worst cases (point n_funcs = 5, third table) the exact count
+    of the non-memoized recursion exceeds it (2.02e11 > 1.89e11)."""
+    rng = np.random.default_rng([0, 12, 5, 6, 5])
+    tables = [p2.worst_case_instance(rng, 12, 5, 4, 6) for _ in range(3)]
+    seq, x = tables[2]
+    assert p2.recurrence_estimate(seq, x) == 189_394_368_492
+    assert p2.no_memo_instances(seq, x)[0] == 201_869_835_656

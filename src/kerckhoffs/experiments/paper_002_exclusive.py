@@ -24,7 +24,8 @@ exclusive publishers, and the class-wide engine):
   (one per process, :meth:`Context.cached`).
 - ``exclusive-eb-functions`` / ``exclusive-eb-groups`` (E-B, spec 5 and 7): PER instances
   enumerated and wall time of the inclusive publisher (memoized and not) against the
-  exclusive one, as the number of generalizations grows and as the group sizes grow, on
+  exclusive one, and the exact instance count of the non-memoized recursion where running it
+  would take hours, as the number of generalizations grows and as the group sizes grow, on
   tables whose naive index is the last candidate (so every strategy computes a disclosure
   set at every level: the worst case of the paper's recurrence).
 
@@ -800,26 +801,95 @@ def worst_case_instance(
     raise ParameterError(f"no worst-case table found in {tries} tries")
 
 
-def recurrence_bound(seq: GeneralizationSequence, x: np.ndarray) -> int:
-    """Spec 5.1's solved recurrence for computing ``DS_n`` without memoization: ``S_n = |G_0|
-    * prod_{j=2}^{n} (1 + y_j)`` with ``y_j = |PER(g_j(x))|``, in the paper's cost units
-    (``x_1 = |G_0|``, so not an instance count at n = 1); early exits cut it."""
+def recurrence_estimate(seq: GeneralizationSequence, x: np.ndarray) -> int:
+    """Paper 002 section 5's cost recurrence for the inclusive strategy without memoization,
+    ``x_i = (sum_{j<i} x_j) * |PER(G_i)|``, solved (``S_n = |G_0| * prod_{j=2}^{n} (1 +
+    y_j)``) and evaluated with this table's own PER sizes ``y_j = |PER(g_j(x))|``, in the
+    paper's cost units (``x_1 = |G_0|``, so not an instance count at n = 1).
+
+    Not an upper bound on the recursion's work: the recursion calls level ``j`` on the
+    signatures of other instances, whose PER may be larger than the table's own (measured:
+    one 5-generalization table of E-B needs 2.02e11 instances against 1.89e11 here).
+    :func:`no_memo_instances` gives the exact count."""
     ys = [per_size(seq, j, signature(seq, j, x)) for j in range(len(seq))]
     return int(x.size) * math.prod(1 + y for y in ys[1:])
 
 
+def no_memo_instances(
+    seq: GeneralizationSequence, sa: np.ndarray | Sequence[int], chk: Chk = PAPER_CHK
+) -> tuple[int, int | None]:
+    """The exact number of PER instances the inclusive publisher **without** memoization
+    (:func:`~kerckhoffs.disclosure.inclusive` with ``memo=False``, the algorithm of paper
+    002's Table 3 that section 5 analyses) enumerates on ``sa``, and the index it releases
+    (0-based, None = nothing), without running it.
+
+    The non-memoized recursion computes ``DS_incl(i, s)`` afresh at every call, so its work
+    is ``W(i, s) = |PER(i, s)| + sum_{j=1}^{i-1} sum_{X alive at j} W(j, g_j(X))``: every
+    instance of ``PER(i, s)`` not yet released by an earlier level re-runs level ``j`` on its
+    own signature (level 0 is decided in closed form, spec 6 T8, and enumerates nothing). ``W``
+    and the verdict depend only on ``(i, s)``, so they are computed once per distinct
+    signature and multiplied by how often it occurs: the count of an exponential run in the
+    time of the memoized one. Equal to ``Outcome.instances`` of the run wherever the run is
+    feasible (tested); E-B reports it where the run would take hours."""
+    x = np.asarray(sa, dtype=np.int64)
+    n_sa = int(x.max()) + 1
+    seen: dict[tuple[int, bytes], tuple[int, bool]] = {}
+
+    def work(i: int, sig: np.ndarray) -> tuple[int, bool]:
+        key = (i, sig.tobytes())
+        if key in seen:
+            return seen[key]
+        per = enumerate_per(seq, i, sig)
+        total = int(per.shape[0])
+        alive = np.ones(per.shape[0], dtype=bool)  # not released by levels 0..j-1
+        for j in range(i):
+            rows = np.flatnonzero(alive)
+            if not rows.size:
+                break
+            sigs = signatures(seq, j, per[rows], n_sa)
+            if j == 0:
+                alive[rows[np.asarray(chk.groups_pass(sigs))]] = False
+                continue
+            uniq, inv, times = np.unique(
+                sigs.reshape(rows.size, -1), axis=0, return_inverse=True, return_counts=True
+            )
+            below = [work(j, u.reshape(sigs.shape[1:])) for u in uniq]
+            total += sum(w * int(t) for (w, _), t in zip(below, times, strict=True))
+            ok = np.array([passes for _, passes in below])
+            alive[rows[ok[inv.ravel()]]] = False
+        ds = per[alive]
+        passes = bool(ds.shape[0]) and bool(chk.people_pass(person_counts(ds, n_sa)))
+        seen[key] = (total, passes)
+        return total, passes
+
+    total = 0
+    for i in range(len(seq)):
+        w, passes = work(i, signature(seq, i, x, n_sa))
+        total += w
+        if passes:
+            return total, i
+    return total, None
+
+
 NO_MEMO_LIMIT = 20_000_000
-"""The non-memoized inclusive run is skipped (NaN) when spec 5.1's bound exceeds this many
-instances (it would take minutes: the point of the experiment)."""
+"""The non-memoized inclusive publisher is run when its exact instance count
+(:func:`no_memo_instances`) is at most this (about 15 s on the project's machine); above it
+only the count is reported (the smallest count above it in E-B, 7.9e8 instances, would take
+about 8 minutes, the largest, 2.1e12, weeks)."""
+
+NO_MEMO = "inclusive (no memo)"
+COUNTED = "inclusive (no memo), counted"
 
 
 def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
     """E-B: on ``repeats`` worst-case tables of the point (``n_funcs`` generalizations,
     groups of 2..``max_group`` rows, ``n_rows`` rows, ``n_values`` labels), the PER instances
     enumerated and the seconds of the exclusive publisher and the inclusive one with and
-    without memoization (the last skipped above :data:`NO_MEMO_LIMIT`). One row per
-    (table, strategy), with ``per_last`` (``|PER|`` of the last generalization) and
-    ``bound`` (spec 5.1). The same point is measured once per process (``ctx``)."""
+    without memoization (the last run only up to :data:`NO_MEMO_LIMIT` instances), and for
+    every table the exact count of the non-memoized run (:func:`no_memo_instances`,
+    strategy :data:`COUNTED`, no seconds). One row per (table, strategy), with ``per_last``
+    (``|PER|`` of the last generalization) and ``recurrence`` (:func:`recurrence_estimate`).
+    The same point is measured once per process (``ctx``)."""
     if ctx is not None:
         key = "p002:eb:" + ":".join(f"{k}={point[k]}" for k in sorted(point))
         return list(ctx.cached(key, lambda: measure_cost(point, None)))
@@ -830,21 +900,33 @@ def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
     for rep in range(int(point.get("repeats", 3))):
         seq, x = worst_case_instance(rng, n_rows, n_funcs, n_values, max_group)
         last = len(seq) - 1
-        per_last = per_size(seq, last, signature(seq, last, x))
-        bound = recurrence_bound(seq, x)
+        common = {
+            "repeat": rep,
+            "per_last": per_size(seq, last, signature(seq, last, x)),
+            "recurrence": recurrence_estimate(seq, x),
+        }
+        counted, counted_release = no_memo_instances(seq, x, PAPER_CHK)
+        rows.append(
+            {
+                **common,
+                "strategy": COUNTED,
+                "instances": counted,
+                "seconds": float("nan"),
+                "released": _outcome_name(_outcome_code(counted_release)),
+            }
+        )
         runs = ["exclusive", "inclusive (memo)"]
-        if bound <= NO_MEMO_LIMIT:
-            runs.append("inclusive (no memo)")
+        if counted <= NO_MEMO_LIMIT:
+            runs.append(NO_MEMO)
         else:
+            nan = float("nan")
             rows.append(
                 {
-                    "repeat": rep,
-                    "strategy": "inclusive (no memo)",
-                    "instances": float("nan"),
-                    "seconds": float("nan"),
-                    "released": "skipped (bound)",
-                    "per_last": per_last,
-                    "bound": bound,
+                    **common,
+                    "strategy": NO_MEMO,
+                    "instances": nan,
+                    "seconds": nan,
+                    "released": "not run (count above limit)",
                 }
             )
         for name in runs:
@@ -856,43 +938,43 @@ def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
                     else inclusive(seq, x, PAPER_CHK, memo=name == "inclusive (memo)")
                 )
             except TooManyInstances:
+                nan = float("nan")
                 rows.append(
                     {
-                        "repeat": rep,
+                        **common,
                         "strategy": name,
-                        "instances": float("nan"),
-                        "seconds": float("nan"),
+                        "instances": nan,
+                        "seconds": nan,
                         "released": "refused (PER bound)",
-                        "per_last": per_last,
-                        "bound": bound,
                     }
                 )
                 continue
             seconds = time.perf_counter() - t0
             rows.append(
                 {
-                    "repeat": rep,
+                    **common,
                     "strategy": name,
                     "instances": got.instances,
                     "seconds": seconds,
                     "released": _outcome_name(_outcome_code(got.released)),
-                    "per_last": per_last,
-                    "bound": bound,
                 }
             )
     return _long_cost(rows)
 
 
 def _long_cost(rows: list[Row]) -> list[Row]:
+    """One row per (table, strategy, measure); the counted strategy has no seconds row (it
+    was not run, so it has no time to plot)."""
     out = []
     for r in rows:
         relative = r["instances"] / r["per_last"]
-        for label, value in (
+        measures = [
             ("PER instances enumerated", r["instances"]),
             ("instances / |PER| of the last generalization", relative),
-            ("seconds", r["seconds"]),
-        ):
-            out.append({**r, "measure": label, "value": value})
+        ]
+        if r["strategy"] != COUNTED:
+            measures.append(("seconds", r["seconds"]))
+        out += [{**r, "measure": label, "value": value} for label, value in measures]
     return out
 
 
@@ -921,12 +1003,15 @@ _EB_NOTE = (
     "group sizes grow with the largest group allowed) and tables of 12 rows with 4 labels, redrawn "
     "until the naive index is the last generalization, so every earlier PER fails CHK and (by "
     "spec 2.4's lemma) both safe strategies compute a disclosure set at every level. "
-    "Instances = PER instances enumerated (Outcome.instances, spec 5.3); 5 tables per point, "
-    "median plotted; the CSV has |PER| of the last generalization (per_last) and spec 5.1's "
-    "solved recurrence (bound). The non-memoized inclusive run is skipped where that bound "
-    "exceeds 20 million (NaN; the median is then over the tables that ran, the cheaper ones): "
-    "the bound is loose, but a run near it would take minutes. Budget: 5 tables per point and "
-    "that skip keep E-B near 15 s of the three minutes E-A and E-B may take together. "
+    "Instances = PER instances enumerated (Outcome.instances); 5 tables per point, median "
+    "plotted. 'inclusive (no memo), counted' is the exact number of instances the non-memoized "
+    "recursion (paper 002's Table 3, the algorithm its section 5 analyses) enumerates on each "
+    "table, computed once per distinct (level, signature) without running it; it equals the "
+    "measured count of every run. The non-memoized publisher is run where that count is at "
+    "most 20 million (about 15 s); above, its row is NaN ('not run'). Seconds are measured "
+    "only. The CSV also has |PER| of the last generalization (per_last) and the paper's "
+    "section-5 recurrence evaluated with the table's own PER sizes (recurrence): an estimate, "
+    "not a bound (one table needs more). "
 )
 
 EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
@@ -1044,6 +1129,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-functions",
+        version=2,  # the exact non-memoized count added; the run limit on it, not the estimate
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
@@ -1077,6 +1163,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-groups",
+        version=2,  # as exclusive-eb-functions
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
@@ -1125,9 +1212,10 @@ __all__ = [
     "measure_examples",
     "measure_joint",
     "measure_utility",
+    "no_memo_instances",
     "random_sequence",
     "random_table",
-    "recurrence_bound",
+    "recurrence_estimate",
     "running_sequence",
     "strict_winner",
     "utility_sample",
