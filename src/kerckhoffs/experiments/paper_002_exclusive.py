@@ -940,7 +940,8 @@ def no_memo_instances(
     The non-memoized recursion computes ``DS_incl(i, s)`` afresh at every call, so its work
     is ``W(i, s) = |PER(i, s)| + sum_{j=1}^{i-1} sum_{X alive at j} W(j, g_j(X))``: every
     instance of ``PER(i, s)`` not yet released by an earlier level re-runs level ``j`` on its
-    own signature (level 0 is decided in closed form, spec 6 T8, and enumerates nothing). ``W``
+    own signature (level 0 is decided in closed form, its disclosure set being its PER set, and
+    enumerates nothing). ``W``
     and the verdict depend only on ``(i, s)``, so they are computed once per distinct
     signature and multiplied by how often it occurs: the count of an exponential run in the
     time of the memoized one. Equal to ``Outcome.instances`` of the run wherever the run is
