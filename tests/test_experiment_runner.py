@@ -4,6 +4,7 @@ CSV and PNG written, the registry and the `reproduce` command."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -160,7 +161,7 @@ def test_parallel_runs_write_what_serial_runs_write(tmp_path: Path) -> None:
         resolve=_quick,
     )  # fmt: skip
     names = ("quick-a", "quick-b", "quick-c")
-    assert sorted((f.name, f.rows) for f in done) == [(n, 4) for n in names]
+    assert sorted((f.name, f.rows, f.measured) for f in done) == [(n, 4, 4) for n in names]
     assert sorted(seen) == [(n, d) for n in names for d in (1, 2, 3, 4)]
     assert sorted(ended) == list(names)
     assert ended.index("quick-a") < ended.index("quick-c")  # a bundle runs in order
@@ -173,7 +174,8 @@ def test_parallel_runs_write_what_serial_runs_write(tmp_path: Path) -> None:
             == pd.read_csv(tmp_path / "par" / f"{name}.csv")["value"].tolist()
         )
     # each worker kept its own cache file: a second run measures nothing, appends nothing
-    assert run_many([["quick-a"]], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0].rows == 4
+    again = run_many([["quick-a"]], tmp_path / "par", tmp_path, jobs=1, resolve=_quick)[0]
+    assert (again.rows, again.measured, again.kept) == (4, 0, True)
     assert (tmp_path / "par" / ".cache" / "quick-a.jsonl").read_text().count("\n") == 4
 
 
@@ -219,9 +221,15 @@ def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
 
     write_timings(tmp_path, {"a": 1.25, "b": 2.0})
     write_timings(tmp_path, {"b": 3.0})
-    assert read_timings(tmp_path) == {"a": 1.2, "b": 3.0}  # one decimal kept
+    got = read_timings(tmp_path)
+    assert (got["a"], got["b"]) == (1.2, 3.0)  # one decimal kept
+    # the last runs' seconds (OUT/.cache/) win over --record's (OUT/) name by name, and the
+    # committed reproduction/timings.csv fills in the experiments neither has run
+    write_timings(tmp_path / ".cache", {"b": 5.0})
+    got = read_timings(tmp_path)
+    assert (got["a"], got["b"]) == (1.2, 5.0) and "asap-fig9" in got
     (tmp_path / "timings.csv").write_text("not,ours\n1,2\n")
-    assert read_timings(tmp_path) != {"not": 2.0}  # a foreign file is not read as timings
+    assert "not" not in read_timings(tmp_path)  # a foreign file is not read as timings
     assert not write_timings(tmp_path, {"a": 1.0})  # nor replaced: kerckhoffs did not write it
     assert (tmp_path / "timings.csv").read_text() == "not,ours\n1,2\n"
 
@@ -286,60 +294,259 @@ def test_a_rerun_that_differs_only_in_varying_cells_leaves_csv_and_png_alone(
     assert pd.read_csv(out / "timed.csv")["value"].tolist()[0] == 11
 
 
-def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_cache(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
-) -> None:
-    """Without a terminal there is no progress bar: one numbered line per finished experiment
-    shows the progress; the second run keeps what only its seconds changed; the schedule's
-    seconds go to OUT/.cache/ unless --record."""
+def _reproduce_piped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> tuple[Callable[..., str], Path, dict[str, Callable[[], Experiment]]]:
+    """``reproduce timed quick-a`` run in-process with its output captured (no terminal),
+    the two experiments in two bundles (so that ``--jobs 2`` takes the parallel path)."""
     import kerckhoffs.experiments as experiments
 
     clock = [0]
-    made = {"timed": lambda: _timed(10, clock), "quick-a": lambda: _quick("quick-a")}
+    made: dict[str, Callable[[], Experiment]] = {
+        "timed": lambda: Experiment(**{**_timed(10, clock).__dict__, "share": "t"}),
+        "quick-a": lambda: Experiment(**{**_quick("quick-a").__dict__, "share": "q"}),
+    }
     monkeypatch.setattr(experiments, "get_experiment", lambda name: made[name]())
     (tmp_path / "data" / "adult").mkdir(parents=True)
     out = tmp_path / "out"
 
-    def run(*extra: str) -> str:
+    def run(*extra: str, ok: bool = True) -> str:
         argv = ["reproduce", "timed", "quick-a", "--data", str(tmp_path / "data"),
-                "--out", str(out), "--jobs", "1", *extra]  # fmt: skip
+                "--out", str(out), *extra]  # fmt: skip
         monkeypatch.setattr(sys, "argv", ["kerckhoffs", *argv])
         with pytest.raises(SystemExit) as exc:
             main()
-        assert int(exc.value.code or 0) == 0
+        assert (int(exc.value.code or 0) == 0) == ok
         return capsys.readouterr().out
 
-    first = run()
-    assert "[1/2] timed (" in first and "[2/2] quick-a (" in first and "left as" not in first
+    return run, out, made
+
+
+def _line(output: str, start: str) -> str:
+    """The one line of ``output`` that starts with ``start`` (whole: never wrapped)."""
+    found = [line for line in output.splitlines() if line.startswith(start)]
+    assert len(found) == 1, output
+    return found[0]
+
+
+def test_an_unchanged_result_is_told_apart_and_a_lost_png_is_drawn_again(tmp_path: Path) -> None:
+    """A re-run that gives exactly the written CSV says so (``unchanged``), and keeps the
+    files; a PNG deleted meanwhile is drawn again, the CSV still left alone."""
+    ctx = Context(tmp_path)
+    first = run_experiment(_quick("quick-a"), tmp_path, context=ctx)
+    assert (first.attrs["unchanged"], first.attrs["kept"], first.attrs["measured"]) == (
+        False, False, 4,
+    )  # fmt: skip
+    csv = (tmp_path / "quick-a.csv").read_bytes()
+    (tmp_path / "quick-a.png").unlink()
+    again = run_experiment(_quick("quick-a"), tmp_path, context=ctx, force=True)
+    assert (again.attrs["unchanged"], again.attrs["kept"], again.attrs["measured"]) == (
+        True, True, 4,
+    )  # fmt: skip
+    assert (tmp_path / "quick-a.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "quick-a.csv").read_bytes() == csv
+    recorded = run_experiment(_quick("quick-a"), tmp_path, context=ctx, record=True)
+    assert (recorded.attrs["kept"], recorded.attrs["measured"]) == (False, 0)
+
+
+def test_piped_reproduce_prints_a_line_per_experiment_and_keeps_timings_in_the_cache(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without a terminal there is no progress bar: one numbered, unwrapped line per finished
+    experiment says whether its files were written or kept and how many points were
+    measured; a forced re-run keeps what only its seconds changed, and the closing line
+    counts them; the schedule's seconds go to OUT/.cache/ unless --record."""
+    run, out, _ = _reproduce_piped(monkeypatch, capsys, tmp_path)
+    first = run("--jobs", "1")
+    timed = _line(first, "[1/2] timed  ")
+    assert " s  written (4 rows -> " in timed and timed.endswith("; 2 points measured")
+    assert _line(first, "[2/2] quick-a  ").endswith("; 4 points measured")
+    assert " s: 2 written" in _line(first, "2 experiment(s) in ") and "kept" not in first
     assert (out / ".cache" / "timings.csv").is_file() and not (out / "timings.csv").exists()
-    second = run("--force")
-    flat = " ".join(second.split())
-    assert "[1/2] timed (" in second and "left as it was (the same results, seconds and" in flat
-    assert "2 experiment(s)" in flat and "2 left as they were" in flat
-    run("--force", "--record")
-    assert (out / "timings.csv").is_file()
+    second = run("--jobs", "1", "--force")
+    assert "  kept (only seconds or noise differed); 2 points measured" in _line(
+        second, "[1/2] timed  "
+    )
+    assert "  unchanged; 4 points measured" in _line(second, "[2/2] quick-a  ")
+    closing = _line(second, "2 experiment(s) in ")
+    assert closing.endswith(" s: 0 written, 1 unchanged, 1 kept (only seconds or noise "
+                            "differed; --record rewrites them)")  # fmt: skip
+    third = run("--jobs", "1")
+    assert _line(third, "[2/2] quick-a  ").endswith("  unchanged; all 4 points cached")
+    recorded = run("--jobs", "1", "--force", "--record")
+    assert " s: 2 written" in _line(recorded, "2 experiment(s) in ")
+    assert (out / "timings.csv").read_text() == (out / ".cache" / "timings.csv").read_text()
+
+
+def test_an_interrupted_reproduce_still_records_the_seconds_of_what_finished(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The first experiment finishes, the second fails: the run stops with the error, and the
+    first one's seconds are in OUT/.cache/timings.csv for the next run's schedule."""
+    from kerckhoffs.cli_reproduce import read_timings
+
+    run, out, made = _reproduce_piped(monkeypatch, capsys, tmp_path)
+
+    def boom(point: dict, ctx: Context) -> dict:
+        raise RuntimeError("measurement failed")
+
+    made["quick-a"] = lambda: Experiment(**{**_quick("quick-a").__dict__, "measure": boom})
+    printed = run("--jobs", "1", ok=False)
+    assert _line(printed, "[1/2] timed  ") and "[2/2]" not in printed
+    recorded = (out / ".cache" / "timings.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in recorded] == ["name", "timed"]
+    assert "timed" in read_timings(out)
+
+
+def test_piped_parallel_reproduce_prints_the_same_lines(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--jobs 2`` reports each experiment a worker finished with the same line as a serial
+    run. The workers' own code runs here in-process (:func:`parallel._work` and the queue
+    drain); only the process pool is left out (the experiments are not importable by name in
+    a worker; the pool itself is tested above)."""
+    import queue
+
+    from kerckhoffs.experiments import parallel
+
+    run, out, made = _reproduce_piped(monkeypatch, capsys, tmp_path)
+    used: list[int] = []
+
+    def pool_free_run_many(bundles: list[list[str]], out_dir: Path, data_dir: Path, *,
+                           jobs: int, force: bool, record: bool, on_point: Callable[..., None],
+                           on_done: Callable[..., None]) -> list[parallel.Finished]:  # fmt: skip
+        used.append(jobs)
+        progress: queue.Queue[object] = queue.Queue()
+        monkeypatch.setattr(parallel, "_PROGRESS", progress)
+        done = []
+        for names in bundles:
+            done += parallel._work(names, str(out_dir), str(data_dir), force,
+                                   lambda n: made[n](), record)  # fmt: skip
+        parallel._drain(progress, on_point, on_done)
+        return done
+
+    monkeypatch.setattr(parallel, "run_many", pool_free_run_many)
+    first = run("--jobs", "2")
+    assert used == [2]
+    assert {_line(first, f"[{i}/2] ").split()[1] for i in (1, 2)} == {"timed", "quick-a"}
+    for line in (_line(first, "[1/2] "), _line(first, "[2/2] ")):
+        assert " s  written (4 rows -> " in line and line.endswith(" points measured")
+    assert " s: 2 written" in _line(first, "2 experiment(s) in ")
+    again = run("--jobs", "2", "--force")
+    lines = [_line(again, "[1/2] "), _line(again, "[2/2] ")]
+    timed = next(line for line in lines if line.split()[1] == "timed")
+    quick = next(line for line in lines if line.split()[1] == "quick-a")
+    assert timed.endswith("kept (only seconds or noise differed); 2 points measured")
+    assert quick.endswith("unchanged; 4 points measured")
+    assert "0 written, 1 unchanged, 1 kept" in _line(again, "2 experiment(s) in ")
+    assert (out / ".cache" / "timings.csv").is_file() and not (out / "timings.csv").exists()
+
+
+def test_a_fresh_output_folder_in_a_git_checkout_hides_its_cache(tmp_path: Path) -> None:
+    """The runner's cache folder ignores itself (``.cache/.gitignore``: ``*``), so a run into
+    a fresh folder of a checkout adds no cached points or timings to ``git status``; the
+    results themselves are ordinary files there."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+    run_experiment(_timed(10, [0]), tmp_path / "fresh", context=Context(tmp_path), plot=False)
+    assert (tmp_path / "fresh" / ".cache" / "timed.jsonl").is_file()
+    status = subprocess.run(
+        [git, "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    ).stdout.split("\n")  # fmt: skip
+    assert "?? fresh/timed.csv" in status
+    assert not [line for line in status if ".cache" in line], status
+
+
+def _committed(panels_only: bool = False) -> list[tuple[Experiment, pd.DataFrame]]:
+    """Every registered experiment with a committed CSV in ``reproduction/``, with that CSV
+    (``panels_only``: only its column of panels, all the title's width depends on)."""
+    root = Path(__file__).resolve().parents[1] / "reproduction"
+    found = []
+    for e in all_experiments():
+        path = root / f"{e.name}.csv"
+        if path.is_file():
+            cols = [e.plot.panels] if e.plot.panels else []
+            found.append((e, pd.read_csv(path, usecols=cols) if panels_only else pd.read_csv(path)))
+    return found
+
+
+def _outside(box: object, fig: object) -> bool:
+    """Whether a window extent leaves the figure (half a pixel of rounding allowed)."""
+    w, h = fig.bbox.width, fig.bbox.height  # type: ignore[attr-defined]
+    return bool(box.x0 < -0.5 or box.y0 < -0.5 or box.x1 > w + 0.5 or box.y1 > h + 0.5)  # type: ignore[attr-defined]
 
 
 def test_every_committed_figure_title_fits_inside_its_image() -> None:
-    """A figure's title, as :func:`plot_experiment` draws it for the committed CSV (wrapped to
-    the figure's width, at its font size), lies inside the image: long titles were cut on
-    both sides (the m-privacy Fig. 8, DP X1). The title's position depends only on the
-    figure's width, so an empty figure of that width is measured (no data drawn)."""
+    """Each committed experiment's title, placed as :func:`build_figure` places it (same
+    text, font, wrapping and figure width, the panels counted from the committed CSV), lies
+    inside the image: long titles were cut on both sides (the m-privacy Fig. 8, DP X1). The
+    title's extent depends only on the figure's size, not on the data, so an empty figure of
+    that size is measured here (drawing all ~60 figures takes ~14 s of CPU: the slow test
+    below does that)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from kerckhoffs.experiments.runner import PANEL_H, PANEL_W, TITLE_SIZE, figure_title, panel_grid
+    from kerckhoffs.experiments.runner import PANEL_H, PANEL_W, panel_grid, place_title
 
-    root = Path(__file__).resolve().parents[1] / "reproduction"
-    for exp in all_experiments():
-        df = pd.read_csv(root / f"{exp.name}.csv")
-        n = len(dict.fromkeys(df[exp.plot.panels])) if exp.plot.panels else 1
+    committed = _committed(panels_only=True)
+    assert len(committed) >= 50
+    for exp, df in committed:
+        n = len(dict.fromkeys(df[exp.plot.panels])) if exp.plot.panels and len(df) else 1
         rows, cols = panel_grid(n)
-        fig = Figure(figsize=(PANEL_W * cols, PANEL_H * rows))
+        fig = Figure(figsize=(PANEL_W * cols, PANEL_H * rows), dpi=40)
         canvas = FigureCanvasAgg(fig)
-        title = fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
+        title = place_title(fig, exp, cols)
         box = title.get_window_extent(canvas.get_renderer())
-        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, f"{exp.name}: {title.get_text()!r}"
-        assert box.y1 <= fig.bbox.height, exp.name
+        assert not _outside(box, fig), f"{exp.name}: {title.get_text()!r}"
+
+
+def test_a_title_too_wide_for_a_character_count_is_wrapped_by_its_measured_width() -> None:
+    """Wide letters defeat the characters-per-line guess of :func:`figure_title`; the
+    measured wrap of :func:`fit_title` still brings the title inside the image."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from kerckhoffs.experiments.runner import (
+        PANEL_H,
+        PANEL_W,
+        figure_title,
+        fit_title,
+        place_title,
+    )
+
+    wide = Experiment(**{**tiny([]).__dict__, "title": " ".join(["WMWMWMWM"] * 30)})
+    fig = Figure(figsize=(PANEL_W, PANEL_H), dpi=40)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    guessed = fig.suptitle(figure_title(wide, 1), fontsize=10)
+    assert _outside(guessed.get_window_extent(renderer), fig)  # the guess alone is cut
+    fit_title(fig, guessed)
+    assert not _outside(guessed.get_window_extent(renderer), fig)
+    assert "WMWMWMWM" in guessed.get_text().splitlines()[-1]  # no word lost
+    assert " ".join(guessed.get_text().split()) == " ".join(figure_title(wide, 1).split())
+    placed = place_title(fig, wide, 1)
+    assert not _outside(placed.get_window_extent(renderer), fig)
+
+
+@pytest.mark.slow
+def test_every_committed_figure_drawn_keeps_titles_axes_and_legends_inside() -> None:
+    """Every committed figure drawn from its committed CSV as ``reproduce`` draws it (laid
+    out, titles fitted): the title, each panel's title, each panel with its tick labels and
+    axis labels, and the legend below the panels lie inside the image."""
+    from kerckhoffs.experiments.runner import build_figure
+
+    for exp, df in _committed():
+        fig = build_figure(exp, df)
+        renderer = fig.canvas.get_renderer()
+        assert fig._suptitle is not None
+        assert not _outside(fig._suptitle.get_window_extent(renderer), fig), exp.name
+        for ax in fig.axes:
+            assert not _outside(ax.title.get_window_extent(renderer), fig), exp.name
+            assert not _outside(ax.get_tightbbox(renderer), fig), exp.name
+        for legend in fig.legends:
+            assert not _outside(legend.get_window_extent(renderer), fig), exp.name

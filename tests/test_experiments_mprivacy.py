@@ -386,3 +386,137 @@ def test_provider_named_share_by_hand() -> None:
     # outsider still names P0 for group 0 (2 of 3 right) and P1 for group 1 (3 of 4 right)
     mixed = np.array([0, 1, 0, 1, 1, 1, 0])
     assert provider_named_share(release, mixed, 2) == 5 / 7
+
+
+def test_e7_l_sweep_spans_provider_assignments() -> None:
+    """E7's l sweep measures every l on each of several provider assignments (so the l effect
+    can be read against the spread between assignments); the k sweep stays on one."""
+    e7 = next(e for e in all_experiments() if e.name == "mprivacy-e7-fig12")
+    l_points = [p for p in e7.grid if p["vary"] == "l"]
+    assert {(p["l"], p["assignment"]) for p in l_points} == {
+        (v, a) for v in p3.E7_L for a in p3.E7_L_ASSIGNMENTS
+    }
+    assert len(p3.E7_L_ASSIGNMENTS) >= 5
+    assert all("assignment" not in p for p in e7.grid if p["vary"] == "k")
+
+
+def test_assignment_draws_the_providers_in_place_of_the_seed(tmp_path: Path) -> None:
+    """A point's ``assignment`` is the seed of its provider draw: {seed 0, assignment 1}
+    measures what {seed 1} measures (fresh contexts, so no cached run is shared)."""
+
+    def fresh() -> Context:
+        ctx = Context(tmp_path)
+        ctx._cache["p003:adult-frame"] = synthetic_adult(600)
+        return ctx
+
+    base = {"rows": 600, "k": 5, "l": 2, "m": 1}
+    ctx_a, ctx_b = fresh(), fresh()
+    by_assignment = p3.measure_anonymize({**base, "seed": 0, "assignment": 1}, ctx_a)
+    by_seed = p3.measure_anonymize({**base, "seed": 1}, ctx_b)
+    drop = ("seconds",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in by_assignment] == [
+        {k: v for k, v in r.items() if k not in drop} for r in by_seed
+    ]
+    t0 = p3.provider_table(ctx_a, "adult", 600, 0).provider
+    t1 = p3.provider_table(ctx_a, "adult", 600, 1).provider
+    assert t0 is not None and t1 is not None and not np.array_equal(t0, t1)
+
+
+def test_verification_figures_draw_seconds_then_calls() -> None:
+    """Figs. 6-8 plot seconds first (the paper's axis) and oracle calls after; Fig. 8 adds the
+    paper's runtime-against-fitness panel and the fitness line (ours fitted, the paper's)."""
+    exps = {e.name: e for e in all_experiments()}
+    for name in ("mprivacy-e1-fig6", "mprivacy-e2-fig7", "mprivacy-e3-fig8"):
+        plot = exps[name].plot
+        assert plot.y == "seconds" and plot.logy
+        assert "calls" in [extra.y for extra in plot.extra]
+        assert "adaptive" in dict(plot.labels)
+    fig8 = exps["mprivacy-e3-fig8"].plot
+    assert [(e.x, e.y) for e in fig8.extra] == [
+        ("avg_fitness", "seconds"),
+        ("records_per_provider", "calls"),
+        ("records_per_provider", "avg_fitness"),
+    ]
+    fitness = fig8.extra[-1]
+    assert fitness.fit and fitness.lines == (("paper: 0.04x + 0.33 (R² = 0.97)", 0.04, 0.33),)
+
+
+def test_fit_and_reference_lines_by_hand() -> None:
+    """The least-squares line of a panel, on points worked by hand: (0, 0), (1, 1), (2, 0),
+    (3, 1) have mean x 1.5 and mean y 0.5, Sxy = 1 and Sxx = 5, so slope 0.2 and intercept
+    0.2; the residuals -0.2, 0.6, -0.6, 0.2 leave 0.8 of the total 1.0, R² = 0.2."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kerckhoffs.experiments.base import Plot
+    from kerckhoffs.experiments.runner import _straight_lines
+
+    df = pd.DataFrame({"x": [0, 1, 2, 3], "y": [0.0, 1.0, 0.0, 1.0]})
+    spec = Plot(x="x", y="y", xlabel="x", ylabel="y", fit=True, lines=(("ref", 1.0, 0.0),))
+    fig, ax = plt.subplots()
+    try:
+        _straight_lines(ax, df, spec)
+        labels = ax.get_legend_handles_labels()[1]
+        ref = next(line for line in ax.get_lines() if line.get_label() == "ref")
+        assert np.allclose(ref.get_ydata(), ref.get_xdata())  # y = 1 x + 0 over x's range
+        assert min(ref.get_xdata()) == 0 and max(ref.get_xdata()) == 3
+    finally:
+        plt.close(fig)
+    assert labels == ["ref", "least squares: 0.200x + 0.20 (R² = 0.20)"]
+    # without fit or lines nothing is drawn (every other figure)
+    fig, ax = plt.subplots()
+    try:
+        _straight_lines(ax, df, Plot(x="x", y="y", xlabel="x", ylabel="y"))
+        assert ax.get_lines() == []
+    finally:
+        plt.close(fig)
+
+
+def _toy_release(qi: np.ndarray, sa: np.ndarray, group: np.ndarray, lo: list, hi: list):  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        table=SimpleNamespace(qi=qi, sa=sa, n_sa=int(sa.max()) + 1),
+        partition=SimpleNamespace(group=group),
+        group_bounds=lambda: (np.array(lo), np.array(hi)),
+    )
+
+
+def test_provider_named_share_ml_by_hand() -> None:
+    """The maximum-likelihood outsider, worked by hand. One QI (codes 0-5), SA a = 0, b = 1.
+    P0 holds QIs 0, 1, 2 with a, a, b (n = 3); P1 holds 3, 4, 5, 1 with b, b, a, b (n = 4).
+    Group 0 (box 0-2, SA a, a, b): inside it P1 has no a, so two rows are impossible for it:
+    P0. Group 1 (box 1-5, SA b, b, a, b): P0 has one a and one b inside (n = 3), P1 one a and
+    three b (n = 4); both could supply every row, log-likelihoods 4 log(1/3) = -4.39 and
+    3 log(3/4) + log(1/4) = -2.25: P1. Every row named right."""
+    qi = np.array([[0], [1], [2], [3], [4], [5], [1]])
+    sa = np.array([0, 0, 1, 1, 1, 0, 1])
+    provider = np.array([0, 0, 0, 1, 1, 1, 1])
+    group = np.array([0, 0, 0, 1, 1, 1, 1])
+    release = _toy_release(qi, sa, group, [[0], [1]], [[2], [5]])
+    assert p3.provider_named_share_ml(release, provider, 2) == 1.0
+
+
+def test_sensitive_values_name_what_the_qis_cannot() -> None:
+    """Two providers with the same QIs (all 0) but different SA values (P0: a, a; P1: b, b),
+    one group each. The QI-only outsider sees two providers that fit both boxes equally and
+    names P0 for both (2 of 4 rows right); the likelihood outsider reads the SA values and
+    names each group's provider (4 of 4)."""
+    qi = np.zeros((4, 1), dtype=np.int64)
+    sa = np.array([0, 0, 1, 1])
+    provider = np.array([0, 0, 1, 1])
+    group = np.array([0, 0, 1, 1])
+    release = _toy_release(qi, sa, group, [[0], [0]], [[0], [0]])
+    assert p3.provider_named_share(release, provider, 2) == 0.5
+    assert p3.provider_named_share_ml(release, provider, 2) == 1.0
+
+
+def test_fig11_is_log_log_and_fig9_runtime_log() -> None:
+    """Paper 003 draws Fig. 11 on log-log axes and Fig. 9's runtime on a log axis."""
+    exps = {e.name: e for e in all_experiments()}
+    fig11 = exps["mprivacy-e6-fig11"].plot
+    assert fig11.logx and fig11.logy
+    fig9 = exps["mprivacy-e4-fig9"].plot
+    assert fig9.logy_panels == ("runtime",) and not fig9.logy and not fig9.logx

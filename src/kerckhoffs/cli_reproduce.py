@@ -1,12 +1,14 @@
 """The ``reproduce`` command: regenerate the papers' experiments (:mod:`kerckhoffs.experiments`).
 
 ``kerckhoffs reproduce --list`` names the experiments, ``kerckhoffs reproduce asap-fig10a``
-runs one, ``kerckhoffs reproduce --all`` runs every one with a progress bar. Finished points
-are cached under ``--out`` (``.cache/``), so an interrupted run resumes; ``--force`` measures
-again. Each experiment writes ``<out>/<name>.csv`` and ``<out>/<name>.png``. The default
-``--out`` is a working folder (``kerckhoffs-reproduction/`` in the current directory), so a
-run never rewrites the results committed under ``reproduction/``; ``--out reproduction``
-refreshes those on purpose.
+runs one, ``kerckhoffs reproduce --all`` runs every one, with a progress bar on a terminal
+and one line per finished experiment in a pipe or a file. Finished points are cached under
+``--out`` (``.cache/``, which git is told to ignore), so an interrupted run resumes;
+``--force`` measures again. Each experiment writes ``<out>/<name>.csv`` and
+``<out>/<name>.png``, unless the CSV there already holds the same results (seconds and
+unseedable noise aside; ``--record`` rewrites it). The default ``--out`` is a working folder
+(``kerckhoffs-reproduction/`` in the current directory), so a run never rewrites the results
+committed under ``reproduction/``; ``--out reproduction`` refreshes those on purpose.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kerckhoffs.errors import ArgumentError, InputError
 
 if TYPE_CHECKING:
     from kerckhoffs.experiments import Context, Experiment
+    from kerckhoffs.experiments.parallel import Finished
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -112,6 +115,7 @@ def reproduce(
     """
     from kerckhoffs.experiments import Context, all_experiments, get_experiment
     from kerckhoffs.experiments.parallel import available_cpus
+    from kerckhoffs.experiments.runner import cache_dir
 
     if list_only:
         t = table("name", "paper", "figure", "points", "title")
@@ -135,46 +139,77 @@ def reproduce(
     t0 = time.perf_counter()
     workers = min(jobs or available_cpus(), len(bundles_of(chosen)))
     report = _Report(len(chosen), out_dir)
-    if workers > 1:
-        took = _run_parallel(chosen, out_dir, data_dir, workers, force, record, report)
-    else:
-        took = _run_serial(chosen, out_dir, Context(data_dir), force, record, report)
-    where = out_dir if record else out_dir / CACHE
-    if not write_timings(where, took):
-        out.print(
-            f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it is "
-            "(the next run schedules by points)"
-        )
-    kept = (
-        f"; {report.kept} left as they were (the same results, seconds and noise aside; "
-        "--record rewrites them)"
-        if report.kept
-        else ""
-    )
-    out.print(f"{len(chosen)} experiment(s) in {time.perf_counter() - t0:.0f} s{kept}")
+    took: dict[str, float] = {}  # seconds per finished experiment, filled as they finish
+    try:
+        if workers > 1:
+            _run_parallel(chosen, out_dir, data_dir, workers, force, record, report, took)
+        else:
+            _run_serial(chosen, out_dir, Context(data_dir), force, record, report, took)
+    except BaseException:
+        write_timings(cache_dir(out_dir), took)  # what finished still schedules the next run
+        raise
+    # the cache always (the next run reads it first); the committed OUT/timings.csv on --record
+    for where in [cache_dir(out_dir)] + ([out_dir] if record else []):
+        if not write_timings(where, took):
+            out.print(
+                f"note: {where / TIMINGS} is not a timings file kerckhoffs wrote; left as it "
+                "is (the next run schedules by points)"
+            )
+    out.print(report.closing(time.perf_counter() - t0), soft_wrap=True)
 
 
 class _Report:
     """The line printed per finished experiment: on a terminal above the progress bars, and
-    in a pipe or a file (where there is no bar) flushed at once, numbered, so that a long
-    run shows its progress."""
+    in a pipe or a file (where rich draws no bar) flushed at once, numbered and never
+    wrapped, so that a long run shows its progress; and the run's closing line."""
 
     def __init__(self, total: int, out_dir: Path) -> None:
         self.total = total
         self.out_dir = out_dir
         self.done = 0
-        self.kept = 0
+        self.unchanged = 0
+        self.varied = 0  # kept although seconds or noise differed
 
-    def __call__(self, console: Any, name: str, rows: int, seconds: float, kept: bool) -> None:
+    def line(self, f: Finished, points: int) -> str:
+        """``[2/58] asap-fig9  3.2 s  kept (only seconds or noise differed); 4 points
+        measured``: what became of the files, and where the points came from."""
+        if f.unchanged:
+            what = "unchanged"
+        elif f.kept:
+            what = "kept (only seconds or noise differed)"
+        else:
+            what = f"written ({f.rows} rows -> {self.out_dir / (f.name + '.csv')}, .png)"
+        if f.measured == 0:
+            how = f"all {_points(points)} cached"
+        elif f.measured == points:
+            how = f"{_points(points)} measured"
+        else:
+            how = f"{f.measured} of {_points(points)} measured, the others cached"
+        return f"[{self.done}/{self.total}] {f.name}  {f.seconds:.1f} s  {what}; {how}"
+
+    def __call__(self, console: Any, f: Finished, points: int) -> None:
         self.done += 1
-        self.kept += kept
-        what = (
-            "left as it was (the same results, seconds and noise aside)"
-            if kept
-            else f"{rows} rows -> {self.out_dir / (name + '.csv')}, .png"
-        )
-        console.print(f"[{self.done}/{self.total}] {name} ({seconds:.0f} s): {what}")
+        self.unchanged += f.unchanged
+        self.varied += f.kept and not f.unchanged
+        console.print(self.line(f, points), soft_wrap=True, markup=False, highlight=False)
         console.file.flush()
+
+    def closing(self, seconds: float) -> str:
+        """``58 experiment(s) in 1400 s: 30 written, 16 unchanged, 12 kept (only seconds or
+        noise differed; --record rewrites them)``."""
+        written = self.done - self.unchanged - self.varied
+        parts = [f"{written} written"]
+        if self.unchanged:
+            parts.append(f"{self.unchanged} unchanged")
+        if self.varied:
+            parts.append(
+                f"{self.varied} kept (only seconds or noise differed; --record rewrites them)"
+            )
+        return f"{self.done} experiment(s) in {seconds:.0f} s: {', '.join(parts)}"
+
+
+def _points(n: int) -> str:
+    return f"{n} point" if n == 1 else f"{n} points"
 
 
 def _replot(chosen: list[Experiment], out_dir: Path) -> None:
@@ -200,13 +235,14 @@ def _run_serial(
     force: bool,
     record: bool,
     report: _Report,
-) -> dict[str, float]:
+    took: dict[str, float],
+) -> None:
     """One experiment after the other in this process (tables shared between them); the
-    seconds each took."""
+    seconds each took go into ``took`` as it finishes."""
     from kerckhoffs.experiments import run_experiment
+    from kerckhoffs.experiments.parallel import Finished
 
     total = sum(len(e.grid) * len(e.seeds) for e in chosen)
-    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task("all points", total=total)
         done_before = 0
@@ -225,8 +261,9 @@ def _run_serial(
             took[exp.name] = time.perf_counter() - started
             progress.update(task, description=f"{exp.name} ({took[exp.name]:.0f} s)")
             done_before += len(exp.grid) * len(exp.seeds)
-            report(progress.console, exp.name, len(df), took[exp.name], df.attrs["kept"])
-    return took
+            done = Finished(exp.name, len(df), took[exp.name], df.attrs["kept"],
+                            df.attrs["measured"], df.attrs["unchanged"])  # fmt: skip
+            report(progress.console, done, len(exp.grid) * len(exp.seeds))
 
 
 def bundles_of(
@@ -256,9 +293,6 @@ Every run writes them under ``OUT/.cache/`` (never committed); ``--record`` writ
 ``OUT/timings.csv``, and the committed ``reproduction/timings.csv`` serves a fresh working
 folder."""
 
-CACHE = ".cache"
-"""The folder of ``OUT`` holding what a run keeps for the next one (cached points, timings)."""
-
 
 def _parse_timings(path: Path) -> dict[str, float] | None:
     """The seconds a timings file records; None when the file is not one (another file of
@@ -273,20 +307,24 @@ def _parse_timings(path: Path) -> dict[str, float] | None:
 
 
 def read_timings(out_dir: Path) -> dict[str, float]:
-    """The seconds per experiment recorded in ``out_dir`` (else in the committed
-    ``reproduction/``, when this is a source checkout); empty when none is found."""
+    """The seconds per experiment the next run schedules by: those of the last runs into
+    ``out_dir`` (``OUT/.cache/timings.csv``), else those recorded there with ``--record``
+    (``OUT/timings.csv``), else the committed ``reproduction/timings.csv`` when this is a
+    source checkout, merged name by name, so that a run of a few experiments does not leave
+    the next ``--all`` without seconds for the others; empty when none is found."""
     import contextlib
 
     from kerckhoffs.experiments.base import examples_dir
+    from kerckhoffs.experiments.runner import CACHE
 
     candidates = [out_dir / CACHE / TIMINGS, out_dir / TIMINGS]
     with contextlib.suppress(InputError):  # an installed package has no reproduction/
         candidates.append(examples_dir().parent / "reproduction" / TIMINGS)
-    for path in candidates:
+    merged: dict[str, float] = {}
+    for path in reversed(candidates):  # the most recent last, so that it wins
         found = _parse_timings(path) if path.is_file() else None
-        if found is not None:
-            return found
-    return {}
+        merged |= found or {}
+    return merged
 
 
 def write_timings(out_dir: Path, seconds: dict[str, float]) -> bool:
@@ -319,15 +357,16 @@ def _run_parallel(
     force: bool,
     record: bool,
     report: _Report,
-) -> dict[str, float]:
+    took: dict[str, float],
+) -> None:
     """The experiments in ``workers`` processes, one bundle of experiments sharing a context
-    per task (:func:`bundles_of`); the seconds each took (those finished, if one fails)."""
-    from kerckhoffs.experiments.parallel import Finished, run_many
+    per task (:func:`bundles_of`); the seconds each took go into ``took`` as it finishes (the
+    caller records those finished, even if one fails)."""
+    from kerckhoffs.experiments.parallel import run_many
 
     size = {e.name: len(e.grid) * len(e.seeds) for e in chosen}
     bundles = bundles_of(chosen, read_timings(out_dir))
     order = [n for b in bundles for n in b]
-    took: dict[str, float] = {}
     with progress_bar() as progress:
         overall = progress.add_task(f"all points ({workers} processes)", total=sum(size.values()))
         tasks = {n: progress.add_task(n, total=size[n], start=False) for n in order}
@@ -343,15 +382,10 @@ def _run_parallel(
             took[f.name] = f.seconds
             on_point(f.name, size[f.name])
             progress.update(tasks[f.name], description=f"{f.name} ({f.seconds:.0f} s)")
-            report(progress.console, f.name, f.rows, f.seconds, f.kept)
+            report(progress.console, f, size[f.name])
 
-        try:
-            run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
-                     on_point=on_point, on_done=on_done)  # fmt: skip
-        except BaseException:
-            write_timings(out_dir / CACHE, took)  # what finished still schedules the next run
-            raise
-    return took
+        run_many(bundles, out_dir, data_dir, jobs=workers, force=force, record=record,
+                 on_point=on_point, on_done=on_done)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

@@ -25,8 +25,9 @@ Measure = Callable[[Row, "Context"], Row | list[Row]]
 @dataclass(frozen=True)
 class Plot:
     """How the result rows become a figure: ``y`` (one column, or several drawn as series)
-    against ``x``, one line per value of ``series``; ``kind`` ``line`` or ``bar``; rows with
-    the same (x, series) are summarised by their median (over seeds)."""
+    against ``x``, one line per value of ``series``; ``kind`` ``line``, ``points`` (markers
+    without lines, for an ``x`` measured per seed) or ``bar``; rows with the same (x, series)
+    are summarised by their median (over seeds)."""
 
     x: str
     y: str | Sequence[str]
@@ -40,6 +41,21 @@ class Plot:
     sharey: bool = False  # one y scale for every panel (levels compare across panels)
     symlog: float = 0.0  # > 0: symmetric log y axis, linear below this value (shows zeros)
     logy_panels: Sequence[str] = ()  # log y only on panels whose value contains one of these
+    extra: Sequence[Plot] = ()
+    """Further panels after these, each drawn from the same rows by its own spec (another x
+    or y: paper 003's Fig. 8 plots runtime against records per provider and against the
+    average fitness). Their own ``extra`` is ignored; no extra panels by default."""
+    labels: Sequence[tuple[str, str]] = ()
+    """(series value, legend text) pairs: a longer legend name for a series, e.g. one that says
+    its line lies on another's. Series not named keep their value."""
+    fit: bool = False
+    """Draw the least-squares line of ``y`` on ``x`` over every row (all seeds), its equation
+    and R² in the legend."""
+    lines: Sequence[tuple[str, float, float]] = ()
+    """Reference lines ``(label, slope, intercept)``, e.g. a paper's fitted line."""
+    logx: bool = False  # log x axis (paper 003's Fig. 11 is log-log)
+    legend_below: bool = False
+    """One legend below the panels even when it is short (inside, it would cover a line)."""
 
 
 @dataclass(frozen=True)

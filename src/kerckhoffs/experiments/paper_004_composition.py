@@ -103,6 +103,17 @@ CENSUS_SAS = ("occupation", "occupation_major", "hispanic_origin", "citizenship"
 """Census stand-in SAs for Figure 7, all with the same QIs (the schema's seven)."""
 COUNTRY_SA = "country"
 """The extra Figure 7 SA: large domain, low entropy; its QIs are the other six."""
+WITHOUT_COUNTRY = "@without-country"
+"""Suffix of a Census SA name whose table leaves country out of the QIs, as the country SA's
+does: ``occupation_major@without-country`` has the six QIs and so the same k-anonymous
+partitions as the country series, which makes the Figure 7 comparison a like-for-like one."""
+FIG7_PANELS = {False: "(a) the seven QIs", True: "(b) six QIs, country left out"}
+"""Figure 7's panels: the SAs on the schema's seven QIs, and those on the six other than
+country (the same partitions for every SA of a panel)."""
+FIG7_SAME_QIS = ("occupation", "occupation_major")
+"""Figure 7 SAs measured a second time on the country series' six QIs: occupation has about
+country's domain size (46 against 43 values) and far more entropy (5.04 against 1.11 bits),
+occupation_major fewer values (14) and more entropy (3.37 bits)."""
 MISSING_AS_VALUE = {"hispanic_origin", "country"}
 SCENARIOS = {
     "i": ("mondrian", "mondrian"),
@@ -142,7 +153,8 @@ SIZE_GRID = {
 split of the rest that the other figures use ([AMB-14])."""
 FINE_SA = "occupation_citizenship"
 """A Census SA with a domain like IPUMS's occupation (247 values): the detailed occupation
-crossed with citizenship (225 values in the stand-in), for the domain-size hypothesis."""
+crossed with citizenship (225 values in the whole stand-in, 223 in the 70,187-row sample the
+experiments use), for the domain-size hypothesis."""
 DATA_NOTE = (
     "Adult: adult.csv, 30,162 rows, SA occupation (14 values), QIs age, workclass, education, "
     "marital-status, race, sex, native-country (paper Table 2). Census stand-in (replaces "
@@ -170,14 +182,25 @@ def adult_schema(examples: Path) -> Schema:
     return Schema.from_dict({"missing": "error", "columns": cols}, base_dir=base)
 
 
+def _six_qis(sa: str | None) -> bool:
+    """Whether the Census table of ``sa`` leaves country out of the QIs (the country SA and
+    the :data:`WITHOUT_COUNTRY` variants)."""
+    return sa == COUNTRY_SA or (sa or "").endswith(WITHOUT_COUNTRY)
+
+
 def census_schema(examples: Path, sa: str = "occupation") -> Schema:
     """The Census stand-in's schema with ``sa`` as the sensitive attribute (the QIs stay the
-    seven of ``examples/census/schema.toml``, except ``country`` when it is the SA)."""
+    seven of ``examples/census/schema.toml``, except ``country`` when it is the SA or ``sa``
+    ends in :data:`WITHOUT_COUNTRY`)."""
     base = examples / "census"
     raw = tomllib.loads((base / "schema.toml").read_text(encoding="utf-8"))
     cols = {name: dict(opts) for name, opts in raw["columns"].items()}
+    six = _six_qis(sa)
+    sa = sa.removesuffix(WITHOUT_COUNTRY)
     cols.pop("occupation")
     cols.pop(sa, None)
+    if six:
+        cols.pop(COUNTRY_SA, None)
     cols[sa] = {"role": "sensitive", "kind": "categorical"}
     if sa in MISSING_AS_VALUE:
         cols[sa]["missing"] = "category"
@@ -289,11 +312,14 @@ def release_of(
     """Release ``j`` of the ``n_chunks`` subsets of ``seed``. Only the partition is cached
     (a group id per row, small; the release is rebuilt around it). k-anonymity (Mondrian,
     MDAV) never reads the SA, so a Census release with another SA but the same QIs reuses
-    the occupation release's partition (same rows, same QIs: the same partition)."""
+    the occupation release's partition (same rows, same QIs: the same partition), or the
+    country release's when country is left out of the QIs."""
     subs, _ = subsets_of(ctx, dataset, n_chunks, seed, size)
     sub = take_rows(table_of(ctx, dataset, sa), subs[j])
-    sa_blind = scheme in SA_BLIND and sa != COUNTRY_SA
-    key_sa = None if sa_blind else sa
+    # tables with the same QIs share a k-anonymous partition: the seven-QI one is keyed by
+    # None (occupation's table), the six-QI one by the country SA's table
+    qi_key = COUNTRY_SA if dataset == "census" and _six_qis(sa) else None
+    key_sa = qi_key if scheme in SA_BLIND else sa
     key = f"p004:partition:{dataset}:{key_sa}:{scheme}:{sorted(params.items())}"
     key += f":{seed}:{n_chunks}:{j}" + (f":{size}" if size else "")
     made: list[Release] = []
@@ -466,7 +492,7 @@ def measure_subset_size(point: dict[str, Any], ctx: Context) -> list[dict[str, A
 def measure_sa_domain(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """The domain-size hypothesis on the Census stand-in: the same partitions (k-anonymity
     never reads the SA) attacked through occupation (46 values) and through occupation x
-    citizenship (225 values, like IPUMS's 247), under the three cut rules."""
+    citizenship (223 values in the sample, like IPUMS's 247), under the three cut rules."""
     k, seed = int(point["k"]), int(point["seed"])
     rows = []
     for sa in ("occupation", FINE_SA):
@@ -594,10 +620,10 @@ def measure_fig7(point: dict[str, Any], ctx: Context) -> dict[str, Any]:
     table = table_of(ctx, "census", sa)
     m = attack_metrics(ctx, "census", SCENARIOS["i"], {"k": k}, seed, sa=sa)
     h = sa_entropy(table)
-    label = f"{sa} ({int(np.count_nonzero(np.bincount(table.sa)))} values, H = {h:.2f} bits)"
-    if sa == COUNTRY_SA:
-        label += ", QIs without country"
+    name = sa.removesuffix(WITHOUT_COUNTRY)
+    label = f"{name} ({int(np.count_nonzero(np.bincount(table.sa)))} values, H = {h:.2f} bits)"
     return {
+        "panel": FIG7_PANELS[_six_qis(sa)],
         "series": label,
         "domain_size": int(np.count_nonzero(np.bincount(table.sa))),
         "entropy_bits": h,
@@ -729,7 +755,7 @@ register_experiment(
         version=2,
         paper=PAPER,
         figure="§3.5 (domain size)",
-        title="Census stand-in: breach with a 46-value and a 225-value SA",
+        title="Census stand-in: breach with a 46-value and a 223-value SA",
         grid=[{"k": k} for k in K_GRID],
         measure=measure_sa_domain,
         plot=Plot(
@@ -838,10 +864,19 @@ register_experiment(
     ),
     Experiment(
         name="composition-fig7",
+        version=2,
         paper=PAPER,
         figure="Fig. 7",
         title="drop in effective anonymity by SA (Census stand-in)",
-        grid=[{"sa": s, "k": k} for s in (*CENSUS_SAS, COUNTRY_SA) for k in K_GRID],
+        grid=[
+            {"sa": s, "k": k}
+            for s in (
+                *CENSUS_SAS,
+                COUNTRY_SA,
+                *(sa + WITHOUT_COUNTRY for sa in FIG7_SAME_QIS),
+            )
+            for k in K_GRID
+        ],
         measure=measure_fig7,
         plot=Plot(
             x="k",
@@ -849,6 +884,8 @@ register_experiment(
             xlabel=K_LABEL,
             ylabel="average drop in effective anonymity",
             series="series",
+            panels="panel",
+            sharey=True,
         ),
         claim="The drop grows with the entropy of the SA, not its domain size: IPUMS "
         "Occupation (247 values, H 4.30) < Industry (145, H 4.35) < Income (471, H 5.56).",
@@ -858,8 +895,10 @@ register_experiment(
         "14, hispanic_origin 10, citizenship 5, income 2 classes), same seven QIs, same "
         "partitions (k-anonymity Mondrian never reads the SA). Their entropy and domain size "
         "have the same order, so country as SA (43 values, low entropy; QIs without country) "
-        "is added to separate the two. Drop = mean over the two subsets of (average prior - "
-        "average posterior).",
+        "is added to separate the two; occupation and occupation_major are measured again on "
+        "country's six QIs (the same partitions as the country series), so that the "
+        "comparison with country holds the partitions fixed. Drop = mean over the two subsets "
+        "of (average prior - average posterior).",
     ),
     Experiment(
         name="composition-fig8",
@@ -877,8 +916,8 @@ register_experiment(
             panels="metric",
         ),
         claim="Both the perfect-breach share and the average drop grow with the number of "
-        "releases n = 2, 3, 4; the increase is significant for small k and negligible for "
-        "large k.",
+        "releases n = 2, 3, 4; the perfect breach's increase is significant for small k and "
+        "not for large k, where extra releases give only limited information.",
         seeds=SEEDS,
         notes=DATA_NOTE + " Four subsets (5000 shared + an even split of the rest each) are "
         "built once per seed and the first n are used, so the releases are nested (spec 3.6). "

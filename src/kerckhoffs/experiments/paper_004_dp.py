@@ -328,45 +328,35 @@ def measure_x3(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     name = str(point["mechanism"])
     exp_eps = Fraction(str(point["exp_eps"]))
     mech, domain, n = _x3_mechanism(name, exp_eps)
-    uniform = semantic_privacy(mech, uniform_prior(domain, n), default=0).worst_sd
-    worst, _ = worst_over_priors(
-        mech, domain, n, trials=X3_TRIALS, default=0, seed=int(point["seed"])
-    )
+    report = semantic_privacy(mech, uniform_prior(domain, n), default=0)
     eps = math.log(float(exp_eps))
-    quantities: list[tuple[str, float]] = [
-        ("worst SD, uniform prior", float(uniform)),
-        ("worst SD over priors", float(worst)),
-    ]
+    quantities: list[tuple[str, float]]
     if name == SMALL_DELTA_PANEL:
         # Def. 13 as Theorem 15 states it: with probability at least 1 - delta' over the
         # database (uniform prior) and the transcript, every SD is at most eps'
         eps_prime, delta_prime = theorem15_bound(exp_eps, X3_SMALL_DELTA, n)
-        bad = semantic_privacy(mech, uniform_prior(domain, n), default=0).bad_mass(eps_prime)
-        rows = [
+        bad = float(report.bad_mass(eps_prime))
+        quantities = [
             ("Theorem 15 eps'", eps_prime),
             ("Theorem 15 delta'", delta_prime),
-            ("probability that some SD exceeds eps' (uniform prior)", float(bad)),
+            ("probability that some SD exceeds eps' (uniform prior)", bad),
         ]
-        return [
-            {
-                "panel": name,
-                "epsilon": eps,
-                "exp_eps": str(exp_eps),
-                "n": n,
-                "quantity": q,
-                "value": v,
-                "within_bound": bool(eps_prime < 1 and float(bad) <= delta_prime),
-            }
-            for q, v in rows
-        ]
-    if name.endswith("verbatim"):
-        quantities.append(
-            ("Theorem 15 bound e^(3eps)-1+2sqrt(delta)", theorem15_bound(exp_eps, X3_DELTA, n)[0])
-        )
+        within = eps_prime < 1 and bad <= delta_prime
     else:
-        quantities.append(("Proposition 14 bound e^eps-1", float(proposition14_bound(exp_eps))))
-        quantities.append(("tanh(eps) bound (spec 2.12)", float(tanh_bound(exp_eps))))
-    bound = min(v for q, v in quantities if "bound" in q)
+        worst, _ = worst_over_priors(
+            mech, domain, n, trials=X3_TRIALS, default=0, seed=int(point["seed"])
+        )
+        quantities = [
+            ("worst SD, uniform prior", float(report.worst_sd)),
+            ("worst SD over priors", float(worst)),
+        ]
+        if name.endswith("verbatim"):
+            bound15 = theorem15_bound(exp_eps, X3_DELTA, n)[0]
+            quantities.append(("Theorem 15 bound e^(3eps)-1+2sqrt(delta)", bound15))
+        else:
+            quantities.append(("Proposition 14 bound e^eps-1", float(proposition14_bound(exp_eps))))
+            quantities.append(("tanh(eps) bound (spec 2.12)", float(tanh_bound(exp_eps))))
+        within = float(worst) <= min(v for q, v in quantities if "bound" in q) + 1e-12
     return [
         {
             "panel": name,
@@ -375,7 +365,7 @@ def measure_x3(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
             "n": n,
             "quantity": q,
             "value": v,
-            "within_bound": bool(float(worst) <= bound + 1e-12),
+            "within_bound": bool(within),
         }
         for q, v in quantities
     ]

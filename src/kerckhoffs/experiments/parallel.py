@@ -32,13 +32,17 @@ from kerckhoffs.experiments.runner import run_experiment
 
 @dataclass(frozen=True)
 class Finished:
-    """One experiment done: its name, how many rows its CSV has, how long it took, and
-    whether its CSV and PNG were left as they were (only varying cells differed)."""
+    """One experiment done: its name, how many rows its CSV has, how long it took, whether
+    its CSV and PNG were left as they were (only varying cells differed), and how many of
+    its points were measured (the others came from the cache), and whether the CSV was
+    exactly what would have been written."""
 
     name: str
     rows: int
     seconds: float
     kept: bool = False
+    measured: int = 0
+    unchanged: bool = False
 
 
 def available_cpus() -> int:
@@ -82,8 +86,9 @@ def _work(
             exp, out_dir, context=context, force=force, progress=step, record=record
         )
         result = Finished(
-            name, len(df), time.perf_counter() - started, bool(df.attrs.get("kept", False))
-        )
+            name, len(df), time.perf_counter() - started, bool(df.attrs.get("kept", False)),
+            int(df.attrs.get("measured", 0)), bool(df.attrs.get("unchanged", False)),
+        )  # fmt: skip
         _PROGRESS.put(("done", result))
         finished.append(result)
     return finished

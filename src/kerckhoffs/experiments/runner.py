@@ -23,6 +23,21 @@ from kerckhoffs.data.io import atomic_file
 from kerckhoffs.experiments.base import Context, Experiment, Row
 
 CACHE = ".cache"
+"""The folder of an output folder that holds what a run keeps for the next one (cached
+points, the schedule's timings); never committed."""
+
+
+def cache_dir(out_dir: str | Path) -> Path:
+    """``out_dir/.cache``, created with a ``.gitignore`` that ignores everything in it, so a
+    fresh output folder inside a git checkout does not show its cache in ``git status``."""
+    path = Path(out_dir) / CACHE
+    path.mkdir(parents=True, exist_ok=True)
+    ignore = path / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# kerckhoffs reproduce: cached points and timings, never committed\n*\n")
+    return path
+
+
 MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
 DASHES = ("-", "--", ":", "-.")
 
@@ -66,20 +81,24 @@ def run_experiment(
     """Measure every point of ``exp`` not yet cached under ``out_dir``, then write
     ``out_dir/<name>.csv`` and ``out_dir/<name>.png``. ``force`` ignores the cache.
     ``progress(done, total)`` is called after each point. Returns the result rows, with
-    ``attrs["kept"]`` True when the CSV already in ``out_dir`` differs from them only in
-    the experiment's :attr:`~Experiment.varies` cells: then neither file is rewritten (a
-    re-run does not change committed results through seconds or noise), unless ``record``."""
+    ``attrs["measured"]`` the number of points measured (the others came from the cache),
+    ``attrs["unchanged"]`` True when the CSV already in ``out_dir`` is exactly what would be
+    written, and ``attrs["kept"]`` True when it is, or differs only in the experiment's
+    :attr:`~Experiment.varies` cells: then neither file is rewritten (a re-run does not
+    change committed results through seconds or noise). With ``record`` both are False and
+    both files are rewritten; a missing PNG is drawn in any case."""
     out = Path(out_dir)
-    cache_path = out / CACHE / f"{exp.name}.jsonl"
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    cache_path = cache_dir(out) / f"{exp.name}.jsonl"
     if force and cache_path.exists():
         cache_path.unlink()
     done = _read_cache(cache_path)
     todo = points(exp)
     rows: list[Row] = []
+    measured_points = 0
     for i, (point, seed) in enumerate(todo):
         key = point_key(exp, point, seed)
         if key not in done:
+            measured_points += 1
             t0 = time.perf_counter()
             got = exp.measure(point | {"seed": seed}, context)
             measured = [got] if isinstance(got, dict) else list(got)
@@ -93,14 +112,21 @@ def run_experiment(
         if progress is not None:
             progress(i + 1, len(todo))
     df = pd.DataFrame(rows)
+    df.attrs["measured"] = measured_points
     csv = out / f"{exp.name}.csv"
-    df.attrs["kept"] = not record and csv.is_file() and same_but_varies(exp, df, csv)
-    if df.attrs["kept"]:
-        return df
-    with atomic_file(csv) as tmp:
-        df.to_csv(tmp, index=False)
-    if plot:
-        with atomic_file(out / f"{exp.name}.png") as tmp:
+    png = out / f"{exp.name}.png"
+    before = csv.read_text() if csv.is_file() else None
+    df.attrs["unchanged"] = not record and before == df.to_csv(index=False)
+    df.attrs["kept"] = (
+        not record
+        and before is not None
+        and (df.attrs["unchanged"] or same_but_varies(exp, df, csv))
+    )
+    if not df.attrs["kept"]:
+        with atomic_file(csv) as tmp:
+            df.to_csv(tmp, index=False)
+    if plot and (not df.attrs["kept"] or not png.is_file()):  # a lost PNG is drawn again
+        with atomic_file(png) as tmp:
             plot_experiment(exp, df, tmp)
     return df
 
@@ -180,48 +206,67 @@ def panel_grid(n: int) -> tuple[int, int]:
 
 
 def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
-    """Draw the experiment's plot (median over seeds) into ``path`` (PNG)."""
+    """Draw the experiment's plot (median over seeds, :func:`build_figure`) into ``path``
+    (PNG)."""
+    build_figure(exp, df).savefig(path, format="png", dpi=DPI)
+
+
+DPI = 110
+"""Resolution of the committed PNGs."""
+
+
+def build_figure(exp: Experiment, df: pd.DataFrame) -> Any:
+    """The experiment's figure (a :class:`matplotlib.figure.Figure`, median over seeds), laid
+    out and with its title wrapped to the image's width (:func:`fit_title`), not yet saved.
+    Made without pyplot, so nothing needs closing and no global figure list grows."""
     try:
-        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - matplotlib ships with the test and bench extras
         raise ImportError(
             "plots need matplotlib: pip install 'kerckhoffs[bench]' (or '.[bench]' from a checkout)"
         ) from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     spec = exp.plot
     ys = [spec.y] if isinstance(spec.y, str) else list(spec.y)
-    panels = list(dict.fromkeys(df[spec.panels])) if spec.panels and len(df) else [None]
+    cells = [  # (spec, panel value): the plot's panels, then each extra spec's
+        (one, panel)
+        for one in (spec, *spec.extra)
+        for panel in (list(dict.fromkeys(df[one.panels])) if one.panels and len(df) else [None])
+    ]
+    panels = [panel for _, panel in cells]
     rows, cols = panel_grid(len(panels))
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(PANEL_W * cols, PANEL_H * rows), squeeze=False, sharey=spec.sharey
-    )
+    fig = Figure(figsize=(PANEL_W * cols, PANEL_H * rows))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=spec.sharey)
     for ax in axes.flat[len(panels) :]:
         ax.remove()
     shared: dict[str, Any] = {}  # label -> handle, every panel's series in order
     long = False
     styles = _styles(df, spec, ys)
-    for ax, panel in zip(axes.flat, panels, strict=False):
-        sub = df if panel is None else df[df[spec.panels] == panel]
-        _draw(ax, sub, spec, ys, styles)
-        ax.set_xlabel(spec.xlabel)
-        if spec.ylabel_per_panel and panel is not None:
+    for ax, (one, panel) in zip(axes.flat, cells, strict=False):
+        sub = df if panel is None else df[df[one.panels] == panel]
+        one_ys = ys if one is spec else [one.y] if isinstance(one.y, str) else list(one.y)
+        _draw(ax, sub, one, one_ys, styles)
+        _straight_lines(ax, sub, one)
+        ax.set_xlabel(one.xlabel)
+        if one.ylabel_per_panel and panel is not None:
             ax.set_ylabel(str(panel))
         else:
-            ax.set_ylabel(spec.ylabel)
+            ax.set_ylabel(one.ylabel)
             if panel is not None:
-                ax.set_title(f"{spec.panels} = {panel}", fontsize=9)
-        if spec.logy or any(text in str(panel) for text in spec.logy_panels):
+                ax.set_title(f"{one.panels} = {panel}", fontsize=9)
+        if one.logy or any(text in str(panel) for text in one.logy_panels):
             ax.set_yscale("log")
-        elif spec.symlog > 0:
-            ax.set_yscale("symlog", linthresh=spec.symlog)
+        elif one.symlog > 0:
+            ax.set_yscale("symlog", linthresh=one.symlog)
+        if one.logx:
+            ax.set_xscale("log")
         handles, labels = ax.get_legend_handles_labels()
         for h, lab in zip(handles, labels, strict=True):
             shared.setdefault(lab, h)
-        long = long or len(handles) > LEGEND_INSIDE
+        long = long or len(handles) > LEGEND_INSIDE or spec.legend_below
         ax.grid(alpha=0.3)
-    fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
     if long:  # one legend below every panel: a long legend inside would hide lines
         ncol = 2 if cols > 1 or len(shared) > 6 else 1
         lines = -(-len(shared) // ncol)
@@ -232,14 +277,15 @@ def plot_experiment(exp: Experiment, df: pd.DataFrame, path: Path) -> None:
             list(shared.values()), list(shared), fontsize=8, ncol=ncol,
             loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=False,
         )  # fmt: skip
-        fig.tight_layout(rect=(0.0, extra / height, 1.0, 1.0))
+        rect = (0.0, extra / height, 1.0, 1.0)
     else:
         for ax in axes.flat[: len(panels)]:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=8, framealpha=0.6)  # data under a short legend stays visible
-        fig.tight_layout()
-    fig.savefig(path, format="png", dpi=110)
-    plt.close(fig)
+        rect = (0.0, 0.0, 1.0, 1.0)
+    place_title(fig, exp, cols)
+    fig.tight_layout(rect=rect)  # after the title's last wrap: room for all its lines
+    return fig
 
 
 TITLE_SIZE = 10
@@ -247,13 +293,64 @@ TITLE_SIZE = 10
 
 
 def figure_title(exp: Experiment, cols: int) -> str:
-    """The figure's title, wrapped to the width of ``cols`` panels, so that no line is wider
-    than the image (a long title was cut on both sides): about 0.55 em per character of
-    DejaVu Sans, with a margin."""
+    """The figure's title, wrapped to the width of ``cols`` panels: a first guess at about
+    0.62 em per character of DejaVu Sans, which :func:`fit_title` corrects by measuring."""
     import textwrap
 
     per_line = int(PANEL_W * cols * 72 / (TITLE_SIZE * 0.62))
     return textwrap.fill(f"{exp.figure} (paper {exp.paper}): {exp.title}", per_line)
+
+
+def place_title(fig: Any, exp: Experiment, cols: int) -> Any:
+    """Put the experiment's title over ``fig`` (``cols`` panels wide), wrapped so that it
+    fits the figure's width (:func:`fit_title`); the title's text object."""
+    title = fig.suptitle(figure_title(exp, cols), fontsize=TITLE_SIZE)
+    fit_title(fig, title)
+    return title
+
+
+def fit_title(fig: Any, title: Any, margin: float = 0.02) -> None:
+    """Rewrap ``title`` (a centred text of ``fig``) with fewer characters a line until it
+    lies inside the figure with ``margin`` (a share of the width) on each side: a title
+    wider than its image was cut on both sides (the m-privacy Fig. 8 and DP X1 titles). The
+    width is measured by the renderer, so wide letters cannot defeat a character count."""
+    import textwrap
+
+    words = " ".join(title.get_text().split())
+    renderer = fig.canvas.get_renderer()
+    limit = fig.bbox.width * (1 - 2 * margin)
+    per_line = max(len(line) for line in title.get_text().splitlines())
+    while per_line > 10 and title.get_window_extent(renderer).width > limit:
+        per_line = int(per_line * 0.95)
+        title.set_text(textwrap.fill(words, per_line))
+
+
+def _straight_lines(ax: Any, df: pd.DataFrame, spec: Any) -> None:
+    """A panel's reference lines (``spec.lines``) and least-squares line (``spec.fit``)."""
+    if df.empty or not (spec.fit or spec.lines) or not isinstance(spec.y, str):
+        return
+    xs = pd.to_numeric(df[spec.x], errors="coerce").to_numpy(dtype=float)
+    ys = pd.to_numeric(df[spec.y], errors="coerce").to_numpy(dtype=float)
+    ok = np.isfinite(xs) & np.isfinite(ys)
+    if not ok.any():
+        return
+    xs, ys = xs[ok], ys[ok]
+    grid = np.linspace(xs.min(), xs.max(), 50)
+    for label, slope, intercept in spec.lines:
+        ax.plot(grid, slope * grid + intercept, color="0.45", linestyle=":", label=label)
+    if spec.fit and np.unique(xs).size > 1:
+        slope, intercept = np.polyfit(xs, ys, 1)
+        ss_tot = float(((ys - ys.mean()) ** 2).sum())
+        resid = float(((ys - (slope * xs + intercept)) ** 2).sum())
+        r2 = 1.0 - resid / ss_tot if ss_tot > 0 else float("nan")
+        ax.plot(
+            grid,
+            slope * grid + intercept,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"least squares: {slope:.3f}x + {intercept:.2f} (R² = {r2:.2f})",
+        )
 
 
 def _styles(df: pd.DataFrame, spec: Any, ys: list[str]) -> dict[str | None, int]:
@@ -261,8 +358,9 @@ def _styles(df: pd.DataFrame, spec: Any, ys: list[str]) -> dict[str | None, int]
     colour, marker and dashes in every panel and the shared legend names each style once
     (panels with different series used to restart the styles, one style for several
     labels)."""
+    names = dict(spec.labels)
     series = list(dict.fromkeys(df[spec.series])) if spec.series and len(df) else [None]
-    labels = [_label(s, y, ys) for s in series for y in ys]
+    labels = [_label(names.get(s, s), y, ys) for s in series for y in ys]
     return {lab: i for i, lab in enumerate(dict.fromkeys(labels))}
 
 
@@ -271,9 +369,9 @@ def _draw(
 ) -> None:
     if df.empty:
         return
-    import matplotlib.pyplot as plt
+    import matplotlib
 
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     series = list(dict.fromkeys(df[spec.series])) if spec.series else [None]
     lines = [(s, y) for s in series for y in ys]
     if spec.kind == "bar":
@@ -290,7 +388,7 @@ def _draw(
     for s, y in lines:
         sub = df if s is None else df[df[spec.series] == s]
         med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
-        label = _label(s, y, ys)
+        label = _label(dict(spec.labels).get(s, s), y, ys)
         i = styles.get(label, 0)
         if med.isna().all():  # every point refused or not measured: say so in the legend
             label = f"{label or y}: refused, no value"
@@ -300,7 +398,7 @@ def _draw(
             med.index,
             med.to_numpy(),
             marker=MARKERS[i % len(MARKERS)],
-            linestyle=DASHES[i % len(DASHES)],
+            linestyle="none" if spec.kind == "points" else DASHES[i % len(DASHES)],
             markersize=7 - (i % 3),
             color=colors[i % len(colors)],
             label=label,
