@@ -1134,6 +1134,9 @@ _EB_NOTE = (
     "covers the counted one: they are equal at every table. "
 )
 
+EB_LABELS = ((NO_MEMO, "inclusive (no memo), run: its line covers the count's (equal)"),)
+"""E-B's legend: where the non-memoized publisher ran, its line lies on the exact count's."""
+
 EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
 """Largest group per table size in E-A: bounds the inclusive recursion's cost (the budget)."""
 
@@ -1283,6 +1286,7 @@ EXPERIMENTS = [
             series="strategy",
             panels="measure",
             logy=True,
+            labels=EB_LABELS,
         ),
         claim=(
             "Inclusive: x_i = (sum_{j<i} x_j) * |PER(G_i)|, O(|PER(G_max)|^n), exponential in "
@@ -1317,6 +1321,7 @@ EXPERIMENTS = [
             series="strategy",
             panels="measure",
             logy=True,
+            labels=EB_LABELS,
         ),
         claim=(
             "Exclusive cost linear in |PER(G_max)|, which is exponential in the group size "
