@@ -49,6 +49,8 @@ UTILITY_COLUMNS = {
     "quantity",
     "count",
     "percent",
+    "percent_low",
+    "percent_high",
     "unsafe_of_naive",
     "units",
     "seconds",
@@ -73,7 +75,7 @@ COST_COLUMNS = {
     "seconds",
     "released",
     "per_last",
-    "bound",
+    "recurrence",
     "measure",
     "value",
 }
@@ -307,9 +309,9 @@ def test_measure_utility_and_joint_on_a_hand_made_sample(tmp_path: Path) -> None
     joint = p2.measure_joint(point | {"seed": 0}, ctx)
     assert all(set(r) == JOINT_COLUMNS for r in joint)
     by = {r["outcome"]: r for r in joint}
-    assert set(by) == {"g1/g1/g1", "nothing/g2/g2", "g3/nothing/g2", "nothing/nothing/nothing"}
-    assert by["g3/nothing/g2"]["winner"] == "inclusive" and by["g3/nothing/g2"]["unsafe"] == 2
-    assert by["nothing/g2/g2"]["winner"] == "exclusive"
+    assert set(by) == {"g1/g1/g1", "φ/g2/g2", "g3/φ/g2", "φ/φ/φ"}
+    assert by["g3/φ/g2"]["winner"] == "inclusive" and by["g3/φ/g2"]["unsafe"] == 2
+    assert by["φ/g2/g2"]["winner"] == "exclusive"
     assert sum(r["percent"] for r in joint) == pytest.approx(100.0)
 
 
@@ -322,6 +324,8 @@ def test_measure_utility_on_a_tiny_random_point(tmp_path: Path) -> None:
     # exclusive releases only what naive releases; unsafe only among naive releases
     assert got["exclusive releases"] <= got["naive releases"]
     assert got["naive release unsafe"] <= got["naive releases"]
+    for r in rows:  # a 95 % interval around each share
+        assert r["percent_low"] <= r["percent"] <= r["percent_high"]
 
 
 def test_class_wide_random_point_weighs_each_class_once_and_counts_winning_classes(
@@ -334,10 +338,33 @@ def test_class_wide_random_point_weighs_each_class_once_and_counts_winning_class
              "classes": 5, "seed": 2}  # fmt: skip
     sample = p2._sample(point, Context(tmp_path))
     assert sample.units == 5 and abs(sample.total - 5) < 1e-9
+    assert all(len(v) == 5 for v in sample.per_unit.values())  # one share per class
     wins = p2.summarize(sample)
     for strategy in ("inclusive", "exclusive"):
         assert 0 <= sample.classes_won[strategy] <= 5
         assert (sample.classes_won[strategy] > 0) == (wins[f"{strategy}_wins"] > 0)
+
+
+def test_partitions_and_their_probabilities_by_hand() -> None:
+    """4 rows: partitions into at most 7 parts are the 5 of 4; P((1, 1, 1, 1)) by hand: with k
+    labels, k (k-1) (k-2) (k-3) of the k^4 tables use four distinct values; k = 3 gives 0."""
+    assert p2.integer_partitions(4, 7) == [(4,), (3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1)]
+    assert len(p2.integer_partitions(10, 7)) == p2.EA_PAPER_CLASSES == 38
+    by_k = [Fraction(k * (k - 1) * (k - 2) * (k - 3), k**4) for k in range(3, 8)]
+    assert p2.partition_probability((1, 1, 1, 1), 4) == sum(by_k) / 5
+    # k labels: all 4 rows equal in k of k^4 tables
+    assert p2.partition_probability((4,), 4) == sum(Fraction(k, k**4) for k in range(3, 8)) / 5
+    assert sum(p2.partition_probability(q, 10) for q in p2.integer_partitions(10, 7)) == 1
+
+
+def test_interval_by_hand() -> None:
+    """Wilson at 0 of 100: upper bound z^2 / (n + z^2) = 3.8415 / 103.8415; normal interval
+    of (0, 1, 0, 1): mean 1/2, sd = sqrt(1/3), half-width 1.96 * sqrt(1/3) / 2."""
+    low, high = p2.interval([0.0] * 100, binary=True)
+    assert low == 0.0 and high == pytest.approx(3.841459 / 103.841459, rel=1e-5)
+    low, high = p2.interval([0.0, 1.0, 0.0, 1.0], binary=False)
+    half = 1.959964 * (1 / 3) ** 0.5 / 2
+    assert (low, high) == (pytest.approx(max(0.0, 0.5 - half)), pytest.approx(0.5 + half))
 
 
 # -- E-B ------------------------------------------------------------------------------------------
@@ -351,7 +378,9 @@ def test_measure_cost_on_a_tiny_point(tmp_path: Path) -> None:
         "seconds",
     }
     inst = [r for r in rows if r["measure"] == "PER instances enumerated"]
-    assert len(inst) == 2 * 3
+    assert len(inst) == 2 * 4
+    # the counted strategy was not run: it has no seconds row
+    assert not [r for r in rows if r["measure"] == "seconds" and r["strategy"] == p2.COUNTED]
     for rep in (0, 1):
         by = {r["strategy"]: r for r in inst if r["repeat"] == rep}
         # exclusive (spec 5.3): at the worst case it enumerates exactly PER of the last level
@@ -360,3 +389,39 @@ def test_measure_cost_on_a_tiny_point(tmp_path: Path) -> None:
         assert by["inclusive (no memo)"]["instances"] >= by["inclusive (memo)"]["instances"]
         # memoization is transparent (spec 6 T12)
         assert by["inclusive (memo)"]["released"] == by["inclusive (no memo)"]["released"]
+        # the exact count is the run's own count, and releases the same
+        assert by[p2.COUNTED]["instances"] == by["inclusive (no memo)"]["instances"]
+        assert by[p2.COUNTED]["released"] == by["inclusive (no memo)"]["released"]
+
+
+@settings(max_examples=budget(15), deadline=None)
+@given(n_funcs=st.integers(2, 3), seed=st.integers(0, 2**16))
+def test_no_memo_count_equals_the_runs_count(n_funcs: int, seed: int) -> None:
+    """The count computed once per (level, signature) equals the instances the non-memoized
+    publisher enumerates when it runs (8 rows, groups of 2-4), and both release the same
+    index as the memoized publisher."""
+    seq, x = p2.worst_case_instance(np.random.default_rng(seed), 8, n_funcs, 3, 4)
+    run = inclusive(seq, x, PAPER_CHK, memo=False)
+    assert p2.no_memo_instances(seq, x) == (run.instances, run.released)
+    assert inclusive(seq, x, PAPER_CHK).released == run.released
+
+
+@pytest.mark.slow
+def test_no_memo_count_equals_the_runs_count_at_four_generalizations() -> None:
+    """The same at 4 generalizations, where the recursion goes three levels deep (10 rows,
+    groups of 2-5; 561,856 instances, several seconds)."""
+    seq, x = p2.worst_case_instance(np.random.default_rng(2), 10, 4, 3, 5)
+    run = inclusive(seq, x, PAPER_CHK, memo=False)
+    assert run.instances == 561_856
+    assert p2.no_memo_instances(seq, x) == (run.instances, run.released)
+
+
+def test_recurrence_is_not_an_upper_bound() -> None:
+    """The paper's recurrence evaluated with the table's own PER sizes is an estimate: on one
+    of E-B's 5-generalization worst cases (point n_funcs = 5, third table) the exact count
+    of the non-memoized recursion exceeds it (2.02e11 > 1.89e11)."""
+    rng = np.random.default_rng([0, 12, 5, 6, 5])
+    tables = [p2.worst_case_instance(rng, 12, 5, 4, 6) for _ in range(3)]
+    seq, x = tables[2]
+    assert p2.recurrence_estimate(seq, x) == 189_394_368_492
+    assert p2.no_memo_instances(seq, x)[0] == 201_869_835_656

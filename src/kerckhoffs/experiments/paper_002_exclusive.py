@@ -24,7 +24,8 @@ exclusive publishers, and the class-wide engine):
   (one per process, :meth:`Context.cached`).
 - ``exclusive-eb-functions`` / ``exclusive-eb-groups`` (E-B, spec 5 and 7): PER instances
   enumerated and wall time of the inclusive publisher (memoized and not) against the
-  exclusive one, as the number of generalizations grows and as the group sizes grow, on
+  exclusive one, and the exact instance count of the non-memoized recursion where running it
+  would take hours, as the number of generalizations grows and as the group sizes grow, on
   tables whose naive index is the last candidate (so every strategy computes a disclosure
   set at every level: the worst case of the paper's recurrence).
 
@@ -51,6 +52,7 @@ from kerckhoffs.disclosure import (
     NOTHING,
     PAPER_CHK,
     Chk,
+    ClassOutcomes,
     GeneralizationSequence,
     Outcome,
     TooManyInstances,
@@ -572,6 +574,11 @@ class UtilitySample:
     classes_won: dict[str, int] = field(default_factory=dict)
     """Class-wide samples: per strategy, the classes in which it is strictly better on at
     least one table."""
+    per_unit: dict[str, list[float]] = field(default_factory=dict)
+    """Per quantity of :data:`UTILITY_SERIES`, its value on each unit drawn (a table: 0 or 1;
+    a class: the share of its tables), for the interval over units; empty when exact."""
+    exact: bool = False
+    """The weights are the exact distribution over all tables (no sampling)."""
 
     @property
     def total(self) -> float:
@@ -587,6 +594,7 @@ def utility_sample(
     rng = np.random.default_rng([seed, n_rows, n_funcs, 2])
     weight: dict[Triple, float] = {}
     unsafe: dict[Triple, float] = {}
+    per_unit: dict[str, list[float]] = {}
     seconds = 0.0
     for _ in range(tables):
         seq = random_sequence(rng, n_rows, n_funcs, max_group)
@@ -599,19 +607,74 @@ def utility_sample(
         key = (_index(inc.released), _index(exc.released), _index(nv.released))
         weight[key] = weight.get(key, 0.0) + 1.0
         unsafe[key] = unsafe.get(key, 0.0) + (0.0 if nv.safe else 1.0)
-    return UtilitySample(weight, unsafe, tables, seconds)
+        _record_unit(per_unit, {key: 1.0}, {key: 0.0 if nv.safe else 1.0})
+    return UtilitySample(weight, unsafe, tables, seconds, per_unit=per_unit)
 
 
-def paper_sequence_sample(classes: int, seed: int) -> UtilitySample:
-    """E-A on the paper's own g1-g3 (10 rows), as the spec's random search (4.7): ``classes``
-    random tables (values uniform from 3-7 labels); for each, **every** table of its
-    multiset class is published at once by the class-wide engine, each weighing ``1 / class
-    size``. Within a class every table is equally likely under uniform values, so the class
-    shares are the exact conditional distribution (a lower-variance estimate of the same
-    quantity as drawing tables one by one)."""
-    rng = np.random.default_rng([seed, 10, 3, 7])
+def _record_unit(
+    per_unit: dict[str, list[float]], weight: dict[Triple, float], unsafe: dict[Triple, float]
+) -> None:
+    """Appends one unit's quantities (its weights sum to 1) to ``per_unit``."""
+    for key, value in summarize(UtilitySample(weight, unsafe, 1, 0.0)).items():
+        per_unit.setdefault(key, []).append(value)
+
+
+def integer_partitions(
+    n: int, most_parts: int, largest: int | None = None
+) -> list[tuple[int, ...]]:
+    """The partitions of ``n`` into at most ``most_parts`` parts, largest part first."""
+    if n == 0:
+        return [()]
+    top = n if largest is None else min(n, largest)
+    if most_parts == 0:
+        return []
+    return [
+        (p, *rest)
+        for p in range(top, 0, -1)
+        for rest in integer_partitions(n - p, most_parts - 1, p)
+    ]
+
+
+EA_LABELS = range(3, 8)
+"""E-A's tables draw their number of labels uniformly from 3-7 (:func:`random_table`)."""
+
+
+def partition_probability(parts: tuple[int, ...], n_rows: int) -> Fraction:
+    """The probability that :func:`random_table` (``k`` labels uniform over
+    :data:`EA_LABELS`, then each row's value uniform over the ``k``) draws a table whose
+    value counts, sorted, are ``parts``: per ``k``, the ways to give the parts distinct labels
+    (parts of equal size interchangeable) times the arrangements of the multiset over the
+    rows, over ``k ** n_rows``."""
+    d = len(parts)
+    same = math.prod(math.factorial(parts.count(v)) for v in set(parts))
+    arrangements = math.factorial(n_rows) // math.prod(math.factorial(v) for v in parts)
+    total = Fraction(0)
+    for k in EA_LABELS:
+        if k >= d:
+            labelings = math.factorial(k) // (math.factorial(k - d) * same)
+            total += Fraction(labelings * arrangements, k**n_rows)
+    return total / len(EA_LABELS)
+
+
+def paper_sequence_exact() -> UtilitySample:
+    """E-A on the paper's own g1-g3 (10 rows), exactly: every table E-A's generator can draw,
+    with its probability. CHK is symmetric in the values, so a table's outcomes depend on its
+    multiset only up to relabeling: one class per partition of 10 into at most 7 parts (38
+    classes, 1 to 453,600 tables each), published by the class-wide engine; each weighs
+    :func:`partition_probability`, its tables equally. The weights sum to 1; no sampling,
+    no interval (replaces a sample of 40 classes, whose 0.26 % / 0.28 % it corrects)."""
     seq = running_sequence()
-    return _class_sample(rng, classes, lambda: seq)
+    weight: dict[Triple, float] = {}
+    unsafe: dict[Triple, float] = {}
+    won = {"inclusive": 0, "exclusive": 0}
+    seconds = 0.0
+    parts_list = integer_partitions(seq.n, max(EA_LABELS))
+    for parts in parts_list:
+        t0 = time.perf_counter()
+        co = class_outcomes(seq, np.array(parts), PAPER_CHK)
+        seconds += time.perf_counter() - t0
+        _add_class(co, float(partition_probability(parts, seq.n)), weight, unsafe, won, None)
+    return UtilitySample(weight, unsafe, len(parts_list), seconds, won, exact=True)
 
 
 def random_class_sample(
@@ -619,7 +682,8 @@ def random_class_sample(
 ) -> UtilitySample:
     """E-A on random sequences, class-wide: ``classes`` random (sequence, table) pairs as
     :func:`utility_sample` draws them, each table's whole multiset class published at once
-    (:func:`paper_sequence_sample`). Sees what a sample of single tables cannot: a strategy
+    (each class weighs 1, its tables 1 / class size: under uniform values every table of
+    a class is equally likely). Sees what a sample of single tables cannot: a strategy
     that wins on a few tables of a class (the exclusive one wins on about 0.01-0.03 % of
     tables here, below what a few thousand single tables can show)."""
     rng = np.random.default_rng([seed, n_rows, n_funcs, 3])
@@ -632,6 +696,7 @@ def _class_sample(
     weight: dict[Triple, float] = {}
     unsafe: dict[Triple, float] = {}
     won = {"inclusive": 0, "exclusive": 0}
+    per_unit: dict[str, list[float]] = {}
     seconds = 0.0
     for _ in range(classes):
         seq = next_sequence()
@@ -639,19 +704,53 @@ def _class_sample(
         t0 = time.perf_counter()
         co = class_outcomes(seq, np.bincount(x), PAPER_CHK)
         seconds += time.perf_counter() - t0
-        m = co.tables.shape[0]
-        stacked = np.stack([co.inclusive, co.exclusive, co.naive], axis=1).astype(np.int64)
-        triples, inv, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
-        bad = np.bincount(inv.ravel(), weights=co.naive_unsafe, minlength=triples.shape[0])
-        winners = set()
-        for t, k, u in zip(triples.tolist(), counts.tolist(), bad.tolist(), strict=True):
-            key = (int(t[0]), int(t[1]), int(t[2]))
-            weight[key] = weight.get(key, 0.0) + k / m
-            unsafe[key] = unsafe.get(key, 0.0) + u / m
-            winners.add(strict_winner(key[0], key[1]))
-        for strategy in won:
-            won[strategy] += strategy in winners
-    return UtilitySample(weight, unsafe, classes, seconds, won)
+        _add_class(co, 1.0, weight, unsafe, won, per_unit)
+    return UtilitySample(weight, unsafe, classes, seconds, won, per_unit)
+
+
+def _add_class(
+    co: ClassOutcomes,
+    class_weight: float,
+    weight: dict[Triple, float],
+    unsafe: dict[Triple, float],
+    won: dict[str, int],
+    per_unit: dict[str, list[float]] | None,
+) -> None:
+    """Adds one class's outcome triples, each table weighing ``class_weight / class size``;
+    counts the class for each strategy strictly better on one of its tables; records the
+    class's shares in ``per_unit`` (unless None)."""
+    m = co.tables.shape[0]
+    stacked = np.stack([co.inclusive, co.exclusive, co.naive], axis=1).astype(np.int64)
+    triples, inv, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+    bad = np.bincount(inv.ravel(), weights=co.naive_unsafe, minlength=triples.shape[0])
+    mine: dict[Triple, float] = {}
+    mine_bad: dict[Triple, float] = {}
+    for t, k, u in zip(triples.tolist(), counts.tolist(), bad.tolist(), strict=True):
+        key = (int(t[0]), int(t[1]), int(t[2]))
+        mine[key], mine_bad[key] = k / m, u / m
+        weight[key] = weight.get(key, 0.0) + class_weight * k / m
+        unsafe[key] = unsafe.get(key, 0.0) + class_weight * u / m
+    winners = {strict_winner(key[0], key[1]) for key in mine}
+    for strategy in won:
+        won[strategy] += strategy in winners
+    if per_unit is not None:
+        _record_unit(per_unit, mine, mine_bad)
+
+
+def interval(values: Sequence[float], binary: bool) -> tuple[float, float]:
+    """A 95 % interval for the mean of ``values`` (one per unit drawn): Wilson's score
+    interval when every value is 0 or 1 (single tables; it stays informative at 0), else the
+    normal interval mean +- 1.96 sd / sqrt(n) (class shares; n = 700 classes, where Student's
+    t differs by 0.2 %)."""
+    n = len(values)
+    mean = sum(values) / n
+    z = 1.959964
+    if binary:
+        centre = (mean + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return max(0.0, centre - half), min(1.0, centre + half)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return max(0.0, mean - z * sd / math.sqrt(n)), mean + z * sd / math.sqrt(n)
 
 
 def _index(released: int | None) -> int:
@@ -661,7 +760,8 @@ def _index(released: int | None) -> int:
 EA_ROWS = (8, 10, 12)
 EA_FUNCS = (2, 3, 4)
 EA_TABLES = 300
-EA_CLASSES = 40
+EA_PAPER_CLASSES = 38
+"""The partitions of 10 rows into at most 7 values: every class of the exact paper point."""
 EA_SEEDS = (0,)
 PAPER_SEQUENCE = "paper g1-g3"
 RANDOM_CLASSES = "random, class-wide"
@@ -673,10 +773,7 @@ RANDOM_SEQUENCES = "random"
 def _sample(point: Row, ctx: Context) -> UtilitySample:
     seed = int(point["seed"])
     if point.get("sequence") == PAPER_SEQUENCE:
-        classes = int(point.get("classes", EA_CLASSES))
-        return ctx.cached(
-            f"p002:ea-paper:{classes}:{seed}", lambda: paper_sequence_sample(classes, seed)
-        )
+        return ctx.cached("p002:ea-paper:exact", paper_sequence_exact)
     n_rows, n_funcs = int(point["n_rows"]), int(point["n_funcs"])
     max_group = int(point.get("max_group", 8))
     if point.get("sequence") == RANDOM_CLASSES:
@@ -719,7 +816,7 @@ def summarize(sample: UtilitySample) -> dict[str, float]:
 def setting(point: Row) -> str:
     """The E-A setting's display name (plot panel / series)."""
     if point.get("sequence") == PAPER_SEQUENCE:
-        return "paper's g1-g3, 10 rows (class-wide)"
+        return "paper's g1-g3, 10 rows (every table, exact)"
     if point.get("sequence") == RANDOM_CLASSES:
         return f"random, {int(point['n_rows'])} rows (class-wide)"
     return f"random, {int(point['n_rows'])} rows"
@@ -728,19 +825,34 @@ def setting(point: Row) -> str:
 def measure_utility(point: Row, ctx: Context) -> list[Row]:
     """E-A summary: one row per quantity (``quantity``, ``count``: tables, or in the
     class-wide mode expected tables, ``percent`` of all), with ``unsafe_of_naive`` (percent
-    of the naive releases that are unsafe), ``units`` (tables or classes drawn) and the
-    sample's publishing ``seconds``."""
+    of the naive releases that are unsafe), ``units`` (tables or classes drawn, or every
+    class of the exact point), ``percent_low`` / ``percent_high`` (95 % interval over the
+    units, :func:`interval`; the value itself at the exact point) and the sample's publishing
+    ``seconds``."""
     s = _sample(point, ctx)
     counts = summarize(s)
     total = s.total
     released = counts["naive_released"]
     unsafe_of_naive = 100.0 * counts["naive_unsafe"] / released if released else float("nan")
+    binary = point.get("sequence") == RANDOM_SEQUENCES
+    bounds = {
+        key: (
+            (100.0 * counts[key] / total,) * 2
+            if s.exact
+            else tuple(100.0 * v for v in interval(s.per_unit[key], binary))
+            if s.per_unit.get(key)
+            else (float("nan"),) * 2  # a sample without its units
+        )
+        for key, _ in UTILITY_SERIES
+    }
     return [
         {
             "setting": setting(point),
             "quantity": label,
             "count": counts[key],
             "percent": 100.0 * counts[key] / total,
+            "percent_low": bounds[key][0],
+            "percent_high": bounds[key][1],
             "unsafe_of_naive": unsafe_of_naive,
             "units": s.units,
             "seconds": s.seconds,
@@ -753,8 +865,9 @@ def measure_utility(point: Row, ctx: Context) -> list[Row]:
 
 def measure_joint(point: Row, ctx: Context) -> list[Row]:
     """E-A joint distribution: one row per (inclusive, exclusive, naive) outcome triple that
-    occurs (names ``g1..``/``nothing``), with ``count``, ``percent``, ``unsafe`` (the naive
-    release is unsafe) and ``winner``."""
+    occurs (names ``g1..``/``nothing``; ``outcome`` joins them with φ for nothing, the
+    paper's sign, so the figure's labels stay short), with ``count``, ``percent``, ``unsafe``
+    (the naive release is unsafe) and ``winner``."""
     s = _sample(point, ctx)
     total = s.total
     rows = []
@@ -763,7 +876,7 @@ def measure_joint(point: Row, ctx: Context) -> list[Row]:
         rows.append(
             {
                 "setting": setting(point),
-                "outcome": "/".join(names),
+                "outcome": "/".join(n.replace("nothing", "φ") for n in names),
                 "inclusive": names[0],
                 "exclusive": names[1],
                 "naive": names[2],
@@ -800,26 +913,98 @@ def worst_case_instance(
     raise ParameterError(f"no worst-case table found in {tries} tries")
 
 
-def recurrence_bound(seq: GeneralizationSequence, x: np.ndarray) -> int:
-    """Spec 5.1's solved recurrence for computing ``DS_n`` without memoization: ``S_n = |G_0|
-    * prod_{j=2}^{n} (1 + y_j)`` with ``y_j = |PER(g_j(x))|``, in the paper's cost units
-    (``x_1 = |G_0|``, so not an instance count at n = 1); early exits cut it."""
+def recurrence_estimate(seq: GeneralizationSequence, x: np.ndarray) -> int:
+    """Paper 002 section 3's cost recurrence for the inclusive strategy without memoization,
+    ``x_i = (sum_{j<i} x_j) * |PER(G_i)|``, solved (``S_n = |G_0| * prod_{j=2}^{n} (1 +
+    y_j)``) and evaluated with this table's own PER sizes ``y_j = |PER(g_j(x))|``, in the
+    paper's cost units (``x_1 = |G_0|``, so not an instance count at n = 1).
+
+    Not an upper bound on the recursion's work: the recursion calls level ``j`` on the
+    signatures of other instances, whose PER may be larger than the table's own (measured:
+    one 5-generalization table of E-B needs 2.02e11 instances against 1.89e11 here). The
+    paper's own worst case, ``O(|PER(G_max)|^n)`` with ``G_max`` the generalization with the
+    most possible instances, is a bound; the table's own sizes do not give one.
+    :func:`no_memo_instances` gives the exact count."""
     ys = [per_size(seq, j, signature(seq, j, x)) for j in range(len(seq))]
     return int(x.size) * math.prod(1 + y for y in ys[1:])
 
 
+def no_memo_instances(
+    seq: GeneralizationSequence, sa: np.ndarray | Sequence[int], chk: Chk = PAPER_CHK
+) -> tuple[int, int | None]:
+    """The exact number of PER instances the inclusive publisher **without** memoization
+    (:func:`~kerckhoffs.disclosure.inclusive` with ``memo=False``, the algorithm of paper
+    002's Table 3 that section 3 analyses) enumerates on ``sa``, and the index it releases
+    (0-based, None = nothing), without running it.
+
+    The non-memoized recursion computes ``DS_incl(i, s)`` afresh at every call, so its work
+    is ``W(i, s) = |PER(i, s)| + sum_{j=1}^{i-1} sum_{X alive at j} W(j, g_j(X))``: every
+    instance of ``PER(i, s)`` not yet released by an earlier level re-runs level ``j`` on its
+    own signature (level 0 is decided in closed form, its disclosure set being its PER set, and
+    enumerates nothing). ``W``
+    and the verdict depend only on ``(i, s)``, so they are computed once per distinct
+    signature and multiplied by how often it occurs: the count of an exponential run in the
+    time of the memoized one. Equal to ``Outcome.instances`` of the run wherever the run is
+    feasible (tested); E-B reports it where the run would take hours."""
+    x = np.asarray(sa, dtype=np.int64)
+    n_sa = int(x.max()) + 1
+    seen: dict[tuple[int, bytes], tuple[int, bool]] = {}
+
+    def work(i: int, sig: np.ndarray) -> tuple[int, bool]:
+        key = (i, sig.tobytes())
+        if key in seen:
+            return seen[key]
+        per = enumerate_per(seq, i, sig)
+        total = int(per.shape[0])
+        alive = np.ones(per.shape[0], dtype=bool)  # not released by levels 0..j-1
+        for j in range(i):
+            rows = np.flatnonzero(alive)
+            if not rows.size:
+                break
+            sigs = signatures(seq, j, per[rows], n_sa)
+            if j == 0:
+                alive[rows[np.asarray(chk.groups_pass(sigs))]] = False
+                continue
+            uniq, inv, times = np.unique(
+                sigs.reshape(rows.size, -1), axis=0, return_inverse=True, return_counts=True
+            )
+            below = [work(j, u.reshape(sigs.shape[1:])) for u in uniq]
+            total += sum(w * int(t) for (w, _), t in zip(below, times, strict=True))
+            ok = np.array([passes for _, passes in below])
+            alive[rows[ok[inv.ravel()]]] = False
+        ds = per[alive]
+        passes = bool(ds.shape[0]) and bool(chk.people_pass(person_counts(ds, n_sa)))
+        seen[key] = (total, passes)
+        return total, passes
+
+    total = 0
+    for i in range(len(seq)):
+        w, passes = work(i, signature(seq, i, x, n_sa))
+        total += w
+        if passes:
+            return total, i
+    return total, None
+
+
 NO_MEMO_LIMIT = 20_000_000
-"""The non-memoized inclusive run is skipped (NaN) when spec 5.1's bound exceeds this many
-instances (it would take minutes: the point of the experiment)."""
+"""The non-memoized inclusive publisher is run when its exact instance count
+(:func:`no_memo_instances`) is at most this (about 15 s on the project's machine); above it
+only the count is reported (the smallest count above it in E-B, 7.9e8 instances, would take
+about 8 minutes, the largest, 2.1e12, weeks)."""
+
+NO_MEMO = "inclusive (no memo)"
+COUNTED = "inclusive (no memo), counted"
 
 
 def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
     """E-B: on ``repeats`` worst-case tables of the point (``n_funcs`` generalizations,
     groups of 2..``max_group`` rows, ``n_rows`` rows, ``n_values`` labels), the PER instances
     enumerated and the seconds of the exclusive publisher and the inclusive one with and
-    without memoization (the last skipped above :data:`NO_MEMO_LIMIT`). One row per
-    (table, strategy), with ``per_last`` (``|PER|`` of the last generalization) and
-    ``bound`` (spec 5.1). The same point is measured once per process (``ctx``)."""
+    without memoization (the last run only up to :data:`NO_MEMO_LIMIT` instances), and for
+    every table the exact count of the non-memoized run (:func:`no_memo_instances`,
+    strategy :data:`COUNTED`, no seconds). One row per (table, strategy), with ``per_last``
+    (``|PER|`` of the last generalization) and ``recurrence`` (:func:`recurrence_estimate`).
+    The same point is measured once per process (``ctx``)."""
     if ctx is not None:
         key = "p002:eb:" + ":".join(f"{k}={point[k]}" for k in sorted(point))
         return list(ctx.cached(key, lambda: measure_cost(point, None)))
@@ -830,21 +1015,33 @@ def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
     for rep in range(int(point.get("repeats", 3))):
         seq, x = worst_case_instance(rng, n_rows, n_funcs, n_values, max_group)
         last = len(seq) - 1
-        per_last = per_size(seq, last, signature(seq, last, x))
-        bound = recurrence_bound(seq, x)
+        common = {
+            "repeat": rep,
+            "per_last": per_size(seq, last, signature(seq, last, x)),
+            "recurrence": recurrence_estimate(seq, x),
+        }
+        counted, counted_release = no_memo_instances(seq, x, PAPER_CHK)
+        rows.append(
+            {
+                **common,
+                "strategy": COUNTED,
+                "instances": counted,
+                "seconds": float("nan"),
+                "released": _outcome_name(_outcome_code(counted_release)),
+            }
+        )
         runs = ["exclusive", "inclusive (memo)"]
-        if bound <= NO_MEMO_LIMIT:
-            runs.append("inclusive (no memo)")
+        if counted <= NO_MEMO_LIMIT:
+            runs.append(NO_MEMO)
         else:
+            nan = float("nan")
             rows.append(
                 {
-                    "repeat": rep,
-                    "strategy": "inclusive (no memo)",
-                    "instances": float("nan"),
-                    "seconds": float("nan"),
-                    "released": "skipped (bound)",
-                    "per_last": per_last,
-                    "bound": bound,
+                    **common,
+                    "strategy": NO_MEMO,
+                    "instances": nan,
+                    "seconds": nan,
+                    "released": "not run (count above limit)",
                 }
             )
         for name in runs:
@@ -856,43 +1053,43 @@ def measure_cost(point: Row, ctx: Context | None) -> list[Row]:
                     else inclusive(seq, x, PAPER_CHK, memo=name == "inclusive (memo)")
                 )
             except TooManyInstances:
+                nan = float("nan")
                 rows.append(
                     {
-                        "repeat": rep,
+                        **common,
                         "strategy": name,
-                        "instances": float("nan"),
-                        "seconds": float("nan"),
+                        "instances": nan,
+                        "seconds": nan,
                         "released": "refused (PER bound)",
-                        "per_last": per_last,
-                        "bound": bound,
                     }
                 )
                 continue
             seconds = time.perf_counter() - t0
             rows.append(
                 {
-                    "repeat": rep,
+                    **common,
                     "strategy": name,
                     "instances": got.instances,
                     "seconds": seconds,
                     "released": _outcome_name(_outcome_code(got.released)),
-                    "per_last": per_last,
-                    "bound": bound,
                 }
             )
     return _long_cost(rows)
 
 
 def _long_cost(rows: list[Row]) -> list[Row]:
+    """One row per (table, strategy, measure); the counted strategy has no seconds row (it
+    was not run, so it has no time to plot)."""
     out = []
     for r in rows:
         relative = r["instances"] / r["per_last"]
-        for label, value in (
+        measures = [
             ("PER instances enumerated", r["instances"]),
             ("instances / |PER| of the last generalization", relative),
-            ("seconds", r["seconds"]),
-        ):
-            out.append({**r, "measure": label, "value": value})
+        ]
+        if r["strategy"] != COUNTED:
+            measures.append(("seconds", r["seconds"]))
+        out += [{**r, "measure": label, "value": value} for label, value in measures]
     return out
 
 
@@ -908,26 +1105,37 @@ _EA_NOTE = (
     "those that occur); each generalization a random partition into contiguous groups of 2 to "
     "8 rows (8 rows), 2-6 (10 rows) or 2-5 (12 rows), the number of groups strictly decreasing "
     "(group sizes increasing; partitions not nested). A fresh sequence per table. CHK = "
-    "recursive (2,2)-diversity. 300 tables per point, one seed: the three-minute budget of E-A "
-    "and E-B (larger groups at 12 rows take seconds per table in the inclusive recursion). "
-    "'Strictly better': releases an earlier generalization, or releases where the other "
-    "releases nothing (spec 2.10). Last point, as the spec's random search (4.7): the paper's "
-    "own g1-g3 on 10 rows; 40 random tables (3-7 labels), each standing for its whole multiset "
-    "class, published at once by the class-wide engine (each class weighs 1, its tables "
-    "1/|class|; count = expected tables out of 40). "
+    "recursive (2,2)-diversity. 'Strictly better': releases an earlier generalization, or "
+    "releases where the other releases nothing. Settings: 'random' = 300 single tables per "
+    "point, one seed; 'random, class-wide' = 700 random (sequence, table) pairs per point, "
+    "each table's whole multiset class published at once by the class-wide engine (each class "
+    "weighs 1, its tables 1/|class|; count = expected tables out of 700); the paper's own g1-g3 "
+    "= every table the generator can draw, exactly: one class per partition of 10 rows into at "
+    "most 7 values (38 classes; CHK is symmetric in the values), each weighted by its "
+    "probability (count = probability, summing to 1). percent_low/percent_high: 95 % interval "
+    "over the units (Wilson for single tables, normal over class shares; the exact point has "
+    "none). "
 )
+
 _EB_NOTE = (
     "Worst-case tables: random sequences (as E-A, but with the n coarsest group counts, so "
     "group sizes grow with the largest group allowed) and tables of 12 rows with 4 labels, redrawn "
     "until the naive index is the last generalization, so every earlier PER fails CHK and (by "
     "spec 2.4's lemma) both safe strategies compute a disclosure set at every level. "
-    "Instances = PER instances enumerated (Outcome.instances, spec 5.3); 5 tables per point, "
-    "median plotted; the CSV has |PER| of the last generalization (per_last) and spec 5.1's "
-    "solved recurrence (bound). The non-memoized inclusive run is skipped where that bound "
-    "exceeds 20 million (NaN; the median is then over the tables that ran, the cheaper ones): "
-    "the bound is loose, but a run near it would take minutes. Budget: 5 tables per point and "
-    "that skip keep E-B near 15 s of the three minutes E-A and E-B may take together. "
+    "Instances = PER instances enumerated (Outcome.instances); 5 tables per point, median "
+    "plotted. 'inclusive (no memo), counted' is the exact number of instances the non-memoized "
+    "recursion (paper 002's Table 3, the algorithm its section 3 analyses) enumerates on each "
+    "table, computed once per distinct (level, signature) without running it; it equals the "
+    "measured count of every run. The non-memoized publisher is run where that count is at "
+    "most 20 million (about 15 s); above, its row is NaN ('not run'). Seconds are measured "
+    "only. The CSV also has |PER| of the last generalization (per_last) and the paper's "
+    "section-3 recurrence evaluated with the table's own PER sizes (recurrence): an estimate, "
+    "not a bound (one table needs more). Where the non-memoized publisher ran, its line "
+    "covers the counted one: they are equal at every table. "
 )
+
+EB_LABELS = ((NO_MEMO, "inclusive (no memo), run: its line covers the count's (equal)"),)
+"""E-B's legend: where the non-memoized publisher ran, its line lies on the exact count's."""
 
 EA_MAX_GROUP = {8: 8, 10: 6, 12: 5}
 """Largest group per table size in E-A: bounds the inclusive recursion's cost (the budget)."""
@@ -945,7 +1153,12 @@ def _ea_grid() -> list[Row]:
         for n in EA_ROWS
         for f in EA_FUNCS
     ]
-    paper: Row = {"sequence": PAPER_SEQUENCE, "n_rows": 10, "n_funcs": 3, "classes": EA_CLASSES}
+    paper: Row = {
+        "sequence": PAPER_SEQUENCE,
+        "n_rows": 10,
+        "n_funcs": 3,
+        "classes": EA_PAPER_CLASSES,
+    }
     classes: list[Row] = [
         {
             "sequence": RANDOM_CLASSES,
@@ -956,7 +1169,9 @@ def _ea_grid() -> list[Row]:
         }
         for f in EA_FUNCS
     ]
-    return [*random_points, paper, *classes]
+    # the paper's point last: each figure then gives every setting the same colour in every
+    # panel (the paper's exists only at 3 generalizations)
+    return [*random_points, *classes, paper]
 
 
 EXPERIMENTS = [
@@ -997,6 +1212,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-ea-utility",
+        version=2,  # the paper's sequence exact over every table; 95 % intervals
         varies=("seconds",),
         paper=PAPER,
         figure="E-A (spec 7)",
@@ -1023,6 +1239,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-ea-joint",
+        version=2,  # as exclusive-ea-utility
         paper=PAPER,
         figure="E-A (spec 7)",
         title="random tables: joint distribution of (inclusive, exclusive, naive) outcomes",
@@ -1044,6 +1261,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-functions",
+        version=2,  # the exact non-memoized count added; the run limit on it, not the estimate
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
@@ -1068,6 +1286,7 @@ EXPERIMENTS = [
             series="strategy",
             panels="measure",
             logy=True,
+            labels=EB_LABELS,
         ),
         claim=(
             "Inclusive: x_i = (sum_{j<i} x_j) * |PER(G_i)|, O(|PER(G_max)|^n), exponential in "
@@ -1077,6 +1296,7 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="exclusive-eb-groups",
+        version=2,  # as exclusive-eb-functions
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
         figure="E-B (spec 5, 7)",
@@ -1101,6 +1321,7 @@ EXPERIMENTS = [
             series="strategy",
             panels="measure",
             logy=True,
+            labels=EB_LABELS,
         ),
         claim=(
             "Exclusive cost linear in |PER(G_max)|, which is exponential in the group size "
@@ -1125,9 +1346,10 @@ __all__ = [
     "measure_examples",
     "measure_joint",
     "measure_utility",
+    "no_memo_instances",
     "random_sequence",
     "random_table",
-    "recurrence_bound",
+    "recurrence_estimate",
     "running_sequence",
     "strict_winner",
     "utility_sample",
