@@ -42,10 +42,10 @@ workload per table.
   moves the error by less than one assignment does.
 
 **Budget.** All seven were to run in under five minutes on the project's 2-core machine (E7's
-six assignments add about two), so the grids are those of spec 5.5 thinned and with fewer
-seeds than the spec's "at least 10" (A25);
-each experiment's ``notes`` says what was cut. Runs shared between figures (``m = 3``, full
-Adult, adaptive) are measured once per process (:meth:`Context.cached`).
+six assignments add about two), so the grids are thinner than the paper's figures and the seeds
+fewer than the ten we had planned (the paper states neither); each experiment's ``notes`` says
+what was cut. Runs shared between figures (``m = 3``, full Adult, adaptive) are measured once
+per process (:meth:`Context.cached`).
 
 Codes in brackets are entries of the spec's register (``mprivacy.md`` section 9): A7/A8 (the
 printed fitness values and threshold cannot come from Eq. 1), A22 (query error), A23 (QI
