@@ -27,10 +27,13 @@ setting they reuse (same data, same overlapping subsets, same targets, same cach
   when every release is instead a DP histogram at epsilon 1 per release, and the
   ``dp-intersection`` breach of those DP releases: what a budget buys.
 
-Kerckhoffs (DESIGN.md 5): the DP noise is OpenDP's and cannot be seeded, so the DP numbers
-differ from run to run by sampling error; the subsets (spec 3.6) and the random priors of X3
-are seeded. Time: about a minute for all four on a 2-core machine: one seed (the composition
-figures use three), Adult only in X1 and X2, k in {5, 10} in X4.
+Kerckhoffs (DESIGN.md 5): the DP noise is OpenDP's and cannot be seeded, so X1, X2 and X4
+measure every DP point in several independent runs (:data:`X1_RUNS`, :data:`X2_RUNS`,
+:data:`X4_RUNS`; the ``run`` column) and declare their noisy columns in ``varies``;
+:func:`run_summary` gives each point's mean and 95 % intervals. The subsets (spec 3.6) and
+the random priors of X3 are seeded; X3 is exact. Time (CPU): X1 about 7 minutes, X2 about 3,
+X4 about 2, X3 2 s; one seed (the composition figures use three), Adult only in X1 and X2,
+k in {5, 10} in X4.
 """
 
 from __future__ import annotations
