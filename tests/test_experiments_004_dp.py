@@ -85,9 +85,7 @@ def test_x3_hand_values(demo_ctx: Context) -> None:
     assert val["worst SD, uniform prior"] <= val["worst SD over priors"] <= 0.8
     assert all(r["within_bound"] for r in rows)
     # Theorem 15 at e^eps = 5, delta = 1/100: 125 - 1 + 2 * 0.1 = 124.2
-    rows = dp.measure_x3(
-        {"mechanism": "randomized response + verbatim", "exp_eps": "5", "seed": 0}, demo_ctx
-    )
+    rows = dp.measure_x3({"mechanism": dp.VERBATIM_PANEL, "exp_eps": "5", "seed": 0}, demo_ctx)
     val = {r["quantity"]: r["value"] for r in rows}
     assert val["Theorem 15 bound e^(3eps)-1+2sqrt(delta)"] == pytest.approx(124.2)
     # publishing the database verbatim: some transcript pins everyone down (SD 1)
@@ -107,3 +105,75 @@ def test_x4_budget_rows(demo_ctx: Context) -> None:
         assert eps[(n, "DP, others")] == dp.X4_EPSILON
     breach = [r["value"] for r in rows if r["series"] == "Mondrian k = 5"]
     assert breach == sorted(breach)  # nested releases: the breach can only grow (spec P4)
+
+
+def test_theorem15_check_can_fail() -> None:
+    """Theorem 15 at delta = 1/10,000, e^eps = 5/4: eps' = (5/4)^3 - 1 + 2/100 = 0.973125;
+    delta' = n (1/100 + 2/10,000 / (ln(5/4) 5/4)) = 0.021434 (n = 2), 0.032151 (n = 3). Only
+    verbatim transcripts have an SD above eps' (RR's are at most 0.056): the SD is 1 for every
+    database holding a 1 (3 of 4 for n = 2, 7 of 8 for n = 3) and 1/2 for all zeros. So the
+    bad mass is 3/4 delta, 7/8 delta, and 3/4 of 1/10 for the control, which fails."""
+    rows = dp.measure_theorem15(dp.Fraction(5, 4))
+    val = {r["quantity"]: r for r in rows}
+    assert val["Theorem 15 eps'"]["value"] == pytest.approx(0.973125)
+    assert val["Theorem 15 delta' (n = 2)"]["value"] == pytest.approx(0.021434, abs=1e-6)
+    assert val["Theorem 15 delta' (n = 3)"]["value"] == pytest.approx(0.032151, abs=1e-6)
+    bad = {q: r for q, r in val.items() if q.startswith("P(")}
+    assert sorted((r["bad_mass_exact"], r["within_bound"], r["control"]) for r in bad.values()) == [
+        ("3/40", False, True),
+        ("3/40000", True, False),
+        ("7/80000", True, False),
+    ]
+    # at e^eps = 21/20, eps' = 0.177 < 1/2: the all-zero verbatim transcript counts too
+    small = {r["quantity"]: r for r in dp.measure_theorem15(dp.Fraction(21, 20))}
+    assert small["Theorem 15 eps'"]["value"] == pytest.approx(1.05**3 - 1 + 0.02)
+    got = sorted(r["bad_mass_exact"] for q, r in small.items() if q.startswith("P("))
+    assert got == ["1/10", "1/10000", "1/10000"]
+
+
+def test_run_summary_hand_values() -> None:
+    """Runs 1, 2, 3, 4: mean 2.5, sd sqrt(5/3) = 1.29099; t(3) = 3.182, so the mean's 95 %
+    interval is 2.5 +- 3.182 * 1.29099 / 2 = 2.5 +- 2.05397 and one run's is
+    2.5 +- 3.182 * 1.29099 * sqrt(5/4) = 2.5 +- 4.59282 (cut at 0 below)."""
+    import pandas as pd
+
+    df = pd.DataFrame({"p": ["a"] * 4 + ["b"] * 2, "v": [1.0, 2.0, 3.0, 4.0, 5.0, 5.0]})
+    out = dp.run_summary(df, "v", ["p"]).set_index("p")
+    a = out.loc["a"]
+    assert a["runs"] == 4 and a["mean"] == 2.5 and a["sd"] == pytest.approx(1.29099, abs=1e-5)
+    assert a["mean_lo"] == pytest.approx(0.44603, abs=1e-4)
+    assert a["mean_hi"] == pytest.approx(4.55397, abs=1e-4)
+    assert a["single_lo"] == 0.0 and a["single_hi"] == pytest.approx(7.09282, abs=1e-4)
+    assert (a["min"], a["max"]) == (1.0, 4.0)
+    b = out.loc["b"]  # equal runs: every interval is the point itself
+    assert (b["mean_lo"], b["mean_hi"], b["single_lo"], b["single_hi"]) == (5.0, 5.0, 5.0, 5.0)
+
+
+def test_dp_location_does_not_depend_on_noise(demo_ctx: Context) -> None:
+    """dp_attack reuses one layout's target locations across runs: two noise draws of the
+    same histograms locate every target in the same cells."""
+    from kerckhoffs.attacks.composition import OverlappingReleases
+    from kerckhoffs.attacks.locate import locate_all
+
+    subs, common = p004.subsets_of(demo_ctx, "adult", 2, 0)
+    table = dp.dp_table(demo_ctx, "adult")
+    found = []
+    for eps in (0.1, 4.0):
+        rels = dp.dp_releases(demo_ctx, "adult", eps, DEMO_LEVELS, 0, 2, 2)
+        pop = OverlappingReleases(table, list(rels), list(subs[:2]), common).population()
+        found.append(locate_all(rels, pop, table.schema))
+    assert [r.counts is not None for r in rels] == [True, True]
+    for a, b in zip(*found, strict=True):
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.candidates, b.candidates)
+    # and the cached locations give the same breach as locating afresh
+    rels = dp.dp_releases(demo_ctx, "adult", 1.0, DEMO_LEVELS, 0, 2, 2)
+    fresh = dp.dp_attack(demo_ctx, "adult", rels, 0, 2)
+    dp.dp_attack(
+        demo_ctx,
+        "adult",
+        dp.dp_releases(demo_ctx, "adult", 1.0, DEMO_LEVELS, 0, 2, 2),
+        0,
+        2,
+        layout="demo",
+    )
+    assert dp.dp_attack(demo_ctx, "adult", rels, 0, 2, layout="demo") == fresh
