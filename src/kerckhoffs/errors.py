@@ -85,6 +85,14 @@ class PrivacyCheckFailed(KerckhoffsError):
     """A release failed the independent check of its privacy model and was not written."""
 
 
+class InternalError(RuntimeError):
+    """An invariant of kerckhoffs's own code does not hold: a bug, never the user's input.
+
+    Raised where the code used to ``assert`` (``python -O`` strips asserts, and a privacy check
+    must not vanish with them). Not a :class:`KerckhoffsError`: the command line lets it
+    surface as a crash to report, not as an ``error:`` line the user could fix."""
+
+
 _LIBRARY_SPELLING: tuple[tuple[str, str], ...] = (
     ("add --overwrite to replace it", "pass overwrite=True to replace it"),
     ("choose another --out", "choose another output"),
