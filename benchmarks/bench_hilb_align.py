@@ -2,7 +2,7 @@
 the alignment's count propagation recomputes only the types and groups whose pairs changed?
 
 The attack (``kerckhoffs audit --release R --knowledge POP --schema S``) first aligns the
-population with the published cells (:func:`kerckhoffs.attacks.hilb_align.align`): bounds on
+population with the published cells (:func:`kerckhoffs.attacks.hilb.align.align`): bounds on
 the count of every (individual type, group) pair are tightened round after round until nothing
 changes. The baseline (``baselines/hilb_propagate_v0.py``) recomputes every type and every
 group in each round; the current version only the dirty ones. Both must give the same
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import kerckhoffs.attacks.hilb_align as hilb_align
+import kerckhoffs.attacks.hilb.align as hilb_align
 from _timing import SHARED_DATA, median_wall_cpu, save
 from baselines.hilb_propagate_v0 import _propagate as propagate_v0
 from kerckhoffs import Release, Schema, Table

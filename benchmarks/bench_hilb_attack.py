@@ -31,7 +31,7 @@ from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.anatomy import sa_buckets
 from kerckhoffs.algorithms.hilb import hilb, table_hilbert_index
 from kerckhoffs.algorithms.hilbert_curve import hilbert_order
-from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
+from kerckhoffs.attacks.hilb.order import algorithm7, hilb_order_attack
 from kerckhoffs.models import LDiversity
 from kerckhoffs.release import Release
 

@@ -41,8 +41,8 @@ from kerckhoffs.algorithms.lattice import lattice
 from kerckhoffs.algorithms.local_recoding import local_recoding
 from kerckhoffs.algorithms.mask import mask_plus
 from kerckhoffs.attacks import minimality as mn
-from kerckhoffs.attacks import minimality_structure as mn_structure
-from kerckhoffs.attacks.minimality_dp import expected_closed_form, expected_dp
+from kerckhoffs.attacks.minimality import structure as mn_structure
+from kerckhoffs.attacks.minimality.credibility import expected_closed_form, expected_dp
 from kerckhoffs.models import KAnonymity, LDiversity, MConfidentiality
 from kerckhoffs.release import Release
 

@@ -1,7 +1,7 @@
 """Question: how much faster is the random-worlds audit of a randomized algorithm when the
 branches of each candidate's enumeration share the steps computed before their first draw?
 
-The auditor (``kerckhoffs audit-algorithm``, :func:`kerckhoffs.attacks.random_worlds.
+The auditor (``kerckhoffs audit-algorithm``, :func:`kerckhoffs.audits.random_worlds.
 random_worlds`) weighs every candidate world by the exact probability that the algorithm
 publishes the observed release, running the algorithm once per branch of its random choices
 (about ten per candidate for Mondrian++ on 6 rows). Branches agree up to their first draw, so
@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import kerckhoffs.attacks.random_worlds as rw
+import kerckhoffs.audits.random_worlds as rw
 from _timing import median_wall_cpu, save
 from kerckhoffs.algorithms.registry import get
-from kerckhoffs.attacks.algorithm_audit import default_models
-from kerckhoffs.attacks.enumerating_rng import enumerate_outcomes
-from kerckhoffs.attacks.random_tables import random_table
+from kerckhoffs.audits.algorithm import default_models
+from kerckhoffs.audits.enumerating_rng import enumerate_outcomes
+from kerckhoffs.audits.random_tables import random_table
 
 ALGORITHMS = ["mondrian++", "hilb++", "hilb++strict", "mask++", "anatomy"]
 TABLES = 20

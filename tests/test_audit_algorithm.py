@@ -1,4 +1,4 @@
-"""`kerckhoffs audit-algorithm` and the library behind it (kerckhoffs.attacks.algorithm_audit):
+"""`kerckhoffs audit-algorithm` and the library behind it (kerckhoffs.audits.algorithm):
 every audit that applies (paper 000: random worlds, Definition 5; information flow, Theorem
 5.3), each saying what it cannot see, and one-line errors for bad arguments."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from cli_runner import run_cli
 from kerckhoffs.algorithms.registry import REGISTRY, get
-from kerckhoffs.attacks.algorithm_audit import (
+from kerckhoffs.audits.algorithm import (
     audit_algorithm,
     default_models,
 )

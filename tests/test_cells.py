@@ -18,7 +18,7 @@ from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.attacks.locate import locate
 from kerckhoffs.attacks.minimality import Requirement, minimality_attack
-from kerckhoffs.attacks.minimality_structure import cells_boxes, published_boxes
+from kerckhoffs.attacks.minimality.structure import cells_boxes, published_boxes
 from kerckhoffs.data.cells import (
     code_cover,
     group_code_cover,

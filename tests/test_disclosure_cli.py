@@ -17,7 +17,7 @@ from kerckhoffs import api
 from kerckhoffs.algorithms import REGISTRY
 from kerckhoffs.algorithms.lattice import chosen_node, decide, lattice
 from kerckhoffs.attacks import disclosure_set_attack
-from kerckhoffs.attacks.random_worlds import with_sa
+from kerckhoffs.audits.random_worlds import with_sa
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.disclosure import PAPER_CHK, read_sequence

@@ -17,13 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from kerckhoffs.attacks import dp_intersection
 from kerckhoffs.attacks.composition import (
     DP_REASON,
+    dp_intersection,
     intersect,
     intersection_attack,
 )
-from kerckhoffs.attacks.dp_intersection import dp_intersection_attack, held_counts, thresholds
+from kerckhoffs.attacks.composition.dp_intersection import (
+    dp_intersection_attack,
+    held_counts,
+    thresholds,
+)
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.locate import locate_all
 from kerckhoffs.attacks.registry import applicable, get_attack

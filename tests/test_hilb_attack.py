@@ -24,12 +24,12 @@ from kerckhoffs.algorithms.anatomy import sa_buckets
 from kerckhoffs.algorithms.hilb import hilb, table_hilbert_index
 from kerckhoffs.algorithms.hilbert_curve import hilbert_order
 from kerckhoffs.algorithms.registry import get
-from kerckhoffs.attacks.hilb_order import Algorithm7, algorithm7, hilb_order_attack
+from kerckhoffs.attacks.hilb.order import Algorithm7, algorithm7, hilb_order_attack
 from kerckhoffs.attacks.knowledge import Knowledge
-from kerckhoffs.attacks.random_tables import random_table
-from kerckhoffs.attacks.random_worlds import naive_worlds, random_worlds
 from kerckhoffs.attacks.registry import get_attack
 from kerckhoffs.attacks.result import AttackResult
+from kerckhoffs.audits.random_tables import random_table
+from kerckhoffs.audits.random_worlds import naive_worlds, random_worlds
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.errors import CannotRun, InputError, ParameterError
 from kerckhoffs.models import LDiversity

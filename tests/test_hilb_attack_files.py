@@ -1,6 +1,6 @@
 """The Hilb attack on generalized releases read back from files, with the population given
 (paper 000 section 8.3.1, Algorithm 7; spec asap.md 2.12): the population aligned with the
-published cells (kerckhoffs.attacks.hilb_align) as exact vectors, individuals in no cell or in
+published cells (kerckhoffs.attacks.hilb.align) as exact vectors, individuals in no cell or in
 an undetermined group counted as not attacked, soundness of every conclusion against the truth
 on random releases, the registry and the audit command, and Adult (the l = 3 run is slow)."""
 
@@ -19,8 +19,8 @@ from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.anatomy import sa_buckets
 from kerckhoffs.algorithms.hilb import hilb, table_hilbert_index
 from kerckhoffs.algorithms.registry import get
-from kerckhoffs.attacks.hilb_align import align
-from kerckhoffs.attacks.hilb_order import algorithm7, hilb_order_attack
+from kerckhoffs.attacks.hilb.align import align
+from kerckhoffs.attacks.hilb.order import algorithm7, hilb_order_attack
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import get_attack
 from kerckhoffs.attacks.result import AttackResult
@@ -281,7 +281,7 @@ def test_dirty_segment_propagation_equals_recomputing_every_segment(
 ) -> None:
     """Propagation recomputes only the types and groups whose pairs changed: the same bounds
     and the same number of rounds as recomputing all of them, on random hospital releases."""
-    import kerckhoffs.attacks.hilb_align as hilb_align
+    import kerckhoffs.attacks.hilb.align as hilb_align
     from kerckhoffs.datasets import hospital_schema
 
     rng = np.random.default_rng(100 + seed)

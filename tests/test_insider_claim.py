@@ -1,5 +1,5 @@
 """The insider attack from files relying on the release's recorded m-privacy check (paper 003;
-:mod:`kerckhoffs.attacks.insider_claim`): the search for a placement that keeps the recorded
+:mod:`kerckhoffs.attacks.insider.claim`): the search for a placement that keeps the recorded
 constraint in every group against a brute force over every placement; Table I's 2-private
 release SAFE against each hospital from its files, as with the providers known; random
 provider-aware m-private releases attacked from their files equal the attack with the
@@ -23,9 +23,9 @@ from budget import examples
 from cli_runner import run_cli
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.attacks.insider import insider_attack
-from kerckhoffs.attacks.insider_claim import RecordedCheck, coalition_size, settle
+from kerckhoffs.attacks.insider.claim import RecordedCheck, coalition_size, settle
+from kerckhoffs.attacks.insider.placement import place
 from kerckhoffs.attacks.knowledge import Coalition
-from kerckhoffs.attacks.placement import place
 from kerckhoffs.data import manifest
 from kerckhoffs.models import DistinctLDiversity, KAnonymity, LDiversity, MPrivacy
 

@@ -1,5 +1,5 @@
 """Placing an insider coalition's records in a release's cells (the transportation problem of
-:mod:`kerckhoffs.attacks.placement`): one maximum placement, and which cells' loads differ
+:mod:`kerckhoffs.attacks.insider.placement`): one maximum placement, and which cells' loads differ
 between maximum placements, against a brute force over every assignment."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from kerckhoffs.attacks.placement import place
+from kerckhoffs.attacks.insider.placement import place
 
 
 @st.composite

@@ -25,15 +25,14 @@ from kerckhoffs.algorithms.local_recoding import local_recoding
 from kerckhoffs.algorithms.mask import mask_plus
 from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.attacks.knowledge import Knowledge
-from kerckhoffs.attacks.mechanism import mechanism_attack
 from kerckhoffs.attacks.minimality import (
     Requirement,
     minimality_attack,
     near_minimality_attack,
     requirement_of,
 )
-from kerckhoffs.attacks.minimality_batch import expected_batch
-from kerckhoffs.attacks.minimality_dp import (
+from kerckhoffs.attacks.minimality.batch import expected_batch
+from kerckhoffs.attacks.minimality.credibility import (
     METHODS,
     credibility_global,
     credibility_local,
@@ -45,7 +44,8 @@ from kerckhoffs.attacks.minimality_dp import (
     expected_dp,
     floor_share,
 )
-from kerckhoffs.attacks.possible_worlds import (
+from kerckhoffs.attacks.minimality.mechanism import mechanism_attack
+from kerckhoffs.attacks.minimality.possible_worlds import (
     WorldClass,
     ke_anonymity,
     personalized_privacy,

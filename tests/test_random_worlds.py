@@ -15,9 +15,9 @@ import pytest
 
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.registry import REGISTRY, get
-from kerckhoffs.attacks.enumerating_rng import EnumeratingRNG, enumerate_outcomes
-from kerckhoffs.attacks.random_tables import fuzz, random_table
-from kerckhoffs.attacks.random_worlds import (
+from kerckhoffs.audits.enumerating_rng import EnumeratingRNG, enumerate_outcomes
+from kerckhoffs.audits.random_tables import fuzz, random_table
+from kerckhoffs.audits.random_worlds import (
     all_of,
     at_least,
     naive_worlds,

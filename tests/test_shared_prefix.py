@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from budget import examples
 from kerckhoffs.algorithms.registry import get
-from kerckhoffs.attacks.algorithm_audit import default_models
-from kerckhoffs.attacks.enumerating_rng import EnumeratingRNG, enumerate_outcomes
-from kerckhoffs.attacks.random_tables import random_table
-from kerckhoffs.attacks.random_worlds import random_worlds, release_key
+from kerckhoffs.audits.algorithm import default_models
+from kerckhoffs.audits.enumerating_rng import EnumeratingRNG, enumerate_outcomes
+from kerckhoffs.audits.random_tables import random_table
+from kerckhoffs.audits.random_worlds import random_worlds, release_key
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import LDiversity
 from kerckhoffs.randomness import deterministic_stage
@@ -124,7 +124,7 @@ def test_the_auditor_weighs_candidates_alike_with_and_without_sharing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Mondrian++ on random 6-row tables: the smart weights of every candidate world."""
-    import kerckhoffs.attacks.random_worlds as rw
+    import kerckhoffs.audits.random_worlds as rw
 
     tables = [random_table(np.random.default_rng(s), 6, n_sa=3) for s in range(5)]
     shared = [random_worlds("mondrian++", t, [LDiversity(2)], seed=0).weights for t in tables]

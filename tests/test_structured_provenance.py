@@ -14,7 +14,7 @@ from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema
 from kerckhoffs.algorithms.lattice import lattice
 from kerckhoffs.algorithms.mask import mask
 from kerckhoffs.algorithms.registry import get, names_where
-from kerckhoffs.attacks.hilb_order import FRONTIER_ALGORITHMS, STRICT_ALGORITHMS
+from kerckhoffs.attacks.hilb.order import FRONTIER_ALGORITHMS, STRICT_ALGORITHMS
 from kerckhoffs.attacks.minimality import Requirement, requirement_of
 from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.models import (

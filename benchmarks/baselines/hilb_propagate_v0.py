@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.attacks.hilb_align import _misfit
+from kerckhoffs.attacks.hilb.align import _misfit
 
 
 def _propagate(

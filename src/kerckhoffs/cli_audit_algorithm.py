@@ -1,6 +1,6 @@
 """The ``audit-algorithm`` command: is an anonymization algorithm itself safe against an
 adversary who knows it? Every audit that applies, on random tables (paper 000, Definition 5
-and Theorem 5.3); the library decides (:mod:`kerckhoffs.attacks.algorithm_audit`), this
+and Theorem 5.3); the library decides (:mod:`kerckhoffs.audits.algorithm`), this
 module parses the arguments and prints the report.
 """
 
@@ -47,7 +47,7 @@ def audit_algorithm(
         typer.Option(
             "--flow-rows",
             help="Rows of the larger generated table the information-flow audit also "
-            "checks (0: none; default: kerckhoffs.attacks.algorithm_audit.DEFAULT_FLOW_ROWS, "
+            "checks (0: none; default: kerckhoffs.audits.algorithm.DEFAULT_FLOW_ROWS, "
             "2,000).",
         ),
     ] = None,
@@ -57,8 +57,8 @@ def audit_algorithm(
     information flow (Theorem 5.3: does it read SA statistics the release does not show?).
     One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
     some audit finds a violation."""
-    from kerckhoffs.attacks.algorithm_audit import DEFAULT_FLOW_ROWS
-    from kerckhoffs.attacks.algorithm_audit import audit_algorithm as run_audit
+    from kerckhoffs.audits.algorithm import DEFAULT_FLOW_ROWS
+    from kerckhoffs.audits.algorithm import audit_algorithm as run_audit
     from kerckhoffs.models import parse_model
 
     models = [parse_model(m) for m in model] if model else None

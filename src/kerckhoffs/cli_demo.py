@@ -271,7 +271,7 @@ def _demo_attacks(table: Table, seed: int) -> None:
     """Section 6: what an adversary who knows the algorithm learns, tuple by tuple (paper 000
     Algorithm 7 on Hilb; the same attack finds nothing on Hilb++ strict)."""
     from kerckhoffs.algorithms import REGISTRY
-    from kerckhoffs.attacks.hilb_order import hilb_order_attack
+    from kerckhoffs.attacks.hilb.order import hilb_order_attack
     from kerckhoffs.models import LDiversity
 
     if "hilb" not in REGISTRY or "hilb++strict" not in REGISTRY:
@@ -378,7 +378,7 @@ def _demo_disclosure() -> None:
     import numpy as np
 
     from kerckhoffs.attacks.disclosure_set import disclosure_set_attack
-    from kerckhoffs.attacks.random_worlds import with_sa
+    from kerckhoffs.audits.random_worlds import with_sa
     from kerckhoffs.cli_disclosure import outcomes
     from kerckhoffs.data.table import Table
     from kerckhoffs.disclosure import PAPER_CHK
@@ -463,7 +463,7 @@ def _demo_dp(table: Table, seed: int) -> None:
         make_subsets,
         take_rows,
     )
-    from kerckhoffs.attacks.dp_intersection import dp_intersection_attack
+    from kerckhoffs.attacks.composition.dp_intersection import dp_intersection_attack
     from kerckhoffs.attacks.locate import locate_all
     from kerckhoffs.dp.counts import dp_histogram
     from kerckhoffs.models import KAnonymity

@@ -76,7 +76,7 @@ def order_within(classes: np.ndarray, seed: Seed | Any = None) -> np.ndarray:
     lower positions). ``seed`` as everywhere (a Generator to share a stream).
 
     A generator that implements ``order_within`` itself draws it there: the random-worlds
-    auditor's enumerating generator (:class:`kerckhoffs.attacks.enumerating_rng.EnumeratingRNG`)
+    auditor's enumerating generator (:class:`kerckhoffs.audits.enumerating_rng.EnumeratingRNG`)
     enumerates the ``prod(b_i!)`` orders of classes of sizes ``b_i``, not the ``n!`` of the
     permutation, with the same distribution.
 
@@ -111,7 +111,7 @@ class SharedPrefix:
     random draw, kept for the enumeration's other branches.
 
     The random-worlds auditor finds ``Pr[A(candidate) = T*]`` by running the algorithm once per
-    branch of its random choices (:func:`kerckhoffs.attacks.enumerating_rng.enumerate_outcomes`).
+    branch of its random choices (:func:`kerckhoffs.audits.enumerating_rng.enumerate_outcomes`).
     Branches differ only in the answers of the generator, so up to a branch's first draw every
     branch runs the same code on the same inputs. A function marked :func:`deterministic_stage`
     (a pure step such as Mondrian+'s cuts before Mondrian++'s pick-up) is therefore computed in

@@ -4,7 +4,7 @@ Paper 000's sufficient condition for algorithm safety (spec ``asap.md`` 1.9 and 
 every SA statistic the algorithm consults must be computable from the release, i.e. it must be
 computed on a row set that is a union of published groups. An algorithm that takes an
 ``sa_log`` option records, for every SA statistic it reads, the row sets it was computed on;
-:func:`kerckhoffs.attacks.information_flow.audit` (or :meth:`SAReadLog.violations`) then says
+:func:`kerckhoffs.audits.information_flow.audit` (or :meth:`SAReadLog.violations`) then says
 whether each set is a union of published groups. Works at any size: the records are arrays.
 
 A record is sparse: ``rows`` (row indices) and ``set_ids`` (which set each row belongs to), so

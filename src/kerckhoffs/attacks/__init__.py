@@ -1,10 +1,22 @@
-"""Adversaries that test releases: the random-worlds auditor (exact posteriors of an adversary
-who knows the algorithm, small tables), the information-flow audit (any size) and the attacks
-of the papers, each registered by name (:mod:`.registry`).
+"""Adversaries that test a release: the attacks of the papers, one subpackage per adversary
+family, over the modules they share.
+
+Shared: :mod:`.knowledge` (what the adversary brings, as data), :mod:`.knowledge_check` (that
+knowledge checked against the release), :mod:`.locate` (which published group holds an
+individual), :mod:`.result` (what every attack returns) and :mod:`.registry` (attacks by name).
+
+Families: :mod:`.minimality` (paper 001), :mod:`.hilb` (paper 000's Algorithm 7),
+:mod:`.composition` (paper 004, on grouped and on DP releases), :mod:`.insider` (paper 003),
+:mod:`.disclosure_set` (paper 002), :mod:`.negative_association` (paper 000's attack on MASK)
+and :mod:`.seed_replay` (a release that publishes its seed).
+
+The audits of an algorithm (random worlds, the enumerating generator, information flow) are
+in :mod:`kerckhoffs.audits`; their names below stay importable from here.
 
 The names below are loaded on first use (PEP 562), so importing one attack module (the CLI's
 knowledge reader, say) does not load them all: a command starts faster.
-:func:`register_all` imports every module that registers an attack.
+:func:`~kerckhoffs.attacks.registry.register_all` imports every module that registers an
+attack.
 """
 
 from __future__ import annotations
@@ -13,57 +25,41 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "AuditTooLarge": "enumerating_rng",
-    "EnumeratingRNG": "enumerating_rng",
-    "FlowAudit": "information_flow",
-    "Requirement": "minimality",
-    "WorldsAudit": "random_worlds",
-    "algorithm7": "hilb_order",
-    "at_least": "random_worlds",
-    "audit": "information_flow",
-    "audit_worlds": "random_worlds",
-    "disclosure_set_attack": "disclosure_set",
-    "dp_intersection_attack": "dp_intersection",
-    "enumerate_outcomes": "enumerating_rng",
-    "hilb_order_attack": "hilb_order",
-    "insider_attack": "insider",
-    "intersection_attack": "composition",
-    "minimality_attack": "minimality",
-    "naive_worlds": "random_worlds",
-    "near_minimality_attack": "minimality",
-    "negative_association_attack": "negative_association",
-    "overlapping_releases": "composition",
-    "random_worlds": "random_worlds",
-    "release_key": "random_worlds",
-    "row_not": "random_worlds",
-    "seed_replay_attack": "seed_replay",
+    "AuditTooLarge": "kerckhoffs.audits.enumerating_rng",
+    "EnumeratingRNG": "kerckhoffs.audits.enumerating_rng",
+    "FlowAudit": "kerckhoffs.audits.information_flow",
+    "Requirement": "kerckhoffs.attacks.minimality.attack",
+    "WorldsAudit": "kerckhoffs.audits.random_worlds",
+    "algorithm7": "kerckhoffs.attacks.hilb.order",
+    "at_least": "kerckhoffs.audits.random_worlds",
+    "audit": "kerckhoffs.audits.information_flow",
+    "audit_worlds": "kerckhoffs.audits.random_worlds",
+    "disclosure_set_attack": "kerckhoffs.attacks.disclosure_set.attack",
+    "dp_intersection_attack": "kerckhoffs.attacks.composition.dp_intersection",
+    "enumerate_outcomes": "kerckhoffs.audits.enumerating_rng",
+    "hilb_order_attack": "kerckhoffs.attacks.hilb.order",
+    "insider_attack": "kerckhoffs.attacks.insider.attack",
+    "intersection_attack": "kerckhoffs.attacks.composition.intersection",
+    "minimality_attack": "kerckhoffs.attacks.minimality.attack",
+    "naive_worlds": "kerckhoffs.audits.random_worlds",
+    "near_minimality_attack": "kerckhoffs.attacks.minimality.attack",
+    "negative_association_attack": "kerckhoffs.attacks.negative_association",
+    "overlapping_releases": "kerckhoffs.attacks.composition.intersection",
+    "random_worlds": "kerckhoffs.audits.random_worlds",
+    "release_key": "kerckhoffs.audits.random_worlds",
+    "row_not": "kerckhoffs.audits.random_worlds",
+    "seed_replay_attack": "kerckhoffs.attacks.seed_replay",
+    "register_all": "kerckhoffs.attacks.registry",
 }
-"""Each public name and the module that defines it."""
-
-ATTACK_MODULES = (
-    "composition",
-    "disclosure_set",
-    "dp_intersection",
-    "hilb_order",
-    "insider",
-    "minimality",
-    "negative_association",
-    "seed_replay",
-)
-"""The modules whose import registers an attack."""
-
-
-def register_all() -> None:
-    """Import every module that registers an attack (the registry calls it before a lookup)."""
-    for name in ATTACK_MODULES:
-        importlib.import_module(f"kerckhoffs.attacks.{name}")
+"""Each public name (and :func:`~kerckhoffs.attacks.registry.register_all`) and the module
+that defines it."""
 
 
 def __getattr__(name: str) -> Any:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module 'kerckhoffs.attacks' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"kerckhoffs.attacks.{where}"), name)
+    return getattr(importlib.import_module(where), name)
 
 
 def __dir__() -> list[str]:

@@ -19,7 +19,7 @@ What an adversary brings besides the release:
   or its own records (a file of their rows with the QI and SA columns, located in the
   published groups), or both (the records of those providers), and/or ``m``, the coalition
   size (for the worst-coalition search, and for relying on a release's recorded m-privacy
-  check: :mod:`kerckhoffs.attacks.insider`).
+  check: :mod:`kerckhoffs.attacks.insider.attack`).
 
 Loading (:meth:`Knowledge.from_path`): a CSV / Parquet file is a population alone; a TOML file
 holds everything, paths relative to the TOML file::
@@ -106,7 +106,7 @@ class Coalition:
     the attack subtracts one or the other, never both (by provider id when the release has a
     provider column, else by placing the records), and the number of providers tells which
     of the release's recorded m-privacy checks cover the coalition (so does ``m``, or the
-    provider column of the records, :mod:`kerckhoffs.attacks.insider_claim`)."""
+    provider column of the records, :mod:`kerckhoffs.attacks.insider.claim`)."""
 
     providers: tuple[str, ...] = ()
     records: pd.DataFrame | None = None

@@ -26,6 +26,7 @@ verdict depends on which:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -66,6 +67,27 @@ class AttackInfo:
 
 ATTACKS: dict[str, AttackInfo] = {}
 
+ATTACK_MODULES = (
+    "kerckhoffs.attacks.composition.dp_intersection",
+    "kerckhoffs.attacks.composition.intersection",
+    "kerckhoffs.attacks.disclosure_set.attack",
+    "kerckhoffs.attacks.hilb.order",
+    "kerckhoffs.attacks.insider.attack",
+    "kerckhoffs.attacks.minimality.attack",
+    "kerckhoffs.attacks.negative_association",
+    "kerckhoffs.attacks.seed_replay",
+)
+"""The modules whose import registers an attack (each calls :func:`register_attack`). They
+import this module, so it names them as data and imports them by name when an attack is looked
+up (:func:`register_all`), the way a plug-in registry reads its entry points."""
+
+
+def register_all() -> None:
+    """Import every module of :data:`ATTACK_MODULES` (each registers its attacks); a lookup
+    (:func:`get_attack`, :func:`applicable`) calls it first."""
+    for name in ATTACK_MODULES:
+        importlib.import_module(name)
+
 
 def register_attack(
     name: str, *, summary: str, applies: Applies, reads: Sequence[str] = ()
@@ -87,8 +109,6 @@ def register_attack(
 
 def get_attack(name: str) -> AttackInfo:
     """The attack called ``name``; an unknown name lists the known ones."""
-    from kerckhoffs.attacks import register_all
-
     register_all()
 
     try:
@@ -106,8 +126,6 @@ def applicable(
     raised (it applies, but could not run on this input:
     :class:`~kerckhoffs.errors.CannotRun`, or a problem of
     the input it found while judging). Any other exception is a bug and propagates."""
-    from kerckhoffs.attacks import register_all
-
     register_all()
     out: list[tuple[AttackInfo, str | KerckhoffsError | None]] = []
     for _, info in sorted(ATTACKS.items()):
@@ -120,6 +138,7 @@ def applicable(
 
 __all__ = [
     "ATTACKS",
+    "ATTACK_MODULES",
     "KNOWLEDGE_KINDS",
     "Applies",
     "Attack",
@@ -127,5 +146,6 @@ __all__ = [
     "CannotRun",
     "applicable",
     "get_attack",
+    "register_all",
     "register_attack",
 ]

@@ -36,7 +36,7 @@ from collections import OrderedDict
 from typing import Any
 
 from kerckhoffs.algorithms.registry import get as get_algorithm
-from kerckhoffs.attacks.hilb_order import hilb_order_attack
+from kerckhoffs.attacks.hilb.order import hilb_order_attack
 from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
@@ -260,7 +260,7 @@ def measure_fig10i(point: Row, ctx: Context) -> list[Row]:
 def measure_fig9(point: Row, ctx: Context) -> list[Row]:
     """Figure 9: tuples compromised by Algorithm 7 (spec 2.12's union rule, the paper's count)
     on the Hilb release at one l, and those whose posterior exceeds 1/l
-    (:func:`~kerckhoffs.attacks.hilb_order.hilb_order_attack`); the same for the paper's
+    (:func:`~kerckhoffs.attacks.hilb.order.hilb_order_attack`); the same for the paper's
     Hilb++ (literal) and for Hilb++ strict; the paper's number at l = 6."""
     l, seed = point["l"], point["seed"]  # noqa: E741
     qi = point.get("qi", DEFAULT["qi"])

@@ -48,7 +48,7 @@ import pandas as pd
 
 from kerckhoffs.algorithms.registry import get as get_algorithm
 from kerckhoffs.attacks.composition import OverlappingReleases, take_rows
-from kerckhoffs.attacks.dp_intersection import dp_intersection_attack
+from kerckhoffs.attacks.composition.dp_intersection import dp_intersection_attack
 from kerckhoffs.attacks.locate import locate_all
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.table import Table

@@ -1,11 +1,11 @@
 """The groups an insider coalition's records fit in more than one way, decided with what the
 coalition knows besides its records: that the release passed its recorded m-privacy check
 (paper 003, Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data Publishing", section II,
-Definition 2.1; the attack is :mod:`kerckhoffs.attacks.insider`).
+Definition 2.1; the attack is :mod:`kerckhoffs.attacks.insider.attack`).
 
 From the published files a coalition places its own records by QI box and SA value together
-(:mod:`kerckhoffs.attacks.placement`); when several maximum placements remain and they remove
-different numbers of rows from a group, it cannot tell its rows there from the others'. A
+(:mod:`kerckhoffs.attacks.insider.placement`); when several maximum placements remain and they
+remove different numbers of rows from a group, it cannot tell its rows there from the others'. A
 group is then **settled** when every removal that can occur there leaves a remainder that keeps
 the promise (no placement, the true one included, discloses a row of it): the removals of the
 group's SA values vary independently (a record of value ``v`` only goes to cells of value
@@ -29,7 +29,7 @@ the recorded claim is false for this coalition (a release edited and resealed, o
 faulty tool): it is not relied on and the verdict says so, never SAFE. Deciding that is a
 search: for each ambiguous group the removals that keep C (at most :data:`~kerckhoffs.attacks.
 insider_claim.MAX_PLACEMENTS`), chosen group by group and each partial choice checked by two
-maximum flows (:meth:`~kerckhoffs.attacks.placement.Placement.realizable`); groups whose
+maximum flows (:meth:`~kerckhoffs.attacks.insider.placement.Placement.realizable`); groups whose
 records cannot move between them (different parts of the placement) are searched apart. When
 the search needs more than :data:`MAX_SEARCH` such checks, the claim is not relied on either
 (the line says why). A false claim that some placement agrees with cannot be told from the
@@ -46,8 +46,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kerckhoffs.attacks.insider.placement import Placement
 from kerckhoffs.attacks.knowledge import Coalition
-from kerckhoffs.attacks.placement import Placement
 from kerckhoffs.data.hierarchy import format_value
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import KerckhoffsError
@@ -289,7 +289,7 @@ def _search(
 
     A constraint search: the parts of the placement (records move only inside one) are
     independent once each cell has a range, so whether a part can hold its cells' ranges is
-    two small flows (:meth:`~kerckhoffs.attacks.placement.Placement.realizable`). An option
+    two small flows (:meth:`~kerckhoffs.attacks.insider.placement.Placement.realizable`). An option
     of a group is dropped when some part of its cells cannot hold it with the other groups'
     cells in the range of their options; the groups sharing a part with a group that lost an
     option are revised again (arc consistency, AC-3). Then a group with several options left

@@ -1,8 +1,8 @@
 """The minimality attack for any per-class requirement, by enumerating possible worlds (paper
 001 section 5.1; spec ``minimality.md`` 3.5).
 
-The dynamic program of :mod:`kerckhoffs.attacks.minimality_dp` needs the requirement to be a
-bound on the count of one sensitive set. Paper 001 shows the attack on other models too:
+The dynamic program of :mod:`kerckhoffs.attacks.minimality.credibility` needs the requirement to be
+a bound on the count of one sensitive set. Paper 001 shows the attack on other models too:
 recursive (c, l)-diversity (Table XI), t-closeness (Table XII), (k, e)-anonymity (Table XIII)
 and personalized privacy (Table XV), and on multi-valued sensitive attributes (Table III).
 This engine is exact for any predicate and exponential in the size of the EC; it is also the

@@ -8,7 +8,8 @@ it). The natural adversary reads a cell as *holding* its SA value when the cell'
 reaches a threshold ``tau``: for a target located in QI cell ``c`` of release ``j`` (by the
 target's QIs, :mod:`kerckhoffs.attacks.locate`), ``s_ij = {v : noisy(c, v) >= tau}``. The
 sets are then intersected across releases exactly as Algorithm 1 does
-(:func:`kerckhoffs.attacks.composition.attack_result`: ``S_i``, perfect and partial breaches,
+(:func:`kerckhoffs.attacks.composition.intersection.attack_result`: ``S_i``, perfect and partial
+breaches,
 effective anonymity before and after, the same tuple table and details). A non-DP release in
 the list (a k-anonymous table, say) contributes its exact value sets, as in Algorithm 1.
 
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.attacks.composition import attack_result, meta_on_disk
+from kerckhoffs.attacks.composition.intersection import attack_result, meta_on_disk
 from kerckhoffs.attacks.knowledge import Knowledge, NotHaving
 from kerckhoffs.attacks.locate import Location, locate_all
 from kerckhoffs.attacks.registry import register_attack
@@ -129,7 +130,7 @@ def dp_intersection_attack(
 ) -> AttackResult:
     """Threshold every DP release's noisy counts at its ``tau`` (:func:`thresholds`), then
     Algorithm 1 over all releases (module docstring); the arguments and the result are those
-    of :func:`~kerckhoffs.attacks.composition.intersection_attack`, plus
+    of :func:`~kerckhoffs.attacks.composition.intersection.intersection_attack`, plus
     ``details["tau"]`` (per release, None for a non-DP one) and ``details["noise_scale"]``.
     ``against_chance`` (with ``true_values``; what ``audit`` runs): a breach counts only as
     far as the correct ones beat guessing (:func:`_against_chance`).

@@ -16,7 +16,7 @@ the posteriors off the survivors. The paper's instances:
 This is exact and exponential: it enumerates the candidate tables of the *naive world* (every
 arrangement of each published group's SA multiset over its rows, or of the whole frame when the
 rows' groups are not known) and re-runs the algorithm on each. The enumeration and the re-runs
-are the random-worlds auditor's (:func:`kerckhoffs.attacks.random_worlds.random_worlds`);
+are the random-worlds auditor's (:func:`kerckhoffs.audits.random_worlds.random_worlds`);
 this module turns its smart-world posteriors into credibilities of the sensitive sets and an
 :class:`~kerckhoffs.attacks.result.AttackResult`. Small tables only (about 10 rows).
 """
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.attacks.minimality import credibility_sets
-from kerckhoffs.attacks.random_worlds import diversity_bound, random_worlds
+from kerckhoffs.attacks.minimality.attack import credibility_sets
 from kerckhoffs.attacks.result import AttackResult, tuple_table
+from kerckhoffs.audits.random_worlds import diversity_bound, random_worlds
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release import Release
@@ -55,7 +55,7 @@ def mechanism_attack(
     models, *, seed, **options) -> Release``) and the ``models`` it was run with.
 
     Every candidate SA column consistent with the release (``support``: ``"groups"`` or
-    ``"frame"``, see :func:`~kerckhoffs.attacks.random_worlds.naive_worlds`) is run through the
+    ``"frame"``, see :func:`~kerckhoffs.audits.random_worlds.naive_worlds`) is run through the
     algorithm; the candidates that reproduce the release are equally likely. Each row gets the
     credibility of the sensitive set it is most credibly linked to (the schema's subset as one
     set in ``set`` mode, else each sensitive value), ``breached`` above ``1/m`` (``m``: default

@@ -37,7 +37,7 @@ an individual of class ``i`` is ``(E[Y_i | some class violates] + n_{i,u(s)}) / 
 When no class can violate (``p = 0``, edge case E1) nothing can be excluded: the result is the
 no-exclusion expectation ``g_i n_s / sum g`` (Theorem 1) and ``no_inference`` is set.
 The vectorized float engine the whole-table attack uses is
-:mod:`kerckhoffs.attacks.minimality_batch`; it is tested against these.
+:mod:`kerckhoffs.attacks.minimality.batch`; it is tested against these.
 """
 
 from __future__ import annotations

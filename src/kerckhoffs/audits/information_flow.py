@@ -10,7 +10,7 @@ statistic they read with the row sets it was computed on
 (:class:`~kerckhoffs.algorithms.sa_reads.SAReadLog`); this audit runs the algorithm with a log
 and checks each set against the published partition.
 
-Unlike the random-worlds auditor (:mod:`kerckhoffs.attacks.random_worlds`) it works at any
+Unlike the random-worlds auditor (:mod:`kerckhoffs.audits.random_worlds`) it works at any
 size (the log is arrays), so it runs on Adult. It is a sufficient check, not a proof of leak:
 a failed audit says *where* unpublished information was consulted (original Mondrian: the
 halves of rejected cuts; Hilb: candidate groups and frontier skips), which the random-worlds

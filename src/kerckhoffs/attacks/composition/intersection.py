@@ -142,7 +142,7 @@ def intersect(
     marks values a target is known not to have; they are removed from ``S_i``.
     ``group_counts[j]`` (int [groups, labels of release ``j``'s SA column], non-negative),
     when given and not None, replaces release ``j``'s published SA counts per group: a value
-    is in ``s_ij`` when its count is positive. :mod:`kerckhoffs.attacks.dp_intersection`
+    is in ``s_ij`` when its count is positive. :mod:`kerckhoffs.attacks.composition.dp_intersection`
     passes the thresholded noisy counts of a DP release here.
     """
     _check(releases, locations)
@@ -341,7 +341,7 @@ def refuse_dp(releases: Sequence[Release]) -> None:
     """A one-line ParameterError when a release is a DP count table: Algorithm 1 reads each
     class's exact SA values, which a DP release does not publish (its cells hold noisy
     counts, empty ones included); the thresholding adversary of
-    :mod:`kerckhoffs.attacks.dp_intersection` is the one that applies."""
+    :mod:`kerckhoffs.attacks.composition.dp_intersection` is the one that applies."""
     if any(r.scheme == Scheme.DP for r in releases):
         raise ParameterError(f"{NAME}: {DP_REASON}")
 

@@ -4,20 +4,20 @@ applies, each with what it cannot see.
 Paper 000 (spec ``asap.md`` 1.6-1.10) gives two ways to audit an algorithm rather than one
 release, and each is blind where the other looks:
 
-- **random worlds** (:mod:`kerckhoffs.attacks.random_worlds`; Definition 5): exact posteriors
+- **random worlds** (:mod:`kerckhoffs.audits.random_worlds`; Definition 5): exact posteriors
   of an adversary who re-runs the algorithm on every candidate table, on small random tables.
   Its candidates are arrangements of the *published* SA values, so for an algorithm that
   perturbs SA values (MASK and its variants, paper 001) re-running the algorithm on them
   changes nothing: it cannot see a leak through the perturbation itself (MASK's, which the
   negative-association attack exploits), only leaks through the grouping.
-- **information flow** (:mod:`kerckhoffs.attacks.information_flow`; Theorem 5.3 and the
+- **information flow** (:mod:`kerckhoffs.audits.information_flow`; Theorem 5.3 and the
   counts-read extension of spec 1.10 item 2): every SA statistic the algorithm reads must be
   one the release shows. It sees MASK's leak (the counts it reads are the ones it distorts),
   but only for algorithms that log their reads (``sa_log``), and it cannot see what a known
   seed gives away (it checks what is read, not whether the random choice stays secret).
 
 :func:`audit_algorithm` runs both on the same random tables (``trials`` tables of ``rows``
-rows, drawn by :func:`~kerckhoffs.attacks.random_tables.random_table` from ``seed``; trial
+rows, drawn by :func:`~kerckhoffs.audits.random_tables.random_table` from ``seed``; trial
 ``i``'s release drawn with seed ``i``), so their verdicts compare table by table, and runs the
 information-flow audit once more on one larger generated table (``flow_rows`` rows, default
 2,000, the same generator with SA column repaired to l-eligibility). Why both: tiny tables are
@@ -42,15 +42,15 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.registry import AlgorithmInfo, get
-from kerckhoffs.attacks.information_flow import FlowAudit, audit
-from kerckhoffs.attacks.random_tables import (
+from kerckhoffs.audits.information_flow import FlowAudit, audit
+from kerckhoffs.audits.random_tables import (
     MAX_FUZZ_ROWS,
     MAX_SA_VALUES,
     Trial,
     fuzz,
     random_table,
 )
-from kerckhoffs.attacks.random_worlds import diversity_bound
+from kerckhoffs.audits.random_worlds import diversity_bound
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models import parse_model

@@ -2,8 +2,8 @@
 and the adapter that registers it with :mod:`kerckhoffs.attacks.registry`.
 
 The attack lives in three modules with one job each:
-:mod:`~kerckhoffs.attacks.minimality_structure` (what each published class covers),
-:mod:`~kerckhoffs.attacks.minimality_driver` (the requirement, the credibility of every
+:mod:`~kerckhoffs.attacks.minimality.structure` (what each published class covers),
+:mod:`~kerckhoffs.attacks.minimality.driver` (the requirement, the credibility of every
 individual, the report) and this one (the registry adapter: options and knowledge in, the
 driver's result out).
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from kerckhoffs.algorithms.registry import lookup
 from kerckhoffs.attacks.knowledge import Knowledge
-from kerckhoffs.attacks.minimality_driver import (
+from kerckhoffs.attacks.minimality.driver import (
     NAME,
     Requirement,
     credibility_sets,

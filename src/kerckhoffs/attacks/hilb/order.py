@@ -58,7 +58,7 @@ inference. ``G1``'s values are distinct (a Hilb group is bucket heads), ``m2(x)`
 
 (From ``Pr[E | v(h) = x]`` for the event ``E`` of the inference under independent uniform
 arrangements of ``G1`` and ``G2``; the tests check every reported posterior against
-:func:`~kerckhoffs.attacks.random_worlds.naive_worlds` filtered by the inference.) Each is a
+:func:`~kerckhoffs.audits.random_worlds.naive_worlds` filtered by the inference.) Each is a
 proper posterior (conditioning on an event that holds in the real data), so each tuple is
 reported with the largest of them over the inferences it takes part in (and its own group's
 published share), restricted to bounded values (every value, or the schema's sensitive set).
@@ -97,7 +97,7 @@ group, a deterministic group with repeated values) raises
 :class:`~kerckhoffs.errors.InputError`: its ``Q_T`` order is not the one it was made with.
 
 **A population aligned by cells.** A generalized release read from files holds cells, not
-QIs; :func:`kerckhoffs.attacks.hilb_align.align` lays the population (the individuals' exact
+QIs; :func:`kerckhoffs.attacks.hilb.align.align` lays the population (the individuals' exact
 QIs) on its rows and says what the published sizes and cells determine (its docstring). Where
 they do not, the attack only concludes what holds for *every* alignment they allow:
 
@@ -158,7 +158,7 @@ import numpy as np
 from kerckhoffs.algorithms.hilb import table_hilbert_index
 from kerckhoffs.algorithms.hilbert_curve import hilbert_bits, hilbert_order
 from kerckhoffs.algorithms.registry import REGISTRY
-from kerckhoffs.attacks.hilb_align import Alignment, align
+from kerckhoffs.attacks.hilb.align import Alignment, align
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
@@ -308,7 +308,7 @@ def _hilbert_keys(
             raise ParameterError(
                 f"{ATTACK}: the release holds only generalized cells; pass the population's "
                 "exact QIs (row-aligned with the release), or align the population with the "
-                "cells (alignment=kerckhoffs.attacks.hilb_align.align(...))"
+                "cells (alignment=kerckhoffs.attacks.hilb.align.align(...))"
             )
         need = hilbert_bits([c.size for c in source.qi_columns])
         if bits is None:
@@ -385,7 +385,7 @@ def algorithm7(
     ``bits``; or given as ``hilbert_index``. ``ties`` as in the module docstring; with
     ``ties="row"``, ``input_order`` (each row's index in the anonymizer's input table) breaks
     ties of ``Q_T`` instead of the release's row order. ``alignment``: a population aligned
-    by cells (:func:`~kerckhoffs.attacks.hilb_align.align`; needs ``ties="unordered"``), whose
+    by cells (:func:`~kerckhoffs.attacks.hilb.align.align`; needs ``ties="unordered"``), whose
     undetermined part the walk treats as the module docstring says; its inferences then name
     release rows whose group is certain (``alignment.settled``).
     """
@@ -421,7 +421,7 @@ def _aligned_population(
 
 @dataclass(frozen=True, eq=False)
 class _Uncertain:
-    """What an alignment leaves open (:mod:`kerckhoffs.attacks.hilb_align`), for
+    """What an alignment leaves open (:mod:`kerckhoffs.attacks.hilb.align`), for
     :func:`_algorithm7` with ``ties="unordered"``; keys are dense ranks of ``Q_T``.
 
     ``group_key`` and ``group_sure``: the lowest and the highest ``Q_T`` each group's first
@@ -1155,7 +1155,7 @@ def hilb_order_attack(
 
     ``algorithm`` is the algorithm the adversary assumes made the release (default: its
     provenance; anything outside the Hilb family is attacked as Hilb). ``alignment``
-    (:func:`kerckhoffs.attacks.hilb_align.align`) is the population laid on a generalized
+    (:func:`kerckhoffs.attacks.hilb.align.align`) is the population laid on a generalized
     release read from files; it needs ``ties="unordered"`` and replaces ``population``,
     ``hilbert_index`` and ``input_order`` (module docstring, "A population aligned by cells").
     Other parameters as in :func:`algorithm7`. Returns one tuple per row the attack says
@@ -1376,7 +1376,7 @@ def _run(releases: Sequence[Release], knowledge: Knowledge, **options: Any) -> A
 
     A generalized release read from files (its rows hold cells, not QIs) given no
     ``population`` option is aligned with ``knowledge.population`` through its cells and
-    ``knowledge.load_schema()`` (:func:`~kerckhoffs.attacks.hilb_align.align`; cells are taken
+    ``knowledge.load_schema()`` (:func:`~kerckhoffs.attacks.hilb.align.align`; cells are taken
     as tightest when the provenance is a Hilb-family algorithm, which publishes them so), and
     attacked with ``ties="unordered"``: what ``kerckhoffs audit --release R --knowledge POP.csv
     --schema SCHEMA`` runs.

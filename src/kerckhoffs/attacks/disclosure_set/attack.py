@@ -37,7 +37,7 @@ on the people it knows (the knowledge's population: names and QIs, e.g. a voter 
 the population's QIs and the schema's hierarchies, as the anonymizer built them. It places
 the people in the published groups by their cells and lays each group's SA multiset on them
 in any order, which gives the same disclosure set
-(:mod:`~kerckhoffs.attacks.disclosure_candidates`). The tuples are then the population's
+(:mod:`~kerckhoffs.attacks.disclosure_set.candidates`). The tuples are then the population's
 rows, the verdict names the breached people by the population's identifier column (``name``
 in ``examples/disclosure/people.csv``), and the attack finds what it finds on the release
 in the process that made it. Without a population the attack does not apply to a release
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.attacks.disclosure_candidates import (
+from kerckhoffs.attacks.disclosure_set.candidates import (
     candidate_of,
     lattice_candidates,
     sequence_candidates,
@@ -106,7 +106,7 @@ def disclosure_set_attack(
     ``chk``: the privacy check (a :class:`~kerckhoffs.disclosure.Chk` or a model string such
     as ``recursive-cl=2,2``; default: the recorded models'). ``population``: the people the
     adversary knows, with their QIs (needed for a release read from files; the tuples are then
-    its rows, :mod:`~kerckhoffs.attacks.disclosure_candidates`); ``schema``: the hierarchies
+    its rows, :mod:`~kerckhoffs.attacks.disclosure_set.candidates`); ``schema``: the hierarchies
     the lattice was built from (needed to place a population in a lattice release read from
     files; a release made in this process has its own); ``names``: one display name per
     person, used in the verdict. Raises a one-line ParameterError when the set is larger than

@@ -1,6 +1,7 @@
 """The minimality attack's credibility engine for every generalized EC of a table at once.
 
-The exact engines of :mod:`kerckhoffs.attacks.minimality_dp` work one EC at a time in rational
+The exact engines of :mod:`kerckhoffs.attacks.minimality.credibility` work one EC at a time in
+rational
 arithmetic; a release of Adult has about a thousand generalized ECs. This module evaluates the
 closed form of spec ``minimality.md`` 3.1.2 for all of them together in float64 numpy, with
 the same per-class slots ``g`` and thresholds ``tau`` (a class violates when it receives more
@@ -194,7 +195,7 @@ def expected_batch(
 
 
 def _exact(g: np.ndarray, tau: np.ndarray, n_s: int) -> tuple[np.ndarray, float]:
-    from kerckhoffs.attacks.minimality_dp import expected_closed_form
+    from kerckhoffs.attacks.minimality.credibility import expected_closed_form
 
     res = expected_closed_form(g.tolist(), tau.tolist(), n_s)
     lb = float(np.log(float(res.assignments))) if res.assignments else -np.inf

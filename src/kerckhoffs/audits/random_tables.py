@@ -2,12 +2,12 @@
 
 Paper 000's algorithm-safety (Definition 5) is a property of an algorithm, not of one release;
 spec ``asap.md`` 1.10 item 3 audits it the way the spec's prototype did: the exact random-worlds
-audit (:func:`kerckhoffs.attacks.random_worlds.random_worlds`) of many random small tables
+audit (:func:`kerckhoffs.audits.random_worlds.random_worlds`) of many random small tables
 (about 400 of 5-8 rows, l = 2, 2-4 SA values, a random 2-D QI), counting the tables whose
 release violates. :func:`random_table` draws one such table (l-eligible, so an l-diverse
 release exists); :func:`fuzz` audits an algorithm on many, seeded, optionally in worker
 processes. The command ``kerckhoffs audit-algorithm``
-(:mod:`kerckhoffs.attacks.algorithm_audit`) and the tests use both.
+(:mod:`kerckhoffs.audits.algorithm`) and the tests use both.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.attacks.enumerating_rng import AuditTooLarge
-from kerckhoffs.attacks.random_worlds import WorldsAudit, diversity_bound, random_worlds
+from kerckhoffs.audits.enumerating_rng import AuditTooLarge
+from kerckhoffs.audits.random_worlds import WorldsAudit, diversity_bound, random_worlds
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
 from kerckhoffs.models.base import PrivacyModel

@@ -13,8 +13,8 @@ learns she has epilepsy.
 * its provider ids, when the attacked release is in-process and its table has a provider
   column (files never publish it: spec 9, resolution A19): its rows are exactly known;
 * or its own records (QI and SA columns, original values), placed in the published groups
-  by their QIs *and* SA values together (:mod:`kerckhoffs.attacks.placement`): a record fits a
-  group whose cells cover its QIs (:func:`kerckhoffs.attacks.locate.locate`) and whose
+  by their QIs *and* SA values together (:mod:`kerckhoffs.attacks.insider.placement`): a record
+  fits a group whose cells cover its QIs (:func:`kerckhoffs.attacks.locate.locate`) and whose
   published SA counts hold its value, and the records are assigned to groups all at once, no
   group receiving more records of a value than it publishes (a transportation problem). The
   boxes of a ``provider-aware`` release may overlap, so a record may fit several groups; the
@@ -68,10 +68,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.attacks.insider_claim import recorded_check, settle
+from kerckhoffs.attacks.insider.claim import recorded_check, settle
+from kerckhoffs.attacks.insider.placement import Placement, place
 from kerckhoffs.attacks.knowledge import Coalition, Knowledge
 from kerckhoffs.attacks.locate import concat_ranges, locate
-from kerckhoffs.attacks.placement import Placement, place
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.hierarchy import format_value
@@ -138,7 +138,7 @@ class CoalitionRows(NamedTuple):
     group: its records fit the group in more than one way, so the rows it removes there are
     unknown), figures for ``details``, and, for records placed from the files, the fewest and
     most records of each (group, value) any placement removes (``low``, ``high``) and the
-    placement itself (:class:`~kerckhoffs.attacks.placement.Placement`, cells ``group *
+    placement itself (:class:`~kerckhoffs.attacks.insider.placement.Placement`, cells ``group *
     n_values + value``)."""
 
     mine: np.ndarray
@@ -153,7 +153,7 @@ def coalition_rows(
     release: Release, coalition: Coalition, schema: Schema | None = None
 ) -> CoalitionRows:
     """The coalition's rows of ``release`` (module docstring): by provider id, or its records
-    placed by QI box and SA value together (:func:`kerckhoffs.attacks.placement.place`); a
+    placed by QI box and SA value together (:func:`kerckhoffs.attacks.insider.placement.place`); a
     coalition giving both is placed by its records when the release has no provider column
     (one read from its files)."""
     t = release.table
@@ -267,7 +267,7 @@ class InsiderResult(AttackResult):
     named; ``unplaced`` coalition records that fit no group are named too.
 
     ``claim_settled`` groups were settled only by the release's recorded m-privacy check
-    (``claim``, its name: :mod:`kerckhoffs.attacks.insider_claim`), and the verdict says it
+    (``claim``, its name: :mod:`kerckhoffs.attacks.insider.claim`), and the verdict says it
     relied on it; ``claim_unused`` says why the check was not relied on while groups stay
     undecided; ``claim_false`` that the coalition's records contradict it (a gap: never
     SAFE)."""
@@ -481,7 +481,7 @@ def _settle(
     schema: Schema | None,
     found: CoalitionRows,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """The undecided groups settled (:func:`kerckhoffs.attacks.insider_claim.settle`, with the
+    """The undecided groups settled (:func:`kerckhoffs.attacks.insider.claim.settle`, with the
     release's recorded m-privacy check when it covers the coalition), and the result's
     fields that say how."""
     if found.low is None or found.high is None or found.placement is None:

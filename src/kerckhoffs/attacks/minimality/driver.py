@@ -31,7 +31,7 @@ is the whole-table driver of spec ``minimality.md`` 3.3:
    ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class"; spec AMB-8:
    paper 001 section 4.2.2's thresholds on the generalized part alone contradict its own examples;
    ``local_mode="paper_literal"`` uses ``floor(g / l)``), or always when it has fewer than
-   ``k`` tuples. The engine (:func:`~kerckhoffs.attacks.minimality_batch.expected_batch`)
+   ``k`` tuples. The engine (:func:`~kerckhoffs.attacks.minimality.batch.expected_batch`)
    gives ``E[Y_C | some class of the EC violates]`` and ``cred(C, s) = (sum over its ECs of
    E[Y_C] + n_{C,u(s)}) / n_C``; an EC where no class can violate gives the no-exclusion value
    (E1, flagged ``no_inference``). Global recoding is the case ``n_{C,u} = 0``, so one driver
@@ -58,8 +58,8 @@ look at the SA, nothing can be excluded, and the credibility is the published fr
 most ``1/m`` (paper 001 Theorem 4, case 1). Mondrian is not in the list: it stops when no
 *median* cut is allowed, which does not mean that a class violates (a skewed dimension may have
 no strict median cut), so Lemma 1 does not hold for it; its adversary is the attack by mechanism
-(:mod:`kerckhoffs.attacks.mechanism`). Any release can still be attacked under an explicit
-:class:`Requirement`.
+(:mod:`kerckhoffs.attacks.minimality.mechanism`). Any release can still be attacked under an
+explicit :class:`Requirement`.
 
 **Cost.** Everything is numpy over classes, boxes and (class, EC) pairs; the Python loops are
 over QI dimensions (box containment), propagation rounds (splits, components), sensitive sets
@@ -83,9 +83,9 @@ import pandas as pd
 
 from kerckhoffs.algorithms.registry import lookup, names_where
 from kerckhoffs.attacks.locate import population_table
-from kerckhoffs.attacks.minimality_batch import expected_batch
-from kerckhoffs.attacks.minimality_dp import LOCAL_MODES
-from kerckhoffs.attacks.minimality_structure import cells_boxes, published_boxes, structure
+from kerckhoffs.attacks.minimality.batch import expected_batch
+from kerckhoffs.attacks.minimality.credibility import LOCAL_MODES
+from kerckhoffs.attacks.minimality.structure import cells_boxes, published_boxes, structure
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.schema import Schema, SensitiveMode
 from kerckhoffs.data.table import Table

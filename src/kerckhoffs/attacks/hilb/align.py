@@ -44,7 +44,7 @@ is *split* over several). Individuals of unsettled types are *unresolved*: their
 on an alignment the published data do not determine. :class:`Alignment` lays the population on
 the release's rows: each fixed count fills that many rows of its group with individuals of its
 type (``settled`` rows); the rest of the population fills the remaining rows arbitrarily
-(unresolved rows, whose group is *not* known). :mod:`kerckhoffs.attacks.hilb_order` draws
+(unresolved rows, whose group is *not* known). :mod:`kerckhoffs.attacks.hilb.order` draws
 conclusions only from the certain part (its docstring).
 
 **Speed.** ``locate`` runs on the distinct QI vectors, not on individuals; the counts are arrays

@@ -1,6 +1,6 @@
 """The enumerating generator: every outcome of a randomized run with its exact probability.
 
-The random-worlds auditor (:mod:`kerckhoffs.attacks.random_worlds`) weighs each candidate table
+The random-worlds auditor (:mod:`kerckhoffs.audits.random_worlds`) weighs each candidate table
 by ``Pr[A(candidate) = T*]``, the probability that the algorithm publishes the observed release
 (paper 000 Definition 4, the smart world; spec ``asap.md`` 1.6 and 1.10 item 1, which proposes
 "a replayable RNG that records the arity of every choice call and a DFS over choice scripts").

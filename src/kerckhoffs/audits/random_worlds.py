@@ -21,8 +21,8 @@ world). This module decides it exactly, with :class:`fractions.Fraction`, on sma
 3. **Smart world.** Re-run the algorithm on each surviving candidate (the table with its SA
    column replaced) and weight the candidate by ``Pr[A(candidate) = T*]``: 0 or 1 for a
    deterministic algorithm, the exact output probability for a randomized one, found by
-   passing an :class:`~kerckhoffs.attacks.enumerating_rng.EnumeratingRNG` in as the
-   algorithm's ``seed`` (:func:`~kerckhoffs.attacks.enumerating_rng.enumerate_outcomes`: every
+   passing an :class:`~kerckhoffs.audits.enumerating_rng.EnumeratingRNG` in as the
+   algorithm's ``seed`` (:func:`~kerckhoffs.audits.enumerating_rng.enumerate_outcomes`: every
    random choice the algorithm draws through its generator, each branch a real run; nothing
    swapped or replaced, except that the pure steps a branch computes before its first draw,
    the same in every branch, are computed once per candidate:
@@ -49,7 +49,7 @@ Speed: candidates share the table's encoded QIs (only ``sa`` changes), the relea
 distinct candidate is computed once, and for deterministic algorithms no enumeration
 machinery runs. An 8-row table with groups of at most 4 rows (at most 576 worlds) is decided
 well under a second by the classic algorithms. Random small tables and the fuzzing driver over
-them are in :mod:`kerckhoffs.attacks.random_tables` (importable from here too).
+them are in :mod:`kerckhoffs.audits.random_tables`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.attacks.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
+from kerckhoffs.audits.enumerating_rng import AuditTooLarge, EnumeratingRNG, enumerate_outcomes
 from kerckhoffs.data.cells import group_code_cover
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -76,7 +76,7 @@ from kerckhoffs.release import Release, Scheme
 __all__ = [
     "AuditTooLarge",
     "EnumeratingRNG",
-    "Knowledge",
+    "WorldPredicate",
     "WorldsAudit",
     "all_of",
     "at_least",
@@ -91,40 +91,27 @@ __all__ = [
     "with_sa",
 ]
 
-_MOVED_TO_RANDOM_TABLES = frozenset(
-    {"MAX_FUZZ_ROWS", "MAX_SA_VALUES", "Trial", "fuzz", "random_table"}
-)
-
-
-def __getattr__(name: str) -> Any:
-    """The random-table names, defined in :mod:`kerckhoffs.attacks.random_tables` (which
-    imports this module, hence the lazy look-up), stay importable from here."""
-    if name in _MOVED_TO_RANDOM_TABLES:
-        from kerckhoffs.attacks import random_tables
-
-        return getattr(random_tables, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-Knowledge = Callable[[np.ndarray], bool]
-"""External knowledge: True when a candidate world (SA code per row) is consistent with it."""
+WorldPredicate = Callable[[np.ndarray], bool]
+"""External knowledge as a predicate: True when a candidate world (SA code per row) is
+consistent with it. (The adversary's knowledge as data, read from files, is
+:class:`kerckhoffs.attacks.knowledge.Knowledge`.)"""
 
 RunFn = Callable[..., Release]
 
 
 # -- external knowledge helpers (spec asap.md 1.5) -------------------------------------------------
-def row_not(row: int, value: int) -> Knowledge:
+def row_not(row: int, value: int) -> WorldPredicate:
     """ "Row ``row`` does not have SA code ``value``" (the set ``S_0`` of unlikely values)."""
     return lambda world: int(world[row]) != value
 
 
-def at_least(rows: Sequence[int], value: int, count: int) -> Knowledge:
+def at_least(rows: Sequence[int], value: int, count: int) -> WorldPredicate:
     """ "At least ``count`` of ``rows`` have SA code ``value``" (a COUNT constraint)."""
     idx = np.asarray(rows, dtype=np.int64)
     return lambda world: int(np.count_nonzero(world[idx] == value)) >= count
 
 
-def all_of(*preds: Knowledge) -> Knowledge:
+def all_of(*preds: WorldPredicate) -> WorldPredicate:
     """The conjunction of several pieces of knowledge."""
     return lambda world: all(p(world) for p in preds)
 
@@ -224,7 +211,7 @@ def naive_worlds(
     release: Release,
     *,
     support: str = "groups",
-    knowledge: Knowledge | None = None,
+    knowledge: WorldPredicate | None = None,
     max_worlds: int = 100_000,
 ) -> np.ndarray:
     """The naive world of ``release``: candidate SA codes per row, one world per row of the
@@ -410,7 +397,7 @@ def random_worlds(
     seed: int | None = 0,
     known_seed: int | None = None,
     options: dict[str, Any] | None = None,
-    knowledge: Knowledge | None = None,
+    knowledge: WorldPredicate | None = None,
     support: str = "groups",
     compare: str | None = None,
     release: Release | None = None,
@@ -433,6 +420,7 @@ def random_worlds(
     section 7, the ++ variants) can then violate like its deterministic counterpart.
 
     >>> from kerckhoffs.models import LDiversity
+    >>> from kerckhoffs.audits.random_tables import random_table
     >>> table = random_table(np.random.default_rng(3), 6, n_sa=3)
     >>> random_worlds("mondrian++", table, [LDiversity(2)], seed=0).violates
     False
