@@ -85,7 +85,12 @@ from kerckhoffs.algorithms.registry import lookup, names_where
 from kerckhoffs.attacks.locate import population_table
 from kerckhoffs.attacks.minimality.batch import expected_batch
 from kerckhoffs.attacks.minimality.credibility import LOCAL_MODES
-from kerckhoffs.attacks.minimality.structure import cells_boxes, published_boxes, structure
+from kerckhoffs.attacks.minimality.structure import (
+    Structure,
+    cells_boxes,
+    published_boxes,
+    structure,
+)
 from kerckhoffs.attacks.result import AttackResult, tuple_table
 from kerckhoffs.data.schema import Schema, SensitiveMode
 from kerckhoffs.data.table import Table
@@ -264,77 +269,16 @@ def minimality_attack(
     sizes = part.sizes.astype(np.int64)
     sa_pub = np.asarray(release.sa_published)
     own_rows = population is None
-    if release.scheme == Scheme.BUCKETIZATION:
-        if not own_rows:
-            raise ParameterError(
-                "minimality: a bucketized release shows the original QIs; no population needed"
-            )
-        quasi = table.qi
-        row_cls = Partition.from_columns(quasi).group.astype(np.int64)
-        st = structure(quasi, sizes, None, None, (row_cls, part.group))
-    elif own_rows:
-        quasi = table.qi
-        lo, hi = published_boxes(release)
-        st = structure(quasi, sizes, lo, hi)
-    else:
-        if schema is None:
-            raise ParameterError(
-                "minimality: attacking a generalized release through a population needs the "
-                "schema whose hierarchies say what each published cell covers"
-            )
-        pop = population_table(population, schema, release)
-        quasi = pop.qi
-        lo, hi = cells_boxes(release.generalized_cells(), pop.qi_columns)
-        st = structure(quasi, sizes, lo, hi)
+    st = _class_structure(release, sizes, population, schema)
 
     sets = credibility_sets(table, sa_pub)
     n_ind = st.cls.shape[0]
     n_cls = st.n_c.shape[0]
     truth = table.sa if own_rows else None
-    # a resolved EC's specialization returns its part of a class to the class's
-    # ungeneralized tuples: that merged EC is what must have violated (Definition 3, spec 3.2)
-    merged = st.n_u[st.item_class] + st.item_slots
-    small = merged < requirement.k
-    ec_ids, ec_index = np.unique(st.item_group, return_inverse=True)
-    ec_index = np.asarray(ec_index).reshape(-1)
-    creds = np.zeros((len(sets), n_cls))
-    no_inf_groups = np.zeros(part.n_groups, dtype=bool)
-    fallbacks = 0
-    sensitive_tuples = problematic = 0
-    problematic_cred = 0.0
-    for si, (_, mask) in enumerate(sets):
-        s_row = mask[sa_pub]
-        s_group = np.bincount(part.group, weights=s_row, minlength=part.n_groups).astype(np.int64)
-        u_s = np.bincount(st.ungen_class, weights=s_group[st.ungen_group], minlength=n_cls).astype(
-            np.int64
-        )
-        if local_mode == "whole_class":
-            tau = requirement.limit(merged) - u_s[st.item_class]
-        else:
-            tau = requirement.limit(st.item_slots)
-        tau = np.where(small, -1, np.maximum(tau, -1))
-        ey = np.zeros(n_cls)
-        if ec_ids.size:
-            res = expected_batch(ec_index, st.item_slots, tau, s_group[ec_ids])
-            ey += np.bincount(st.item_class, weights=res.expected, minlength=n_cls)
-            no_inf_groups[ec_ids[res.no_inference]] = True
-            fallbacks += res.exact_fallbacks
-        if st.amb_class.size:
-            amb = st.ambiguous_groups
-            comp_s = np.bincount(
-                st.comp_of_group[amb], weights=s_group[amb], minlength=part.n_groups
-            )
-            comp_n = np.bincount(st.comp_of_group[amb], weights=sizes[amb], minlength=part.n_groups)
-            ey[st.amb_class] += st.amb_slots * comp_s[st.amb_comp] / comp_n[st.amb_comp]
-        creds[si] = (ey + u_s) / st.n_c
-        if truth is not None and bound is not None:
-            sens_rows = mask[truth]
-            hit = sens_rows & (creds[si][st.cls] > bound + EPS)
-            sensitive_tuples += int(sens_rows.sum())
-            problematic += int(hit.sum())
-            problematic_cred += float(creds[si][st.cls][hit].sum())
-        elif truth is not None:
-            sensitive_tuples += int(mask[truth].sum())
+    creds, no_inf_groups, fallbacks, tally = _credibilities(
+        release, st, sets, requirement, local_mode, truth, bound
+    )
+    sensitive_tuples, problematic, problematic_cred = tally
 
     if sets:
         best = np.argmax(creds, axis=0)
@@ -385,6 +329,97 @@ def minimality_attack(
             tuples_of_breached_classes=int(breached.sum()),
         )
     return AttackResult(NAME, tuples, n_ind, bound, details)
+
+
+def _credibilities(
+    release: Release,
+    st: Structure,
+    sets: list[tuple[str, np.ndarray]],
+    requirement: Requirement,
+    local_mode: str,
+    truth: np.ndarray | None,
+    bound: float | None,
+) -> tuple[np.ndarray, np.ndarray, int, tuple[int, int, float]]:
+    """Per sensitive set, each class's credibility (steps 3-4 of the module docstring): the
+    ``[sets, classes]`` credibilities, the groups with no inference, the ECs decided by the
+    exact fallback, and, when the true values are known, (sensitive tuples, problematic tuples,
+    their summed credibility)."""
+    part = release.partition
+    sizes = part.sizes.astype(np.int64)
+    sa_pub = np.asarray(release.sa_published)
+    n_cls = st.n_c.shape[0]
+    # a resolved EC's specialization returns its part of a class to the class's
+    # ungeneralized tuples: that merged EC is what must have violated (Definition 3, spec 3.2)
+    merged = st.n_u[st.item_class] + st.item_slots
+    small = merged < requirement.k
+    ec_ids, ec_index = np.unique(st.item_group, return_inverse=True)
+    ec_index = np.asarray(ec_index).reshape(-1)
+    creds = np.zeros((len(sets), n_cls))
+    no_inf_groups = np.zeros(part.n_groups, dtype=bool)
+    fallbacks = 0
+    sensitive_tuples = problematic = 0
+    problematic_cred = 0.0
+    for si, (_, mask) in enumerate(sets):
+        s_row = mask[sa_pub]
+        s_group = np.bincount(part.group, weights=s_row, minlength=part.n_groups).astype(np.int64)
+        u_s = np.bincount(st.ungen_class, weights=s_group[st.ungen_group], minlength=n_cls).astype(
+            np.int64
+        )
+        if local_mode == "whole_class":
+            tau = requirement.limit(merged) - u_s[st.item_class]
+        else:
+            tau = requirement.limit(st.item_slots)
+        tau = np.where(small, -1, np.maximum(tau, -1))
+        ey = np.zeros(n_cls)
+        if ec_ids.size:
+            res = expected_batch(ec_index, st.item_slots, tau, s_group[ec_ids])
+            ey += np.bincount(st.item_class, weights=res.expected, minlength=n_cls)
+            no_inf_groups[ec_ids[res.no_inference]] = True
+            fallbacks += res.exact_fallbacks
+        if st.amb_class.size:
+            amb = st.ambiguous_groups
+            comp_s = np.bincount(
+                st.comp_of_group[amb], weights=s_group[amb], minlength=part.n_groups
+            )
+            comp_n = np.bincount(st.comp_of_group[amb], weights=sizes[amb], minlength=part.n_groups)
+            ey[st.amb_class] += st.amb_slots * comp_s[st.amb_comp] / comp_n[st.amb_comp]
+        creds[si] = (ey + u_s) / st.n_c
+        if truth is not None and bound is not None:
+            sens_rows = mask[truth]
+            hit = sens_rows & (creds[si][st.cls] > bound + EPS)
+            sensitive_tuples += int(sens_rows.sum())
+            problematic += int(hit.sum())
+            problematic_cred += float(creds[si][st.cls][hit].sum())
+        elif truth is not None:
+            sensitive_tuples += int(mask[truth].sum())
+    return creds, no_inf_groups, fallbacks, (sensitive_tuples, problematic, problematic_cred)
+
+
+def _class_structure(
+    release: Release, sizes: np.ndarray, population: pd.DataFrame | None, schema: Schema | None
+) -> Structure:
+    """The classes of the individuals' original QIs and the published ECs covering them
+    (:func:`~kerckhoffs.attacks.minimality.structure.structure`): from the release's own rows,
+    or from ``population`` laid on a generalized release read back from files."""
+    if release.scheme == Scheme.BUCKETIZATION:
+        if population is not None:
+            raise ParameterError(
+                "minimality: a bucketized release shows the original QIs; no population needed"
+            )
+        quasi = release.table.qi
+        row_cls = Partition.from_columns(quasi).group.astype(np.int64)
+        return structure(quasi, sizes, None, None, (row_cls, release.partition.group))
+    if population is None:
+        lo, hi = published_boxes(release)
+        return structure(release.table.qi, sizes, lo, hi)
+    if schema is None:
+        raise ParameterError(
+            "minimality: attacking a generalized release through a population needs the "
+            "schema whose hierarchies say what each published cell covers"
+        )
+    pop = population_table(population, schema, release)
+    lo, hi = cells_boxes(release.generalized_cells(), pop.qi_columns)
+    return structure(pop.qi, sizes, lo, hi)
 
 
 def near_minimality_attack(
