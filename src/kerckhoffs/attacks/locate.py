@@ -66,7 +66,7 @@ from kerckhoffs.data.cells import Runs, read_cells
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
 from kerckhoffs.data.table import EncodedColumn, Table
-from kerckhoffs.errors import HierarchyError, InputError, ParameterError
+from kerckhoffs.errors import HierarchyError, InputError, InternalError, ParameterError
 from kerckhoffs.release import Partition, Release, Scheme
 
 NOT_FOUND = -1
@@ -337,7 +337,8 @@ def _locate_exact(release: Release, columns: list[_PopColumn]) -> Location:
     for j, (col, pc) in enumerate(zip(t.qi_columns, columns, strict=True)):
         if col.kind == Kind.NUMERIC:
             x = pc.numbers()
-            assert x is not None
+            if x is None:  # numbers() refuses a non-numeric value rather than return None
+                raise InternalError(f"column {pc.name!r}: no numbers for a numeric column")
             vals = np.asarray(col.values, dtype=float)
             pos = np.clip(np.searchsorted(vals, x), 0, max(vals.size - 1, 0))
             code_of_unique = np.where(vals[pos] == x, pos, -1)
@@ -593,12 +594,14 @@ def _column_cover(
             probe = read_cells(cells, column=name, kind=None)
             if probe.kind == Kind.NUMERIC:
                 x = pc.numbers(strict=False)
-                assert x is not None
+                if x is None:  # checked just above
+                    raise InternalError(f"column {name!r}: its numbers vanished")
                 return _Cover(x, pc.codes, list(probe.runs), probe.index), None
     if kind == Kind.NUMERIC:
         cover = read_cells(cells, column=name, kind=Kind.NUMERIC, hierarchy=hierarchy)
         x = pc.numbers()
-        assert x is not None
+        if x is None:  # numbers() refuses a non-numeric value rather than return None
+            raise InternalError(f"column {name!r}: no numbers for a numeric column")
         return _Cover(x, pc.codes, list(cover.runs), cover.index), None
     texts = pc.texts()
     if hierarchy is not None:

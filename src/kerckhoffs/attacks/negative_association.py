@@ -263,15 +263,7 @@ def negative_association_attack(
     if not rules:
         raise ParameterError(f"{ATTACK}: needs at least one rule (value, share, where)")
     alg = algorithm if algorithm is not None else release.provenance.algorithm
-    if m is None:
-        m = release.provenance.parameters.get("m")
-    try:
-        ok = not isinstance(m, bool) and float(m).is_integer() and float(m) >= 1  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ParameterError(f"{ATTACK}: m must be a whole number >= 1 (got {m!r}); pass m=")
-    m = int(float(m))  # type: ignore[arg-type]
+    m = _m_of(release, m)
     hist = release.histogram().counts
     sizes = hist.sum(axis=1)
     n_groups = sizes.shape[0]
@@ -365,6 +357,19 @@ def negative_association_attack(
         **extra,
     )
     return AttackResult(ATTACK, tuples, release.table.n, 1 / m, details, gaps=gaps)
+
+
+def _m_of(release: Release, m: Any) -> int:
+    """``m`` given, else the release's recorded ``m``: a whole number >= 1."""
+    if m is None:
+        m = release.provenance.parameters.get("m")
+    try:
+        ok = not isinstance(m, bool) and float(m).is_integer() and float(m) >= 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ParameterError(f"{ATTACK}: m must be a whole number >= 1 (got {m!r}); pass m=")
+    return int(float(m))
 
 
 def _groups(n: int) -> str:

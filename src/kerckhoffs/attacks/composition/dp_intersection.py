@@ -46,7 +46,7 @@ from kerckhoffs.attacks.locate import Location, locate_all
 from kerckhoffs.attacks.registry import register_attack
 from kerckhoffs.attacks.result import AttackResult
 from kerckhoffs.data.schema import Schema
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.release import Release, Scheme
 
 NAME = "dp-intersection"
@@ -106,7 +106,8 @@ def held_counts(release: Release, tau: float) -> np.ndarray:
         raise ParameterError(f"{NAME}: {reason}")
     from kerckhoffs.dp.counts import COUNT, DPRelease
 
-    assert isinstance(release, DPRelease)
+    if not isinstance(release, DPRelease):  # _dp_reason accepts only DP count tables
+        raise InternalError(f"{NAME}: held_counts reached a release that is not a DP count table")
     noisy = pd.to_numeric(release.counts[COUNT]).to_numpy(dtype=np.float64)
     table = release.table
     out = np.zeros((table.n, table.sa_column.size), dtype=np.int64)
@@ -348,7 +349,8 @@ def run_dp_intersection(
         schema = Schema.from_toml(schema)
     every = list(releases) + knowledge.load_releases(schema)
     population = knowledge.population
-    assert population is not None
+    if population is None:  # _applies refuses knowledge without a population
+        raise InternalError(f"{NAME}: no population after the attack was found to apply")
     locations = locate_all(every, population, schema)
     sa = every[0].table.sa_name
     tau = options.get("tau")

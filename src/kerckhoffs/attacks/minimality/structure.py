@@ -32,7 +32,7 @@ import pandas as pd
 
 from kerckhoffs.data.cells import code_cover, group_code_cover
 from kerckhoffs.data.table import EncodedColumn
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, InternalError
 from kerckhoffs.release import Partition, Release
 
 __all__ = ["Structure", "box_pairs", "cells_boxes", "published_boxes", "structure"]
@@ -222,7 +222,8 @@ def structure(
 
     known_flow = None
     if member_pairs is None:
-        assert lo is not None and hi is not None
+        if lo is None or hi is None:
+            raise InternalError("structure: a generalized release needs its groups' boxes")
         ungen = np.all(lo == hi, axis=1)
         ug = np.flatnonzero(ungen)
         key = Partition.from_columns(np.concatenate([points, lo[ug]])).group.astype(np.int64)
@@ -253,7 +254,8 @@ def structure(
     n_g = n_c - n_u
     gen_groups = np.flatnonzero(~ungen)
     if member_pairs is None:
-        assert lo is not None and hi is not None
+        if lo is None or hi is None:
+            raise InternalError("structure: a generalized release needs its groups' boxes")
         need = np.flatnonzero(n_g > 0)
         pt, bx = box_pairs(points[need], lo[gen_groups], hi[gen_groups])
         pair_cls, pair_grp = need[pt], gen_groups[bx]
@@ -278,26 +280,10 @@ def structure(
     forced = int(np.count_nonzero((targets > 1) & (n_g > 0)))
     undecided = flow < 0
     forced -= int(np.unique(pair_cls[undecided]).size)
-    # ECs with an undecided pair are ambiguous; they couple through the classes they share
-    amb_group = np.zeros(n_groups, dtype=bool)
-    amb_group[pair_grp[undecided]] = True
-    in_amb = amb_group[pair_grp]
-    amb_groups = np.flatnonzero(amb_group)
-    local = np.full(n_groups, -1, dtype=np.int64)
-    local[amb_groups] = np.arange(amb_groups.size)
-    comp_local = _components(amb_groups.size, pair_cls[in_amb], local[pair_grp[in_amb]], n_cls)
-    comp = np.full(n_groups, -1, dtype=np.int64)
-    comp[amb_groups] = amb_groups[comp_local]
-    resolved = ~in_amb & (flow > 0)
-    item_slots = flow[resolved]
-    amb_need = n_g - np.bincount(pair_cls[resolved], weights=item_slots, minlength=n_cls).astype(
-        np.int64
+    amb_group, comp, resolved, amb_need, cls_comp, amb_cls, comp_need, comp_tuples = _ambiguous(
+        pair_cls, pair_grp, flow, n_g, group_sizes, n_cls
     )
-    cls_comp = np.full(n_cls, -1, dtype=np.int64)
-    cls_comp[pair_cls[in_amb]] = comp[pair_grp[in_amb]]
-    amb_cls = np.flatnonzero((cls_comp >= 0) & (amb_need > 0))
-    comp_tuples = np.bincount(comp[amb_groups], weights=group_sizes[amb_groups], minlength=n_groups)
-    comp_need = np.bincount(cls_comp[amb_cls], weights=amb_need[amb_cls], minlength=n_groups)
+    item_slots = flow[resolved]
     bad = np.flatnonzero(comp_need != comp_tuples)
     if bad.size:
         g = int(bad[0])
@@ -324,3 +310,40 @@ def structure(
         ambiguous_groups=amb_group,
         forced_splits=max(forced, 0),
     )
+
+
+def _ambiguous(
+    pair_cls: np.ndarray,
+    pair_grp: np.ndarray,
+    flow: np.ndarray,
+    n_g: np.ndarray,
+    group_sizes: np.ndarray,
+    n_cls: int,
+) -> tuple[np.ndarray, ...]:
+    """The ECs whose split stays undecided (``flow < 0``) and the components they form through
+    the classes they share (step 2 of :mod:`kerckhoffs.attacks.minimality.driver`'s docstring):
+    (ambiguous groups, component of each group, resolved pairs, tuples each class still needs,
+    component of each class, ambiguous classes, tuples needed and held per component)."""
+    n_groups = group_sizes.shape[0]
+    undecided = flow < 0
+    # ECs with an undecided pair are ambiguous; they couple through the classes they share
+    amb_group = np.zeros(n_groups, dtype=bool)
+    amb_group[pair_grp[undecided]] = True
+    in_amb = amb_group[pair_grp]
+    amb_groups = np.flatnonzero(amb_group)
+    local = np.full(n_groups, -1, dtype=np.int64)
+    local[amb_groups] = np.arange(amb_groups.size)
+    comp_local = _components(amb_groups.size, pair_cls[in_amb], local[pair_grp[in_amb]], n_cls)
+    comp = np.full(n_groups, -1, dtype=np.int64)
+    comp[amb_groups] = amb_groups[comp_local]
+    resolved = ~in_amb & (flow > 0)
+    item_slots = flow[resolved]
+    amb_need = n_g - np.bincount(pair_cls[resolved], weights=item_slots, minlength=n_cls).astype(
+        np.int64
+    )
+    cls_comp = np.full(n_cls, -1, dtype=np.int64)
+    cls_comp[pair_cls[in_amb]] = comp[pair_grp[in_amb]]
+    amb_cls = np.flatnonzero((cls_comp >= 0) & (amb_need > 0))
+    comp_tuples = np.bincount(comp[amb_groups], weights=group_sizes[amb_groups], minlength=n_groups)
+    comp_need = np.bincount(cls_comp[amb_cls], weights=amb_need[amb_cls], minlength=n_groups)
+    return amb_group, comp, resolved, amb_need, cls_comp, amb_cls, comp_need, comp_tuples
