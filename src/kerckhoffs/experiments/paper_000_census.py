@@ -40,7 +40,6 @@ from kerckhoffs.attacks.hilb_order import hilb_order_attack
 from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics import Workload, query_error
 from kerckhoffs.models import LDiversity
 from kerckhoffs.release import Release, Scheme
@@ -488,5 +487,3 @@ EXPERIMENTS = [
         "paper. Hilb++ strict rows are ours only. " + DATA_NOTE,
     ),
 ]
-
-register_experiment(*EXPERIMENTS)

@@ -68,7 +68,6 @@ from kerckhoffs.disclosure import (
 )
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
 
 PAPER = "002"
 
@@ -1331,8 +1330,6 @@ EXPERIMENTS = [
         notes=_EB_NOTE + "3 generalizations, largest group 3, 4, 5, 6, 8 rows.",
     ),
 ]
-
-register_experiment(*EXPERIMENTS)
 
 __all__ = [
     "EXPERIMENTS",

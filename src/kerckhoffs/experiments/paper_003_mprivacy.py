@@ -68,7 +68,6 @@ from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics.range_count import draw_range_counts, range_count_error
 from kerckhoffs.models import DistinctLDiversity, KAnonymity, MPrivacy
 from kerckhoffs.mprivacy import GroupStats, constraint_from_models, verify
@@ -794,8 +793,6 @@ EXPERIMENTS = [
         "median).",
     ),
 ]
-
-register_experiment(*EXPERIMENTS)
 
 __all__ = [
     "EXPERIMENTS",

@@ -79,7 +79,6 @@ from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.models import EntropyLDiversity, KAnonymity, TCloseness
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
@@ -673,7 +672,7 @@ DIVERSE_POINTS = [
 ]
 K_LABEL = "k (k1 = k2)"
 
-register_experiment(
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="composition-fig1",
         version=4,

@@ -62,7 +62,6 @@ from kerckhoffs.experiments.paper_004_composition import (
     subsets_of,
     table_of,
 )
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.models import KAnonymity
 
 PAPER = "004"
@@ -552,7 +551,7 @@ def measure_x4(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 
 
 # -- the experiments ----------------------------------------------------------------------------
-register_experiment(
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="dp-x1-breach",
         varies=("breach_pct", "perfect_pct", "correct_pct", "truth_in_set", "ea_post"),
