@@ -114,8 +114,8 @@ def reproduce(
     experiment shows the progress.
     """
     from kerckhoffs.experiments import Context, all_experiments, get_experiment
-    from kerckhoffs.experiments.parallel import available_cpus
     from kerckhoffs.experiments.runner import cache_dir
+    from kerckhoffs.machine import available_cpus
 
     if list_only:
         t = table("name", "paper", "figure", "points", "title")

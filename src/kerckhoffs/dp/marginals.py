@@ -219,16 +219,7 @@ def dp_marginals(
     mech, nb = parse_mechanism(mechanism), count_neighbours(neighbours)
     sets = parse_marginals(marginals)
     lv = parse_levels(levels)
-    qi = [c.name for c in table.qi_columns]
-    known = [*qi, table.sa_name]
-    names_used = [a for a in known if any(a in s for s in sets)]
-    for s in sets:
-        for a in s:
-            if a not in known:
-                raise ParameterError(f"marginals: no attribute {a!r} (have {known})")
-    stray = sorted(set(lv) - set(names_used))
-    if stray:
-        raise ParameterError(f"levels: {stray[0]!r} is in no marginal")
+    names_used = _attributes_used(table, sets, lv)
     pairs = [marginal_domain(table, s, lv, max_cells) for s in sets]
     domains, keys = [d for d, _ in pairs], [k for _, k in pairs]
     total_cells = sum(d.size for d in domains)
@@ -244,74 +235,15 @@ def dp_marginals(
         add_noise(true_counts(k, d.size), m, spec)
         for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
     ]
-    if consistent and len(raw) > 1:
+    joint = consistent and len(raw) > 1
+    if joint:
         variances = [d.size * 2.0 * spec.scale**2 for d, spec in zip(domains, specs, strict=True)]
         published = consistent_totals(raw, variances)
     else:
         published = [post_process(r) for r in raw]
-    quasi = [a for a in names_used if a != table.sa_name]
-    with_sa = table.sa_name in names_used
-
-    def layout() -> tuple[pd.DataFrame, Table]:
-        """The stacked cell labels (``*`` for an attribute a marginal does not cross) and
-        the cell table: a function of the public domains only."""
-        frames = []
-        for s, d in zip(sets, domains, strict=True):
-            f = d.frame()
-            out = pd.DataFrame({MARGINAL: np.full(d.size, "+".join(s), dtype=object)})
-            for a in names_used:
-                out[a] = f[a].to_numpy() if a in s else np.full(d.size, "*", dtype=object)
-            frames.append(out)
-        labels = pd.concat(frames, ignore_index=True)
-        sa = table.sa_name if with_sa else None
-        cells = cell_table(labels[names_used], quasi, sa, table.sa_name)
-        labels[COUNT] = np.zeros(len(labels), dtype=np.int64)
-        return labels, cells
-
-    key = (
-        "marginals",
-        tuple(sets),
-        tuple(names_used),
-        tuple(tuple(tuple(map(str, lab)) for lab in d.labels) for d in domains),
-        tuple(d.levels for d in domains),
-        table.sa_name,
-    )
-    counts, cells_table = cached_layout(key, total_cells, layout)
+    counts, cells_table = _stacked(table, sets, domains, names_used)
     counts[COUNT] = np.concatenate(published)
-    parts = tuple(
-        {
-            "name": "marginal",
-            "attributes": list(s),
-            "levels": {a: lv.get(a, 0) for a in s},
-            "epsilon": spec.epsilon,
-            "delta": spec.delta,
-            "scale": spec.scale,
-            "sensitivity": spec.sensitivity,
-            "privacy_map": spec.privacy_map,
-            "cells": spec.cells,
-        }
-        for s, spec in zip(sets, specs, strict=True)
-    )
-    noise = NoiseSpec(
-        mech,
-        nb,
-        sum(s.sensitivity for s in specs),
-        min(s.scale for s in specs),
-        eps,
-        sum_up([s.delta for s in specs]) if dlt else 0.0,
-        sum_up([s.privacy_map for s in specs]),
-        opendp_version(),
-        total_cells,
-        parts,
-        specs[0].norm,
-        (
-            "one common total for every marginal (inverse-variance weighted mean of their noisy "
-            "sums), then clamped at 0, scaled to that total and rounded by largest remainders "
-            "(sees only the noisy counts)"
-            if consistent and len(raw) > 1
-            else CLAMP_AND_ROUND
-        ),
-    )
+    noise = _composed_noise(sets, lv, specs, mech, nb, eps, dlt, total_cells, joint)
     if noise.privacy_map > eps or noise.delta > dlt:  # pragma: no cover (_measure ensures it)
         raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps!r}")
     columns = {c.name: c for c in [*table.qi_columns, table.sa_column]}
@@ -335,6 +267,110 @@ def dp_marginals(
     )
     release.models = tuple(models)
     return release
+
+
+def _attributes_used(
+    table: Table, sets: Sequence[tuple[str, ...]], levels: Mapping[str, int]
+) -> list[str]:
+    """The table's attributes (QIs in order, then the SA) that some marginal crosses; an
+    unknown attribute, or a level for an attribute in no marginal, is refused."""
+    known = [*(c.name for c in table.qi_columns), table.sa_name]
+    for s in sets:
+        for a in s:
+            if a not in known:
+                raise ParameterError(f"marginals: no attribute {a!r} (have {known})")
+    names_used = [a for a in known if any(a in s for s in sets)]
+    stray = sorted(set(levels) - set(names_used))
+    if stray:
+        raise ParameterError(f"levels: {stray[0]!r} is in no marginal")
+    return names_used
+
+
+def _stacked(
+    table: Table,
+    sets: Sequence[tuple[str, ...]],
+    domains: Sequence[CellDomain],
+    names_used: Sequence[str],
+) -> tuple[pd.DataFrame, Table]:
+    """The published ``counts`` frame (counts still zero) and its cell table: the marginals'
+    cells stacked, a ``marginal`` column naming each, ``*`` for an attribute a marginal does
+    not cross. A function of the public domains only, so it is cached by them."""
+    quasi = [a for a in names_used if a != table.sa_name]
+    with_sa = table.sa_name in names_used
+
+    def layout() -> tuple[pd.DataFrame, Table]:
+        frames = []
+        for s, d in zip(sets, domains, strict=True):
+            f = d.frame()
+            out = pd.DataFrame({MARGINAL: np.full(d.size, "+".join(s), dtype=object)})
+            for a in names_used:
+                out[a] = f[a].to_numpy() if a in s else np.full(d.size, "*", dtype=object)
+            frames.append(out)
+        labels = pd.concat(frames, ignore_index=True)
+        sa = table.sa_name if with_sa else None
+        cells = cell_table(labels[list(names_used)], quasi, sa, table.sa_name)
+        labels[COUNT] = np.zeros(len(labels), dtype=np.int64)
+        return labels, cells
+
+    key = (
+        "marginals",
+        tuple(sets),
+        tuple(names_used),
+        tuple(tuple(tuple(map(str, lab)) for lab in d.labels) for d in domains),
+        tuple(d.levels for d in domains),
+        table.sa_name,
+    )
+    return cached_layout(key, sum(d.size for d in domains), layout)
+
+
+def _composed_noise(
+    sets: Sequence[tuple[str, ...]],
+    levels: Mapping[str, int],
+    specs: Sequence[NoiseSpec],
+    mechanism: Mechanism,
+    neighbours: Neighbours,
+    epsilon: float,
+    delta: float,
+    cells: int,
+    joint: bool,
+) -> NoiseSpec:
+    """What ``release.json`` records of the marginals' noise: one part per marginal, the
+    sum of their privacy maps and deltas (basic composition, rounded up: :func:`sum_up`),
+    and the post-processing (``joint``: one common total for every marginal)."""
+    parts = tuple(
+        {
+            "name": "marginal",
+            "attributes": list(s),
+            "levels": {a: levels.get(a, 0) for a in s},
+            "epsilon": spec.epsilon,
+            "delta": spec.delta,
+            "scale": spec.scale,
+            "sensitivity": spec.sensitivity,
+            "privacy_map": spec.privacy_map,
+            "cells": spec.cells,
+        }
+        for s, spec in zip(sets, specs, strict=True)
+    )
+    return NoiseSpec(
+        mechanism,
+        neighbours,
+        sum(s.sensitivity for s in specs),
+        min(s.scale for s in specs),
+        epsilon,
+        sum_up([s.delta for s in specs]) if delta else 0.0,
+        sum_up([s.privacy_map for s in specs]),
+        opendp_version(),
+        cells,
+        parts,
+        specs[0].norm,
+        (
+            "one common total for every marginal (inverse-variance weighted mean of their noisy "
+            "sums), then clamped at 0, scaled to that total and rounded by largest remainders "
+            "(sees only the noisy counts)"
+            if joint
+            else CLAMP_AND_ROUND
+        ),
+    )
 
 
 __all__ = [

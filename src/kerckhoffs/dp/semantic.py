@@ -69,7 +69,7 @@ from typing import TypeAlias, TypeVar
 
 import numpy as np
 
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.randomness import generator
 
 __all__ = [
@@ -322,7 +322,8 @@ def semantic_privacy(
             sd[(t, i)] = s
             if worst is None or s > worst[0]:
                 worst = (s, (t, i))
-    assert worst is not None  # a mechanism's distribution is never empty: it sums to 1
+    if worst is None:  # a mechanism's distribution is never empty: it sums to 1
+        raise InternalError("no (output, neighbour) pair was compared")
     return SemanticReport(
         n=n,
         default=default,

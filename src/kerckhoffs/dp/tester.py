@@ -67,7 +67,7 @@ from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.counts import COUNT, DPRelease
 from kerckhoffs.dp.mechanisms import Mechanism, Neighbours, parse_neighbours
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 
 
@@ -324,7 +324,8 @@ def select_event(
                 [_at_least_counts(sign * sx, grid), _at_least_counts(sign * sy, grid)]
             )
             consider(counts, cells, tuple(sign * v for v in signs), [grid], "sum")
-    assert best is not None
+    if best is None:  # some event is considered whenever there is a cell to test
+        raise InternalError("the tester's event search considered no event")
     return best[1]
 
 

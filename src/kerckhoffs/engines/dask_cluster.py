@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kerckhoffs.errors import InputError
+from kerckhoffs.machine import available_cpus
 
 __all__ = ["connect", "parquet_files"]
 
@@ -38,8 +39,6 @@ def connect(
         with client:
             yield client
         return
-    from kerckhoffs.experiments.parallel import available_cpus
-
     with (
         LocalCluster(
             n_workers=workers or available_cpus(),

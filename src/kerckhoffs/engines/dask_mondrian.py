@@ -57,12 +57,14 @@ from kerckhoffs.algorithms.mondrian import (
     level_candidates,
     level_histogram,
     median_cuts,
+    plus_rule_from_models,
     reduce_bounded,
+    rule_from_models,
     tie_ranks,
 )
 from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
 
@@ -180,7 +182,8 @@ def _left(
         left = c < v
         tie = np.flatnonzero(c == v)
         if tie.size:
-            assert allowance is not None
+            if allowance is None:  # _allowances gives one per partition under relaxed cuts
+                raise InternalError("relaxed cuts without the partition's tie allowances")
             left[tie] = tie_ranks(g[tie]) < allowance[g[tie]]
     return pos, left
 
@@ -373,6 +376,43 @@ def _merged(pieces: Sequence[tuple[np.ndarray, np.ndarray]], width: int) -> Leve
     return LevelHistogram(keys, total, width)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What every level of one run reads: the cut rule, median and cut kind, the QIs' domains
+    (``widths`` = domain size - 1, the normalized range's denominator; ``offsets``: where each
+    QI's cells start in the (group, QI cell) histogram of ``width`` cells), the SA domain and
+    how a (group, SA) count vector reduces to the bounded count (``reducer``, ``sens_mask``)."""
+
+    rule: CutRule
+    lower: bool
+    strict: bool
+    d: int
+    n_sa: int
+    widths: np.ndarray
+    domains: list[int]
+    offsets: np.ndarray
+    width: int
+    reducer: Any
+    sens_mask: np.ndarray | None
+
+    @property
+    def need_pairs(self) -> bool:
+        """The rule reads (group, SA) counts: the group's, or its halves'."""
+        return bool(self.rule.reads_group_sa or self.rule.reads_halves_sa)
+
+
+@dataclass(frozen=True)
+class _Cuts:
+    """One level's decision per (open group, QI): normalized range, median code, rows equal
+    to it, rows going left, and whether the rule allows the cut."""
+
+    norm: np.ndarray
+    value: np.ndarray
+    ties: np.ndarray
+    n_left: np.ndarray
+    allowed: np.ndarray
+
+
 def mondrian_dask_groups(
     dt: DaskTable,
     rule: CutRule | Callable[[CutStats], np.ndarray],
@@ -395,40 +435,30 @@ def mondrian_dask_groups(
     if cuts not in CUTS:
         raise ParameterError(f"mondrian: cuts must be one of {', '.join(CUTS)}, got {cuts!r}")
     rule = as_rule(rule)
-    lower, strict = median == "lower", cuts == "strict"
     client = dt.client
     shell = dt.shell()
-    d, n_sa = dt.d, max(dt.n_sa, 1)
-    widths = np.array([max(c.size - 1, 0) for c in dt.qi_columns], dtype=np.float64)
-    domains = [max(c.size, 1) for c in dt.qi_columns]
-    offsets = np.zeros(d, dtype=np.int64)
-    np.cumsum(domains[:-1], out=offsets[1:])
-    width = int(sum(domains))
-    need_pairs = rule.reads_group_sa or rule.reads_halves_sa
-    halves_sa = rule.reads_halves_sa
-    reducer, sens_mask = bounded_reducer(shell)
-    starts = dt.starts
+    run = _run_of(dt, rule, median, cuts)
     rows = [
-        client.submit(_start, p, offsets, int(s), strict, pure=False)
-        for p, s in zip(dt.parts, starts, strict=True)
+        client.submit(_start, p, run.offsets, int(s), run.strict, pure=False)
+        for p, s in zip(dt.parts, dt.starts, strict=True)
     ]
     sizes = np.array([dt.n], dtype=np.int64)
-    alive = np.ones(d, dtype=bool)
+    alive = np.ones(run.d, dtype=bool)
     next_id = 0
     level = 0
-
     finished: list[Any] = []  # (bucket results, their group count) when finished in memory
     while sizes.size:
-        n_groups = sizes.size
         if progress is not None:
-            progress(level, n_groups)
+            progress(level, sizes.size)
         units = sizes  # what a worker would hold of each group: its rows, or its units
-        if finish_rows and strict and (sizes > finish_rows).any():  # (units <= rows)
+        if finish_rows and run.strict and (sizes > finish_rows).any():  # (units <= rows)
             units = np.sum(
-                client.gather([client.submit(_open_units, r, n_groups, pure=False) for r in rows]),
+                client.gather(
+                    [client.submit(_open_units, r, sizes.size, pure=False) for r in rows]
+                ),
                 axis=0,
             )
-        small = units <= finish_rows if finish_rows else np.zeros(n_groups, dtype=bool)
+        small = units <= finish_rows if finish_rows else np.zeros(sizes.size, dtype=bool)
         if small.any():  # finished in memory on the workers; the larger ones go on here
             finished += _finish_in_memory(client, rows, units, small, shell, rule, median, cuts)
             if small.all():
@@ -437,108 +467,174 @@ def mondrian_dask_groups(
             remap_f = client.scatter(remap, broadcast=True, hash=False)
             rows = [client.submit(_drop, r, remap_f, pure=False) for r in rows]
             sizes = sizes[~small]
-            n_groups = sizes.size
-        every = np.arange(n_groups)
-        live = [j for j in range(d) if alive[j]]
-        got = client.gather(
+        cut, alive = _level_cuts(client, rows, sizes, alive, run)
+        rows, sizes, next_id = _split(client, rows, sizes, cut, next_id, run)
+        level += 1
+    return _relabelled(client, rows, finished, next_id, level)
+
+
+def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str) -> _Run:
+    """The run's constants (:class:`_Run`) for ``dt``."""
+    domains = [max(c.size, 1) for c in dt.qi_columns]
+    offsets = np.zeros(dt.d, dtype=np.int64)
+    np.cumsum(domains[:-1], out=offsets[1:])
+    reducer, sens_mask = bounded_reducer(dt.shell())
+    return _Run(
+        rule=rule,
+        lower=median == "lower",
+        strict=cuts == "strict",
+        d=dt.d,
+        n_sa=max(dt.n_sa, 1),
+        widths=np.array([max(c.size - 1, 0) for c in dt.qi_columns], dtype=np.float64),
+        domains=domains,
+        offsets=offsets,
+        width=int(sum(domains)),
+        reducer=reducer,
+        sens_mask=sens_mask,
+    )
+
+
+def _level_cuts(
+    client: Any, rows: list[Any], sizes: np.ndarray, alive: np.ndarray, run: _Run
+) -> tuple[_Cuts, np.ndarray]:
+    """Steps 1 and 2 of a level (module docstring): the open groups' summed histograms and
+    the cuts decided from them, as the in-memory engine decides them. Returns the cuts and
+    which QIs still have a spread in some group (``alive``, narrowed)."""
+    n_groups, d = sizes.size, run.d
+    live = [j for j in range(d) if alive[j]]
+    got = client.gather(
+        [
+            client.submit(_level, r, n_groups, run.width, live, run.n_sa, run.need_pairs,
+                          pure=False)
+            for r in rows
+        ]
+    )  # fmt: skip
+    pairs, bounded = _pair_cells(got, n_groups, run) if run.need_pairs else (None, None)
+    spread = np.zeros((n_groups, d), dtype=np.int64)
+    med_code = np.zeros((n_groups, d), dtype=np.int64)
+    below = np.zeros((n_groups, d), dtype=np.int64)
+    n_left = np.repeat(sizes[:, None], d, axis=1)
+    if live:
+        hist = _merged([(g[0], g[1]) for g in got], run.width)
+        c = median_cuts(
+            hist, sizes, [run.domains[j] for j in live], run.lower, run.strict,
+            offsets=run.offsets[live],
+        )  # fmt: skip
+        spread[:, live], med_code[:, live] = c.spread, c.value
+        below[:, live], n_left[:, live] = c.below, c.left
+    alive = alive & (spread > 0).any(axis=0)
+    norm, value, ties, cand = level_candidates(
+        spread, med_code, below, n_left, sizes, run.widths, run.offsets, live
+    )
+    if not run.rule.reads_halves_sa:
+        allowed = allowed_by_counts(run.rule, cand, sizes, n_left, bounded)
+    elif pairs is None or bounded is None:  # need_pairs holds whenever the halves are read
+        raise InternalError("a rule reading the halves' SA counts got no (group, SA) counts")
+    else:
+        found = _Cuts(norm, value, ties, n_left, cand)
+        allowed = _halves_allowed(client, rows, sizes, found, pairs, bounded, run)
+    return _Cuts(norm, value, ties, n_left, allowed), alive
+
+
+def _pair_cells(got: list[Any], n_groups: int, run: _Run) -> tuple[PairCells, np.ndarray]:
+    """The level's summed (group, SA) cells and each open group's bounded count."""
+    hist = _merged([(g[2], g[3]) for g in got], run.n_sa)
+    first = np.searchsorted(hist.key, np.arange(n_groups) * run.n_sa)
+    count = np.diff(np.append(first, hist.key.size))
+    sa = hist.key % run.n_sa
+    weight = run.sens_mask[sa] if run.sens_mask is not None else None
+    bounded = reduce_bounded(hist.count, weight, run.reducer, first)
+    return PairCells(hist, first, count, sa, weight), bounded
+
+
+def _halves_allowed(
+    client: Any,
+    rows: list[Any],
+    sizes: np.ndarray,
+    cand: _Cuts,
+    pairs: PairCells,
+    bounded: np.ndarray,
+    run: _Run,
+) -> np.ndarray:
+    """Which candidate cuts (``cand.allowed``) a rule reading the halves' SA counts allows:
+    round ``r`` asks every undecided group's ``r``-th widest candidate QI, one more pass
+    over the partitions for the left halves' (group, SA) counts, until each group has an
+    allowed cut or none is left (as the in-memory engine's fallback dimensions)."""
+    n_groups, d = cand.allowed.shape
+    every = np.arange(n_groups)
+    allowed = np.zeros((n_groups, d), dtype=bool)
+    order = np.argsort(-np.where(cand.allowed, cand.norm, -1.0), axis=1, kind="stable")
+    n_cand = cand.allowed.sum(axis=1)
+    undecided = n_cand > 0
+    for r in range(d):
+        todo = np.flatnonzero(undecided & (n_cand > r))
+        if not todo.size:
+            break
+        dims = order[todo, r]
+        dim_of = np.full(n_groups, -1, dtype=np.int64)
+        dim_of[todo] = dims
+        value = cand.value[every, np.maximum(dim_of, 0)]
+        allowances = _allowances(
+            client, rows, dim_of, value, cand.ties[every, np.maximum(dim_of, 0)], run.strict
+        )
+        v_f, dim_f = client.scatter([value, dim_of], broadcast=True, hash=False)
+        lefts = client.gather(
             [
-                client.submit(_level, r, n_groups, width, live, n_sa, need_pairs, pure=False)
-                for r in rows
+                client.submit(
+                    _left_pairs, rw, dim_f, v_f, a, run.lower, run.strict, run.n_sa, pure=False
+                )
+                for rw, a in zip(rows, allowances, strict=True)
             ]
         )
-        bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
-        if need_pairs:
-            pairs_hist = _merged([(g[2], g[3]) for g in got], n_sa)
-            pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
-            pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
-            pair_sa = pairs_hist.key % n_sa
-            if sens_mask is not None:
-                pair_w = sens_mask[pair_sa]
-            bounded = reduce_bounded(pairs_hist.count, pair_w, reducer, pair_first)
-        spread = np.zeros((n_groups, d), dtype=np.int64)
-        med_code = np.zeros((n_groups, d), dtype=np.int64)
-        below = np.zeros((n_groups, d), dtype=np.int64)
-        n_left = np.repeat(sizes[:, None], d, axis=1)
-        if live:
-            hist = _merged([(g[0], g[1]) for g in got], width)
-            c = median_cuts(
-                hist, sizes, [domains[j] for j in live], lower, strict, offsets=offsets[live]
-            )
-            spread[:, live], med_code[:, live] = c.spread, c.value
-            below[:, live], n_left[:, live] = c.below, c.left
-        alive &= (spread > 0).any(axis=0)
-        norm, value, ties, cand = level_candidates(
-            spread, med_code, below, n_left, sizes, widths, offsets, live
-        )
-        if not halves_sa:
-            allowed = allowed_by_counts(rule, cand, sizes, n_left, bounded)
-        else:
-            allowed = np.zeros((n_groups, d), dtype=bool)
-            assert pairs_hist is not None and bounded is not None
-            assert pair_first is not None and pair_count is not None and pair_sa is not None
-            order = np.argsort(-np.where(cand, norm, -1.0), axis=1, kind="stable")
-            n_cand = cand.sum(axis=1)
-            undecided = n_cand > 0
-            for r in range(d):
-                todo = np.flatnonzero(undecided & (n_cand > r))
-                if not todo.size:
-                    break
-                dims = order[todo, r]
-                dim_of = np.full(n_groups, -1, dtype=np.int64)
-                dim_of[todo] = dims
-                allowances = _allowances(
-                    client, rows, dim_of, value[every, np.maximum(dim_of, 0)],
-                    ties[every, np.maximum(dim_of, 0)], strict,
-                )  # fmt: skip
-                v_f, dim_f = client.scatter(
-                    [value[every, np.maximum(dim_of, 0)], dim_of], broadcast=True, hash=False
-                )
-                lefts = client.gather(
-                    [
-                        client.submit(
-                            _left_pairs, rw, dim_f, v_f, a, lower, strict, n_sa, pure=False
-                        )
-                        for rw, a in zip(rows, allowances, strict=True)
-                    ]
-                )
-                left_hist = _merged(lefts, n_sa)
-                cnt_all = np.zeros(pairs_hist.key.size, dtype=np.int64)
-                cnt_all[np.searchsorted(pairs_hist.key, left_hist.key)] = left_hist.count
-                pairs = PairCells(pairs_hist, pair_first, pair_count, pair_sa, pair_w)
-                stats = halves_stats(
-                    rule, pairs, todo, sizes[todo], n_left[todo, dims], bounded[todo], cnt_all,
-                    reducer, n_sa,
-                )  # fmt: skip
-                ok = np.asarray(rule.allowed(stats), dtype=bool)
-                allowed[todo[ok], dims[ok]] = True
-                undecided[todo[ok]] = False
+        left_hist = _merged(lefts, run.n_sa)
+        cnt_all = np.zeros(pairs.hist.key.size, dtype=np.int64)
+        cnt_all[np.searchsorted(pairs.hist.key, left_hist.key)] = left_hist.count
+        stats = halves_stats(
+            run.rule, pairs, todo, sizes[todo], cand.n_left[todo, dims], bounded[todo], cnt_all,
+            run.reducer, run.n_sa,
+        )  # fmt: skip
+        ok = np.asarray(run.rule.allowed(stats), dtype=bool)
+        allowed[todo[ok], dims[ok]] = True
+        undecided[todo[ok]] = False
+    return allowed
 
-        best = np.argmax(np.where(allowed, norm, -1.0), axis=1)
-        split = allowed[every, best]
-        nl_best = n_left[every, best]
-        best_of = np.where(split, best, -1).astype(np.int64)
-        done = ~split
-        fin_id = np.cumsum(done) - 1 + next_id
-        next_id += int(done.sum())
-        rank = np.cumsum(split) - 1
-        v_best = value[every, best]
-        allowances = _allowances(client, rows, best_of, v_best, ties[every, best], strict)
-        b_f, v_f, f_f, r_f = client.scatter(
-            [best_of, v_best, fin_id, rank], broadcast=True, hash=False
-        )
-        rows = [
-            client.submit(_map, rw, b_f, v_f, a, lower, strict, f_f, r_f, pure=False)
-            for rw, a in zip(rows, allowances, strict=True)
-        ]
-        new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
-        new_sizes[0::2] = nl_best[split]
-        new_sizes[1::2] = sizes[split] - nl_best[split]
-        sizes = new_sizes
-        level += 1
 
+def _split(
+    client: Any, rows: list[Any], sizes: np.ndarray, cut: _Cuts, next_id: int, run: _Run
+) -> tuple[list[Any], np.ndarray, int]:
+    """Step 3 of a level: every open group cut on its widest allowed QI, the others finished
+    (final ids from ``next_id`` on); the rows mapped to their halves on the workers. Returns
+    the rows, the new open groups' sizes and the next final id."""
+    every = np.arange(sizes.size)
+    best = np.argmax(np.where(cut.allowed, cut.norm, -1.0), axis=1)
+    split = cut.allowed[every, best]
+    nl_best = cut.n_left[every, best]
+    best_of = np.where(split, best, -1).astype(np.int64)
+    done = ~split
+    fin_id = np.cumsum(done) - 1 + next_id
+    next_id += int(done.sum())
+    rank = np.cumsum(split) - 1
+    v_best = cut.value[every, best]
+    allowances = _allowances(client, rows, best_of, v_best, cut.ties[every, best], run.strict)
+    b_f, v_f, f_f, r_f = client.scatter([best_of, v_best, fin_id, rank], broadcast=True, hash=False)
+    rows = [
+        client.submit(_map, rw, b_f, v_f, a, run.lower, run.strict, f_f, r_f, pure=False)
+        for rw, a in zip(rows, allowances, strict=True)
+    ]
+    new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
+    new_sizes[0::2] = nl_best[split]
+    new_sizes[1::2] = sizes[split] - nl_best[split]
+    return rows, new_sizes, next_id
+
+
+def _relabelled(
+    client: Any, rows: list[Any], finished: list[Any], next_id: int, levels: int
+) -> DaskGroups:
+    """The final ids renumbered in order of each group's first row (as in memory): those
+    finished level by level (``0 .. next_id - 1``) and those finished in memory, bucket by
+    bucket (``next_id + ...``, first rows from the buckets)."""
     firsts = client.gather([client.submit(_first_rows, r, next_id, pure=False) for r in rows])
     first = np.minimum.reduce(firsts) if firsts else np.zeros(0, dtype=np.int64)
-    # groups finished in memory, bucket by bucket: ids next_id + ..., first rows from the buckets
     bucket_firsts = client.gather([client.submit(item, b, 1, pure=False) for b in finished])
     base = np.concatenate([[next_id], next_id + np.cumsum([f.size for f in bucket_firsts])])
     total = int(base[-1])
@@ -550,7 +646,7 @@ def mondrian_dask_groups(
     for i, r in enumerate(rows):
         back = [client.submit(_for_partition, b, i, pure=False) for b in finished]
         groups.append(client.submit(_final, r, relabel_f, back, base[:-1].copy(), pure=False))
-    return DaskGroups(groups, total, level)
+    return DaskGroups(groups, total, levels)
 
 
 def _allowances(
@@ -589,8 +685,6 @@ def mondrian_dask(
     models the in-memory algorithm takes (k-anonymity, l-diversity, entropy l-diversity,
     t-closeness; Mondrian+: l-diversity and k), with the same checks on the whole table
     (from its summed SA histogram) and the same partition."""
-    from kerckhoffs.algorithms.mondrian import plus_rule_from_models, rule_from_models
-
     whole = whole_table(dt)
     make = plus_rule_from_models if plus else rule_from_models
     rule, params = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)

@@ -56,7 +56,7 @@ import numpy as np
 from kerckhoffs.data.table import Table
 from kerckhoffs.engines.dask_mondrian import DaskGroups
 from kerckhoffs.engines.dask_table import DaskTable, Part
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.mprivacy.providers import (
     Boxes,
     CodeCounts,
@@ -84,7 +84,8 @@ class _Piece:
 
 
 def _piece(part: Part, provider: int) -> _Piece:
-    assert part.provider is not None
+    if part.provider is None:  # the provider engine runs on tables with a provider column
+        raise InternalError("a partition without providers reached the provider engine")
     at = np.flatnonzero(part.provider == provider)
     return _Piece(part.qi[at], part.sa[at], at.astype(np.int64))
 

@@ -43,7 +43,7 @@ from kerckhoffs.data.table import (
     encode_column,
     sensitive_flags,
 )
-from kerckhoffs.errors import EmptyTable, InputError, KerckhoffsError, SchemaError
+from kerckhoffs.errors import EmptyTable, InputError, InternalError, KerckhoffsError, SchemaError
 
 __all__ = [
     "PART_ROWS",
@@ -287,7 +287,8 @@ def _encode_and_describe(
     top = max((c.size for c in table.qi_columns), default=1)
     table.qi = table.qi.astype(np.min_scalar_type(max(top - 1, 0)), order="F")
     table.sa = table.sa.astype(np.min_scalar_type(max(table.n_sa - 1, 0)))
-    assert table.row_ids is not None
+    if table.row_ids is None:  # each partition is encoded with its row ids
+        raise InternalError("a partition's local table has no row ids")
     if table.row_ids.size == 0 or int(table.row_ids[-1]) == table.n - 1:
         table.row_ids = None
     table.index = None
@@ -358,7 +359,8 @@ def _to_global(
     sa = (_remap(table.sa_column, sa_column)[table.sa] if table.n else table.sa).astype(sa_type)
     provider = None
     if provider_values is not None and table.provider is not None:
-        assert table.provider_values is not None
+        if table.provider_values is None:  # an encoded provider column has its values
+            raise InternalError("a partition's provider codes have no values")
         at = pd.Index(provider_values).get_indexer(np.asarray(table.provider_values))
         provider = at.astype(np.int32)[table.provider]
     row_ids = None if table.row_ids is None else table.row_ids + offset  # (None: all kept)

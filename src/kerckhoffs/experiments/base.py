@@ -16,6 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
+from kerckhoffs.datasets import generate_hospital, hospital_schema, load_adult, load_census
 from kerckhoffs.errors import InputError, ParameterError
 
 Row = dict[str, Any]
@@ -126,29 +129,20 @@ def examples_dir() -> Path:
     raise InputError("the examples/ directory (schemas, hierarchies) was not found")
 
 
-def _adult(data_dir: Path) -> Any:
-    from kerckhoffs import Schema, Table
-    from kerckhoffs.datasets import load_adult
-
+def _adult(data_dir: Path) -> Table:
     return Table.encode(
         load_adult(data_dir / "adult"), Schema.from_toml(examples_dir() / "adult" / "schema.toml")
     )
 
 
-def _census(data_dir: Path) -> Any:
-    from kerckhoffs import Schema, Table
-    from kerckhoffs.datasets import load_census
-
+def _census(data_dir: Path) -> Table:
     return Table.encode(
         load_census(data_dir / "census"),
         Schema.from_toml(examples_dir() / "census" / "schema.toml"),
     )
 
 
-def _demo(data_dir: Path) -> Any:
-    from kerckhoffs import Table
-    from kerckhoffs.datasets import generate_hospital, hospital_schema
-
+def _demo(data_dir: Path) -> Table:
     return Table.encode(generate_hospital(2000, seed=0), hospital_schema())
 
 

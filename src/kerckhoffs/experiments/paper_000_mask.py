@@ -95,7 +95,6 @@ from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import CannotPublish, ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics.query_error import Workload, query_error
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import KAnonymity
@@ -543,7 +542,7 @@ def _fig7(dim: str, scheme: str) -> Experiment:
     )
 
 
-register_experiment(
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="asap-fig6a",
         paper=PAPER,

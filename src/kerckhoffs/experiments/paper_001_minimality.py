@@ -76,7 +76,6 @@ from kerckhoffs.data.schema import Role
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
 from kerckhoffs.metrics import Workload, qid_information_loss, query_error, sa_distortion
 from kerckhoffs.models import AlphaKAnonymity, KAnonymity, MConfidentiality
 from kerckhoffs.release import Release, Scheme
@@ -84,7 +83,7 @@ from kerckhoffs.release import Release, Scheme
 __all__ = [
     "ADULT_ROWS",
     "ADULT_SENSITIVE",
-    "EXPERIMENTS_001",
+    "EXPERIMENTS",
     "adult_headline",
     "measure_e1",
     "measure_e2",
@@ -468,7 +467,7 @@ _E2_CLAIM = (
     "the text)."
 )
 
-EXPERIMENTS_001: tuple[Experiment, ...] = (
+EXPERIMENTS: tuple[Experiment, ...] = (
     _e1(
         "minimality-e1-m",
         "Fig. 7a, 7b",
@@ -567,5 +566,3 @@ EXPERIMENTS_001: tuple[Experiment, ...] = (
         + _DATA_NOTE,
     ),
 )
-
-register_experiment(*EXPERIMENTS_001)

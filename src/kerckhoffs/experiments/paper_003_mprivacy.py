@@ -47,6 +47,9 @@ fewer than the ten we had planned (the paper states neither); each experiment's 
 what was cut. Runs shared between figures (``m = 3``, full Adult, adaptive) are measured once
 per process (:meth:`Context.cached`).
 
+The tables (Adult and the Census stand-in spread over the providers) are built in
+:mod:`.paper_003_data`; this module holds the measures and the experiments.
+
 Codes in brackets are entries of the spec's register (``mprivacy.md`` section 9): A7/A8 (the
 printed fitness values and threshold cannot come from Eq. 1), A22 (query error), A23 (QI
 set), A25 (repetitions), A26 (providers per group), A27 (Fig. 12's runtime sentence
@@ -57,18 +60,21 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import tomllib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.data.schema import Schema
-from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot, Row
-from kerckhoffs.experiments.registry import register_experiment
+from kerckhoffs.experiments.paper_003_data import (
+    N_PROVIDERS,
+    adult_encoded,
+    adult_schema,
+    census_schema,
+    provider_table,
+)
 from kerckhoffs.metrics.range_count import draw_range_counts, range_count_error
 from kerckhoffs.models import DistinctLDiversity, KAnonymity, MPrivacy
 from kerckhoffs.mprivacy import GroupStats, constraint_from_models, verify
@@ -86,7 +92,6 @@ VERIFIERS_COMPARED = ("direct", "bottom-up", "top-down", "binary", "adaptive")
 """The paper's four verifiers (Figs 6-8) and the adaptive selector built on them."""
 
 # -- anonymization setting (Table II, right column) ----------------------------------------------
-N_PROVIDERS = 10
 K_ANON = 30
 L_ANON = 4
 M_ANON = 3
@@ -101,84 +106,6 @@ ALGORITHM_LABEL = {
 """Series labels; ``NAME/SCORE`` is ``NAME`` with its option ``score=SCORE`` (spec 3.7 A18:
 the split rule the paper leaves open)."""
 ADULT_ROWS = 45_222
-
-
-# -- data -----------------------------------------------------------------------------------------
-def adult_frame(ctx: Context) -> pd.DataFrame:
-    """The 45,222-row Adult table (spec 5.1), loaded once per run."""
-
-    def make() -> pd.DataFrame:
-        from kerckhoffs.datasets import load_adult
-
-        return load_adult(ctx.data_dir / "adult")
-
-    return ctx.cached("p003:adult-frame", make)
-
-
-def adult_schema(ctx: Context) -> Schema:
-    """Paper 003's Adult schema (spec A23): ``examples/adult/schema_mprivacy.toml``."""
-    return Schema.from_toml(ctx.examples / "adult" / "schema_mprivacy.toml")
-
-
-def census_schema(ctx: Context) -> Schema:
-    """The Census stand-in's schema (``examples/census/schema.toml``) without hierarchies (as
-    paper 003's Adult schema: ordered codes, code-interval cells) and with a provider column."""
-    base = ctx.examples / "census"
-    raw = tomllib.loads((base / "schema.toml").read_text(encoding="utf-8"))
-    cols = {
-        name: {k: v for k, v in opts.items() if k != "hierarchy"}
-        for name, opts in raw["columns"].items()
-    }
-    cols["provider"] = {"role": "provider"}
-    return Schema.from_dict({"missing": "error", "columns": cols}, base_dir=base)
-
-
-def _frame(ctx: Context, dataset: str) -> pd.DataFrame:
-    if dataset == "adult":
-        return adult_frame(ctx)
-    if dataset == "census":
-
-        def make() -> pd.DataFrame:
-            from kerckhoffs.datasets import load_census
-
-            return load_census(ctx.data_dir / "census")
-
-        return ctx.cached("p003:census-frame", make)
-    raise ParameterError(f"paper 003 experiments run on adult or census, not {dataset!r}")
-
-
-def provider_table(ctx: Context, dataset: str, rows: int, seed: int) -> Table:
-    """``rows`` records of ``dataset`` (all of them, or a uniform sample drawn with ``seed``)
-    spread over :data:`N_PROVIDERS` providers by Exp(1) weights (spec 3.10, R24), encoded.
-    Cached per (dataset, rows, seed)."""
-
-    def make() -> Table:
-        from kerckhoffs.data.datasets import with_providers
-
-        df = _frame(ctx, dataset)
-        rng = np.random.default_rng([seed, rows, 3])
-        if rows < len(df):
-            df = df.iloc[np.sort(rng.choice(len(df), size=rows, replace=False))]
-        elif rows > len(df):
-            raise ParameterError(f"{dataset} has {len(df)} rows, fewer than {rows}")
-        df = with_providers(df.reset_index(drop=True), N_PROVIDERS, "exponential", rng)
-        schema = adult_schema(ctx) if dataset == "adult" else census_schema(ctx)
-        return Table.encode(df, schema)
-
-    return ctx.cached(f"p003:table:{dataset}:{rows}:{seed}", make)
-
-
-def adult_encoded(ctx: Context) -> Table:
-    """All of Adult under paper 003's schema, without providers (the pool groups are drawn
-    from): only its SA codes are read."""
-
-    def make() -> Table:
-        path = ctx.examples / "adult" / "schema_mprivacy.toml"
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        raw["columns"].pop("provider")
-        return Table.encode(adult_frame(ctx), Schema.from_dict(raw, base_dir=path.parent))
-
-    return ctx.cached("p003:adult-encoded", make)
 
 
 # -- E1-E3: verification of one group -------------------------------------------------------------
@@ -314,7 +241,8 @@ def run_anonymizer(
         except ParameterError as exc:  # e.g. the whole table is not m-private (spec R20)
             return {"status": f"refused: {exc}"}
         seconds = time.perf_counter() - t0
-        assert table.provider is not None
+        if table.provider is None:  # provider_table always assigns providers
+            raise InternalError("paper 003's provider table has no provider column")
         workload = ctx.cached(
             f"p003:workload:{dataset}:{rows}:{seed}",
             lambda: draw_range_counts(table, N_QUERIES, WORKLOAD_SEED),
@@ -446,7 +374,8 @@ def measure_provenance(point: Row, ctx: Context) -> list[Row]:
     from kerckhoffs.algorithms.registry import get as get_algorithm
 
     table = provider_table(ctx, "adult", ADULT_ROWS, int(point["seed"]))
-    assert table.provider is not None
+    if table.provider is None:  # provider_table always assigns providers
+        raise InternalError("paper 003's provider table has no provider column")
     n_providers = int(table.provider.max()) + 1
     rows = []
     for algorithm in point["algorithms"]:
@@ -795,10 +724,9 @@ EXPERIMENTS = [
     ),
 ]
 
-register_experiment(*EXPERIMENTS)
-
 __all__ = [
     "EXPERIMENTS",
+    "N_PROVIDERS",
     "adult_schema",
     "anonymization_models",
     "calibrate",

@@ -53,21 +53,22 @@ Codes in brackets are entries of the spec's register of the paper's ambiguities
 Caching: releases are cached per (dataset, SA, scheme, parameters, seed, subset) and attack
 metrics per scenario in the run's :class:`~kerckhoffs.experiments.base.Context`, so figures
 sharing a setting (Figs 1-4 and 6, Figs 5 and 6) compute it once.
+
+The tables, the anonymization schemes and the attack's figure numbers are in
+:mod:`.paper_004_setting` (shared with :mod:`.paper_004_dp`; the names the figures use are
+re-exported here); this module holds the subsets, releases and attack of the figures, their
+measures and the experiments.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from kerckhoffs.algorithms.mdav import mdav_centroids, mdav_encode
-from kerckhoffs.algorithms.registry import get as get_algorithm
 from kerckhoffs.attacks.composition import (
     OverlappingReleases,
     intersection_attack,
@@ -75,12 +76,24 @@ from kerckhoffs.attacks.composition import (
     take_rows,
 )
 from kerckhoffs.attacks.locate import locate_all
-from kerckhoffs.data.schema import Schema
-from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot
-from kerckhoffs.experiments.registry import register_experiment
-from kerckhoffs.models import EntropyLDiversity, KAnonymity, TCloseness
+from kerckhoffs.experiments.paper_004_setting import (
+    ADULT_QI,
+    COUNTRY_SA,
+    FINE_SA,
+    LEVELS,
+    WITHOUT_COUNTRY,
+    adult_schema,
+    anonymize_scheme,
+    census_frame,
+    census_schema,
+    constrained_mondrian,
+    sa_entropy,
+    six_qis,
+    summarize,
+    table_of,
+)
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
 
 PAPER = "004"
@@ -90,23 +103,11 @@ L_GRID = (2, 3, 4, 5, 6)
 T_GRID = (0.1, 0.2, 0.3, 0.4, 0.5)
 K_DIVERSE = 10
 """The k under ℓ-diversity and t-closeness (paper: "with k = 10")."""
-LEVELS = ((100, 1.0), (50, 1 / 2), (33, 1 / 3), (25, 1 / 4), (20, 1 / 5))
-"""Confidence levels (percent label, value): |S_i| <= 1, 2, 3, 4, 5."""
 SEEDS = (0, 1, 2)
 DATASETS = ("adult", "census")
 PANEL = {"adult": "(a) Adult", "census": "(b) Census stand-in (IPUMS in the paper)"}
-CENSUS_ROWS = 70_187
-"""IPUMS's size in the paper (Table 3): the Census stand-in is sampled down to it."""
-CENSUS_SAMPLE_SEED = 2008
-ADULT_QI = ("age", "workclass", "education", "marital-status", "race", "sex", "native-country")
 CENSUS_SAS = ("occupation", "occupation_major", "hispanic_origin", "citizenship", "income")
 """Census stand-in SAs for Figure 7, all with the same QIs (the schema's seven)."""
-COUNTRY_SA = "country"
-"""The extra Figure 7 SA: large domain, low entropy; its QIs are the other six."""
-WITHOUT_COUNTRY = "@without-country"
-"""Suffix of a Census SA name whose table leaves country out of the QIs, as the country SA's
-does: ``occupation_major@without-country`` has the six QIs and so the same k-anonymous
-partitions as the country series, which makes the Figure 7 comparison a like-for-like one."""
 FIG7_PANELS = {False: "(a) the seven QIs", True: "(b) six QIs, country left out"}
 """Figure 7's panels: the SAs on the schema's seven QIs, and those on the six other than
 country (the same partitions for every SA of a panel)."""
@@ -114,7 +115,6 @@ FIG7_SAME_QIS = ("occupation", "occupation_major")
 """Figure 7 SAs measured a second time on the country series' six QIs: occupation has about
 country's domain size (46 against 43 values) and far more entropy (5.04 against 1.11 bits),
 occupation_major fewer values (14) and more entropy (3.37 bits)."""
-MISSING_AS_VALUE = {"hispanic_origin", "country"}
 SCENARIOS = {
     "i": ("mondrian", "mondrian"),
     "ii": ("mdav", "mdav"),
@@ -151,10 +151,6 @@ SIZE_GRID = {
 }
 """Subset sizes (overlap 5000 included) for the sensitivity experiment; the last is the even
 split of the rest that the other figures use ([AMB-14])."""
-FINE_SA = "occupation_citizenship"
-"""A Census SA with a domain like IPUMS's occupation (247 values): the detailed occupation
-crossed with citizenship (225 values in the whole stand-in, 223 in the 70,187-row sample the
-experiments use), for the domain-size hypothesis."""
 DATA_NOTE = (
     "Adult: adult.csv, 30,162 rows, SA occupation (14 values), QIs age, workclass, education, "
     "marital-status, race, sex, native-country (paper Table 2). Census stand-in (replaces "
@@ -166,112 +162,6 @@ DATA_NOTE = (
 )
 
 
-# -- data -----------------------------------------------------------------------------------------
-def adult_schema(examples: Path) -> Schema:
-    """Paper 004's Adult schema (Table 2): the project's Adult hierarchies with occupation as
-    the SA and education as a QI (papers 000/001 use the opposite); salary left out."""
-    base = examples / "adult"
-    raw = tomllib.loads((base / "schema.toml").read_text(encoding="utf-8"))["columns"]
-    cols: dict[str, Any] = {c: dict(raw[c]) for c in ADULT_QI if c in raw}
-    cols["education"] = {
-        "role": "quasi",
-        "kind": "categorical",
-        "hierarchy": "hierarchies/education.csv",
-    }
-    cols["occupation"] = {"role": "sensitive", "kind": "categorical"}
-    return Schema.from_dict({"missing": "error", "columns": cols}, base_dir=base)
-
-
-def _six_qis(sa: str | None) -> bool:
-    """Whether the Census table of ``sa`` leaves country out of the QIs (the country SA and
-    the :data:`WITHOUT_COUNTRY` variants)."""
-    return sa == COUNTRY_SA or (sa or "").endswith(WITHOUT_COUNTRY)
-
-
-def census_schema(examples: Path, sa: str = "occupation") -> Schema:
-    """The Census stand-in's schema with ``sa`` as the sensitive attribute (the QIs stay the
-    seven of ``examples/census/schema.toml``, except ``country`` when it is the SA or ``sa``
-    ends in :data:`WITHOUT_COUNTRY`)."""
-    base = examples / "census"
-    raw = tomllib.loads((base / "schema.toml").read_text(encoding="utf-8"))
-    cols = {name: dict(opts) for name, opts in raw["columns"].items()}
-    six = _six_qis(sa)
-    sa = sa.removesuffix(WITHOUT_COUNTRY)
-    cols.pop("occupation")
-    cols.pop(sa, None)
-    if six:
-        cols.pop(COUNTRY_SA, None)
-    cols[sa] = {"role": "sensitive", "kind": "categorical"}
-    if sa in MISSING_AS_VALUE:
-        cols[sa]["missing"] = "category"
-    return Schema.from_dict({"missing": "error", "columns": cols}, base_dir=base)
-
-
-def census_frame(ctx: Context) -> pd.DataFrame:
-    """The Census stand-in (occupation != 0), sampled to :data:`CENSUS_ROWS` rows."""
-
-    def make() -> pd.DataFrame:
-        from kerckhoffs.datasets import load_census
-
-        df = load_census(ctx.data_dir / "census")
-        rng = np.random.default_rng(CENSUS_SAMPLE_SEED)
-        rows = np.sort(rng.choice(len(df), size=min(CENSUS_ROWS, len(df)), replace=False))
-        out = df.iloc[rows].reset_index(drop=True)
-        out[FINE_SA] = out["occupation"].astype(str) + " | " + out["citizenship"].astype(str)
-        return out
-
-    return ctx.cached("p004:census-frame", make)
-
-
-def table_of(ctx: Context, dataset: str, sa: str | None = None) -> Table:
-    """The encoded table of ``dataset`` (``adult``, ``census``) with SA ``sa`` (Census only;
-    default occupation). Cached in the context."""
-    if dataset == "adult":
-        if sa not in (None, "occupation"):
-            raise ParameterError(f"paper 004's Adult has SA occupation only, not {sa!r}")
-
-        def make_adult() -> Table:
-            from kerckhoffs.datasets import load_adult_training
-
-            df = load_adult_training(ctx.data_dir / "adult")
-            return Table.encode(df, adult_schema(ctx.examples))
-
-        return ctx.cached("p004:adult", make_adult)
-    if dataset == "census":
-        sa = sa or "occupation"
-        return ctx.cached(
-            f"p004:census:{sa}",
-            lambda: Table.encode(census_frame(ctx), census_schema(ctx.examples, sa)),
-        )
-    raise ParameterError(f"paper 004 experiments run on adult or census, not {dataset!r}")
-
-
-def sa_entropy(table: Table) -> float:
-    """Shannon entropy (bits) of the SA over the whole table (spec 5.1, [AMB-17])."""
-    p = np.bincount(table.sa, minlength=table.n_sa) / table.n
-    p = p[p > 0]
-    return float(-(p * np.log2(p)).sum())
-
-
-# -- Mondrian with entropy l-diversity / t-closeness constraints ----------------------------------
-def constrained_mondrian(
-    table: Table,
-    k: int,
-    *,
-    l: float | None = None,  # noqa: E741
-    t: float | None = None,
-) -> Release:
-    """Mondrian under k-anonymity plus, optionally, entropy l-diversity (paper 004 Def. 4) and
-    t-closeness (Def. 5), a cut allowed only when both halves satisfy every constraint (spec
-    ``composition.md`` 3.4): the registered ``mondrian`` with those models."""
-    models: list[Any] = [KAnonymity(int(k))]
-    if l is not None:
-        models.append(EntropyLDiversity(float(l)))
-    if t is not None:
-        models.append(TCloseness(float(t)))
-    return get_algorithm("mondrian").run(table, models)
-
-
 # -- releases and the attack (spec 3.6-3.7) -------------------------------------------------------
 def subsets_of(
     ctx: Context, dataset: str, n_chunks: int, seed: int, size: int | None = None
@@ -281,21 +171,6 @@ def subsets_of(
     n = table_of(ctx, dataset).n
     key = f"p004:subsets:{dataset}:{n_chunks}:{seed}" + (f":{size}" if size else "")
     return ctx.cached(key, lambda: make_subsets(n, n_chunks, OVERLAP, seed, size=size))
-
-
-def _anonymize(sub: Table, scheme: str, params: dict[str, Any]) -> Release:
-    k = int(params["k"])
-    if scheme in ("mondrian", "mdav"):
-        return get_algorithm(scheme).run(sub, [KAnonymity(k)], seed=0)
-    if scheme == "mondrian-relaxed":  # LeFevre's relaxed partitioning: ties at the median split
-        return get_algorithm("mondrian").run(sub, [KAnonymity(k)], cuts="relaxed")
-    if scheme == "mondrian-hierarchy":  # LeFevre's categorical split into hierarchy children
-        return get_algorithm("mondrian").run(sub, [KAnonymity(k)], categorical_cuts="hierarchy")
-    if scheme == "entropy-l":
-        return constrained_mondrian(sub, k, l=float(params["l"]))
-    if scheme == "t-closeness":
-        return constrained_mondrian(sub, k, t=float(params["t"]))
-    raise ParameterError(f"unknown scheme {scheme!r}")
 
 
 def release_of(
@@ -318,7 +193,7 @@ def release_of(
     sub = take_rows(table_of(ctx, dataset, sa), subs[j])
     # tables with the same QIs share a k-anonymous partition: the seven-QI one is keyed by
     # None (occupation's table), the six-QI one by the country SA's table
-    qi_key = COUNTRY_SA if dataset == "census" and _six_qis(sa) else None
+    qi_key = COUNTRY_SA if dataset == "census" and six_qis(sa) else None
     key_sa = qi_key if scheme in SA_BLIND else sa
     key = f"p004:partition:{dataset}:{key_sa}:{scheme}:{sorted(params.items())}"
     key += f":{seed}:{n_chunks}:{j}" + (f":{size}" if size else "")
@@ -326,7 +201,7 @@ def release_of(
 
     def make() -> np.ndarray:
         base = sub if key_sa == sa else take_rows(table_of(ctx, dataset, key_sa), subs[j])
-        made.append(_anonymize(base, scheme, params))
+        made.append(anonymize_scheme(base, scheme, params))
         return made[0].partition.group
 
     group = ctx.cached(key, make)
@@ -375,27 +250,6 @@ def attack_metrics(
         return summarize(res.details, n_rel)
 
     return ctx.cached(key, make)
-
-
-def summarize(details: dict[str, Any], n_rel: int) -> dict[str, Any]:
-    """The attack's details as flat figure numbers (shares in percent)."""
-    out: dict[str, Any] = {
-        "targets": details["targets"],
-        "vulnerable_pct": 100 * details["vulnerable_share"],
-        "ea_post": details["effective_anonymity_after"],
-        "drop_per_person": details["anonymity_drop"],
-        "presumed_k": min(details["presumed_anonymity"]),
-        "presumed_drop": details["presumed_drop"],
-        "truth_in_set": details["truth_in_set"],
-        "inconsistent": details["inconsistent"],
-    }
-    for pct, _ in LEVELS:
-        out[f"pvp{pct}"] = 100 * details["breach_by_confidence"][f"{pct}%"]
-    for j in range(n_rel):
-        out[f"ea_prior_{j + 1}"] = details["prior_anonymity"][j]
-        out[f"drop_{j + 1}"] = details["drop_per_release"][j]
-        out[f"partition_size_{j + 1}"] = details["partition_size"][j]
-    return out
 
 
 def centroid_locator_accuracy(ctx: Context, dataset: str, k: int, seed: int) -> float:
@@ -623,7 +477,7 @@ def measure_fig7(point: dict[str, Any], ctx: Context) -> dict[str, Any]:
     name = sa.removesuffix(WITHOUT_COUNTRY)
     label = f"{name} ({int(np.count_nonzero(np.bincount(table.sa)))} values, H = {h:.2f} bits)"
     return {
-        "panel": FIG7_PANELS[_six_qis(sa)],
+        "panel": FIG7_PANELS[six_qis(sa)],
         "series": label,
         "domain_size": int(np.count_nonzero(np.bincount(table.sa))),
         "entropy_bits": h,
@@ -673,7 +527,7 @@ DIVERSE_POINTS = [
 ]
 K_LABEL = "k (k1 = k2)"
 
-register_experiment(
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="composition-fig1",
         version=4,
@@ -926,10 +780,14 @@ register_experiment(
 )
 
 __all__ = [
+    "ADULT_QI",
     "CENSUS_SAS",
     "K_GRID",
+    "LEVELS",
+    "WITHOUT_COUNTRY",
     "adult_schema",
     "attack_metrics",
+    "census_frame",
     "census_schema",
     "constrained_mondrian",
     "release_of",

@@ -56,13 +56,8 @@ from kerckhoffs.dp.counts import DPRelease, dp_histogram
 from kerckhoffs.dp.ledger import Ledger
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Context, Experiment, Plot
-from kerckhoffs.experiments.paper_004_composition import (
-    attack_metrics,
-    census_frame,
-    subsets_of,
-    table_of,
-)
-from kerckhoffs.experiments.registry import register_experiment
+from kerckhoffs.experiments.paper_004_composition import attack_metrics, subsets_of
+from kerckhoffs.experiments.paper_004_setting import census_frame, table_of
 from kerckhoffs.models import KAnonymity
 
 PAPER = "004"
@@ -172,7 +167,7 @@ is filtered out of the stand-in): the public SA domain of the Census DP histogra
 
 
 def dp_table(ctx: Context, dataset: str) -> Table:
-    """The table of :func:`~.paper_004_composition.table_of` (same rows, same QIs) with a
+    """The table of :func:`~.paper_004_setting.table_of` (same rows, same QIs) with a
     public hierarchy on the SA, so that the DP cell domain may hold the SA values: a DP
     histogram refuses a domain read from the data (spec 3.8). Adult: the project's
     occupation hierarchy file; Census stand-in: the codebook's codes 1-46, flat."""
@@ -552,7 +547,7 @@ def measure_x4(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 
 
 # -- the experiments ----------------------------------------------------------------------------
-register_experiment(
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="dp-x1-breach",
         varies=("breach_pct", "perfect_pct", "correct_pct", "truth_in_set", "ea_post"),

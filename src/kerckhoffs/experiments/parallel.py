@@ -16,7 +16,6 @@ caller can keep one progress bar per experiment and print each result as it land
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue
 import time
 from collections.abc import Callable, Sequence
@@ -43,14 +42,6 @@ class Finished:
     kept: bool = False
     measured: int = 0
     unchanged: bool = False
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity, not the machine's total)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 _PROGRESS: Any = None

@@ -1,11 +1,24 @@
-"""The experiments ``kerckhoffs reproduce`` knows, by name."""
+"""The experiments ``kerckhoffs reproduce`` knows, by name.
+
+Each ``paper_*`` module of this package declares its experiments in a module-level
+``EXPERIMENTS`` sequence and imports nothing from here; the registry finds those modules on
+first use and registers what they declare, so the dependency runs one way (registry ->
+paper modules) and importing :mod:`kerckhoffs.experiments` loads no experiment.
+"""
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {}
+
+_LOADED: set[str] = set()
+"""The paper modules whose experiments are registered already."""
 
 
 def register_experiment(*experiments: Experiment) -> None:
@@ -33,11 +46,11 @@ def get_experiment(name: str) -> Experiment:
 
 
 def _load() -> None:
-    import importlib
-    import pkgutil
-
-    import kerckhoffs.experiments as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name.startswith("paper_"):
-            importlib.import_module(f"kerckhoffs.experiments.{mod.name}")
+    """Register the ``EXPERIMENTS`` of every ``paper_*`` module beside this one, once each
+    (modules that only hold a paper's helpers declare none)."""
+    for found in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if not found.name.startswith("paper_") or found.name in _LOADED:
+            continue
+        module = importlib.import_module(f"{__package__}.{found.name}")
+        _LOADED.add(found.name)
+        register_experiment(*getattr(module, "EXPERIMENTS", ()))
