@@ -182,3 +182,16 @@ def test_guide_commands_run_as_printed(
         assert done.returncode == want, f"exit {done.returncode}, page says {want}: {where}"
         if want == 0:
             assert not any(ln.startswith("error:") for ln in done.stderr.splitlines()), where
+
+
+def test_theory_pages_cite_their_paper_and_list_its_errors() -> None:
+    """Each paper's theory page opens with the paper's full citation (a quote block) and
+    has the anchor ``#errors`` (the paper's errors and our resolutions) that docstrings
+    point to."""
+    pages = sorted((DOCS / "theory").glob("*.md"))
+    papers = [p for p in pages if p.stem not in {"index", "choices"}]
+    assert len(papers) == 5
+    for page in papers:
+        head = page.read_text(encoding="utf-8").split("\n## ", 1)[0]
+        assert re.search(r"^> .+\d{4}\.$", head, flags=re.M), page.name
+        assert "{#errors}" in page.read_text(encoding="utf-8"), page.name
