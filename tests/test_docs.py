@@ -1,4 +1,5 @@
-"""The documentation site builds without a warning, documents the API and lists every page.
+"""The documentation site builds without a warning, documents the API and lists every page;
+the guide pages' command-line examples run as printed.
 
 The site is built once per test session with ``mkdocs build --strict`` (any warning fails the
 build), from the worktree's sources: the API reference is read from ``src/`` by static
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +118,80 @@ def test_every_docs_file_is_in_the_nav() -> None:
     assert files == set(nav)
     for folder in EXCLUDED:
         assert f"{folder}/" in config["exclude_docs"]
+
+
+GUIDES_RUN = ("guide/mprivacy.md", "guide/disclosure.md", "guide/dp.md")
+"""Guide pages whose shell blocks this file runs (their Python blocks run in test_readme.py,
+with every other guide page's)."""
+PREPARE = "kerckhoffs datasets prepare demo --rows 2000 --seed 0 --out hospital.csv --overwrite"
+"""What the guide pages read besides ``examples/``: the README's generated hospital table."""
+
+
+def shell_commands(page: str) -> list[str]:
+    """The commands of a page's ``bash`` blocks, continuation lines joined, comments skipped."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    out, current = [], ""
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            if not current and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            current += line[:-1] if line.endswith("\\") else line
+            if not line.endswith("\\"):
+                out.append(current)
+                current = ""
+    return out
+
+
+def test_guide_pages_show_commands() -> None:
+    for page in GUIDES_RUN:
+        assert len(shell_commands(page)) >= 3, page
+
+
+def test_guide_commands_run_as_printed(
+    tmp_path_factory: pytest.TempPathFactory, warm_cli: object
+) -> None:
+    """Each page's commands, in order, in a fresh folder holding a copy of ``examples/`` and
+    the generated hospital table: exit 0, or 1 where the comment says ``exit 1`` (a privacy
+    verdict, or a safe strategy that releases nothing); never a traceback, and an ``error:``
+    line only with exit 1. Plain ``kerckhoffs`` calls run in children forked from the warm
+    server (:mod:`warm_cli`), anything with shell syntax with ``bash``."""
+    from warm_cli import WarmCli, argv_of
+
+    assert isinstance(warm_cli, WarmCli)
+    folder = tmp_path_factory.mktemp("guides")
+    shutil.copytree(ROOT / "examples", folder / "examples")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    for page, command in [("setup", PREPARE)] + [
+        (p, c) for p in GUIDES_RUN for c in shell_commands(p)
+    ]:
+        argv = argv_of(command)
+        if argv is not None:
+            done = warm_cli.run(argv, folder)
+        else:
+            done = subprocess.run(
+                ["bash", "-c", command],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+        want = 1 if re.search(r"\bexit 1\b", command.partition(" #")[2]) else 0
+        where = f"{page}: {command}\nstdout: {done.stdout[-1500:]}\nstderr: {done.stderr[-1500:]}"
+        assert "Traceback" not in done.stdout + done.stderr, where
+        assert done.returncode == want, f"exit {done.returncode}, page says {want}: {where}"
+        if want == 0:
+            assert not any(ln.startswith("error:") for ln in done.stderr.splitlines()), where
+
+
+def test_theory_pages_cite_their_paper_and_list_its_errors() -> None:
+    """Each paper's theory page opens with the paper's full citation (a quote block) and
+    has the anchor ``#errors`` (the paper's errors and our resolutions) that docstrings
+    point to."""
+    pages = sorted((DOCS / "theory").glob("*.md"))
+    papers = [p for p in pages if p.stem not in {"index", "choices"}]
+    assert len(papers) == 5
+    for page in papers:
+        head = page.read_text(encoding="utf-8").split("\n## ", 1)[0]
+        assert re.search(r"^> .+\d{4}\.$", head, flags=re.M), page.name
+        assert "{#errors}" in page.read_text(encoding="utf-8"), page.name
