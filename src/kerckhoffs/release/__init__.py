@@ -11,7 +11,7 @@ builds a grouped release. Files are written by :mod:`~kerckhoffs.release.writer`
 names are in :mod:`~kerckhoffs.release.format`.
 """
 
-from kerckhoffs.release.contract import Release, refuse_failed
+from kerckhoffs.release.contract import BaseRelease, Release, refuse_failed
 from kerckhoffs.release.count import COUNTS, DPRelease, cell_table
 from kerckhoffs.release.format import (
     COUNT,
@@ -54,6 +54,7 @@ __all__ = [
     "SEED_KEYS",
     "TABLE_SUFFIXES",
     "TEXT_DTYPE",
+    "BaseRelease",
     "Bucketized",
     "DPRelease",
     "GroupedRelease",

@@ -24,34 +24,37 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.external import read_external
 from kerckhoffs.data.schema import Schema
+from kerckhoffs.data.table import Table
 from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
 from kerckhoffs.models.base import ModelResult, PrivacyModel
+from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.release.format import Scheme
+from kerckhoffs.release.partition import Partition, group_bounds, group_histogram, tightest_cells
 from kerckhoffs.release.provenance import Provenance
 from kerckhoffs.release.reader import naming, read_directory
 
 _READERS: dict[Scheme, type[Release]] = {}
 """The implementation that reads each scheme back (filled by ``__init_subclass__``)."""
 _DEFAULT: list[type[Release]] = []
-"""The implementation ``Release(...)`` builds (the first registered with ``default=True``)."""
+"""The implementation ``Release(...)`` builds (the one registered with ``default=True``)."""
 
 
-class Release(ABC):
-    """A published table and what is known of it (module docstring).
+class BaseRelease(ABC):
+    """The contract of every release, in memory or on Dask workers (module docstring).
 
     Every implementation has the attributes :attr:`scheme`, :attr:`provenance`,
     :attr:`models` (the privacy models it was made for: :meth:`check`, :meth:`verify` and
     :meth:`write` use them when given none), :attr:`notes` (what a reader of it should know)
     and :attr:`published_metadata` (the metadata exactly as read from the files; None for a
     release made in-process: what an adversary reading the release sees, for audits such as
-    ``seed-replay``).
+    ``seed-replay``). Implementations are frozen dataclasses.
     """
 
     scheme: Scheme
@@ -61,27 +64,8 @@ class Release(ABC):
     published_metadata: dict[str, Any] | None
 
     _schemes: ClassVar[tuple[Scheme, ...]] = ()
+    """The schemes the implementation publishes (and, in memory, reads back)."""
 
-    def __init_subclass__(
-        cls, schemes: Sequence[Scheme] = (), default: bool = False, **kwargs: Any
-    ) -> None:
-        super().__init_subclass__(**kwargs)
-        if schemes:
-            cls._schemes = tuple(schemes)
-            for s in schemes:
-                _READERS[s] = cls
-        if default and not _DEFAULT:
-            _DEFAULT.append(cls)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        """``Release(...)``: the default implementation (a grouped release)."""
-        if cls is Release:
-            if not _DEFAULT:  # pragma: no cover (the package imports its implementations)
-                raise TypeError("Release is abstract and no implementation is registered")
-            cls = _DEFAULT[0]  # type: ignore[assignment]
-        return super().__new__(cls)
-
-    # -- the contract --------------------------------------------------------------------------
     @abstractmethod
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Evaluate ``models`` (default: :attr:`models`) on the release as built."""
@@ -116,7 +100,6 @@ class Release(ABC):
         groups, whose privacy is not a loss that composes (paper 004)."""
         return None
 
-    # -- shared by the implementations ---------------------------------------------------------
     def chosen_models(self, models: Sequence[PrivacyModel] | None) -> list[PrivacyModel]:
         """``models``, or the release's own when None; a one-line ParameterError when that
         leaves none."""
@@ -128,6 +111,7 @@ class Release(ABC):
             )
         return chosen
 
+    # -- a new release, never a changed one --------------------------------------------------
     def with_models(self, models: Sequence[PrivacyModel]) -> Self:
         """This release, made for ``models``."""
         return self._replaced(models=tuple(models))
@@ -166,6 +150,147 @@ class Release(ABC):
         """A copy with ``changes`` (every implementation is a dataclass); caches start empty."""
         changes.setdefault("notes", list(self.notes))
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+_IN_MEMORY_CONTRACT = ("check", "verify", "write", "metadata", "frames", "published_numbering")
+"""What every implementation of :class:`Release` defines itself (refused at class creation
+otherwise)."""
+
+
+class Release(BaseRelease):
+    """A release held in memory: a :attr:`table` (the input encoded, or the published cells
+    read back), its :attr:`partition` into groups and the published SA codes; what every
+    algorithm returns and every check, attack and metric reads.
+
+    ``Release(table, partition, scheme, sa_published, provenance, cells)`` builds a
+    :class:`~kerckhoffs.release.grouped.GroupedRelease`. An implementation names the schemes
+    it reads back (``class GroupedRelease(Release, schemes=...)``) and defines
+    ``check``, ``verify``, ``write``, ``metadata``, ``frames`` and ``published_numbering``
+    itself: a class that does not is refused when it is created (earlier than an abstract
+    method would be, and ``Release(...)`` stays a constructor).
+    """
+
+    table: Table
+    partition: Partition
+    sa_published: np.ndarray
+    cells: pd.DataFrame | None
+    _hist: GroupHistogram | None
+
+    if TYPE_CHECKING:  # what ``Release(...)`` takes: a grouped release's fields
+
+        def __init__(
+            self,
+            table: Table,
+            partition: Partition,
+            scheme: Scheme = Scheme.GENERALIZATION,
+            sa_published: np.ndarray | None = None,
+            provenance: Provenance = ...,
+            cells: pd.DataFrame | None = None,
+            published_metadata: dict[str, Any] | None = None,
+            notes: list[str] = ...,
+            models: tuple[PrivacyModel, ...] = (),
+        ) -> None: ...
+
+    def __init_subclass__(
+        cls, schemes: Sequence[Scheme] = (), default: bool = False, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if not schemes:
+            return
+        missing = [name for name in _IN_MEMORY_CONTRACT if name not in cls.__dict__]
+        if missing:
+            raise TypeError(f"{cls.__name__} implements Release without {', '.join(missing)}")
+        cls._schemes = tuple(schemes)
+        for s in schemes:
+            _READERS[s] = cls
+        if default:
+            _DEFAULT[:] = [cls]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """``Release(...)``: the default implementation (a grouped release)."""
+        if cls is Release:
+            if not _DEFAULT:  # pragma: no cover (the package imports its implementations)
+                raise TypeError("no implementation of Release is registered")
+            cls = _DEFAULT[0]  # type: ignore[assignment]
+        return super().__new__(cls)
+
+    # -- the contract, defined by each implementation ----------------------------------------
+    def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """Evaluate ``models`` (default: :attr:`models`) on the release as built."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    def verify(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """The independent check :meth:`write` makes, on the tables the files will hold."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    def write(
+        self,
+        out_dir: str | Path,
+        models: Sequence[PrivacyModel] | None = None,
+        *,
+        formats: tuple[str, ...] = ("csv", "parquet"),
+        include_other: bool = False,
+        overwrite: bool = False,
+    ) -> list[ModelResult]:
+        """Write ``formats`` of the release to ``out_dir`` if every model holds on them."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    def metadata(
+        self,
+        checks: list[ModelResult] | None = None,
+        models: Sequence[PrivacyModel] | None = None,
+    ) -> dict[str, Any]:
+        """The ``release.json`` written beside the tables."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    def frames(self, include_other: bool = False) -> dict[str, pd.DataFrame]:
+        """The published tables, by name."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    def published_numbering(self, cells: pd.DataFrame | None = None) -> np.ndarray:
+        """The id each group is published under."""
+        raise NotImplementedError  # every implementation defines it (__init_subclass__)
+
+    # -- views every release in memory shares ------------------------------------------------
+    @property
+    def perturbed(self) -> np.ndarray:
+        """Rows whose published SA differs from the original."""
+        return np.asarray(self.sa_published != self.table.sa, dtype=bool)
+
+    def histogram(self) -> GroupHistogram:
+        """Per-group counts of the *published* SA (computed once)."""
+        if self._hist is None:
+            hist = group_histogram(self.table, self.partition, self.sa_published)
+            object.__setattr__(self, "_hist", hist)  # a cache: the release itself is frozen
+            return hist
+        return self._hist
+
+    def group_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Smallest and largest code of each QI in each group: two int32 [groups, d]."""
+        return group_bounds(self.table, self.partition)
+
+    def generalized_cells(self) -> pd.DataFrame:
+        """Each group's published QI cells, one row per group (generalization scheme).
+
+        By default the tightest cells (interval / lowest common node of the group's rows);
+        an algorithm that decides its cells itself passes them as ``cells`` (full-domain
+        generalization publishes every group at its lattice node's levels).
+        """
+        if self.cells is not None:
+            return self.cells
+        return tightest_cells(self.table, self.partition)
+
+    def published_providers(self) -> np.ndarray:
+        """The data provider of each published row, in file order (a release that publishes
+        rows; this one has none)."""
+        raise ParameterError("this release's table has no provider column")
+
+    def with_providers(self, providers: Sequence[Any] | np.ndarray) -> Self:
+        """This release with the data provider of each row (generalizations only)."""
+        raise ParameterError(
+            "m-privacy is checked on generalized releases only: a "
+            f"{self.scheme.value} release does not publish which row holds which sensitive value"
+        )
 
     # -- reading back --------------------------------------------------------------------------
     @classmethod
@@ -253,4 +378,4 @@ def refuse_failed(results: list[ModelResult], what: str = "release not written")
         raise PrivacyCheckFailed(f"{what}: " + "; ".join(r.summary() for r in failed))
 
 
-__all__ = ["Release", "refuse_failed"]
+__all__ = ["BaseRelease", "Release", "refuse_failed"]

@@ -31,9 +31,6 @@ from kerckhoffs.release.format import COUNT, FORMAT, FORMAT_VERSION, Scheme
 from kerckhoffs.release.integrity import checked_models
 from kerckhoffs.release.partition import (
     Partition,
-    group_bounds,
-    group_histogram,
-    tightest_cells,
 )
 from kerckhoffs.release.provenance import Provenance
 from kerckhoffs.release.writer import checks_json, writable_models, write_release_files
@@ -61,40 +58,19 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
     )
     notes: list[str] = field(default_factory=list, repr=False, compare=False, kw_only=True)
     models: tuple[PrivacyModel, ...] = field(default=(), compare=False, kw_only=True)
+    sa_published: np.ndarray = field(init=False, repr=False, compare=False)
+    """The cell table's SA column (the SA axis's labels, or ``*``): nothing is perturbed."""
+    cells: None = field(default=None, init=False, repr=False, compare=False)
+    """No cells of its own: the published cells are the count table's labels."""
     _hist: GroupHistogram | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if Scheme(self.scheme) != Scheme.DP:
             raise ValueError(f"a count release publishes by scheme dp, not {self.scheme!r}")
         object.__setattr__(self, "scheme", Scheme.DP)
+        object.__setattr__(self, "sa_published", self.table.sa)
         if self.partition.n != self.table.n:
             raise ValueError(f"partition has {self.partition.n} rows, table has {self.table.n}")
-
-    @property
-    def sa_published(self) -> np.ndarray:
-        """The cell table's SA column (the SA axis's labels, or ``*``): nothing is perturbed."""
-        return self.table.sa
-
-    @property
-    def cells(self) -> None:
-        """No generalized cells: the published cells are the count table's labels."""
-        return None
-
-    def group_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each cell's codes in the cell table (every cell a group of one row)."""
-        return group_bounds(self.table, self.partition)
-
-    def generalized_cells(self) -> pd.DataFrame:
-        """Each cell's labels, one row per cell (the count table without its counts)."""
-        return tightest_cells(self.table, self.partition)
-
-    def histogram(self) -> GroupHistogram:
-        """Per-cell counts of the cell table's SA (each cell a group of one row)."""
-        if self._hist is None:
-            hist = group_histogram(self.table, self.partition, self.table.sa)
-            object.__setattr__(self, "_hist", hist)  # a cache: the release itself is frozen
-            return hist
-        return self._hist
 
     def __repr__(self) -> str:
         n = self.noise

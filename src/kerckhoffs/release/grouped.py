@@ -39,11 +39,8 @@ from kerckhoffs.release.format import COUNT, FORMAT, FORMAT_VERSION, GROUP, Sche
 from kerckhoffs.release.integrity import checked_models
 from kerckhoffs.release.partition import (
     Partition,
-    group_bounds,
-    group_histogram,
     mix64,
     stable_order,
-    tightest_cells,
 )
 from kerckhoffs.release.provenance import Provenance
 from kerckhoffs.release.reader import read_grouped
@@ -99,20 +96,7 @@ class GroupedRelease(Release, schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATI
         elif self.sa_published.shape != self.table.sa.shape:
             raise ValueError("sa_published must have one value per row")
 
-    @property
-    def perturbed(self) -> np.ndarray:
-        """Rows whose published SA differs from the original."""
-        return np.asarray(self.sa_published != self.table.sa, dtype=bool)
-
     # -- statistics --------------------------------------------------------------------------
-    def histogram(self) -> GroupHistogram:
-        """Per-group counts of the *published* SA (computed once)."""
-        if self._hist is None:
-            hist = group_histogram(self.table, self.partition, self.sa_published)
-            object.__setattr__(self, "_hist", hist)  # a cache: the release itself is frozen
-            return hist
-        return self._hist
-
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Evaluate ``models`` (default: the models the release was made for) on its groups."""
         hist = self.histogram()
@@ -148,21 +132,6 @@ class GroupedRelease(Release, schemes=(Scheme.GENERALIZATION, Scheme.BUCKETIZATI
         results = Release.from_frames(frames, meta, providers=providers).check(models)
         refuse_failed(results)
         return results
-
-    def group_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Smallest and largest code of each QI in each group: two int32 [groups, d]."""
-        return group_bounds(self.table, self.partition)
-
-    def generalized_cells(self) -> pd.DataFrame:
-        """Each group's published QI cells, one row per group (generalization scheme).
-
-        By default the tightest cells (interval / lowest common node of the group's rows);
-        an algorithm that decides its cells itself passes them as ``cells`` (full-domain
-        generalization publishes every group at its lattice node's levels).
-        """
-        if self.cells is not None:
-            return self.cells
-        return tightest_cells(self.table, self.partition)
 
     # -- materialization ---------------------------------------------------------------------
     def published_numbering(self, cells: pd.DataFrame | None = None) -> np.ndarray:
