@@ -54,7 +54,8 @@ class BaseRelease(ABC):
     :meth:`write` use them when given none), :attr:`notes` (what a reader of it should know)
     and :attr:`published_metadata` (the metadata exactly as read from the files; None for a
     release made in-process: what an adversary reading the release sees, for audits such as
-    ``seed-replay``). Implementations are frozen dataclasses.
+    ``seed-replay``). Implementations are dataclasses (those in memory frozen, since they
+    cache statistics of their fields).
     """
 
     scheme: Scheme
