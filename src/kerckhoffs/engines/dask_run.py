@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from kerckhoffs.algorithms import get
+from kerckhoffs.algorithms.mprivacy_anonymize import setting_from_models
 from kerckhoffs.engines.dask_check import check_dask
-from kerckhoffs.engines.dask_mondrian import DaskGroups
+from kerckhoffs.engines.dask_mondrian import DaskGroups, mondrian_dask
+from kerckhoffs.engines.dask_providers import mprivacy_dask
 from kerckhoffs.engines.dask_release import dask_metadata, write_dask_release
 from kerckhoffs.engines.dask_table import DaskTable
 from kerckhoffs.errors import ParameterError
@@ -120,9 +123,6 @@ def check_request(
     """Refuse, in one line and before a cluster is started, an algorithm the Dask engine does
     not run, an option it does not take, no model, or a model the algorithm cannot enforce
     (the m-privacy anonymizers: also m-privacy missing or without a constraint)."""
-    from kerckhoffs.algorithms import get
-    from kerckhoffs.algorithms.mprivacy_anonymize import setting_from_models
-
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
     opts = dict(options or {})
@@ -164,16 +164,12 @@ def run_dask(
     models = list(models)
     notes: list[str] = []
     if algorithm in MONDRIAN:
-        from kerckhoffs.engines.dask_mondrian import mondrian_dask
-
         groups = mondrian_dask(
             dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
             cuts=str(opts.get("cuts", "strict")), progress=progress,
         )  # fmt: skip
         notes.append(f"{groups.levels} levels on the partitions")
     else:
-        from kerckhoffs.engines.dask_providers import mprivacy_dask
-
         models = combine_m_privacy(models)
         groups, providers = mprivacy_dask(dt, models, algorithm, progress=progress, **opts)
         counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]

@@ -127,7 +127,8 @@ def examples_dir() -> Path:
 
 
 def _adult(data_dir: Path) -> Any:
-    from kerckhoffs import Schema, Table
+    from kerckhoffs.data.schema import Schema
+    from kerckhoffs.data.table import Table
     from kerckhoffs.datasets import load_adult
 
     return Table.encode(
@@ -136,7 +137,8 @@ def _adult(data_dir: Path) -> Any:
 
 
 def _census(data_dir: Path) -> Any:
-    from kerckhoffs import Schema, Table
+    from kerckhoffs.data.schema import Schema
+    from kerckhoffs.data.table import Table
     from kerckhoffs.datasets import load_census
 
     return Table.encode(
@@ -146,7 +148,7 @@ def _census(data_dir: Path) -> Any:
 
 
 def _demo(data_dir: Path) -> Any:
-    from kerckhoffs import Table
+    from kerckhoffs.data.table import Table
     from kerckhoffs.datasets import generate_hospital, hospital_schema
 
     return Table.encode(generate_hospital(2000, seed=0), hospital_schema())
