@@ -48,7 +48,7 @@ from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.engines.dask_check import Piece, check_dask, evaluate_pieces, slice_bounds
 from kerckhoffs.engines.dask_mondrian import DaskGroups
 from kerckhoffs.engines.dask_table import DaskTable, Part, item
-from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed
+from kerckhoffs.errors import InputError, InternalError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.release import (
     FORMAT,
@@ -113,8 +113,9 @@ def _cell_keys(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> list[np.nd
     differ under the same node publish the same text and must tie."""
     if col.kind == Kind.NUMERIC:
         return [lo.astype(np.int64), hi.astype(np.int64)]
-    assert col.hierarchy is not None
     h = col.hierarchy
+    if h is None:
+        raise InternalError(f"categorical column {col.name!r} was encoded without a hierarchy")
     a, b = col.leaves(lo), col.leaves(hi)
     level = h.lca_level(a, b).astype(np.int64)
     node = np.zeros(a.size, dtype=np.int64)

@@ -1,14 +1,16 @@
 """Releases: the one representation every algorithm, check and attack shares.
 
-A release is published tables and what is known of them. :class:`Release` is the contract
-(:mod:`~kerckhoffs.release.contract`: provenance, models, check, verify, the fail-closed
-write, metadata, privacy loss); its implementations are the grouped release
-(:mod:`~kerckhoffs.release.grouped`: a :class:`Partition` of a table published by
-generalization or bucketization), the DP count table (:mod:`~kerckhoffs.release.count`) and
-the Dask release (:mod:`kerckhoffs.engines.dask_run`). ``Release(table, partition, ...)``
-builds a grouped release. Files are written by :mod:`~kerckhoffs.release.writer`, checked by
-:mod:`~kerckhoffs.release.integrity` and read by :mod:`~kerckhoffs.release.reader`; their
-names are in :mod:`~kerckhoffs.release.format`.
+A release is published tables and what is known of them. :class:`BaseRelease` is the contract
+every release implements (provenance, models, check, verify, the fail-closed write, metadata,
+privacy loss; :mod:`~kerckhoffs.release.contract`); :class:`Release` is a release held in
+memory, a table and its :class:`Partition` into groups. Its implementations are
+:class:`GroupedRelease` (generalization or bucketization; ``Release(table, partition, ...)``
+builds one) and :class:`DPRelease` (a noisy count table); the Dask release
+(:class:`~kerckhoffs.engines.dask_run.DaskRelease`) implements the contract with its rows on
+the workers. :meth:`Release.from_published` and :meth:`Release.from_frames` read a release
+back, of whichever implementation its scheme names. Files are written by
+:mod:`~kerckhoffs.release.writer`, checked by :mod:`~kerckhoffs.release.integrity` and read
+by :mod:`~kerckhoffs.release.reader`; their names are in :mod:`~kerckhoffs.release.format`.
 """
 
 from kerckhoffs.release.contract import BaseRelease, Release, refuse_failed

@@ -1,16 +1,20 @@
-"""The one contract every release implements: provenance, the models it was made for, an
-independent check, the fail-closed write, the metadata written beside it and, for a release
-whose privacy composes (differential privacy, paper 004), its privacy loss.
+"""The one contract every release implements (:class:`BaseRelease`): provenance, the models
+it was made for, an independent check, the fail-closed write, the metadata written beside it
+and, for a release whose privacy composes (differential privacy, paper 004), its privacy loss.
 
-Implementations (each a frozen dataclass: a release is never changed once built; ``with_...``
-methods return a new one):
+:class:`Release` is a release held in memory (a table, its partition into groups and the
+views every check, attack and metric reads). Implementations:
 
-- :class:`~kerckhoffs.release.grouped.GroupedRelease`: a partition of a table into groups,
-  published by generalization or bucketization (Anatomy, Xiao & Tao 2006);
-- :class:`~kerckhoffs.release.count.DPRelease`: a noisy count table over a public cell domain
-  (scheme ``dp``);
-- :class:`~kerckhoffs.engines.dask_run.DaskRelease`: a generalization whose rows stay on Dask
-  workers.
+- :class:`~kerckhoffs.release.grouped.GroupedRelease` (a :class:`Release`): a partition of a
+  table into groups, published by generalization or bucketization (Anatomy, Xiao & Tao
+  2006);
+- :class:`~kerckhoffs.release.count.DPRelease` (a :class:`Release`): a noisy count table over
+  a public cell domain (scheme ``dp``);
+- :class:`~kerckhoffs.engines.dask_run.DaskRelease` (a :class:`BaseRelease` only): a
+  generalization whose rows stay on Dask workers.
+
+The releases in memory are frozen dataclasses: a release is never changed once built (it
+caches its histogram); the ``with_...`` methods return a new one.
 
 ``Release(table, partition, ...)`` builds a grouped release, as ``pathlib.Path(...)`` builds
 the path class of the running system. Each implementation names the schemes it reads back
