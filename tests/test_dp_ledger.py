@@ -707,8 +707,11 @@ def stub_dp(table, models, *, seed=None, notion="substitution"):  # type: ignore
     fixed = Table.encode(FIXED, FIXED_SCHEMA)
     release = dp_histogram(fixed, target.epsilon, levels="a:1", models=models)
     if notion != "substitution":  # a notion no shipped algorithm states (yet)
-        release.noise = dataclasses.replace(
-            release.noise, neighbours=types.SimpleNamespace(value=notion)
+        release = dataclasses.replace(
+            release,
+            noise=dataclasses.replace(
+                release.noise, neighbours=types.SimpleNamespace(value=notion)
+            ),
         )
     return release
 

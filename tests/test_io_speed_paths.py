@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kerckhoffs.release as release_module
+import kerckhoffs.release.writer as release_module
 from budget import examples
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms import REGISTRY

@@ -222,6 +222,6 @@ def test_seed_replay_verdicts() -> None:
          "an algorithm kerckhoffs does not know"),
         ({"provenance": {"algorithm": "anatomy", "seed": None}}, True, "publishes no seed"),
     ]:  # fmt: skip
-        rel.published_metadata = meta
+        rel = rel.with_published_metadata(meta)
         result = seed_replay_attack(rel)
         assert result.safe is safe and words in result.verdict(), result.verdict()

@@ -18,9 +18,9 @@ a :class:`Table`, cut it into groups (a :class:`Partition`), publish a :class:`R
 check it against privacy models, attack it, write it.
 """
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
+
+from kerckhoffs.version import __version__
 
 if TYPE_CHECKING:
     from kerckhoffs.api import (

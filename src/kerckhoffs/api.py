@@ -377,12 +377,8 @@ def anonymize_table(
         opts.setdefault("scheme", wanted.value)
     release = info.run(table, list(models), seed=seed, **opts)
     if wanted is not None and release.scheme != wanted:
-        release.scheme = wanted
-        prov = release.provenance
-        release.provenance = dataclasses.replace(
-            prov, parameters={**prov.parameters, "scheme": wanted.value}
-        )
-    release.models = tuple(models)
+        release = release.with_scheme(wanted)
+    release = release.with_models(models)
     if verify:
         release.verify()
     return release
@@ -560,7 +556,7 @@ def check(
     given = None
     if models is not None:
         given = combine_m_privacy(_release_constraint(as_models(models, combine=False), release))
-    chosen = release._models(given)
+    chosen = release.chosen_models(given)
     hist = release.histogram()
     for m in chosen:
         m.validate(hist, repr(release.table.sa_name))

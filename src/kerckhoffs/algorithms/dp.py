@@ -93,7 +93,7 @@ def dp_histogram_algorithm(
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],
     }
-    release.provenance = Provenance(NAME, params)
+    release = release.with_provenance(Provenance(NAME, params))
     return release
 
 
@@ -204,7 +204,7 @@ def dp_marginals_algorithm(
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],
     }
-    release.provenance = Provenance(MARGINALS, params)
+    release = release.with_provenance(Provenance(MARGINALS, params))
     return release
 
 
@@ -276,5 +276,5 @@ def dp_rr_algorithm(
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],
     }
-    release.provenance = Provenance(RR, params)
+    release = release.with_provenance(Provenance(RR, params))
     return release

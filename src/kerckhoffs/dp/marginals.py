@@ -265,7 +265,7 @@ def dp_marginals(
         noise=noise,
         axes=axes,
     )
-    release.models = tuple(models)
+    release = release.with_models(models)
     return release
 
 

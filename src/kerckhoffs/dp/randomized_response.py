@@ -369,7 +369,7 @@ def dp_rr(
         noise=noise,
         axes=axes,
     )
-    release.models = tuple(models)
+    release = release.with_models(models)
     return release
 
 

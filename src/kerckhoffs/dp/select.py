@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.domain import cell_domain
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 UTILITY_SENSITIVITY = 2
@@ -125,8 +126,6 @@ def choose_levels(
     """The level vector OpenDP's noisy max picks among :func:`candidate_levels`, and the
     record of the choice (mechanism, candidates, threshold, sensitivity, scale, epsilon,
     privacy map; never a score)."""
-    from kerckhoffs.dp.counts import cell_domain
-
     tau = 3 * count_scale if threshold is None else float(threshold)
     cands = candidate_levels(table, max_cells, fixed)
     extra = {table.sa_name: sa_level} if with_sa else {}

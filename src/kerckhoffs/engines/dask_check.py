@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram, ProviderCounts
 
@@ -126,7 +126,8 @@ def _pieces(
     cut = np.searchsorted(keys, bounds * n_sa)
     tkeys = tcounts = None
     if n_prov:
-        assert part.provider is not None
+        if part.provider is None:
+            raise InternalError("providers counted on a partition without a provider column")
         tkeys, tcounts = np.unique(
             (group * n_prov + part.provider) * n_sa + part.sa, return_counts=True
         )
@@ -204,7 +205,8 @@ def whole_table(dt: DaskTable, with_providers: bool = False) -> GroupHistogram:
 
 
 def _provider_totals(part: Part, n_prov: int, n_sa: int) -> np.ndarray:
-    assert part.provider is not None
+    if part.provider is None:
+        raise InternalError("providers counted on a partition without a provider column")
     key = part.provider.astype(np.int64) * n_sa + part.sa
     return np.bincount(key, minlength=n_prov * n_sa).reshape(n_prov, n_sa)
 

@@ -41,12 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.data import manifest
+from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn
-from kerckhoffs.engines.dask_check import Piece, evaluate_pieces, slice_bounds
+from kerckhoffs.engines.dask_check import Piece, check_dask, evaluate_pieces, slice_bounds
 from kerckhoffs.engines.dask_mondrian import DaskGroups
 from kerckhoffs.engines.dask_table import DaskTable, Part, item
-from kerckhoffs.errors import PrivacyCheckFailed
+from kerckhoffs.errors import InputError, InternalError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.release import (
     FORMAT,
@@ -54,12 +56,24 @@ from kerckhoffs.release import (
     GROUP,
     META,
     Provenance,
+    Release,
+    Scheme,
+    checked_models,
     checks_json,
     mix64,
+    read_manifest,
+    release_parts,
     stable_order,
 )
 
-__all__ = ["PART", "PART_ROWS", "DaskReleaseCheck", "check_dask_release", "write_dask_release"]
+__all__ = [
+    "PART",
+    "PART_ROWS",
+    "DaskReleaseCheck",
+    "check_dask_release",
+    "dask_metadata",
+    "write_dask_release",
+]
 
 PART = "release-{:05d}.parquet"
 PART_ROWS = 1_000_000
@@ -99,8 +113,9 @@ def _cell_keys(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> list[np.nd
     differ under the same node publish the same text and must tie."""
     if col.kind == Kind.NUMERIC:
         return [lo.astype(np.int64), hi.astype(np.int64)]
-    assert col.hierarchy is not None
     h = col.hierarchy
+    if h is None:
+        raise InternalError(f"categorical column {col.name!r} was encoded without a hierarchy")
     a, b = col.leaves(lo), col.leaves(hi)
     level = h.lca_level(a, b).astype(np.int64)
     node = np.zeros(a.size, dtype=np.int64)
@@ -226,9 +241,6 @@ def write_dask_release(
     """Write the generalization release of ``dt`` under ``groups`` to ``out_dir`` if every
     model holds on the written files (module docstring); raises
     :class:`~kerckhoffs.errors.PrivacyCheckFailed` otherwise, leaving nothing."""
-    from kerckhoffs.data import manifest
-    from kerckhoffs.data.output import output_directory
-
     models = list(models)
     client = dt.client
     n_groups, d = groups.n_groups, dt.d
@@ -287,23 +299,34 @@ def write_dask_release(
                 "the release was not written: " + "; ".join(r.summary() for r in failed)
             )
         files = {PART.format(i): manifest.file_digest(tmp / PART.format(i)) for i in range(n_parts)}
-        sv = dt.schema.sensitive_values
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "scheme": "generalization",
-            "provenance": provenance.to_dict(),
-            "quasi": [{"name": c.name, "kind": c.kind.value} for c in dt.qi_columns],
-            "sensitive": {"name": dt.sa_name, "kind": dt.sa_column.kind.value},
-            "sensitive_values": sorted(sv) if sv is not None else None,
-            "sensitive_mode": dt.schema.sensitive_mode.value,
-            "rows": dt.n,
-            "groups": n_groups,
-            "checks": checks_json(results, models),
-            "files": files,
-        }
+        meta = dask_metadata(dt, n_groups, provenance, results, models) | {"files": files}
         (tmp / META).write_bytes(manifest.seal(meta))
     return results
+
+
+def dask_metadata(
+    dt: DaskTable,
+    n_groups: int,
+    provenance: Provenance,
+    checks: list[ModelResult] | None,
+    models: Sequence[PrivacyModel] | None,
+) -> dict[str, Any]:
+    """The ``release.json`` of a Dask release, but the parts' digests: the fields of an
+    in-memory generalization's (:meth:`kerckhoffs.release.GroupedRelease.metadata`)."""
+    sv = dt.schema.sensitive_values
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "scheme": Scheme.GENERALIZATION.value,
+        "provenance": provenance.to_dict(),
+        "quasi": [{"name": c.name, "kind": c.kind.value} for c in dt.qi_columns],
+        "sensitive": {"name": dt.sa_name, "kind": dt.sa_column.kind.value},
+        "sensitive_values": sorted(sv) if sv is not None else None,
+        "sensitive_mode": dt.schema.sensitive_mode.value,
+        "rows": dt.n,
+        "groups": n_groups,
+        "checks": checks_json(checks, models),
+    }
 
 
 def _check_files(
@@ -318,8 +341,6 @@ def _check_files(
     m-privacy: the files carry no provider (paper 003's release publishes none), so a model
     that reads providers is evaluated from the partitions' ``(group, provider, SA)`` counts
     under the same groups (:func:`~kerckhoffs.engines.dask_check.check_dask`)."""
-    from kerckhoffs.engines.dask_check import check_dask
-
     on_files = [m for m in models if not m.needs_providers]
     with_providers = [m for m in models if m.needs_providers]
     by_model = dict(zip(on_files, _check_file_models(dt, on_files, folder, n_parts, n_groups),
@@ -394,10 +415,6 @@ def check_dask_release(
     parts' ``(group, SA)`` counts (``models`` None: those the release was checked for when it
     was written). m-privacy is refused: the files do not say which provider a row came from.
     One-line :class:`~kerckhoffs.errors.InputError` for anything that is not such a release."""
-    from kerckhoffs.data import manifest
-    from kerckhoffs.errors import InputError, ParameterError
-    from kerckhoffs.release import Release, checked_models, read_manifest, release_parts
-
     folder = Path(folder)
     meta, notes = read_manifest(folder, files=False)
     if meta["scheme"] != "generalization":

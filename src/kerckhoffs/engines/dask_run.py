@@ -15,15 +15,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from kerckhoffs.engines.dask_mondrian import DaskGroups
+from kerckhoffs.algorithms import get
+from kerckhoffs.algorithms.mprivacy_anonymize import setting_from_models
+from kerckhoffs.engines.dask_check import check_dask
+from kerckhoffs.engines.dask_mondrian import DaskGroups, mondrian_dask
+from kerckhoffs.engines.dask_providers import mprivacy_dask
+from kerckhoffs.engines.dask_release import dask_metadata, write_dask_release
 from kerckhoffs.engines.dask_table import DaskTable
-from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
+from kerckhoffs.errors import ParameterError
 from kerckhoffs.model_syntax import written
 from kerckhoffs.models import ModelResult, PrivacyModel, combine_m_privacy
 from kerckhoffs.models.parse import written_model
-from kerckhoffs.release import Provenance
+from kerckhoffs.release import BaseRelease, Provenance, Scheme, refuse_failed
 
 __all__ = ["ALGORITHMS", "DaskRelease", "check_request", "run_dask"]
 
@@ -33,18 +38,26 @@ ALGORITHMS = (*MONDRIAN, *PROVIDERS)
 
 
 @dataclass(eq=False)
-class DaskRelease:
+class DaskRelease(BaseRelease):
     """A generalization release whose rows stay on the Dask workers: the encoded table, the
     group of every row (one future per partition), the models it was made for and what the
-    release records of the run. ``write(dir)`` publishes it as Parquet parts plus
-    ``release.json``, checked from the written files first; ``check()`` evaluates models on
-    the workers. ``notes`` says what else happened (a provider run's message count)."""
+    release records of the run. It implements the release contract
+    (:class:`~kerckhoffs.release.BaseRelease`): ``check()`` evaluates models on the workers,
+    ``verify()`` refuses a partition that fails one, ``write(dir)`` publishes Parquet parts
+    plus ``release.json``, checked from the written files first. ``notes`` says what else
+    happened (a provider run's message count). It is not a :class:`~kerckhoffs.release.Release`:
+    its rows are never in this process. Unlike the releases in memory it is not frozen: it
+    caches nothing computed from its fields (its ``with_...`` methods still return a copy)."""
 
     table: DaskTable
     groups: DaskGroups
     models: tuple[PrivacyModel, ...]
     provenance: Provenance
     notes: list[str] = field(default_factory=list)
+    scheme: Scheme = field(default=Scheme.GENERALIZATION, init=False)
+    published_metadata: dict[str, Any] | None = field(default=None, init=False, repr=False)
+
+    _schemes: ClassVar[tuple[Scheme, ...]] = (Scheme.GENERALIZATION,)
 
     @property
     def n(self) -> int:
@@ -63,25 +76,45 @@ class DaskRelease:
 
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Evaluate ``models`` (default: the release's) on its groups, on the workers."""
-        from kerckhoffs.engines.dask_check import check_dask
-
         chosen = list(self.models if models is None else models)
         return check_dask(self.table, chosen, self.groups.groups, self.n_groups).results
 
+    def verify(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
+        """:meth:`check`, refusing a partition that fails a model
+        (:class:`~kerckhoffs.errors.PrivacyCheckFailed`); the files are checked again when
+        they are written."""
+        results = self.check(models)
+        refuse_failed(results, "the partition does not hold")
+        return results
+
     def write(
-        self, out_dir: str | Path, *, overwrite: bool = False, protect: Sequence[str | Path] = ()
+        self,
+        out_dir: str | Path,
+        models: Sequence[PrivacyModel] | None = None,
+        *,
+        overwrite: bool = False,
+        protect: Sequence[str | Path] = (),
     ) -> list[ModelResult]:
         """Write the release to ``out_dir`` (Parquet parts and ``release.json``) if every model
-        holds on the written files; raises :class:`~kerckhoffs.errors.PrivacyCheckFailed`
-        and leaves nothing otherwise (:func:`~kerckhoffs.engines.dask_release.
-        write_dask_release`). ``overwrite`` replaces an earlier kerckhoffs release there, never
-        a folder holding the input or a path in ``protect``."""
-        from kerckhoffs.engines.dask_release import write_dask_release
-
+        (default: the release's) holds on the written files; raises
+        :class:`~kerckhoffs.errors.PrivacyCheckFailed` and leaves nothing otherwise
+        (:func:`~kerckhoffs.engines.dask_release.write_dask_release`). ``overwrite`` replaces
+        an earlier kerckhoffs release there, never a folder holding the input or a path in
+        ``protect``."""
+        chosen = self.models if models is None else tuple(models)
         return write_dask_release(
-            self.table, self.groups, self.models, out_dir, self.provenance,
+            self.table, self.groups, chosen, out_dir, self.provenance,
             overwrite=overwrite, protect=protect,
         )  # fmt: skip
+
+    def metadata(
+        self,
+        checks: list[ModelResult] | None = None,
+        models: Sequence[PrivacyModel] | None = None,
+    ) -> dict[str, Any]:
+        """The ``release.json`` of the release, without the parts' digests (those are known
+        once the parts are written)."""
+        return dask_metadata(self.table, self.n_groups, self.provenance, checks, models)
 
 
 def check_request(
@@ -90,9 +123,6 @@ def check_request(
     """Refuse, in one line and before a cluster is started, an algorithm the Dask engine does
     not run, an option it does not take, no model, or a model the algorithm cannot enforce
     (the m-privacy anonymizers: also m-privacy missing or without a constraint)."""
-    from kerckhoffs.algorithms import get
-    from kerckhoffs.algorithms.mprivacy_anonymize import setting_from_models
-
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"{algorithm}: the Dask engine runs {', '.join(ALGORITHMS)}")
     opts = dict(options or {})
@@ -134,16 +164,12 @@ def run_dask(
     models = list(models)
     notes: list[str] = []
     if algorithm in MONDRIAN:
-        from kerckhoffs.engines.dask_mondrian import mondrian_dask
-
         groups = mondrian_dask(
             dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
             cuts=str(opts.get("cuts", "strict")), progress=progress,
         )  # fmt: skip
         notes.append(f"{groups.levels} levels on the partitions")
     else:
-        from kerckhoffs.engines.dask_providers import mprivacy_dask
-
         models = combine_m_privacy(models)
         groups, providers = mprivacy_dask(dt, models, algorithm, progress=progress, **opts)
         counted = [r for r in providers.replies if r.kind != "generalize_and_submit"]
@@ -156,9 +182,5 @@ def run_dask(
         )
     release = DaskRelease(dt, groups, tuple(models), Provenance(algorithm, groups.params), notes)
     if verify:
-        failed = [r for r in release.check() if not r.satisfied]
-        if failed:
-            raise PrivacyCheckFailed(
-                "the partition does not hold: " + "; ".join(r.summary() for r in failed)
-            )
+        release.verify()
     return release

@@ -13,25 +13,40 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from kerckhoffs.data.hierarchy import format_value
-from kerckhoffs.data.schema import SensitiveMode
+from kerckhoffs.data.schema import Schema, SensitiveMode
+from kerckhoffs.data.table import EncodedColumn
 
 if TYPE_CHECKING:
-    from kerckhoffs.data.table import Table
-    from kerckhoffs.engines.dask_table import DaskTable
     from kerckhoffs.models.base import ModelResult, PrivacyModel
 
-__all__ = ["sensitive_values", "singletons", "with_scope"]
+__all__ = ["SensitiveSubset", "sensitive_values", "singletons", "with_scope"]
+
+
+class SensitiveSubset(Protocol):
+    """What a verdict's scope reads of a table: its schema, its SA column and which SA codes
+    are sensitive. A :class:`~kerckhoffs.data.table.Table` in memory and a
+    :class:`~kerckhoffs.engines.dask_table.DaskTable` on workers both have them."""
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def sa_column(self) -> EncodedColumn: ...
+
+    @property
+    def sensitive(self) -> np.ndarray: ...
+
 
 MAX_SHOWN = 8
 """How many sensitive values a verdict line names before "and N more"."""
 
 
-def sensitive_values(table: Table | DaskTable) -> str:
+def sensitive_values(table: SensitiveSubset) -> str:
     """The schema's sensitive subset as a phrase (``{Preschool, 1st-4th}``; ``each of ...``
     in ``each`` mode), or ``""`` when every value of the SA is sensitive."""
     sens = np.asarray(table.sensitive, dtype=bool)
@@ -49,7 +64,7 @@ def sensitive_values(table: Table | DaskTable) -> str:
 
 
 def with_scope(
-    results: Sequence[ModelResult], models: Sequence[PrivacyModel], table: Table | DaskTable
+    results: Sequence[ModelResult], models: Sequence[PrivacyModel], table: SensitiveSubset
 ) -> list[ModelResult]:
     """``results`` with the sensitive subset named in the ``scope`` of those computed on it:
     the results of ``models`` whose ``reads_subset`` is set (matched by model name, so
