@@ -7,6 +7,20 @@ column, value, row or parameter at fault. The CLI prints that line and exits wit
 from __future__ import annotations
 
 
+class _NoValue:
+    """The type of :data:`NO_VALUE` (pickled by name: one sentinel in every process)."""
+
+    def __repr__(self) -> str:
+        return "NO_VALUE"
+
+    def __reduce__(self) -> str:
+        return "NO_VALUE"
+
+
+NO_VALUE = _NoValue()
+"""The ``value`` of an :class:`ArgumentError` refused whatever its value."""
+
+
 class KerckhoffsError(Exception):
     """Base class: a problem the user can fix (bad file, schema, value or parameter).
 
@@ -26,8 +40,9 @@ class KerckhoffsError(Exception):
         return self.cli if self.cli is not None else str(self)
 
 
-class InputError(KerckhoffsError):
-    """The data, schema or hierarchy given cannot be read or does not fit together."""
+class InputError(KerckhoffsError, ValueError):
+    """The data, schema or hierarchy given cannot be read or does not fit together (also a
+    :class:`ValueError`, as scikit-learn's errors subclass the matching built-in)."""
 
 
 class EmptyTable(InputError):
@@ -43,8 +58,9 @@ class HierarchyError(InputError):
     """A generalization hierarchy is malformed or misses a value present in the data."""
 
 
-class ParameterError(KerckhoffsError):
-    """A parameter is impossible for the data (k above the table size, l above the SA domain)."""
+class ParameterError(KerckhoffsError, ValueError):
+    """A parameter is impossible for the data (k above the table size, l above the SA domain);
+    also a :class:`ValueError`."""
 
 
 class CannotPublish(ParameterError):
@@ -54,15 +70,27 @@ class CannotPublish(ParameterError):
 
 
 class ArgumentError(ParameterError):
-    """A bad argument, kept as data: ``parameter`` (its name in the function), ``value`` and
-    ``reason``, so a front end names the parameter as its users spell it (the command line
-    prints ``--sa-values 0: ...``) without parsing the text."""
+    """A bad argument, kept as data: ``parameter`` (its name in the function), ``value`` (left
+    out when the argument is refused whatever its value) and ``reason``, so a front end names
+    the parameter as its users spell it (the command line prints ``--sa-values 0: ...``)
+    without parsing the text (:meth:`spelled`)."""
 
-    def __init__(self, parameter: str, value: object, reason: str) -> None:
+    def __init__(self, parameter: str, value: object = NO_VALUE, reason: str = "") -> None:
         self.parameter = parameter
         self.value = value
         self.reason = reason
-        super().__init__(f"{parameter} {value}: {reason}")
+        super().__init__(self.spelled(parameter))
+
+    def __reduce__(self) -> tuple[type[ArgumentError], tuple[str, object, str]]:
+        # rebuilt from its fields, not from the message (Dask sends errors between processes)
+        return (type(self), (self.parameter, self.value, self.reason))
+
+    def spelled(self, parameter: str) -> str:
+        """The line with the parameter named ``parameter`` (``--seed`` on the command line):
+        ``PARAMETER VALUE: REASON``, or ``PARAMETER: REASON`` without a value."""
+        if self.value is NO_VALUE:
+            return f"{parameter}: {self.reason}"
+        return f"{parameter} {self.value}: {self.reason}"
 
 
 class CannotRun(ParameterError):

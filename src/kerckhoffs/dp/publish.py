@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.algorithms.registry import get
+from kerckhoffs.api import anonymize_table
 from kerckhoffs.data.output import check_private_file, output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
@@ -67,7 +69,9 @@ from kerckhoffs.dp.ledger import (
 )
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
-from kerckhoffs.release import Release
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.pipelines.arguments import as_models
+from kerckhoffs.release import Release, Scheme
 
 OVER_BUDGET = ("leave-out", "refuse")
 """What happens to people a release would take over budget: left out of the computation
@@ -85,6 +89,8 @@ class Publication:
     ledger: Path
     neighbours: str
     """The notion of the ledger's budget."""
+    created: bool = False
+    """The ledger did not exist: this publication started it."""
 
 
 def parse_over_budget(value: str) -> str:
@@ -108,6 +114,8 @@ class LedgerTransaction:
     column: str
     budget: tuple[float, float] | None
     over_budget: str
+    created: bool = False
+    """The ledger file did not exist when it was read (a new ledger starts there)."""
 
     def publish(
         self,
@@ -128,11 +136,6 @@ class LedgerTransaction:
         are read from ``data``'s identifier column), write it to ``out_dir`` and charge it
         (module docstring). One-line errors: not a DP algorithm or model, a neighbour
         notion the ledger cannot hold, everyone over budget with ``refuse``."""
-        from kerckhoffs import api
-        from kerckhoffs.algorithms import get
-        from kerckhoffs.models.differential_privacy import DifferentialPrivacy
-        from kerckhoffs.release import Scheme
-
         info = get(algorithm)
         if Scheme.DP not in info.schemes:
             raise InputError(
@@ -163,7 +166,7 @@ class LedgerTransaction:
                 if notion == ADD_REMOVE
                 else with_public_records(table, left_rows)
             )
-        release = api.anonymize_table(table, algorithm, models, options=opts, verify=False)
+        release = anonymize_table(table, algorithm, models, options=opts, verify=False)
         loss = _stated_loss(release, info.name, notion, target)
         members = ids[~left]
         final = os.path.abspath(out)
@@ -201,7 +204,9 @@ class LedgerTransaction:
                 ) from None
             finally:
                 claim.before_publish = None
-        return Publication(release, results, charged[0], self.path, self.ledger.neighbours)
+        return Publication(
+            release, results, charged[0], self.path, self.ledger.neighbours, self.created
+        )
 
     def _left_out(
         self, ids: np.ndarray, epsilon: float, delta: float, notion: str, name: str
@@ -285,8 +290,9 @@ def ledger_transaction(
         neighbours = parse_notion(neighbours)
     check_private_file(ledger, flag="--ledger", out_dir=out_dir, protect=protect)
     with lock(ledger):
+        created = not Path(ledger).exists()
         led = Ledger.load(ledger, create=True, neighbours=neighbours)
-        yield LedgerTransaction(led, Path(ledger), column, b, mode)
+        yield LedgerTransaction(led, Path(ledger), column, b, mode, created)
 
 
 def publish(
@@ -305,6 +311,9 @@ def publish(
     formats: tuple[str, ...] = ("csv", "parquet"),
     overwrite: bool = False,
     sep: str | None = None,
+    include_other: bool = False,
+    protect: Iterable[str | Path | None] = (),
+    on_table: Callable[[Table], None] | None = None,
 ) -> Publication:
     """Write a DP release of ``data`` to ``out_dir`` and charge everyone in it to the privacy
     ledger ``ledger`` (created if missing; its folder must exist, since a mistyped folder
@@ -316,6 +325,10 @@ def publish(
     filter) or ``refuse``. ``neighbours``: the notion of a *new* ledger's budget
     (substitution by default). ``algorithm``, ``models`` and ``options`` as for
     :func:`kerckhoffs.anonymize`; ``models`` must hold one ``dp=EPS`` target.
+    ``include_other``: publish the columns of role ``other`` too, unchanged. ``protect``:
+    more files no output may replace (``data`` and a schema file are protected already).
+    ``on_table``: called with the table once it is read, before anything is computed (the
+    command line prints its notes). ``kerckhoffs anonymize --ledger`` calls this function.
 
     >>> import kerckhoffs as kh, tempfile, os
     >>> from kerckhoffs.datasets import generate_hospital, hospital_schema
@@ -328,13 +341,12 @@ def publish(
     (True, '0o600')
     >>> import shutil; shutil.rmtree(d)
     """
-    from kerckhoffs.api import as_models
-
     sch = schema if isinstance(schema, Schema) else Schema.from_toml(schema)
     chosen = as_models(models)
     inputs: list[str | Path | None] = [] if isinstance(data, pd.DataFrame) else [data]
     if not isinstance(schema, Schema):
         inputs.append(schema)
+    inputs += list(protect)
     with (
         ledger_transaction(
             ledger,
@@ -351,7 +363,9 @@ def publish(
         if isinstance(data, pd.DataFrame):
             table = Table.encode(data, sch)
         else:
-            table = Table.from_csv(data, sch, sep=sep)
+            table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
+        if on_table is not None:
+            on_table(table)
         return txn.publish(
             table,
             data,
@@ -363,6 +377,7 @@ def publish(
             overwrite=overwrite,
             sep=sep,
             protect=inputs,
+            include_other=include_other,
         )
 
 

@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
+from kerckhoffs.cli.options import parse_options
+from kerckhoffs.cli.output import MODEL_HELP, out, progress_bar
 
 
 def audit_algorithm(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, table, value
+from kerckhoffs.cli.output import fit_words, out, table, value
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used (`kerckhoffs --help` needs none)
     import pandas as pd

@@ -1,0 +1,5 @@
+"""``python -m kerckhoffs.cli``: the ``kerckhoffs`` command."""
+
+from kerckhoffs.cli import main
+
+main()
