@@ -20,8 +20,8 @@ from cli_runner import run_cli
 from kerckhoffs import __version__
 from kerckhoffs.cli import app as cli
 from kerckhoffs.cli import demo as cli_demo
-from kerckhoffs.cli import output as cli_output
 from kerckhoffs.cli import main
+from kerckhoffs.cli import output as cli_output
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.datasets import generate_hospital, hospital_schema

@@ -26,8 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from kerckhoffs.cli import output as cli_output
 from kerckhoffs.cli import main
+from kerckhoffs.cli import output as cli_output
 from kerckhoffs.cli.output import OutputConsole, styled, table, visible
 from warm_cli import WarmCli
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kerckhoffs.cli import output
 
 if TYPE_CHECKING:
     from kerckhoffs.algorithms.registry import AlgorithmInfo, OptionSpec

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kerckhoffs.cli.dask import EngineOption, SchedulerOption, WorkerMemoryOption, WorkersOption
 from kerckhoffs.cli import output
+from kerckhoffs.cli.dask import EngineOption, SchedulerOption, WorkerMemoryOption, WorkersOption
 from kerckhoffs.cli.options import parse_options
 from kerckhoffs.cli.output import (
     MODEL_HELP,

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from kerckhoffs.cli import output
 from kerckhoffs.data.output import check_writable_file
 from kerckhoffs.errors import InputError
 
