@@ -2,4 +2,5 @@
 
 from kerckhoffs.cli import main
 
-main()
+if __name__ == "__main__":  # not when a tool imports every module (the tests' warm server)
+    main()

@@ -32,6 +32,7 @@ private file) says who was charged.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,30 +44,25 @@ import pandas as pd
 
 from kerckhoffs.algorithms.registry import get
 from kerckhoffs.api import anonymize_table
+from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import check_private_file, output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.dp.individual_filter import with_public_records, without_rows
-from kerckhoffs.dp.ledger import (
+from kerckhoffs.dp.composition import (
     ADD_REMOVE,
     SUBSTITUTION,
     TOLERANCE,
-    BudgetCheck,
     BudgetExceeded,
-    Entry,
-    Ledger,
     charge,
-    identifier_column,
-    lock,
-    neighbours_of,
+    notion_text,
     parse_budget,
     parse_notion,
-    people_of_input,
-    privacy_loss_of,
-    release_digest,
     saturated_sum,
     steps_per_row,
 )
+from kerckhoffs.dp.individual_filter import with_public_records, without_rows
+from kerckhoffs.dp.ledger import BudgetCheck, Entry, Ledger
+from kerckhoffs.dp.ledger_file import lock
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy
@@ -381,11 +377,103 @@ def publish(
         )
 
 
+# -- who is in a release, and what it states ----------------------------------------------
+def identifier_column(schema: Schema, name: str | None = None) -> str:
+    """The identifier column that names the people of a release: ``name`` if given (it must
+    have role ``identifier``), else the schema's only one; a one-line error otherwise."""
+    ids = [c.name for c in schema.identifiers]
+    if name is not None:
+        if name not in ids:
+            raise InputError(
+                f"--ledger-id {name}: not a column of role identifier in the schema"
+                + (f" (have {', '.join(ids)})" if ids else "")
+            )
+        return name
+    if not ids:
+        raise InputError(
+            "--ledger needs to know who is in the release: the schema has no column of role "
+            "identifier"
+        )
+    if len(ids) > 1:
+        raise InputError(
+            f"--ledger: the schema has {len(ids)} identifier columns ({', '.join(ids)}); "
+            "choose one with --ledger-id"
+        )
+    return ids[0]
+
+
+def people_of_input(
+    data: str | Path | pd.DataFrame, column: str, *, sep: str | None = None
+) -> np.ndarray:
+    """The id (text, as written in the file) of every row of the input, in file order:
+    everyone whose row the computation could read pays, including rows a missing-value
+    policy drops later (their row decided that they were dropped). A row without an id is a
+    one-line error: the ledger could not account for it."""
+    if isinstance(data, pd.DataFrame):
+        if column not in data.columns:
+            raise InputError(f"the data has no identifier column {column!r}")
+        s = data[column].reset_index(drop=True)
+        where = "the data"
+    else:
+        df = read_table(data, sep=sep, text_columns=[column], columns=[column])
+        if column not in df.columns:
+            raise InputError(f"{data}: no identifier column {column!r}")
+        s = df[column]
+        where = str(data)
+    na = s.isna().to_numpy()
+    if na.any():
+        first = int(np.flatnonzero(na)[0]) + 1
+        raise InputError(
+            f"{where}: column {column!r}: {int(na.sum())} row(s) have no identifier (first: "
+            f"data row {first}); the ledger cannot account for them"
+        )
+    return s.astype(str).to_numpy(dtype=object)
+
+
+def release_digest(out_dir: str | Path) -> str | None:
+    """The ``integrity`` digest recorded in a release directory's ``release.json`` (which
+    covers every published file), or None when there is none."""
+    meta = Path(out_dir) / "release.json"
+    if not meta.is_file():
+        return None
+    try:
+        value = json.loads(meta.read_bytes()).get("integrity")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def privacy_loss_of(release: object) -> tuple[float, float] | None:
+    """``release.privacy_loss()`` when the release has it (DP releases), else None: only a
+    release that states its ``(epsilon, delta)`` can be accounted for."""
+    method = getattr(release, "privacy_loss", None)
+    if method is None:
+        return None
+    loss = method()
+    if loss is None:
+        return None
+    eps, delta = loss
+    return float(eps), float(delta)
+
+
+def neighbours_of(release: object) -> str | None:
+    """The neighbour notion a DP release states (``release.noise.neighbours``, as text), or
+    None when it states none."""
+    noise = getattr(release, "noise", None)
+    value = getattr(noise, "neighbours", None)
+    return None if value is None else notion_text(value)
+
+
 __all__ = [
     "OVER_BUDGET",
     "LedgerTransaction",
     "Publication",
+    "identifier_column",
     "ledger_transaction",
+    "neighbours_of",
     "parse_over_budget",
+    "people_of_input",
+    "privacy_loss_of",
     "publish",
+    "release_digest",
 ]
