@@ -273,8 +273,11 @@ def plan(
     seeded), and the scheme (one the algorithm publishes by). What :func:`anonymize`,
     :func:`anonymize_table` and ``kerckhoffs anonymize`` run first.
 
-    >>> plan("mondrian", options={"strict": True}).info.name
+    >>> plan("mondrian", options={"median": "upper"}).info.name
     'mondrian'
+    >>> plan("mondrian", options={"depth": 3})
+    Traceback (most recent call last):
+    kerckhoffs.errors.ArgumentError: option depth=3: mondrian has no option 'depth' (...)
     """
     info = get(algorithm)
     opts = dict(options or {})
