@@ -6,6 +6,8 @@ column, value, row or parameter at fault. The CLI prints that line and exits wit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class _NoValue:
     """The type of :data:`NO_VALUE` (pickled by name: one sentinel in every process)."""
@@ -26,7 +28,8 @@ class KerckhoffsError(Exception):
 
     The message speaks the library's language (``overwrite=True``, ``verify=False``). Where
     the fix is spelled differently on the command line (``--overwrite``, ``--no-verify``),
-    ``cli`` holds the same line as the command line says it; the CLI prints
+    ``cli`` holds the same line as the command line says it (built from the same parts by
+    :func:`input_error`, never rewritten from the message); the CLI prints
     :attr:`cli_message`.
     """
 
@@ -121,24 +124,45 @@ class InternalError(RuntimeError):
     surface as a crash to report, not as an ``error:`` line the user could fix."""
 
 
-_LIBRARY_SPELLING: tuple[tuple[str, str], ...] = (
-    ("add --overwrite to replace it", "pass overwrite=True to replace it"),
-    ("choose another --out", "choose another output"),
-    ("(--no-verify reads it as it is)", "(verify=False reads it as it is)"),
-    ("(--no-verify)", "(verify=False)"),
-    ("needs --schema", "needs a schema"),
-    ("itself with --schema)", "itself with its schema)"),
-    ("use --sep ", "pass sep="),
-    ("--out ", "output "),
-)
-"""How a command-line hint reads in the library: flag -> keyword argument."""
+@dataclass(frozen=True)
+class Spelling:
+    """A word of an error line that each front end spells its own way, kept as data: how the
+    command line says it (``cli``: a flag) and how the library does (``library``: a keyword
+    argument). An error built from parts (:func:`input_error`) renders each part for the front
+    end that prints it; nothing is rewritten or parsed from the text."""
+
+    cli: str
+    library: str
 
 
-def input_error(cli_message: str) -> InputError:
-    """An :class:`InputError` whose message names the fix as a command-line flag in ``cli``
-    and as the library's keyword argument otherwise (``--overwrite`` -> ``overwrite=True``),
-    so a Python user is never told about flags they cannot pass."""
-    library = cli_message
-    for flag, keyword in _LIBRARY_SPELLING:
-        library = library.replace(flag, keyword)
-    return InputError(library, cli=cli_message)
+OUT = Spelling("--out", "output")
+"""The place an output is written: ``--out DIR`` on the command line."""
+REPLACE_HINT = Spelling("add --overwrite to replace it", "pass overwrite=True to replace it")
+ANOTHER_OUT_HINT = Spelling("choose another --out", "choose another output")
+NO_VERIFY_HINT = Spelling("(--no-verify reads it as it is)", "(verify=False reads it as it is)")
+NEEDS_SCHEMA = Spelling("needs --schema", "needs a schema")
+WITH_SCHEMA = Spelling("itself with --schema)", "itself with its schema)")
+SEP_HINT = Spelling("use --sep ", "pass sep=")
+"""Followed by the delimiter's repr: ``use --sep ';'`` / ``pass sep=';'``."""
+
+Part = str | Spelling
+"""A piece of an error line: text (the same for every front end) or a :class:`Spelling`."""
+
+
+def wording(parts: tuple[Part, ...], front: str) -> str:
+    """The line ``parts`` make for ``front`` (``"cli"`` or ``"library"``)."""
+    return "".join(p if isinstance(p, str) else getattr(p, front) for p in parts)
+
+
+def input_error(*parts: Part) -> InputError:
+    """An :class:`InputError` made of ``parts``: its message spells each :class:`Spelling` the
+    library's way (``overwrite=True``), its :attr:`~KerckhoffsError.cli_message` the command
+    line's (``--overwrite``), so a Python user is never told about flags they cannot pass.
+
+    >>> e = input_error(OUT, " rel already exists (", REPLACE_HINT, ")")
+    >>> str(e)
+    'output rel already exists (pass overwrite=True to replace it)'
+    >>> e.cli_message
+    '--out rel already exists (add --overwrite to replace it)'
+    """
+    return InputError(wording(parts, "library"), cli=wording(parts, "cli"))

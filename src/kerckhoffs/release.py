@@ -46,7 +46,15 @@ from kerckhoffs.data.io import (
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Kind, Role, Schema, SensitiveMode
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
+from kerckhoffs.errors import (
+    NEEDS_SCHEMA,
+    NO_VERIFY_HINT,
+    WITH_SCHEMA,
+    InputError,
+    ParameterError,
+    PrivacyCheckFailed,
+    input_error,
+)
 from kerckhoffs.models.base import ModelResult, PrivacyModel, model_classes
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.scope import with_scope
@@ -854,7 +862,7 @@ class Release:
         if path.is_dir():
             return cls._from_directory(path, schema, verify)
         if schema is None:
-            raise input_error(f"{path}: reading a table made by another tool needs --schema")
+            raise input_error(f"{path}: reading a table made by another tool ", NEEDS_SCHEMA)
         df, meta = read_external(path, schema, sep)
         try:
             return cls.from_frames({"release": df}, meta, schema)
@@ -902,7 +910,8 @@ def read_manifest(
     if not os.path.lexists(meta_path):
         raise input_error(
             f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
-            "another tool's table, pass the table file itself with --schema)"
+            "another tool's table, pass the table file ",
+            WITH_SCHEMA,
         )
     raw = read_regular(meta_path, META)
     meta = manifest.parse(raw, meta_path)
@@ -944,8 +953,8 @@ def read_manifest(
     else:
         raise input_error(
             f"{meta_path}: format {version} (kerckhoffs 0.1) records no file digests, so "
-            "nothing shows its files are the ones written; refusing it (--no-verify reads it "
-            "as it is)"
+            "nothing shows its files are the ones written; refusing it ",
+            NO_VERIFY_HINT,
         )
     _check_meta(meta, meta_path)
     return meta, notes

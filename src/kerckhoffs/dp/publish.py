@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.algorithms.registry import get
-from kerckhoffs.api import anonymize_table
+from kerckhoffs import api
 from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import check_private_file, output_directory
 from kerckhoffs.data.schema import Schema
@@ -162,7 +162,7 @@ class LedgerTransaction:
                 if notion == ADD_REMOVE
                 else with_public_records(table, left_rows)
             )
-        release = anonymize_table(table, algorithm, models, options=opts, verify=False)
+        release = api.anonymize_table(table, algorithm, models, options=opts, verify=False)
         loss = _stated_loss(release, info.name, notion, target)
         members = ids[~left]
         final = os.path.abspath(out)
