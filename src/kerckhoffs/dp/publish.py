@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.algorithms.registry import get
 from kerckhoffs import api
+from kerckhoffs.algorithms.registry import get
 from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import check_private_file, output_directory
 from kerckhoffs.data.schema import Schema
