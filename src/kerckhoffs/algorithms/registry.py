@@ -11,6 +11,7 @@ the written files (:meth:`kerckhoffs.release.Release.write`).
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -117,18 +118,19 @@ class OptionSpec:
             wanted = {_BASIC[k] for k in self.kinds}
             if isinstance(value, bool | np.bool_):
                 ok = bool in wanted
-            elif isinstance(value, int | np.integer):
+            elif isinstance(value, numbers.Integral):
                 ok = bool(wanted & {int, float})
-            elif isinstance(value, float | np.floating):
+            elif isinstance(value, numbers.Real):
                 ok = float in wanted
             else:
                 ok = any(isinstance(value, t) for t in wanted)
             if not ok:
                 return f"expected {self.type}, got {type(value).__name__}"
-        if isinstance(value, int | float | np.number) and not isinstance(value, bool):
-            if self.low is not None and value < self.low:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+            number = float(value)
+            if self.low is not None and number < self.low:
                 return f"must be at least {self.low:g}"
-            if self.high is not None and value > self.high:
+            if self.high is not None and number > self.high:
                 return f"must be at most {self.high:g}"
         return None
 
