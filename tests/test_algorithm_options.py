@@ -57,8 +57,14 @@ def test_the_command_line_reads_options_by_their_specs() -> None:
 
 
 def test_the_api_refuses_a_value_of_the_wrong_type_or_out_of_range() -> None:
+    import kerckhoffs as kh
+    from kerckhoffs.datasets import generate_hospital
+
     with pytest.raises(ArgumentError, match=r"^option suppression=a lot: lattice's suppression"):
-        get("lattice").check_options({"suppression": "a lot"})
+        kh.anonymize(generate_hospital(50, seed=0), ["age"], "disease", algorithm="lattice",
+                     models=["k=2"], suppression="a lot")  # fmt: skip
+    with pytest.raises(ArgumentError, match=r"^option suppression=a lot: lattice's suppression"):
+        get("lattice").check_values({"suppression": "a lot"})
     spec = OptionSpec("alpha", "float", 0.8, "weight", low=0.0, high=1.0)
     assert spec.problem(1.5) == "must be at most 1"
     assert spec.problem(-1) == "must be at least 0"
@@ -68,7 +74,7 @@ def test_the_api_refuses_a_value_of_the_wrong_type_or_out_of_range() -> None:
         options={"alpha": "weight"}, ranges={"alpha": (0.0, 1.0)},
     )  # fmt: skip
     with pytest.raises(ArgumentError, match="toy's alpha must be at most 1"):
-        info.check_options({"alpha": 2})
+        info.check_values({"alpha": 2})
     assert Option("weight", 0.0, 1.0).high == 1.0
 
 

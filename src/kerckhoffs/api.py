@@ -268,7 +268,9 @@ def plan(
 ) -> Plan:
     """Check an anonymization request before any work, in this order, each refusal one line:
     the algorithm's name, its options (:meth:`AlgorithmInfo.check_options
-    <kerckhoffs.algorithms.registry.AlgorithmInfo.check_options>`), the seed (a non-negative
+    <kerckhoffs.algorithms.registry.AlgorithmInfo.check_options>`: their names, then
+    :meth:`~kerckhoffs.algorithms.registry.AlgorithmInfo.check_values`: their types and
+    ranges), the seed (a non-negative
     int or a ``numpy.random.Generator``; refused for an algorithm whose randomness cannot be
     seeded), and the scheme (one the algorithm publishes by). What :func:`anonymize`,
     :func:`anonymize_table` and ``kerckhoffs anonymize`` run first.
@@ -282,6 +284,7 @@ def plan(
     info = get(algorithm)
     opts = dict(options or {})
     info.check_options(opts)
+    info.check_values(opts)
     if seed is not None and not isinstance(seed, np.random.Generator):
         check_seed(seed)
     if seed is not None and not info.seedable:

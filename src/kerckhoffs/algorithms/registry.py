@@ -223,6 +223,11 @@ class AlgorithmInfo:
                 else f"{self.name} has no option {key!r}"
             )
             raise ArgumentError("option", f"{key}={value}", f"{why} ({known})")
+
+    def check_values(self, options: Mapping[str, object]) -> None:
+        """Refuse, before any work and in one line, an option value of a type the option
+        does not take or outside its declared range (:meth:`OptionSpec.problem`); what
+        :func:`kerckhoffs.api.plan` runs after :meth:`check_options`."""
         specs = {s.name: s for s in self.option_specs}
         for key, value in options.items():
             problem = specs[key].problem(value) if key in specs else None
