@@ -7,7 +7,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from kerckhoffs.cli import app, main
+from kerckhoffs.cli.app import app, main
 
 runner = CliRunner()
 

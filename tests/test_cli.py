@@ -17,8 +17,11 @@ import pandas as pd
 import pytest
 
 from cli_runner import run_cli
-from kerckhoffs import __version__, cli, cli_demo, cli_output
+from kerckhoffs import __version__
+from kerckhoffs.cli import app as cli
+from kerckhoffs.cli import demo as cli_demo
 from kerckhoffs.cli import main
+from kerckhoffs.cli import output as cli_output
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.datasets import generate_hospital, hospital_schema

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerckhoffs.cli_options import parse_options
+from kerckhoffs.cli.options import parse_options
 from kerckhoffs.errors import InputError
 
 

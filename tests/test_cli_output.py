@@ -26,9 +26,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from kerckhoffs import cli_output
 from kerckhoffs.cli import main
-from kerckhoffs.cli_output import OutputConsole, styled, table, visible
+from kerckhoffs.cli import output as cli_output
+from kerckhoffs.cli.output import OutputConsole, styled, table, visible
 from warm_cli import WarmCli
 
 BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}

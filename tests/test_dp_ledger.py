@@ -36,14 +36,10 @@ from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo
 from kerckhoffs.data import manifest
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.composition import BudgetExceeded, group_delta_factor, parse_budget
 from kerckhoffs.dp.counts import dp_histogram
-from kerckhoffs.dp.ledger import (
-    BudgetExceeded,
-    Ledger,
-    group_delta_factor,
-    lock,
-    parse_budget,
-)
+from kerckhoffs.dp.ledger import Ledger
+from kerckhoffs.dp.ledger_file import lock
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.models import DifferentialPrivacy
 from kerckhoffs.release import Scheme

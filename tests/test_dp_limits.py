@@ -30,8 +30,9 @@ from cli_runner import run_cli
 from kerckhoffs.data.schema import MissingPolicy
 from kerckhoffs.data.table import Table
 from kerckhoffs.datasets import generate_hospital, hospital_schema
+from kerckhoffs.dp.composition import parse_budget
 from kerckhoffs.dp.counts import dp_histogram, refuse_missing_drop
-from kerckhoffs.dp.ledger import Ledger, parse_budget
+from kerckhoffs.dp.ledger import Ledger
 from kerckhoffs.dp.marginals import dp_marginals
 from kerckhoffs.dp.mechanisms import check_budget, count_measurement, gaussian_measurement
 from kerckhoffs.dp.randomized_response import keep_probability, replace_threshold

@@ -201,7 +201,7 @@ def test_no_figure_is_a_strip_wider_than_three_to_one() -> None:
 def test_reproduce_bundles_share_a_module() -> None:
     # --all in parallel: one task per paper module, so Fig. 10a-d's common point (l = 4,
     # qi = 7, qd = 3, sel = 5 %) is anonymized and measured once, not once per figure
-    from kerckhoffs.cli_reproduce import bundles_of
+    from kerckhoffs.cli.reproduce import bundles_of
 
     chosen = all_experiments()
     bundles = bundles_of(chosen)
@@ -217,7 +217,7 @@ def test_reproduce_bundles_share_a_module() -> None:
 
 
 def test_timings_are_recorded_and_merged(tmp_path: Path) -> None:
-    from kerckhoffs.cli_reproduce import read_timings, write_timings
+    from kerckhoffs.cli.reproduce import read_timings, write_timings
 
     write_timings(tmp_path, {"a": 1.25, "b": 2.0})
     write_timings(tmp_path, {"b": 3.0})
@@ -383,7 +383,7 @@ def test_an_interrupted_reproduce_still_records_the_seconds_of_what_finished(
 ) -> None:
     """The first experiment finishes, the second fails: the run stops with the error, and the
     first one's seconds are in OUT/.cache/timings.csv for the next run's schedule."""
-    from kerckhoffs.cli_reproduce import read_timings
+    from kerckhoffs.cli.reproduce import read_timings
 
     run, out, made = _reproduce_piped(monkeypatch, capsys, tmp_path)
 

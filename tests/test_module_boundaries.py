@@ -2,9 +2,9 @@
 
 - No import cycle among kerckhoffs modules at import time (the imports a module runs when it
   is loaded: its top-level statements, not those inside functions or ``TYPE_CHECKING``).
-- The command modules (``cli_attack``, ``cli_audit_algorithm``, ``cli_demo``, ...) never
-  import ``kerckhoffs.cli``, not even inside a function: ``cli`` imports them to register
-  their commands, so any such import closes a cycle.
+- The command modules (``cli.attack``, ``cli.audit_algorithm``, ``cli.demo``, ...) never
+  import ``kerckhoffs.cli.app``, not even inside a function: ``cli.app`` imports them to
+  register their commands, so any such import closes a cycle.
 - No module imports a private name (``_x``) from another kerckhoffs module, by ``from m import
   _x`` or by ``m._x`` on an imported module: what a module shares, it names publicly.
 """
@@ -23,14 +23,19 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 COMMAND_MODULES = (
-    "kerckhoffs.cli_attack",
-    "kerckhoffs.cli_audit_algorithm",
-    "kerckhoffs.cli_budget",
-    "kerckhoffs.cli_demo",
-    "kerckhoffs.cli_disclosure",
-    "kerckhoffs.cli_options",
-    "kerckhoffs.cli_output",
-    "kerckhoffs.cli_reproduce",
+    "kerckhoffs.cli.algorithms",
+    "kerckhoffs.cli.anonymize",
+    "kerckhoffs.cli.attack",
+    "kerckhoffs.cli.audit_algorithm",
+    "kerckhoffs.cli.budget",
+    "kerckhoffs.cli.check",
+    "kerckhoffs.cli.dask",
+    "kerckhoffs.cli.datasets",
+    "kerckhoffs.cli.demo",
+    "kerckhoffs.cli.disclosure",
+    "kerckhoffs.cli.options",
+    "kerckhoffs.cli.output",
+    "kerckhoffs.cli.reproduce",
 )
 
 KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
@@ -203,7 +208,7 @@ def private_imports(mods: dict[str, tuple[str, bool]]) -> set[tuple[str, str, st
 @pytest.fixture(scope="module")
 def mods() -> dict[str, tuple[str, bool]]:
     found = sources()
-    assert "kerckhoffs.cli" in found and "kerckhoffs.cli_attack" in found
+    assert "kerckhoffs.cli.app" in found and "kerckhoffs.cli.attack" in found
     return found
 
 
@@ -224,8 +229,8 @@ def test_command_modules_never_reach_the_cli(
     """Through any import, also one inside a function (the old ``from kerckhoffs.cli import
     _parse_options`` in ``attack`` and ``audit-algorithm``)."""
     graph = every_import
-    assert "kerckhoffs.cli" in reachable(graph, "kerckhoffs.cli")
-    assert "kerckhoffs.cli" not in reachable(graph, command_module)
+    assert "kerckhoffs.cli.app" in reachable(graph, "kerckhoffs.cli.app")
+    assert "kerckhoffs.cli.app" not in reachable(graph, command_module)
 
 
 def test_loading_the_command_modules_does_not_load_the_cli() -> None:
@@ -234,7 +239,7 @@ def test_loading_the_command_modules_does_not_load_the_cli() -> None:
         "import sys\n"
         f"for m in {list(COMMAND_MODULES)!r}:\n"
         "    __import__(m)\n"
-        "print('kerckhoffs.cli' in sys.modules)\n"
+        "print('kerckhoffs.cli.app' in sys.modules)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120

@@ -21,7 +21,7 @@ SUBSET = ["Flu", "HIV"]
 @pytest.fixture(autouse=True)
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     """A wide terminal: a table cell holds its whole text on one line."""
-    from kerckhoffs.cli_output import out
+    from kerckhoffs.cli.output import out
 
     monkeypatch.setattr(out, "width", 250)
 
@@ -90,7 +90,7 @@ def test_an_audit_on_a_subset_names_it(
 
 
 def test_model_help_lists_every_model() -> None:
-    from kerckhoffs.cli_output import MODEL_HELP
+    from kerckhoffs.cli.output import MODEL_HELP
     from kerckhoffs.models.parse import SYNTAX
 
     for name in SYNTAX.values():
@@ -154,7 +154,7 @@ def test_the_demo_shows_what_the_look_ahead_did(monkeypatch: pytest.MonkeyPatch)
 
     from rich.console import Console
 
-    from kerckhoffs import cli_demo
+    from kerckhoffs.cli import demo as cli_demo
     from kerckhoffs.data.table import Table
     from kerckhoffs.datasets import hospital_schema
 

@@ -168,10 +168,10 @@ def serve() -> None:
     import pyarrow
     import pyarrow.parquet  # noqa: F401
 
-    import kerckhoffs.cli
+    import kerckhoffs.cli.app
 
     _preload()
-    kerckhoffs.cli._command()  # typer's click command, built once here for every child
+    kerckhoffs.cli.app._command()  # typer's click command, built once here for every child
     answers = sys.stdout
     with tempfile.TemporaryDirectory() as tmp:
         out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")

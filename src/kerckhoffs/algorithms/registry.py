@@ -11,9 +11,12 @@ the written files (:meth:`kerckhoffs.release.Release.write`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
+
+import numpy as np
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ArgumentError, ParameterError
@@ -49,6 +52,87 @@ def _check_shape(name: str, fn: Callable[..., Any]) -> None:
     required = [k for k, p in keywords.items() if p.default is p.empty]
     if required:
         raise TypeError(f"algorithm {name!r}: option {required[0]!r} needs a default")
+
+
+_BASIC = {"int": int, "float": float, "bool": bool, "str": str, "None": type(None)}
+"""The option types a value given as text (``--option KEY=VALUE``) can be read as."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option's documentation with its range, for :func:`register`'s ``options`` (a plain
+    string there is the one-line doc of an option without a range)."""
+
+    doc: str
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option of an algorithm, declared once: its ``name``, ``type`` (as the function's
+    signature annotates it: ``"float"``, ``"int | None"``, ``"bool | str"``), ``default``,
+    range (``low``..``high``, inclusive, None for unbounded) and one-line ``doc``.
+
+    What the command line reads ``--option KEY=VALUE`` with (:meth:`from_text`), what
+    :meth:`AlgorithmInfo.check_options` validates a value given from Python with
+    (:meth:`problem`), and what ``kerckhoffs algorithms NAME`` lists.
+    """
+
+    name: str
+    type: str
+    default: Any
+    doc: str
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The alternatives of :attr:`type` (``"int | None"`` -> ``("int", "None")``)."""
+        return tuple(t.strip() for t in self.type.split("|") if t.strip())
+
+    @property
+    def basic(self) -> bool:
+        """Every alternative is int, float, bool, str or None: a value can be judged."""
+        return bool(self.kinds) and all(k in _BASIC for k in self.kinds)
+
+    def from_text(self, raw: str) -> Any:
+        """The value the text ``raw`` stands for: ``true``/``false`` for a bool option, a
+        number for a numeric one (an int when it reads as one, as Python would take ``5``
+        for a float), else the text itself (the algorithm says why it cannot use it). An
+        option whose type is not declared reads as before: bool, int, float, text."""
+        kinds = set(self.kinds) if self.kinds else {"bool", "int", "float", "str"}
+        if "bool" in kinds and raw.lower() in {"true", "false"}:
+            return raw.lower() == "true"
+        if kinds & {"int", "float"}:
+            for conv in (int, float):
+                try:
+                    return conv(raw)
+                except ValueError:
+                    continue
+        return raw
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` cannot be this option (its type or its range), or None."""
+        if self.basic:
+            wanted = {_BASIC[k] for k in self.kinds}
+            if isinstance(value, bool | np.bool_):
+                ok = bool in wanted
+            elif isinstance(value, numbers.Integral):
+                ok = bool(wanted & {int, float})
+            elif isinstance(value, numbers.Real):
+                ok = float in wanted
+            else:
+                ok = any(isinstance(value, t) for t in wanted)
+            if not ok:
+                return f"expected {self.type}, got {type(value).__name__}"
+        if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+            number = float(value)
+            if self.low is not None and number < self.low:
+                return f"must be at least {self.low:g}"
+            if self.high is not None and number > self.high:
+                return f"must be at most {self.high:g}"
+        return None
 
 
 @dataclass(frozen=True)
@@ -88,6 +172,26 @@ class AlgorithmInfo:
     seedable: bool = True
     """False when its randomness cannot be seeded at all (OpenDP's secure generator): a given
     seed is refused before any work."""
+    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    """The declared range of an option (:class:`Option`), by name."""
+
+    @property
+    def option_specs(self) -> tuple[OptionSpec, ...]:
+        """Each documented option with its type and default from the function's signature
+        (the one declaration of both) and its doc and range from the registration."""
+        params = inspect.signature(self.run).parameters
+        specs = []
+        for name, doc in self.options.items():
+            p = params.get(name)
+            declared = "" if p is None or p.annotation is p.empty else str(p.annotation)
+            default = None if p is None or p.default is p.empty else p.default
+            low, high = self.ranges.get(name, (None, None))
+            specs.append(OptionSpec(name, declared, default, doc, low, high))
+        return tuple(specs)
+
+    def spec(self, name: str) -> OptionSpec | None:
+        """The option called ``name``, or None."""
+        return next((s for s in self.option_specs if s.name == name), None)
 
     def check_options(self, options: dict[str, object], *, generated: bool = False) -> None:
         """Refuse, before any work and in one line naming the accepted ones, an option the
@@ -120,8 +224,21 @@ class AlgorithmInfo:
             )
             raise ArgumentError("option", f"{key}={value}", f"{why} ({known})")
 
+    def check_values(self, options: Mapping[str, object]) -> None:
+        """Refuse, before any work and in one line, an option value of a type the option
+        does not take or outside its declared range (:meth:`OptionSpec.problem`); what
+        :func:`kerckhoffs.api.plan` runs after :meth:`check_options`."""
+        specs = {s.name: s for s in self.option_specs}
+        for key, value in options.items():
+            problem = specs[key].problem(value) if key in specs else None
+            if problem is not None:
+                raise ArgumentError("option", f"{key}={value}", f"{self.name}'s {key} {problem}")
+
 
 REGISTRY: dict[str, AlgorithmInfo] = {}
+"""Every algorithm, by name. Complete whenever this module can be used: Python loads the
+package :mod:`kerckhoffs.algorithms` before any module in it, and the package imports every
+algorithm's module, each of which registers itself here."""
 
 
 def register(
@@ -131,7 +248,7 @@ def register(
     models: tuple[str, ...],
     schemes: tuple[Scheme, ...] = (Scheme.GENERALIZATION,),
     randomized: bool = False,
-    options: dict[str, str] | None = None,
+    options: Mapping[str, str | Option] | None = None,
     family: str | None = None,
     base: str | None = None,
     minimal: bool = False,
@@ -143,7 +260,9 @@ def register(
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
 
     ``models`` names the model classes the algorithm can enforce (e.g. ``("KAnonymity",
-    "LDiversity")``); ``options`` documents extra keyword options for ``--help``; ``family``
+    "LDiversity")``); ``options`` documents its keyword options, one line each (an
+    :class:`Option` adds a range; the type and default are the signature's:
+    :attr:`AlgorithmInfo.option_specs`); ``family``
     (default: ``name``), ``base``, ``minimal``, ``sa_blind``, ``frontier`` and
     ``perturbs_sa`` are the properties of :class:`AlgorithmInfo`.
     """
@@ -152,6 +271,9 @@ def register(
         if name in REGISTRY:
             raise ValueError(f"algorithm {name!r} registered twice")
         _check_shape(name, fn)
+        given = dict(options or {})
+        docs = {k: v.doc if isinstance(v, Option) else v for k, v in given.items()}
+        ranges = {k: (v.low, v.high) for k, v in given.items() if isinstance(v, Option)}
         REGISTRY[name] = AlgorithmInfo(
             name,
             fn,
@@ -159,7 +281,7 @@ def register(
             models,
             schemes,
             randomized,
-            dict(options or {}),
+            docs,
             family or name,
             base,
             minimal,
@@ -167,6 +289,7 @@ def register(
             frontier,
             perturbs_sa,
             seedable,
+            ranges,
         )
         return fn
 
@@ -176,22 +299,16 @@ def register(
 def lookup(name: str) -> AlgorithmInfo | None:
     """The registered algorithm called ``name``, or None (a release read back from another
     tool's files names no registered algorithm)."""
-    from kerckhoffs import algorithms  # noqa: F401  (importing registers every algorithm)
-
     return REGISTRY.get(name)
 
 
 def names_where(predicate: Callable[[AlgorithmInfo], bool]) -> tuple[str, ...]:
     """The registered algorithms for which ``predicate`` holds, sorted by name."""
-    from kerckhoffs import algorithms  # noqa: F401
-
     return tuple(sorted(n for n, info in REGISTRY.items() if predicate(info)))
 
 
 def get(name: str) -> AlgorithmInfo:
     """The algorithm called ``name``; an unknown name lists the known ones."""
-    from kerckhoffs import algorithms  # noqa: F401  (importing registers every algorithm)
-
     try:
         return REGISTRY[name]
     except KeyError:

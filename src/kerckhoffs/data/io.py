@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.errors import InputError, KerckhoffsError, input_error
+from kerckhoffs.errors import SEP_HINT, InputError, KerckhoffsError, input_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -276,8 +276,9 @@ def _delimiter(path: Path, sep: str | None) -> str:
         others = [d for d in DELIMITERS if d != used and d in header]
         if others:
             raise input_error(
-                f"{path}: the header has no {used!r} delimiter but contains {others[0]!r}; "
-                f"use --sep {others[0]!r}"
+                f"{path}: the header has no {used!r} delimiter but contains {others[0]!r}; ",
+                SEP_HINT,
+                repr(others[0]),
             )
     return used
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kerckhoffs.data.io import load_json, regular_file
-from kerckhoffs.errors import InputError, input_error
+from kerckhoffs.errors import NO_VERIFY_HINT, InputError, input_error
 
 ALGO = "sha256"
 PLACEHOLDER = ALGO + ":" + "0" * 64
@@ -86,7 +86,8 @@ def verify_files(folder: Path, meta: dict[str, Any], meta_path: Path) -> None:
         if file_digest(f) != digest:
             raise input_error(
                 f"{f}: changed after it was written (its SHA-256 differs from the one in "
-                f"{meta_path.name}); refusing the release (--no-verify reads it as it is)"
+                f"{meta_path.name}); refusing the release ",
+                NO_VERIFY_HINT,
             )
 
 

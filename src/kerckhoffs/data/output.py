@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from kerckhoffs.data.io import load_json, read_regular
-from kerckhoffs.errors import KerckhoffsError, input_error
+from kerckhoffs.errors import (
+    ANOTHER_OUT_HINT,
+    OUT,
+    REPLACE_HINT,
+    KerckhoffsError,
+    Part,
+    input_error,
+)
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
 STAGING_MARK = ".kerckhoffs-staging-"
@@ -103,20 +110,21 @@ KINDS: dict[str, tuple[str, Callable[[Path], set[str] | None]]] = {
 
 
 def _describe_refusal(target: Path, kind: str) -> str | None:
-    """Why ``target`` may not be replaced by output of ``kind`` (None: it may)."""
+    """Why ``target`` may not be replaced by output of ``kind`` (None: it may), after the
+    name of the option that gave it."""
     what, files_of = KINDS[kind]
     if not target.is_dir():
-        return f"--out {target} exists and is not a directory; refusing to replace it"
+        return f"{target} exists and is not a directory; refusing to replace it"
     entries = sorted(p.name for p in target.iterdir())
     if not entries:
         return None
     allowed = files_of(target)
     if allowed is None:
-        return f"--out {target} is not {what} (it holds {_some(entries)}); refusing to replace it"
+        return f"{target} is not {what} (it holds {_some(entries)}); refusing to replace it"
     foreign = [e for e in entries if e not in allowed]
     if foreign:
         return (
-            f"--out {target} holds files kerckhoffs did not write ({_some(foreign)}); "
+            f"{target} holds files kerckhoffs did not write ({_some(foreign)}); "
             "refusing to replace it"
         )
     return None
@@ -222,14 +230,14 @@ def _check_replaceable(target: Path, kind: str, overwrite: bool) -> None:
     if not target.exists() and not target.is_symlink():
         return
     if target.is_symlink():
-        raise input_error(f"--out {target} is a symbolic link; refusing to replace it")
+        raise input_error(OUT, f" {target} is a symbolic link; refusing to replace it")
     if target.is_dir() and not any(target.iterdir()):
         return
     if not overwrite:
-        raise input_error(f"--out {target} already exists (add --overwrite to replace it)")
+        raise input_error(OUT, f" {target} already exists (", REPLACE_HINT, ")")
     reason = _describe_refusal(target, kind)
     if reason is not None:
-        raise input_error(reason)
+        raise input_error(OUT, f" {reason}")
 
 
 def _lock(claim: OutputClaim) -> None:
@@ -240,7 +248,7 @@ def _lock(claim: OutputClaim) -> None:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
         except OSError as exc:
             raise input_error(
-                f"--out {claim.target}: cannot write in {claim.target.parent} ({exc.strerror})"
+                OUT, f" {claim.target}: cannot write in {claim.target.parent} ({exc.strerror})"
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -248,10 +256,12 @@ def _lock(claim: OutputClaim) -> None:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise input_error(
-                    f"--out {claim.target} is being written by another kerckhoffs process; "
-                    "wait for it to finish or choose another --out"
+                    OUT,
+                    f" {claim.target} is being written by another kerckhoffs process; "
+                    "wait for it to finish or ",
+                    ANOTHER_OUT_HINT,
                 ) from None
-            raise input_error(f"--out {claim.target}: cannot lock ({exc.strerror})") from None
+            raise input_error(OUT, f" {claim.target}: cannot lock ({exc.strerror})") from None
         # the previous holder may have removed the file between our open and our lock
         try:
             same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
@@ -285,7 +295,7 @@ def _make_parents(claim: OutputClaim) -> None:
         missing.append(d)
         d = d.parent
     if d.exists() and not d.is_dir():
-        raise input_error(f"--out {claim.target}: {d} is not a directory")
+        raise input_error(OUT, f" {claim.target}: {d} is not a directory")
     for m in reversed(missing):
         try:
             m.mkdir()
@@ -293,7 +303,7 @@ def _make_parents(claim: OutputClaim) -> None:
             continue
         except OSError as exc:
             _release_claim(claim)
-            raise input_error(f"--out {claim.target}: cannot create {m} ({exc.strerror})") from None
+            raise input_error(OUT, f" {claim.target}: cannot create {m} ({exc.strerror})") from None
         claim.created_dirs.append(m)
 
 
@@ -325,7 +335,7 @@ def output_directory(
         if _inside(_resolve(p), resolved):
             what = "the current directory" if p == Path.cwd() else f"the input {p}"
             raise input_error(
-                f"--out {target} contains {what}; refusing to write there (choose a new folder)"
+                OUT, f" {target} contains {what}; refusing to write there (choose a new folder)"
             )
     if target.exists() or target.is_symlink():
         _check_replaceable(target, kind, overwrite)
@@ -352,7 +362,7 @@ def check_writable_file(
     *,
     overwrite: bool,
     protect: Iterable[str | Path | None] = (),
-    flag: str = "--out",
+    flag: Part = OUT,
 ) -> None:
     """Fail early (one line, naming the option ``flag``) when ``target`` cannot be written as
     a new or replaced file.
@@ -363,22 +373,22 @@ def check_writable_file(
     """
     target = Path(target)
     if target.is_dir():
-        raise input_error(f"{flag} {target} is a directory; give a file name")
+        raise input_error(flag, f" {target} is a directory; give a file name")
     if target.exists() and not overwrite:
-        raise input_error(f"{flag} {target} already exists (add --overwrite to replace it)")
+        raise input_error(flag, f" {target} already exists (", REPLACE_HINT, ")")
     resolved = _resolve(target)
     for p in protect:
         if p is not None and resolved == _resolve(Path(p)):
-            raise input_error(f"{flag} {target} is an input ({p}); refusing to replace it")
+            raise input_error(flag, f" {target} is an input ({p}); refusing to replace it")
     d = target.parent
     while not d.exists() and not d.is_symlink():
         d = d.parent
     if not d.is_dir():
-        raise input_error(f"{flag} {target}: {d} is not a directory")
+        raise input_error(flag, f" {target}: {d} is not a directory")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=d)
     except OSError as exc:
-        raise input_error(f"{flag} {target}: cannot write in {d} ({exc.strerror})") from None
+        raise input_error(flag, f" {target}: cannot write in {d} ({exc.strerror})") from None
     os.close(fd)
     os.unlink(name)
 

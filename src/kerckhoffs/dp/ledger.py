@@ -77,14 +77,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
-import fcntl
 import hashlib
 import json
-import math
 import os
-import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,184 +89,38 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data import manifest
-from kerckhoffs.data.io import atomic_file, read_table, remove_stale_temporaries
-from kerckhoffs.data.output import umask
-from kerckhoffs.data.schema import Schema
-from kerckhoffs.dp.mechanisms import as_float, shown_number
+from kerckhoffs.data.io import atomic_file, remove_stale_temporaries
+from kerckhoffs.dp.composition import (
+    NOTIONS,
+    SUBSTITUTION,
+    UNKNOWN,
+    BudgetExceeded,
+    charge,
+    check_loss,
+    exceeds,
+    notion_text,
+    parse_budget,
+    parse_notion,
+    saturated_sum,
+    steps_per_row,
+)
+from kerckhoffs.dp.ledger_file import (
+    Malformed,
+    ints,
+    lock,
+    loss_number,
+    no_constant,
+    no_duplicate_keys,
+    read_regular_file,
+    refuse_hard_links,
+    sha_on_disk,
+    text_field,
+)
 from kerckhoffs.errors import InputError, ParameterError
 
 FORMAT = "kerckhoffs-ledger"
 VERSION = 2
 READABLE_VERSIONS = (1, 2)
-TOLERANCE = 1e-9
-"""Relative tolerance of the budget check: a total within ``TOLERANCE * budget`` above the
-budget counts as at the budget (floating-point sums such as ``0.1 + 0.2``)."""
-LOCK_SUFFIX = ".kerckhoffs-lock"
-
-SUBSTITUTION = "substitution"
-ADD_REMOVE = "add-remove"
-UNKNOWN = "unknown"
-"""The notion of an entry read from a version-1 ledger (not recorded then)."""
-NOTIONS = (SUBSTITUTION, ADD_REMOVE)
-"""The neighbour notions a ledger accounts for (module docstring)."""
-
-_HELD: set[Path] = set()
-
-
-class BudgetExceeded(ParameterError):
-    """A release would take someone over their privacy budget; it was not recorded (and the
-    command line wrote nothing)."""
-
-
-# -- neighbour notions ---------------------------------------------------------------------------
-def _notion_text(value: object) -> str:
-    text = str(getattr(value, "value", value)).strip().lower()
-    return text.replace("_", "-").replace("/", "-")
-
-
-def parse_notion(value: object) -> str:
-    """``substitution`` or ``add-remove`` from a string or an enum member (``add_remove`` and
-    ``add/remove`` accepted); any other notion is a one-line
-    :class:`~kerckhoffs.errors.ParameterError`: the ledger cannot account for it."""
-    text = _notion_text(value)
-    if text in NOTIONS:
-        return text
-    raise ParameterError(
-        f"neighbours {getattr(value, 'value', value)!r}: a privacy ledger accounts only for "
-        "releases that are DP under substitution or add-remove neighbours (a whole record "
-        "changing); a release DP under any other notion bounds less than what one record "
-        "reveals"
-    )
-
-
-def steps_per_row(entry_notion: str, ledger_notion: str) -> int:
-    """How many of the ledger's neighbouring steps one row of an entry counts for: 1 for the
-    same notion, 2 for an add-remove (or unknown) entry on a substitution ledger (a
-    substitution is a removal and an addition); a substitution entry on an add-remove ledger
-    is refused (module docstring)."""
-    if entry_notion == ledger_notion:
-        return 1
-    if ledger_notion == SUBSTITUTION and entry_notion in (ADD_REMOVE, UNKNOWN):
-        return 2
-    if ledger_notion == ADD_REMOVE and entry_notion == SUBSTITUTION:
-        raise ParameterError(
-            "a release DP under substitution neighbours cannot be charged to a ledger whose "
-            "budget is under add-remove neighbours (it may publish the number of rows exactly, "
-            "which no add-remove guarantee allows); use a substitution ledger or publish under "
-            "add-remove (-O neighbours=add-remove)"
-        )
-    raise ParameterError(
-        f"an entry under {entry_notion!r} neighbours cannot be charged to a ledger under "
-        f"{ledger_notion!r} neighbours"
-    )
-
-
-# -- budgets -----------------------------------------------------------------------------------
-def _number(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str | np.number):
-        raise ParameterError(f"{what} {value!r}: expected a number")
-    try:
-        return as_float(value)  # an integer beyond a float is inf, refused as too large
-    except ValueError:
-        raise ParameterError(f"{what} {shown_number(value)}: not a number in range") from None
-
-
-def parse_budget(budget: float | str | tuple[float, float]) -> tuple[float, float]:
-    """A budget ``(epsilon, delta)`` from ``1``, ``"1"``, ``"1,1e-6"`` or ``(1, 1e-6)``.
-
-    ``delta`` defaults to 0: a pure-DP budget, which any release with ``delta > 0`` exceeds.
-    """
-    parts: list[object]
-    if isinstance(budget, str):
-        parts = [p.strip() for p in budget.split(",")]
-    elif isinstance(budget, tuple | list):
-        parts = list(budget)
-    else:
-        parts = [budget]
-    shown = shown_number(budget)
-    if len(parts) not in (1, 2):
-        raise ParameterError(f"budget {shown}: expected EPSILON or EPSILON,DELTA")
-    try:
-        nums = [_number(p, "budget") for p in parts]
-    except ParameterError:
-        raise ParameterError(
-            f"budget {shown}: expected EPSILON or EPSILON,DELTA (e.g. 1 or 1,1e-6)"
-        ) from None
-    eps, delta = nums[0], (nums[1] if len(nums) == 2 else 0.0)
-    if eps == math.inf:
-        raise ParameterError(
-            f"budget {shown}: epsilon is too large (beyond the largest float, about 1.8e308, "
-            "it is not a finite number)"
-        )
-    if not (math.isfinite(eps) and eps > 0):
-        raise ParameterError(f"budget {shown}: epsilon must be a positive number")
-    if not (math.isfinite(delta) and 0 <= delta < 1):
-        raise ParameterError(f"budget {shown}: delta must be in [0, 1)")
-    return eps, delta
-
-
-def _check_loss(epsilon: object, delta: object) -> tuple[float, float]:
-    eps, d = _number(epsilon, "epsilon"), _number(delta, "delta")
-    if not (math.isfinite(eps) and eps >= 0):
-        raise ParameterError(f"epsilon {epsilon!r}: must be a finite number >= 0")
-    if not (math.isfinite(d) and 0 <= d < 1):
-        raise ParameterError(f"delta {delta!r}: must be in [0, 1)")
-    return eps, d
-
-
-def group_delta_factor(rows: np.ndarray, epsilon: float) -> np.ndarray:
-    """``1 + e^eps + ... + e^((k-1) eps)`` for each ``k`` in ``rows`` (0 for ``k = 0``, inf
-    where it exceeds a float): the multiplier of delta for a person with ``k`` rows in one
-    (eps, delta)-DP release (group privacy over ``k`` steps, Dwork and Roth 2014, Thm 2.2).
-
-    ``(e^(k eps) - 1)/(e^eps - 1)`` where that is a float; beyond, in log space,
-    ``(k-1) eps + log(1 - e^(-k eps)) - log(1 - e^(-eps))``, so an epsilon of 710 or more
-    (``e^eps`` is no float) gives ``inf``, not an error."""
-    k = np.asarray(rows, dtype=np.float64)
-    eps = float(epsilon)
-    if eps == 0:
-        return k.copy()
-    out = np.zeros(k.shape)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        direct = (k > 0) & (k * eps <= 700.0)
-        out[direct] = np.expm1(k[direct] * eps) / math.expm1(min(eps, 700.0))
-        far = (k > 0) & ~direct
-        tail = np.log(-np.expm1(-k[far] * eps)) - math.log(-math.expm1(-eps))
-        out[far] = np.exp((k[far] - 1) * eps + tail)
-    return out
-
-
-def group_loss(rows: np.ndarray, epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(k eps, delta * group_delta_factor(k, eps))`` for each ``k`` in ``rows``, saturating:
-    a zero ``delta`` or ``k`` costs exactly 0, an overflow is ``inf``, never NaN."""
-    k = np.asarray(rows, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        eps_out = np.where(k > 0, k * float(epsilon), 0.0)
-        d_out = np.zeros(k.shape)
-        if delta > 0:
-            some = k > 0
-            d_out[some] = float(delta) * group_delta_factor(k[some], epsilon)
-    return eps_out, d_out
-
-
-def charge(
-    rows: np.ndarray, epsilon: float, delta: float, neighbours: str, ledger_neighbours: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """What each person with ``rows[i]`` rows in a release at ``(epsilon, delta)`` DP under
-    ``neighbours`` pays against a budget under ``ledger_neighbours`` (module docstring)."""
-    steps = steps_per_row(neighbours, ledger_neighbours)
-    return group_loss(np.asarray(rows, dtype=np.int64) * steps, epsilon, delta)
-
-
-def saturated_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a + b`` of non-negative totals, ``inf`` where the sum passes the largest float (the
-    intended saturation: over any budget), without numpy's overflow warning."""
-    with np.errstate(over="ignore"):
-        return np.add(a, b)
-
-
-def _over(total: np.ndarray, budget: float) -> np.ndarray:
-    return total > budget * (1 + TOLERANCE)
 
 
 # -- entries -----------------------------------------------------------------------------------
@@ -329,86 +179,6 @@ class BudgetCheck:
 
 
 # -- reading a ledger file -------------------------------------------------------------------------
-def read_regular_file(path: Path, shown: str | Path) -> bytes | None:
-    """The bytes of the regular file at ``path``, or None when there is none; a directory,
-    a FIFO, a device or a socket is a one-line :class:`~kerckhoffs.errors.InputError` naming
-    ``shown`` (opened without blocking, so a FIFO is refused instead of waited on)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InputError(f"ledger {shown}: cannot read it ({exc.strerror})") from None
-    with open(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError(f"ledger {shown} is a directory, not a ledger file")
-        if not stat.S_ISREG(mode):
-            raise InputError(
-                f"ledger {shown} is not a regular file (a FIFO, a device or a socket); "
-                "refusing to read it"
-            )
-        return fh.read()
-
-
-def refuse_hard_links(st: os.stat_result, shown: str | Path) -> None:
-    """A one-line :class:`~kerckhoffs.errors.InputError` when the ledger file has more than
-    one hard link. A ledger is saved by renaming a complete new file over its name (atomic:
-    a crash leaves the old or the new, never half), which gives that one name a new file and
-    leaves every other name holding the old accounts: two ledgers from then on, each missing
-    the other's charges. A symbolic link is followed and stays one ledger; a hard link cannot
-    be, so it is refused rather than split."""
-    if st.st_nlink > 1:
-        raise InputError(
-            f"ledger {shown} has {st.st_nlink} hard links (other names for the same file); "
-            "saving it replaces one name only and would split the ledger in two: keep one "
-            "name (a symbolic link to it is fine) and remove the others"
-        )
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        twice = next(k for k in keys if keys.count(k) > 1)
-        raise _Malformed(f"the key {twice!r} is given twice")
-    return dict(pairs)
-
-
-def _no_constant(name: str) -> None:
-    raise _Malformed(f"{name} is not a number a ledger may hold")
-
-
-class _Malformed(ValueError):
-    """A ledger's content is not what this module writes (the reason, for the one line)."""
-
-
-def _ints(values: object, what: str) -> np.ndarray:
-    """A JSON list of integers (not floats, not booleans) as int64."""
-    if not isinstance(values, list) or not set(map(type, values)) <= {int}:
-        raise _Malformed(f"{what} must be a list of integers")
-    try:
-        return np.asarray(values, dtype=np.int64).reshape(-1)
-    except OverflowError:
-        raise _Malformed(f"{what}: an integer out of range") from None
-
-
-def _text(value: object, what: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise _Malformed(f"{what} must be a text")
-    return value
-
-
-def _loss_number(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Malformed(f"{what} must be a number")
-    try:
-        return float(value)
-    except OverflowError:
-        raise _Malformed(f"{what} is out of range") from None
-
-
 # -- the ledger --------------------------------------------------------------------------------
 @dataclass
 class Ledger:
@@ -471,14 +241,14 @@ class Ledger:
         try:
             doc = json.loads(
                 raw.decode("utf-8"),
-                object_pairs_hook=_no_duplicate_keys,
-                parse_constant=_no_constant,
+                object_pairs_hook=no_duplicate_keys,
+                parse_constant=no_constant,
             )
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise InputError(f"ledger {path}: not valid JSON (damaged or not a ledger)") from None
         except RecursionError:
             raise InputError(f"ledger {path}: nested too deeply to be a ledger") from None
-        except _Malformed as exc:
+        except Malformed as exc:
             raise InputError(f"ledger {path}: {exc}; refusing it") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise InputError(f"ledger {path}: not a kerckhoffs ledger (no format {FORMAT!r})")
@@ -499,7 +269,7 @@ class Ledger:
             )
         try:
             led = cls._read_doc(doc, version, path)
-        except _Malformed as exc:
+        except Malformed as exc:
             raise InputError(f"ledger {path}: {exc}; refusing it") from None
         led._loaded_sha = hashlib.sha256(raw).hexdigest()
         return led
@@ -507,59 +277,57 @@ class Ledger:
     @classmethod
     def _read_doc(cls, doc: dict[str, Any], version: int, path: Path) -> Ledger:
         if doc.get("composition") != "basic":
-            raise _Malformed("its composition is not 'basic'")
+            raise Malformed("its composition is not 'basic'")
         if version == 1:
             notion = SUBSTITUTION
         else:
-            notion = _notion_text(_text(doc.get("neighbours"), "'neighbours'"))
+            notion = notion_text(text_field(doc.get("neighbours"), "'neighbours'"))
             if notion not in NOTIONS:
-                raise _Malformed(
-                    f"its budget's neighbour notion {notion!r} is not one a ledger has"
-                )
+                raise Malformed(f"its budget's neighbour notion {notion!r} is not one a ledger has")
         people = doc.get("people")
         if not isinstance(people, list) or not set(map(type, people)) <= {str}:
-            raise _Malformed("'people' must be a list of texts")
+            raise Malformed("'people' must be a list of texts")
         if len(set(people)) != len(people):
-            raise _Malformed("a person is listed twice")
+            raise Malformed("a person is listed twice")
         releases = doc.get("releases")
         if not isinstance(releases, list):
-            raise _Malformed("'releases' must be a list")
+            raise Malformed("'releases' must be a list")
         entries = []
         for i, e in enumerate(releases):  # a loop over releases, not rows
             where = f"release entry {i + 1}"
             if not isinstance(e, dict):
-                raise _Malformed(f"{where} is not an object")
-            members = _ints(e.get("members"), f"{where}: members")
+                raise Malformed(f"{where} is not an object")
+            members = ints(e.get("members"), f"{where}: members")
             if members.size and (members.min() < 0 or members.max() >= len(people)):
-                raise _Malformed(f"{where}: a member index is not a person of the ledger")
-            eps = _loss_number(e.get("epsilon"), f"{where}: epsilon")
-            delta = _loss_number(e.get("delta"), f"{where}: delta")
+                raise Malformed(f"{where}: a member index is not a person of the ledger")
+            eps = loss_number(e.get("epsilon"), f"{where}: epsilon")
+            delta = loss_number(e.get("delta"), f"{where}: delta")
             try:
-                eps, delta = _check_loss(eps, delta)
+                eps, delta = check_loss(eps, delta)
             except ParameterError as exc:
-                raise _Malformed(f"{where}: {exc}") from None
+                raise Malformed(f"{where}: {exc}") from None
             if version == 1:
                 entry_notion = UNKNOWN
             else:
-                entry_notion = _notion_text(_text(e.get("neighbours"), f"{where}: neighbours"))
+                entry_notion = notion_text(text_field(e.get("neighbours"), f"{where}: neighbours"))
                 if entry_notion not in (*NOTIONS, UNKNOWN):
-                    raise _Malformed(f"{where}: neighbours {entry_notion!r} is not accounted for")
+                    raise Malformed(f"{where}: neighbours {entry_notion!r} is not accounted for")
                 try:
                     steps_per_row(entry_notion, notion)
                 except ParameterError:
-                    raise _Malformed(
+                    raise Malformed(
                         f"{where} is under {entry_notion} neighbours, which a ledger under "
                         f"{notion} cannot hold"
                     ) from None
             entries.append(
                 Entry(
-                    name=str(_text(e.get("name"), f"{where}: name")),
+                    name=str(text_field(e.get("name"), f"{where}: name")),
                     epsilon=eps,
                     delta=delta,
                     members=members,
-                    path=_text(e.get("path"), f"{where}: path", optional=True),
-                    digest=_text(e.get("digest"), f"{where}: digest", optional=True),
-                    recorded=str(_text(e.get("recorded", ""), f"{where}: recorded")),
+                    path=text_field(e.get("path"), f"{where}: path", optional=True),
+                    digest=text_field(e.get("digest"), f"{where}: digest", optional=True),
+                    recorded=str(text_field(e.get("recorded", ""), f"{where}: recorded")),
                     neighbours=entry_notion,
                 )
             )
@@ -627,7 +395,7 @@ class Ledger:
         (one id per row) would take anyone's total over ``budget`` (``epsilon`` or
         ``(epsilon, delta)``; module docstring for the tolerance). Reaching the budget
         exactly is allowed."""
-        eps, d = _check_loss(epsilon, delta)
+        eps, d = check_loss(epsilon, delta)
         b_eps, b_delta = parse_budget(budget)
         ids = _as_ids(people)
         codes, uniq = pd.factorize(ids)
@@ -637,7 +405,7 @@ class Ledger:
         add_eps, add_delta = charge(k, eps, d, parse_notion(neighbours), self.neighbours)
         after_eps = saturated_sum(before_eps, add_eps)
         after_delta = saturated_sum(before_delta, add_delta)
-        over = _over(after_eps, b_eps) | _over(after_delta, b_delta)
+        over = exceeds(after_eps, b_eps) | exceeds(after_delta, b_delta)
         table = pd.DataFrame(
             {"epsilon": after_eps[over], "delta": after_delta[over]},
             index=pd.Index(uniq[over], name="person", dtype=object),
@@ -667,7 +435,7 @@ class Ledger:
         charging nobody (everyone in it was left out by an individual filter) instead of
         refusing it as a mistake.
         """
-        eps, d = _check_loss(epsilon, delta)
+        eps, d = check_loss(epsilon, delta)
         notion = parse_notion(neighbours)
         steps_per_row(notion, self.neighbours)
         if not str(release_name).strip():
@@ -731,7 +499,7 @@ class Ledger:
         with lock(real):
             with contextlib.suppress(FileNotFoundError):
                 refuse_hard_links(os.stat(real), target)
-            if own and _sha_on_disk(real) != self._loaded_sha:
+            if own and sha_on_disk(real) != self._loaded_sha:
                 raise InputError(
                     f"ledger {target}: changed by another process since it was read; "
                     "nothing recorded (run again)"
@@ -762,11 +530,6 @@ class Ledger:
         )
 
 
-def _sha_on_disk(path: Path) -> str | None:
-    raw = read_regular_file(path, path)
-    return None if raw is None else hashlib.sha256(raw).hexdigest()
-
-
 def _as_ids(people: Iterable[Any]) -> np.ndarray:
     """People as an object array of id texts; a missing id is an error (it cannot be
     accounted for)."""
@@ -777,185 +540,4 @@ def _as_ids(people: Iterable[Any]) -> np.ndarray:
     return s.astype(str).to_numpy(dtype=object)
 
 
-# -- locking -----------------------------------------------------------------------------------
-@contextlib.contextmanager
-def lock(path: str | Path) -> Iterator[None]:
-    """Hold the ledger's exclusive lock (``flock`` on ``.NAME.kerckhoffs-lock`` beside the
-    real file, links followed) for the block: between reading the ledger and recording a
-    release nobody else may record. Re-entrant within a process; a second process fails at
-    once with one line. Refused in one line: a ledger whose folder does not exist
-    (:func:`require_folder`: no folder is ever created for a ledger) and a ledger file with
-    several hard links (:func:`refuse_hard_links`: saving it would split it). Reading a
-    ledger (``kerckhoffs budget``) takes no lock and refuses neither."""
-    target = Path(os.path.realpath(path))
-    if target in _HELD:
-        yield
-        return
-    require_folder(path)
-    with contextlib.suppress(FileNotFoundError):
-        refuse_hard_links(os.stat(target), path)
-    lock_path = target.parent / f".{target.name}{LOCK_SUFFIX}"
-    while True:
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~umask())
-        except OSError as exc:
-            raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise InputError(
-                    f"ledger {path} is in use by another kerckhoffs process; wait for it to finish"
-                ) from None
-            raise InputError(f"ledger {path}: cannot lock ({exc.strerror})") from None
-        try:  # the previous holder may have removed the file between our open and our lock
-            same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
-    _HELD.add(target)
-    try:
-        yield
-    finally:
-        _HELD.discard(target)
-        with contextlib.suppress(OSError):
-            os.unlink(lock_path)  # before closing: a waiting process then retries cleanly
-        os.close(fd)
-
-
-def require_folder(path: str | Path) -> None:
-    """A one-line :class:`~kerckhoffs.errors.InputError` naming the folder when the folder
-    of the ledger ``path`` (links followed) does not exist. A ledger is the record of what
-    everyone has spent: creating its folder would turn a typo in the path
-    (``/srv/ledgr/L.json``) into a fresh, empty ledger, a full budget for everyone, with only
-    a note. A new ledger file in an existing folder is how a ledger starts."""
-    given = Path(path)
-    real = Path(os.path.realpath(given))
-    if not real.parent.is_dir():
-        shown = given.parent if not given.parent.is_symlink() else real.parent
-        raise InputError(
-            f"ledger {given}: its folder {shown} does not exist; a ledger's folder is never "
-            "created (a mistyped path would start everyone on a fresh budget): fix the path, "
-            "or create the folder first"
-        )
-
-
-# -- who is in a release -------------------------------------------------------------------------
-def identifier_column(schema: Schema, name: str | None = None) -> str:
-    """The identifier column that names the people of a release: ``name`` if given (it must
-    have role ``identifier``), else the schema's only one; a one-line error otherwise."""
-    ids = [c.name for c in schema.identifiers]
-    if name is not None:
-        if name not in ids:
-            raise InputError(
-                f"--ledger-id {name}: not a column of role identifier in the schema"
-                + (f" (have {', '.join(ids)})" if ids else "")
-            )
-        return name
-    if not ids:
-        raise InputError(
-            "--ledger needs to know who is in the release: the schema has no column of role "
-            "identifier"
-        )
-    if len(ids) > 1:
-        raise InputError(
-            f"--ledger: the schema has {len(ids)} identifier columns ({', '.join(ids)}); "
-            "choose one with --ledger-id"
-        )
-    return ids[0]
-
-
-def people_of_input(
-    data: str | Path | pd.DataFrame, column: str, *, sep: str | None = None
-) -> np.ndarray:
-    """The id (text, as written in the file) of every row of the input, in file order:
-    everyone whose row the computation could read pays, including rows a missing-value
-    policy drops later (their row decided that they were dropped). A row without an id is a
-    one-line error: the ledger could not account for it."""
-    if isinstance(data, pd.DataFrame):
-        if column not in data.columns:
-            raise InputError(f"the data has no identifier column {column!r}")
-        s = data[column].reset_index(drop=True)
-        where = "the data"
-    else:
-        df = read_table(data, sep=sep, text_columns=[column], columns=[column])
-        if column not in df.columns:
-            raise InputError(f"{data}: no identifier column {column!r}")
-        s = df[column]
-        where = str(data)
-    na = s.isna().to_numpy()
-    if na.any():
-        first = int(np.flatnonzero(na)[0]) + 1
-        raise InputError(
-            f"{where}: column {column!r}: {int(na.sum())} row(s) have no identifier (first: "
-            f"data row {first}); the ledger cannot account for them"
-        )
-    return s.astype(str).to_numpy(dtype=object)
-
-
-def release_digest(out_dir: str | Path) -> str | None:
-    """The ``integrity`` digest recorded in a release directory's ``release.json`` (which
-    covers every published file), or None when there is none."""
-    meta = Path(out_dir) / "release.json"
-    if not meta.is_file():
-        return None
-    try:
-        value = json.loads(meta.read_bytes()).get("integrity")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError, RecursionError):
-        return None
-    return value if isinstance(value, str) else None
-
-
-def privacy_loss_of(release: object) -> tuple[float, float] | None:
-    """``release.privacy_loss()`` when the release has it (DP releases), else None: only a
-    release that states its ``(epsilon, delta)`` can be accounted for."""
-    method = getattr(release, "privacy_loss", None)
-    if method is None:
-        return None
-    loss = method()
-    if loss is None:
-        return None
-    eps, delta = loss
-    return float(eps), float(delta)
-
-
-def neighbours_of(release: object) -> str | None:
-    """The neighbour notion a DP release states (``release.noise.neighbours``, as text), or
-    None when it states none."""
-    noise = getattr(release, "noise", None)
-    value = getattr(noise, "neighbours", None)
-    return None if value is None else _notion_text(value)
-
-
-__all__ = [
-    "ADD_REMOVE",
-    "FORMAT",
-    "NOTIONS",
-    "SUBSTITUTION",
-    "TOLERANCE",
-    "UNKNOWN",
-    "VERSION",
-    "BudgetCheck",
-    "BudgetExceeded",
-    "Entry",
-    "Ledger",
-    "charge",
-    "group_delta_factor",
-    "group_loss",
-    "identifier_column",
-    "lock",
-    "neighbours_of",
-    "parse_budget",
-    "parse_notion",
-    "people_of_input",
-    "privacy_loss_of",
-    "read_regular_file",
-    "refuse_hard_links",
-    "release_digest",
-    "require_folder",
-    "saturated_sum",
-    "steps_per_row",
-]
+__all__ = ["FORMAT", "VERSION", "BudgetCheck", "Entry", "Ledger"]

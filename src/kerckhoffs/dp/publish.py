@@ -32,8 +32,9 @@ private file) says who was charged.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,33 +42,32 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs import api
+from kerckhoffs.algorithms.registry import get
+from kerckhoffs.data.io import read_table
 from kerckhoffs.data.output import check_private_file, output_directory
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.dp.individual_filter import with_public_records, without_rows
-from kerckhoffs.dp.ledger import (
+from kerckhoffs.dp.composition import (
     ADD_REMOVE,
     SUBSTITUTION,
     TOLERANCE,
-    BudgetCheck,
     BudgetExceeded,
-    Entry,
-    Ledger,
     charge,
-    identifier_column,
-    lock,
-    neighbours_of,
+    notion_text,
     parse_budget,
     parse_notion,
-    people_of_input,
-    privacy_loss_of,
-    release_digest,
     saturated_sum,
     steps_per_row,
 )
+from kerckhoffs.dp.individual_filter import with_public_records, without_rows
+from kerckhoffs.dp.ledger import BudgetCheck, Entry, Ledger
+from kerckhoffs.dp.ledger_file import lock
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
-from kerckhoffs.release import Release
+from kerckhoffs.models.differential_privacy import DifferentialPrivacy
+from kerckhoffs.pipelines.arguments import as_models
+from kerckhoffs.release import Release, Scheme
 
 OVER_BUDGET = ("leave-out", "refuse")
 """What happens to people a release would take over budget: left out of the computation
@@ -85,6 +85,8 @@ class Publication:
     ledger: Path
     neighbours: str
     """The notion of the ledger's budget."""
+    created: bool = False
+    """The ledger did not exist: this publication started it."""
 
 
 def parse_over_budget(value: str) -> str:
@@ -108,6 +110,8 @@ class LedgerTransaction:
     column: str
     budget: tuple[float, float] | None
     over_budget: str
+    created: bool = False
+    """The ledger file did not exist when it was read (a new ledger starts there)."""
 
     def publish(
         self,
@@ -128,11 +132,6 @@ class LedgerTransaction:
         are read from ``data``'s identifier column), write it to ``out_dir`` and charge it
         (module docstring). One-line errors: not a DP algorithm or model, a neighbour
         notion the ledger cannot hold, everyone over budget with ``refuse``."""
-        from kerckhoffs import api
-        from kerckhoffs.algorithms import get
-        from kerckhoffs.models.differential_privacy import DifferentialPrivacy
-        from kerckhoffs.release import Scheme
-
         info = get(algorithm)
         if Scheme.DP not in info.schemes:
             raise InputError(
@@ -201,7 +200,9 @@ class LedgerTransaction:
                 ) from None
             finally:
                 claim.before_publish = None
-        return Publication(release, results, charged[0], self.path, self.ledger.neighbours)
+        return Publication(
+            release, results, charged[0], self.path, self.ledger.neighbours, self.created
+        )
 
     def _left_out(
         self, ids: np.ndarray, epsilon: float, delta: float, notion: str, name: str
@@ -285,8 +286,9 @@ def ledger_transaction(
         neighbours = parse_notion(neighbours)
     check_private_file(ledger, flag="--ledger", out_dir=out_dir, protect=protect)
     with lock(ledger):
+        created = not Path(ledger).exists()
         led = Ledger.load(ledger, create=True, neighbours=neighbours)
-        yield LedgerTransaction(led, Path(ledger), column, b, mode)
+        yield LedgerTransaction(led, Path(ledger), column, b, mode, created)
 
 
 def publish(
@@ -305,6 +307,9 @@ def publish(
     formats: tuple[str, ...] = ("csv", "parquet"),
     overwrite: bool = False,
     sep: str | None = None,
+    include_other: bool = False,
+    protect: Iterable[str | Path | None] = (),
+    on_table: Callable[[Table], None] | None = None,
 ) -> Publication:
     """Write a DP release of ``data`` to ``out_dir`` and charge everyone in it to the privacy
     ledger ``ledger`` (created if missing; its folder must exist, since a mistyped folder
@@ -316,6 +321,10 @@ def publish(
     filter) or ``refuse``. ``neighbours``: the notion of a *new* ledger's budget
     (substitution by default). ``algorithm``, ``models`` and ``options`` as for
     :func:`kerckhoffs.anonymize`; ``models`` must hold one ``dp=EPS`` target.
+    ``include_other``: publish the columns of role ``other`` too, unchanged. ``protect``:
+    more files no output may replace (``data`` and a schema file are protected already).
+    ``on_table``: called with the table once it is read, before anything is computed (the
+    command line prints its notes). ``kerckhoffs anonymize --ledger`` calls this function.
 
     >>> import kerckhoffs as kh, tempfile, os
     >>> from kerckhoffs.datasets import generate_hospital, hospital_schema
@@ -328,13 +337,12 @@ def publish(
     (True, '0o600')
     >>> import shutil; shutil.rmtree(d)
     """
-    from kerckhoffs.api import as_models
-
     sch = schema if isinstance(schema, Schema) else Schema.from_toml(schema)
     chosen = as_models(models)
     inputs: list[str | Path | None] = [] if isinstance(data, pd.DataFrame) else [data]
     if not isinstance(schema, Schema):
         inputs.append(schema)
+    inputs += list(protect)
     with (
         ledger_transaction(
             ledger,
@@ -351,7 +359,9 @@ def publish(
         if isinstance(data, pd.DataFrame):
             table = Table.encode(data, sch)
         else:
-            table = Table.from_csv(data, sch, sep=sep)
+            table = Table.from_csv(data, sch, sep=sep, keep_other=include_other)
+        if on_table is not None:
+            on_table(table)
         return txn.publish(
             table,
             data,
@@ -363,14 +373,107 @@ def publish(
             overwrite=overwrite,
             sep=sep,
             protect=inputs,
+            include_other=include_other,
         )
+
+
+# -- who is in a release, and what it states ----------------------------------------------
+def identifier_column(schema: Schema, name: str | None = None) -> str:
+    """The identifier column that names the people of a release: ``name`` if given (it must
+    have role ``identifier``), else the schema's only one; a one-line error otherwise."""
+    ids = [c.name for c in schema.identifiers]
+    if name is not None:
+        if name not in ids:
+            raise InputError(
+                f"--ledger-id {name}: not a column of role identifier in the schema"
+                + (f" (have {', '.join(ids)})" if ids else "")
+            )
+        return name
+    if not ids:
+        raise InputError(
+            "--ledger needs to know who is in the release: the schema has no column of role "
+            "identifier"
+        )
+    if len(ids) > 1:
+        raise InputError(
+            f"--ledger: the schema has {len(ids)} identifier columns ({', '.join(ids)}); "
+            "choose one with --ledger-id"
+        )
+    return ids[0]
+
+
+def people_of_input(
+    data: str | Path | pd.DataFrame, column: str, *, sep: str | None = None
+) -> np.ndarray:
+    """The id (text, as written in the file) of every row of the input, in file order:
+    everyone whose row the computation could read pays, including rows a missing-value
+    policy drops later (their row decided that they were dropped). A row without an id is a
+    one-line error: the ledger could not account for it."""
+    if isinstance(data, pd.DataFrame):
+        if column not in data.columns:
+            raise InputError(f"the data has no identifier column {column!r}")
+        s = data[column].reset_index(drop=True)
+        where = "the data"
+    else:
+        df = read_table(data, sep=sep, text_columns=[column], columns=[column])
+        if column not in df.columns:
+            raise InputError(f"{data}: no identifier column {column!r}")
+        s = df[column]
+        where = str(data)
+    na = s.isna().to_numpy()
+    if na.any():
+        first = int(np.flatnonzero(na)[0]) + 1
+        raise InputError(
+            f"{where}: column {column!r}: {int(na.sum())} row(s) have no identifier (first: "
+            f"data row {first}); the ledger cannot account for them"
+        )
+    return s.astype(str).to_numpy(dtype=object)
+
+
+def release_digest(out_dir: str | Path) -> str | None:
+    """The ``integrity`` digest recorded in a release directory's ``release.json`` (which
+    covers every published file), or None when there is none."""
+    meta = Path(out_dir) / "release.json"
+    if not meta.is_file():
+        return None
+    try:
+        value = json.loads(meta.read_bytes()).get("integrity")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def privacy_loss_of(release: object) -> tuple[float, float] | None:
+    """``release.privacy_loss()`` when the release has it (DP releases), else None: only a
+    release that states its ``(epsilon, delta)`` can be accounted for."""
+    method = getattr(release, "privacy_loss", None)
+    if method is None:
+        return None
+    loss = method()
+    if loss is None:
+        return None
+    eps, delta = loss
+    return float(eps), float(delta)
+
+
+def neighbours_of(release: object) -> str | None:
+    """The neighbour notion a DP release states (``release.noise.neighbours``, as text), or
+    None when it states none."""
+    noise = getattr(release, "noise", None)
+    value = getattr(noise, "neighbours", None)
+    return None if value is None else notion_text(value)
 
 
 __all__ = [
     "OVER_BUDGET",
     "LedgerTransaction",
     "Publication",
+    "identifier_column",
     "ledger_transaction",
+    "neighbours_of",
     "parse_over_budget",
+    "people_of_input",
+    "privacy_loss_of",
     "publish",
+    "release_digest",
 ]

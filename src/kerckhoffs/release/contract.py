@@ -36,7 +36,13 @@ import pandas as pd
 from kerckhoffs.data.external import read_external
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import InputError, ParameterError, PrivacyCheckFailed, input_error
+from kerckhoffs.errors import (
+    NEEDS_SCHEMA,
+    InputError,
+    ParameterError,
+    PrivacyCheckFailed,
+    input_error,
+)
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.release.format import Scheme
@@ -368,7 +374,7 @@ class Release(BaseRelease):
                 raise naming(path, exc) from None
             return release.with_notes(notes) if notes else release
         if schema is None:
-            raise input_error(f"{path}: reading a table made by another tool needs --schema")
+            raise input_error(f"{path}: reading a table made by another tool ", NEEDS_SCHEMA)
         df, meta = read_external(path, schema, sep)
         try:
             return cls.from_frames({"release": df}, meta, schema)

@@ -12,7 +12,13 @@ from typing import Any
 from kerckhoffs.data import manifest
 from kerckhoffs.data.io import read_regular
 from kerckhoffs.data.schema import Kind, SensitiveMode
-from kerckhoffs.errors import InputError, ParameterError, input_error
+from kerckhoffs.errors import (
+    NO_VERIFY_HINT,
+    WITH_SCHEMA,
+    InputError,
+    ParameterError,
+    input_error,
+)
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release.format import FORMAT, FORMAT_VERSION, META, TABLE_SUFFIXES, Scheme
 
@@ -34,7 +40,8 @@ def read_manifest(
     if not os.path.lexists(meta_path):
         raise input_error(
             f"{path}: a directory without {META}, so not a kerckhoffs release (to check "
-            "another tool's table, pass the table file itself with --schema)"
+            "another tool's table, pass the table file ",
+            WITH_SCHEMA,
         )
     raw = read_regular(meta_path, META)
     meta = manifest.parse(raw, meta_path)
@@ -76,8 +83,8 @@ def read_manifest(
     else:
         raise input_error(
             f"{meta_path}: format {version} (kerckhoffs 0.1) records no file digests, so "
-            "nothing shows its files are the ones written; refusing it (--no-verify reads it "
-            "as it is)"
+            "nothing shows its files are the ones written; refusing it ",
+            NO_VERIFY_HINT,
         )
     _check_meta(meta, meta_path)
     return meta, notes

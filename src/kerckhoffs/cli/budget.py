@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, table, value
+from kerckhoffs.cli.output import fit_words, out, table, value
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used (`kerckhoffs --help` needs none)
     import pandas as pd
@@ -86,7 +86,8 @@ def budget(
     person is in). Lists the releases, quantiles and a histogram of the totals, and the
     worst-off people.
     """
-    from kerckhoffs.dp.ledger import Ledger, parse_budget
+    from kerckhoffs.dp.composition import parse_budget
+    from kerckhoffs.dp.ledger import Ledger
     from kerckhoffs.errors import InputError
 
     if worst < 0:
@@ -145,7 +146,7 @@ def budget(
         out.print(w)
 
     if b is not None:
-        from kerckhoffs.dp.ledger import TOLERANCE
+        from kerckhoffs.dp.composition import TOLERANCE
 
         eps_b, delta_b = b
         over = (spent["epsilon"] > eps_b * (1 + TOLERANCE)) | (
@@ -164,7 +165,7 @@ def budget(
 
 def _say_conversions(releases: pd.DataFrame, notion: str) -> None:
     """Say how entries under another notion, or none recorded, are charged."""
-    from kerckhoffs.dp.ledger import ADD_REMOVE, SUBSTITUTION, UNKNOWN
+    from kerckhoffs.dp.composition import ADD_REMOVE, SUBSTITUTION, UNKNOWN
 
     unknown = int((releases["neighbours"] == UNKNOWN).sum())
     converted = int((releases["neighbours"] == ADD_REMOVE).sum())
@@ -188,7 +189,7 @@ def _say_missing(releases: pd.DataFrame) -> None:
     """Say which recorded releases are not at their path with their digest: a charge without
     a release (the run was stopped between charging and publishing) or a release moved or
     replaced since. Their charges count all the same."""
-    from kerckhoffs.dp.ledger import release_digest
+    from kerckhoffs.dp.publish import release_digest
 
     gone = [
         str(r.name)

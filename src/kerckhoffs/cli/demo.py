@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, print_results, styled
-from kerckhoffs.cli_output import table as rich_table
+from kerckhoffs.cli.output import fit_words, out, print_results, styled
+from kerckhoffs.cli.output import table as rich_table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.data.schema import Column, Role, Schema
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
@@ -379,7 +379,7 @@ def _demo_disclosure() -> None:
 
     from kerckhoffs.attacks.disclosure_set import disclosure_set_attack
     from kerckhoffs.audits.random_worlds import with_sa
-    from kerckhoffs.cli_disclosure import outcomes
+    from kerckhoffs.cli.disclosure import outcomes
     from kerckhoffs.data.table import Table
     from kerckhoffs.disclosure import PAPER_CHK
     from kerckhoffs.disclosure.example import G_B, NAMES, running_example

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import counted, err, fit_words, out, styled, table
+from kerckhoffs.cli.options import parse_options
+from kerckhoffs.cli.output import counted, err, fit_words, out, styled, table
 from kerckhoffs.data.output import output_directory
 from kerckhoffs.errors import InputError
 

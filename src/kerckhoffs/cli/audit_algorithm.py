@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from kerckhoffs.cli_options import parse_options
-from kerckhoffs.cli_output import MODEL_HELP, out, progress_bar
+from kerckhoffs.cli.options import parse_options
+from kerckhoffs.cli.output import MODEL_HELP, out, progress_bar
 
 
 def audit_algorithm(
@@ -57,11 +57,14 @@ def audit_algorithm(
     information flow (Theorem 5.3: does it read SA statistics the release does not show?).
     One line per audit, saying where an audit cannot see a kind of leak. Exit code 1 when
     some audit finds a violation."""
+    from kerckhoffs.algorithms.registry import lookup
     from kerckhoffs.audits.algorithm import DEFAULT_FLOW_ROWS
     from kerckhoffs.audits.algorithm import audit_algorithm as run_audit
     from kerckhoffs.models import parse_model
 
     models = [parse_model(m) for m in model] if model else None
+    info = lookup(name)  # an unknown name: the audit says so, naming the known ones
+    options = parse_options(option or [], info.option_specs if info is not None else ())
     with progress_bar(transient=True) as progress:
         task = progress.add_task(f"auditing {name}", total=trials if trials > 0 else None)
         report = run_audit(
@@ -72,7 +75,7 @@ def audit_algorithm(
             sa_values=sa_values,
             seed=seed,
             known_seed=known_seed,
-            options=parse_options(option or []),
+            options=options,
             flow_rows=DEFAULT_FLOW_ROWS if flow_rows is None else flow_rows,
             progress=lambda i: progress.update(task, completed=i),
         )

@@ -5,13 +5,43 @@ memory. The CLI parses and prints; the engines decide."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from kerckhoffs.cli_output import out, print_results, progress_bar
+import typer
+
+from kerckhoffs.cli.output import out, print_results, progress_bar
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError
 
 ENGINES = ("memory", "dask")
+
+# the Dask options of anonymize and check
+EngineOption = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="memory (default) | dask: run on Dask workers (DATA: Parquet file, folder or "
+        "glob; needs pip install 'kerckhoffs[dask]').",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="With --engine dask: a Dask scheduler's address (tcp://HOST:8786); default: "
+        "a local cluster of this machine's CPUs.",
+    ),
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option("--workers", help="With --engine dask and no --scheduler: worker processes."),
+]
+WorkerMemoryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--worker-memory", help="With --engine dask and no --scheduler: memory per worker (3GB)."
+    ),
+]
 
 
 def check_engine(engine: str) -> None:
@@ -51,7 +81,7 @@ def anonymize_dask(
     ``release.json`` is sealed (:func:`kerckhoffs.engines.dask_release.write_dask_release`).
     ``protect``: the schema and its files, which ``--out`` may not touch (the input files are
     added here)."""
-    from kerckhoffs.cli_options import parse_options
+    from kerckhoffs.cli.options import parse_options
     from kerckhoffs.engines.dask_cluster import connect, parquet_files
     from kerckhoffs.engines.dask_run import ALGORITHMS, check_request, run_dask
     from kerckhoffs.engines.dask_table import encode_dask, parquet_parts

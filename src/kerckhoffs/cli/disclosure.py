@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, styled
-from kerckhoffs.cli_output import table as rich_table
+from kerckhoffs.cli.output import fit_words, out, styled
+from kerckhoffs.cli.output import table as rich_table
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError, ParameterError
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kerckhoffs.cli_output import fit_words, out, progress_bar, table
+from kerckhoffs.cli.output import fit_words, out, progress_bar, table
 from kerckhoffs.errors import ArgumentError, InputError
 
 if TYPE_CHECKING:

@@ -1,0 +1,36 @@
+"""The ``kerckhoffs`` command line: argument parsing and printing over the library's pipelines.
+
+One module per command group: :mod:`~kerckhoffs.cli.check`, :mod:`~kerckhoffs.cli.anonymize`,
+:mod:`~kerckhoffs.cli.algorithms`, :mod:`~kerckhoffs.cli.datasets`,
+:mod:`~kerckhoffs.cli.demo`, :mod:`~kerckhoffs.cli.attack` (attack, audit),
+:mod:`~kerckhoffs.cli.audit_algorithm`, :mod:`~kerckhoffs.cli.reproduce`,
+:mod:`~kerckhoffs.cli.disclosure`, :mod:`~kerckhoffs.cli.budget`; the Dask engine's options
+in :mod:`~kerckhoffs.cli.dask`, the shared printing in :mod:`~kerckhoffs.cli.output` and the
+``--option KEY=VALUE`` parser in :mod:`~kerckhoffs.cli.options`. :mod:`~kerckhoffs.cli.app`
+builds the application from them and runs it.
+
+This package's own module loads nothing: importing a command module (or
+:mod:`kerckhoffs.cli.output` from a notebook) must not build the whole application, and the
+application imports every command module, so :func:`main` and :func:`run` load it when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def run(args: Sequence[str]) -> int:
+    """Run ``kerckhoffs ARGS`` and return the exit code (:func:`kerckhoffs.cli.app.run`)."""
+    from kerckhoffs.cli import app  # loaded when called: see the module docstring
+
+    return app.run(args)
+
+
+def main() -> None:
+    """Console entry point (``kerckhoffs = "kerckhoffs.cli:main"`` in pyproject.toml)."""
+    from kerckhoffs.cli import app  # loaded when called: see the module docstring
+
+    app.main()
+
+
+__all__ = ["main", "run"]

@@ -1,0 +1,171 @@
+"""``kerckhoffs check``: privacy models on a table as it stands or on a published release.
+
+What is checked is built by the library (:func:`kerckhoffs.pipelines.check.as_release`) and
+checked by it (:func:`kerckhoffs.check`); this module parses the options and prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kerckhoffs.cli import output
+from kerckhoffs.cli.dask import EngineOption, SchedulerOption, WorkerMemoryOption, WorkersOption
+from kerckhoffs.cli.output import (
+    MODEL_HELP,
+    counted,
+    err,
+    print_results,
+    print_singletons,
+    value,
+)
+from kerckhoffs.data.schema import Schema
+from kerckhoffs.errors import InputError
+
+if TYPE_CHECKING:
+    from kerckhoffs.models import ModelResult
+    from kerckhoffs.release import Release
+
+
+def check(
+    data: Annotated[Path, typer.Argument(help="Data file (CSV/Parquet) or a release directory.")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)],
+    schema: Annotated[
+        Path | None, typer.Option("--schema", "-s", help="Schema TOML (required for data files).")
+    ] = None,
+    sep: Annotated[str | None, typer.Option(help="CSV delimiter (default: detected).")] = None,
+    worst: Annotated[int, typer.Option(help="How many of the worst groups to list.")] = 5,
+    published: Annotated[
+        bool,
+        typer.Option(
+            "--published",
+            help="DATA is a generalized table published by another tool: rows with the same "
+            "QI cells (or the same 'group' column) form a group; cells are not looked up in "
+            "hierarchies.",
+        ),
+    ] = False,
+    no_verify: Annotated[
+        bool,
+        typer.Option(
+            "--no-verify",
+            help="Check a release directory whose files were edited on purpose: skip the "
+            "SHA-256 verification against release.json and check the files as they are (the "
+            "CSV when both formats exist).",
+        ),
+    ] = False,
+    providers: Annotated[
+        Path | None,
+        typer.Option(
+            "--providers",
+            help="For m-privacy on a release directory: the data provider of each published "
+            "row, as `anonymize --provider-rows` wrote it for this release (another release's "
+            "file is refused).",
+        ),
+    ] = None,
+    engine: EngineOption = "memory",
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = None,
+    worker_memory: WorkerMemoryOption = None,
+) -> None:
+    """Check privacy models on a table as it stands or on a published release.
+
+    A data file is checked as published unchanged: rows with the same QI values form a group.
+    Prints each model's achieved value and the worst groups; exits 1 if a model is violated.
+    """
+    from kerckhoffs.cli.dask import check_engine, memory_engine_only
+
+    check_engine(engine)
+    if engine == "dask":
+        from kerckhoffs.cli.dask import check_dask_cli, refuse
+
+        flags: list[tuple[str, object]] = [
+            ("--published", published),
+            ("--no-verify", no_verify),
+            ("--providers", providers),
+            ("--sep", sep),
+        ]
+        for flag, given in flags:
+            refuse(flag, given)
+        if not check_dask_cli(data, schema, model, scheduler, workers, worker_memory):
+            raise typer.Exit(1)
+        return
+    memory_engine_only(scheduler, workers, worker_memory)
+    from kerckhoffs.models import parse_model
+    from kerckhoffs.pipelines.check import as_release
+    from kerckhoffs.pipelines.check import check as check_models
+    from kerckhoffs.release import Scheme
+
+    models = [parse_model(m) for m in model]
+    if providers is not None and not data.is_dir():
+        raise InputError(
+            f"--providers {providers}: only for a release directory (a data file gives its "
+            "providers in a column of role 'provider')"
+        )
+    if not data.is_dir() and schema is None:
+        what = "a published table" if published else "a data file"
+        raise InputError(f"checking {what} needs --schema SCHEMA.toml")
+    sch = Schema.from_toml(schema) if schema else None
+    release = as_release(
+        data, schema=sch, providers=providers, published=published, verify=not no_verify, sep=sep
+    )
+    if data.is_dir():
+        for note in release.notes:
+            err.print(f"note: {note}", soft_wrap=True)
+        what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
+    elif published:
+        what = f"published table {data}"
+    else:
+        for note in release.table.notes:
+            output.out.print(f"note: {note}")
+        what = f"{data} as it stands (each distinct QI combination is a group)"
+    results = check_models(release, models=models).results
+    output.out.print(
+        (
+            f"{what}: {counted(release.table.n, 'cell')} of noisy counts, "
+            if release.scheme == Scheme.DP
+            else f"{what}: {counted(release.table.n, 'row')}, "
+            f"{counted(release.partition.n_groups, 'group')}, "
+        )
+        + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
+    )
+    print_results(results)
+    print_singletons(release, as_it_stands=not data.is_dir() and not published)
+    for r in results:
+        if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
+            _print_worst(release, r, worst)
+    if not all(r.satisfied for r in results):
+        raise typer.Exit(1)
+
+
+def _print_worst(release: Release, r: ModelResult, n: int) -> None:
+    """One line per worst group: its QI cells, size, measure and most frequent SA values."""
+    import numpy as np
+
+    from kerckhoffs.models.base import format_number
+
+    table = release.table
+    hist = release.histogram()
+    ids = r.worst_groups(n)
+    lo, hi = release.group_bounds()
+    output.out.print(f"worst groups for {r.model} (measure = the model's per-group value):")
+    for g in ids:
+        cells = ", ".join(
+            f"{value(col.name)}={value(col.generalize(lo[g : g + 1, j], hi[g : g + 1, j])[0])}"
+            for j, col in enumerate(table.qi_columns)
+        )
+        counts = hist.counts[g]
+        top = np.argsort(-counts, kind="stable")[:3]
+        sa = ", ".join(
+            f"{value(table.sa_column.labels[s])}×{counts[s]}" for s in top if counts[s] > 0
+        )
+        output.out.print(
+            f"  group {g}: {int(hist.sizes[g])} row(s), measure {format_number(r.group_values[g])}"
+            f" | {cells} | {value(table.sa_name)}: {sa}",
+            soft_wrap=True,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(check)
