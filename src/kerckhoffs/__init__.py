@@ -13,7 +13,7 @@ One call per task (:mod:`kerckhoffs.api`)::
     kh.publish(df, "out/dp", "ledger.json", schema=schema, algorithm="dp-histogram",
                models=["dp=0.5"], budget=1)   # a DP release charged to a privacy ledger
 
-Underneath (DESIGN.md section 2): describe a table with a :class:`Schema`, encode it once into
+Underneath (``docs/concepts.md``): describe a table with a :class:`Schema`, encode it once into
 a :class:`Table`, cut it into groups (a :class:`Partition`), publish a :class:`Release`,
 check it against privacy models, attack it, write it.
 """
@@ -72,8 +72,8 @@ _WHERE = {
         ["Bucketized", "Partition", "Provenance", "Release", "Scheme"], "kerckhoffs.release"
     ),
 }
-"""Where each public name lives: imported on first use (PEP 562), so that ``kerckhoffs
---help`` and commands that need no pandas do not load it (issue 15)."""
+"""Where each public name lives: imported on first use (PEP 562), so that ``kerckhoffs --help`` and
+commands that need no pandas do not load it (``docs/theory/choices.md#performance``)."""
 
 
 def __getattr__(name: str) -> Any:

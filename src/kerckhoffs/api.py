@@ -19,9 +19,9 @@ tool's release is read (:meth:`Release.verify <kerckhoffs.release.Release.verify
 :meth:`Release.write <kerckhoffs.release.Release.write>` checks once more before writing.
 
 Randomness follows scikit-learn's ``random_state`` convention with one difference of meaning:
-``seed=None`` (the default) draws fresh secret randomness from the operating system, and an
-int or a ``numpy.random.Generator`` is for tests and experiments only, since an adversary who
-knows the seed re-runs the algorithm and undoes its random choices (DESIGN.md section 5).
+``seed=None`` (the default) draws fresh secret randomness from the operating system, and an int or a
+``numpy.random.Generator`` is for tests and experiments only, since an adversary who knows the seed
+re-runs the algorithm and undoes its random choices (``docs/theory/choices.md#secret-randomness``).
 """
 
 from __future__ import annotations

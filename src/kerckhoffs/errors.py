@@ -104,10 +104,10 @@ class CannotRun(ParameterError):
 
 
 class NothingReleased(KerckhoffsError):
-    """A safe publishing strategy decided to release nothing (paper 002's ``φ``, spec
-    ``exclusive.md`` 2.8): e.g. ``lattice-exclusive`` when the naive choice fails its privacy
-    check on the disclosure set. A verdict, not a bad parameter: the command line prints the
-    one line and exits 1, and nothing is written."""
+    """A safe publishing strategy decided to release nothing (paper 002's ``φ``, the exclusive
+    strategy, ``docs/theory/disclosure-sets.md#exclusive``): e.g. ``lattice-exclusive`` when the
+    naive choice fails its privacy check on the disclosure set. A verdict, not a bad parameter: the
+    command line prints the one line and exits 1, and nothing is written."""
 
     exit_code = 1
 

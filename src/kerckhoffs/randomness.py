@@ -1,4 +1,5 @@
-"""Where a randomized algorithm's random choices come from (DESIGN.md section 5).
+"""Where a randomized algorithm's random choices come from
+(``docs/theory/choices.md#secret-randomness``).
 
 A randomized step (stratified pick-up, Anatomy's pick, MASK's perturbation) protects only
 while the adversary does not know its random choices: the adversary knows the algorithm, so
@@ -16,11 +17,11 @@ One generator per run: a randomized function builds ``generator(seed)`` once and
 generator (not the seed) to every step it calls, since two generators built from one int seed
 draw the same stream, so the steps' choices would be correlated (identical, in fact).
 
-Draws that an auditor must enumerate (paper 000 Definition 4, spec ``asap.md`` 1.6 and 1.10
-item 1: the smart world weighs each candidate table by the exact probability that the algorithm
-publishes the release, found by enumerating every random choice) are written in the form with the
-fewest outcomes that has the intended distribution: :func:`order_within` is the one such
-primitive beyond numpy's own methods.
+Draws that an auditor must enumerate (paper 000 Definition 4, ``docs/theory/asap.md#random-worlds``,
+and the random-worlds audit, ``docs/theory/choices.md#enumerated-randomness``: the smart world
+weighs each candidate table by the exact probability that the algorithm publishes the release, found
+by enumerating every random choice) are written in the form with the fewest outcomes that has the
+intended distribution: :func:`order_within` is the one such primitive beyond numpy's own methods.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
 from kerckhoffs.version import __version__
 
 # numpy, pandas and the library are imported by the commands that use them, so that
-# `kerckhoffs --help` (and a mistyped command) does not load them (issue 15, item 4)
+# `kerckhoffs --help` (and a mistyped command) does not load them
+# (`docs/theory/choices.md#performance`)
 
 app = typer.Typer(
     name="kerckhoffs",

@@ -450,12 +450,12 @@ then names a disease more often than Mondrian's classes do)."""
 
 
 def _demo_dp(table: Table, seed: int) -> None:
-    """Section 9: paper 004's composition attack. Two overlapping halves of the hospital
-    table are published independently. Mondrian (k = 5) on each: intersecting a shared
-    patient's two classes' disease sets names the disease of some patients exactly (Algorithm
-    1). A DP histogram (epsilon = 1, spec 3.8) of each half over a public cell domain: the same
-    attack on the thresholded noisy counts (``dp-intersection``) names few or none, and the
-    ledger's basic composition bounds each shared patient's loss by 1 + 1 = 2."""
+    """Section 9: paper 004's composition attack. Two overlapping halves of the hospital table are
+    published independently. Mondrian (k = 5) on each: intersecting a shared patient's two classes'
+    disease sets names the disease of some patients exactly (Algorithm 1). A DP histogram
+    (epsilon = 1, ``docs/theory/composition.md#dp-mechanisms``) of each half over a public cell
+    domain: the same attack on the thresholded noisy counts (``dp-intersection``) names few or
+    none, and the ledger's basic composition bounds each shared patient's loss by 1 + 1 = 2."""
     from kerckhoffs.algorithms import REGISTRY
     from kerckhoffs.attacks.composition import (
         OverlappingReleases,

@@ -1,13 +1,13 @@
-"""Noisy count tables over a public cell domain: the DP release (scheme ``dp``; paper 004,
-spec ``composition.md`` 3.8 ``laplace_histogram`` / ``contingency_table``).
+"""Noisy count tables over a public cell domain: the DP release (scheme ``dp``; paper 004's
+histogram / contingency-table release, ``docs/theory/composition.md#dp-mechanisms``).
 
 The cell domain is the cross product of each quasi-identifier's nodes at a chosen hierarchy
 level (a lattice node's generalized cells), optionally crossed with the sensitive attribute.
 It must be *public*: a level's nodes come from a hierarchy the user gave in the schema, or
 the level is the root (one cell, ``*``). A domain built from the data (distinct values
 present, intervals from ``widths`` over the data's range) would tell which values occur, so
-it is refused. EVERY cell of the domain is published, empty ones too (spec 3.8: releasing
-only non-empty cells leaks).
+it is refused. EVERY cell of the domain is published, empty ones too (releasing only
+non-empty cells leaks; ``docs/theory/composition.md#dp-mechanisms``).
 
 Counting is one ``np.bincount`` over mixed-radix cell codes; the noise is OpenDP's
 (:mod:`kerckhoffs.dp.mechanisms`); post-processing sees only the noisy vector. The published

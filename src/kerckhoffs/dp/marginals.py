@@ -1,16 +1,16 @@
 """Several marginal count tables under one budget (paper 004's contingency-table release [4];
-spec ``composition.md`` 3.8 ``marginals`` and 2.11 basic composition).
+``docs/theory/composition.md#dp-mechanisms`` and basic composition, ``#dp-composition``).
 
-A marginal over an attribute set (``age+sex``) is the histogram of the table with every
-other quasi-identifier at its hierarchy's root: :func:`~kerckhoffs.dp.counts.cell_domain`
-with those levels, so each marginal lists every cell of its public domain, empty ones too.
-``q`` marginals released together have L1 sensitivity ``2q`` under substitution (``q``
-under add/remove): one person's record moves one unit in each. Here each marginal gets its
-own OpenDP measurement with budget ``epsilon_j`` (an equal split, or proportional to
-``weights``) and scale ``Δ/epsilon_j``; by basic composition (spec 2.11) the release is
-``(sum epsilon_j)``-DP, and the sum of the maps OpenDP reports is what ``release.json``
-records and the fail-closed check compares with the target. With an equal split this is the
-same noise as one joint call with ``Δ = 2q`` (spec 3.8: "same guarantee").
+A marginal over an attribute set (``age+sex``) is the histogram of the table with every other
+quasi-identifier at its hierarchy's root: :func:`~kerckhoffs.dp.counts.cell_domain` with those
+levels, so each marginal lists every cell of its public domain, empty ones too. ``q`` marginals
+released together have L1 sensitivity ``2q`` under substitution (``q`` under add/remove): one
+person's record moves one unit in each. Here each marginal gets its own OpenDP measurement with
+budget ``epsilon_j`` (an equal split, or proportional to ``weights``) and scale ``Δ/epsilon_j``; by
+basic composition (Dwork-Roth 2014; ``docs/theory/composition.md#dp-composition``) the release is
+``(sum epsilon_j)``-DP, and the sum of the maps OpenDP reports is what ``release.json`` records and
+the fail-closed check compares with the target. With an equal split this is the same noise as one
+joint call with ``Δ = 2q`` (the same guarantee; ``docs/theory/composition.md#dp-mechanisms``).
 
 The published ``counts`` table stacks the marginals: a ``marginal`` column names each
 (``age+sex``), the attribute columns hold cell labels, ``*`` for an attribute the marginal

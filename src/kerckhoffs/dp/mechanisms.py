@@ -1,18 +1,22 @@
-"""Noise for count vectors, drawn by OpenDP (paper 004, spec ``composition.md`` 3.8).
+"""Noise for count vectors, drawn by OpenDP (paper 004's DP mechanisms,
+``docs/theory/composition.md#dp-mechanisms``).
 
 A histogram over a public cell domain is one vector query. Its L1 sensitivity depends on the
-neighbour notion (spec 2.9 and AMB-6): under *substitution* (the paper's ``D in 𝒟^n``: one
+neighbour notion (paper 004's Definition 10 does not fix it; we take substitution, as the paper's
+fixed-size databases imply, offer add/remove as an option and record the notion in every release:
+``docs/theory/composition.md#err-neighbours``): under *substitution* (the paper's ``D in 𝒟^n``: one
 person's record changes, ``n`` fixed) one count goes down by one and another up by one, so
 ``Δ = 2``; under *add/remove* one count moves by one, ``Δ = 1``.
 
-Every random draw is OpenDP's (DESIGN.md section 5: never hand-written noise; OpenDP draws
-from a secure generator and cannot be seeded). The noise scale is ``Δ/ε``, nudged up by a few
-ulps when OpenDP's conservative floating-point privacy map would report more than ``ε``: the
-map OpenDP reports for ``d_in = Δ`` (``measurement.map(Δ)``) is what a release records and
-what the fail-closed check compares with the target, never our own arithmetic.
+Every random draw is OpenDP's (``docs/theory/choices.md#opendp``: never hand-written noise; OpenDP
+draws from a secure generator and cannot be seeded). The noise scale is ``Δ/ε``, nudged up by a few
+ulps when OpenDP's conservative floating-point privacy map would report more than ``ε``: the map
+OpenDP reports for ``d_in = Δ`` (``measurement.map(Δ)``) is what a release records and what the
+fail-closed check compares with the target, never our own arithmetic.
 
 Post-processing (:func:`post_process`: clamp at 0, round) takes only the noisy vector, so it
-keeps the guarantee (spec 3.8, property P20).
+keeps the guarantee (``docs/theory/composition.md#dp-mechanisms``; a tested property:
+post-processing never reads the raw data, ``docs/theory/composition.md#properties``).
 """
 
 from __future__ import annotations
@@ -89,16 +93,16 @@ def implied_loss(
 class Mechanism(StrEnum):
     """The noise added to every count: OpenDP's continuous vector Laplace (on the counts as
     floats) or its discrete Laplace, a.k.a. the two-sided geometric mechanism (on integers;
-    spec 3.8 ``geometric_mechanism``)."""
+    ``docs/theory/composition.md#dp-mechanisms``)."""
 
     LAPLACE = "laplace"
     GEOMETRIC = "geometric"
     GAUSSIAN = "gaussian"
-    """OpenDP's discrete Gaussian on the integer counts, (epsilon, delta)-DP (spec 3.8
-    ``gaussian_mechanism``; Dwork-Roth 2014, not in the paper): L2 sensitivity, zCDP
-    converted to (epsilon, delta) by OpenDP (:func:`gaussian_measurement`)."""
+    """OpenDP's discrete Gaussian on the integer counts, (epsilon, delta)-DP
+    (``docs/theory/composition.md#dp-mechanisms``; Dwork-Roth 2014, not in the paper): L2
+    sensitivity, zCDP converted to (epsilon, delta) by OpenDP (:func:`gaussian_measurement`)."""
     RANDOMIZED_RESPONSE = "randomized-response"
-    """k-ary randomized response per record (spec 3.8 ``randomized_response``;
+    """k-ary randomized response per record (``docs/theory/composition.md#dp-mechanisms``;
     :mod:`kerckhoffs.dp.randomized_response`)."""
 
 
@@ -179,7 +183,8 @@ class NoiseSpec:
     cells: int
     parts: tuple[dict[str, Any], ...] = ()
     """The components of a composed release (the private choice of levels, one entry per
-    marginal; spec 2.11 basic composition: ``privacy_map`` is the sum of theirs), or extra
+    marginal; basic composition, ``docs/theory/composition.md#dp-composition``:
+    ``privacy_map`` is the sum of theirs), or extra
     parameters of one mechanism (Gaussian: its zCDP rho; randomized response: its keep
     probability). Empty for a single Laplace/geometric count vector."""
     norm: str = "l1"
@@ -381,7 +386,7 @@ def gaussian_measurement(
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
 ) -> tuple[Any, NoiseSpec]:
     """OpenDP's discrete Gaussian on a count vector of ``cells`` cells, made
-    ``(epsilon, delta)``-DP (spec 3.8 ``gaussian_mechanism``; Dwork-Roth 2014).
+    ``(epsilon, delta)``-DP (``docs/theory/composition.md#dp-mechanisms``; Dwork-Roth 2014).
 
     The L2 sensitivity is ``sqrt 2`` under substitution, 1 under add/remove
     (:func:`l2_histogram_sensitivity`). OpenDP's Gaussian is zCDP (``rho = Δ2²/(2σ²)``);
@@ -532,14 +537,16 @@ def add_noise(counts: np.ndarray, measurement: Any, spec: NoiseSpec) -> np.ndarr
 
 
 def post_process(noisy: np.ndarray) -> np.ndarray:
-    """Clamp at 0 and round to integers (spec 3.8 ``post_process``): a function of the noisy
-    output only, so the release stays ``ε``-DP (P20)."""
+    """Clamp at 0 and round to integers (``docs/theory/composition.md#dp-mechanisms``): a
+    function of the noisy output only, so the release stays ``ε``-DP (a tested property:
+    post-processing never reads the raw data)."""
     return np.rint(np.clip(np.asarray(noisy, dtype=np.float64), 0, None)).astype(np.int64)
 
 
 def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -> list[np.ndarray]:
     """Post-process several noisy count tables of the same people so that every table sums
-    to the same total (spec 3.8: consistency projections are post-processing, DP is kept).
+    to the same total (consistency projections are post-processing, DP is kept;
+    ``docs/theory/composition.md#dp-mechanisms``).
 
     The common total is the inverse-variance weighted mean of the tables' noisy sums (each
     sum is an unbiased estimate of the number of people; ``variances[j]`` is the variance of

@@ -1,10 +1,10 @@
-"""k-ary randomized response (spec ``composition.md`` 3.8 ``randomized_response``; Warner 1965,
+"""k-ary randomized response (``docs/theory/composition.md#dp-mechanisms``; Warner 1965,
 paper 004 ref. [34]): the arithmetic of the mechanism, a vectorized sampler drawing every bit
 from OpenDP's secure generator, the ``dp-rr`` release and its unbiased frequency estimate.
 
-Each record's value is kept with probability ``p = e^ε/(e^ε + k - 1)`` and otherwise replaced
-by one of the ``k - 1`` other values, each with ``q = 1/(e^ε + k - 1)``; the ratio ``p/q`` is
-exactly ``e^ε`` (P15), so each record is locally ε-DP. From ``N`` responses the frequency
+Each record's value is kept with probability ``p = e^ε/(e^ε + k - 1)`` and otherwise replaced by one
+of the ``k - 1`` other values, each with ``q = 1/(e^ε + k - 1)``; the ratio ``p/q`` is exactly
+``e^ε`` (a tested property), so each record is locally ε-DP. From ``N`` responses the frequency
 estimate ``f̂_v = (obs_v/N - q)/(p - q)`` is unbiased.
 
 The sampler (:func:`randomize`). OpenDP's per-value ``make_randomized_response`` costs about

@@ -1,5 +1,6 @@
-"""Choosing the generalization levels of a DP count table privately (spec ``composition.md``
-3.8 ``exponential_mechanism``; McSherry-Talwar 2007, paper 004 ref. [28]).
+"""Choosing the generalization levels of a DP count table privately with the exponential
+mechanism (F. McSherry and K. Talwar, "Mechanism Design via Differential Privacy", FOCS 2007;
+paper 004 ref. [28]; ``docs/theory/composition.md#dp-mechanisms``).
 
 Picking the levels by looking at the data without noise leaks (paper 002: a data-dependent
 lattice search tells the adversary about the data through the level it chose). So

@@ -1,6 +1,7 @@
-"""Exact semantic (Bayesian) privacy on tiny domains: what an adversary with *any* prior learns
-from a mechanism's output, with and without one person's data (paper 004, Ganta,
-Kasiviswanathan, Smith, KDD 2008, section 4; spec ``composition.md`` 2.10-2.12, 3.9, 4.3).
+"""Exact semantic (Bayesian) privacy on tiny domains: what an adversary with *any* prior learns from
+a mechanism's output, with and without one person's data (paper 004, Ganta, Kasiviswanathan, Smith,
+KDD 2008, section 4; ``docs/theory/composition.md#semantic-privacy``, ``#theorems``,
+``#semantic-checker``, ``#worked-examples``).
 
 Differential privacy (Def. 10) is a statement about the mechanism alone. The paper's Bayesian
 reading (Defs. 12, 13) is a statement about every adversary: whatever the prior ``b`` over
@@ -14,19 +15,24 @@ included), the posterior after seeing transcript ``t`` is about the same whether
   position ``i`` replaced by a fixed default value ``⊥`` ("any value in the domain will do";
   the caller fixes it), while the prior stays on ``D``:
   ``b_i[D | t] = Pr[A(D_{-i}) = t] b[D] / sum_D' Pr[A(D'_{-i}) = t] b[D']``. This is the
-  corrected form of the paper's garbled formula (spec [AMB-1]).
+  corrected form of the paper's formula, printed garbled in its section 4: the likelihood
+  without ``i`` times the prior, normalized (``docs/theory/composition.md#err-posterior``).
 * **Statistical distance** ``SD(P, Q) = 1/2 sum |P(D) - Q(D)|`` between the two posteriors over
-  databases, per transcript and per person; the mechanism is ``eps``-semantically private for
-  this prior when the worst SD is at most ``eps`` (Def. 12). When a posterior is undefined (the
-  transcript has probability 0 in that game) the pair counts as a violation with SD 1 (spec
-  [AMB-9]). For Def. 13, :meth:`SemanticReport.bad_mass` gives the probability, over ``D ~ b``
-  and ``t ~ A(D)``, that some person's SD exceeds a threshold.
+  databases, per transcript and per person; the mechanism is ``eps``-semantically private for this
+  prior when the worst SD is at most ``eps`` (Def. 12). When a posterior is undefined (the
+  transcript has probability 0 in that game) the pair counts as a violation with SD 1 (the paper's
+  Definition 12 leaves this case undefined; our resolution,
+  ``docs/theory/composition.md#err-undefined-posterior``). For Def. 13,
+  :meth:`SemanticReport.bad_mass` gives the probability, over ``D ~ b`` and ``t ~ A(D)``, that some
+  person's SD exceeds a threshold.
 
-The bounds it is checked against (spec 2.12): Proposition 14 (Dwork-McSherry), ``eps``-DP
-implies ``(e^eps - 1)``-semantic privacy (:func:`proposition14_bound`; the spec's tighter
-derived bound ``tanh(eps)`` is :func:`tanh_bound`); Theorem 15, ``(eps, delta)``-DP implies
+The bounds it is checked against (paper 004's theorems, ``docs/theory/composition.md#theorems``):
+Proposition 14 (Dwork-McSherry), ``eps``-DP implies ``(e^eps - 1)``-semantic privacy
+(:func:`proposition14_bound`; our tighter derived bound ``tanh(eps)`` is :func:`tanh_bound`);
+Theorem 15, ``(eps, delta)``-DP implies
 ``(e^{3 eps} - 1 + 2 sqrt(delta), n (sqrt(delta) + 2 delta / (eps e^eps)))``-semantic privacy
-(:func:`theorem15_bound`, the explicit constant of spec [AMB-10]).
+(:func:`theorem15_bound`; the paper hides the constant of the failure probability, ours is
+explicit, ``docs/theory/composition.md#err-constant``).
 
 Exact mechanisms (each a function ``database -> {transcript: probability}``), parametrized by
 ``e^eps`` as a rational number so that ``eps = ln 3`` is exact (``exp_eps=3``):
@@ -39,10 +45,11 @@ probability ``delta`` publish the whole database). A mechanism may also be given
 ``{database: {transcript: probability}}``. Probabilities must be exact (``int`` or
 ``Fraction``).
 
-Neighbours are substitution neighbours (same ``n``, one position differs; spec 2.9, [AMB-6]):
-:func:`neighbour_ratio` is the exact ``e^eps`` of a mechanism (the worst pointwise likelihood
-ratio between neighbours, ``inf`` when unbounded) and :func:`neighbour_tv` the worst total
-variation between neighbours.
+Neighbours are substitution neighbours (same ``n``, one position differs; paper 004's Definition 10
+with our reading of its neighbour notion, ``docs/theory/composition.md#err-neighbours``):
+:func:`neighbour_ratio` is the exact ``e^eps`` of a mechanism (the worst pointwise likelihood ratio
+between neighbours, ``inf`` when unbounded) and :func:`neighbour_tv` the worst total variation
+between neighbours.
 
 Cost: every database of the prior's support times every transcript times ``n + 1`` games, in
 exact arithmetic. It is a test oracle for ``n`` up to about 4 and domains of 2-3 values, not a
@@ -145,14 +152,16 @@ def product_prior(marginals: Sequence[Distribution]) -> dict[Database, Fraction]
 
 
 def uniform_prior(domain: Sequence[Hashable], n: int) -> dict[Database, Fraction]:
-    """The uniform prior on ``domain^n`` (the spec 4.3 vectors' prior)."""
+    """The uniform prior on ``domain^n`` (the prior of the DP test vectors,
+    ``docs/theory/composition.md#worked-examples``)."""
     if not domain:
         raise ParameterError("the domain is empty")
     return product_prior([dict.fromkeys(domain, Fraction(1, len(domain)))] * n)
 
 
 def statistical_distance(p: Mapping[K, Fraction], q: Mapping[K, Fraction]) -> Fraction:
-    """``SD(P, Q) = max_S |P(S) - Q(S)| = 1/2 sum_x |P(x) - Q(x)|`` (spec 2.10), exactly.
+    """``SD(P, Q) = max_S |P(S) - Q(S)| = 1/2 sum_x |P(x) - Q(x)|``, exactly
+    (``docs/theory/composition.md#semantic-privacy``).
 
     >>> statistical_distance({0: Fraction(1, 2), 1: Fraction(1, 2)}, {0: Fraction(1)})
     Fraction(1, 2)
@@ -223,10 +232,12 @@ def posterior(
 ) -> dict[Database, Fraction] | None:
     """The adversary's posterior over databases after seeing ``transcript`` in game ``game``.
 
-    Game 0 is the real world (spec 2.10, Eq. 1); game ``i`` (1..n) the world where the
-    mechanism ran on ``D_{-i}``, person ``i``'s value replaced by ``default``, the prior still
-    on ``D`` (the corrected Game-i posterior, spec [AMB-1]). ``None`` when the transcript has
-    probability 0 in that game (the posterior is undefined; the checker counts it as SD 1).
+    Game 0 is the real world (paper 004, Eq. 1; ``docs/theory/composition.md#semantic-privacy``);
+    game ``i`` (1..n) the world where the mechanism ran on ``D_{-i}``, person ``i``'s value
+    replaced by ``default``, the prior still on ``D`` (the corrected Game-i posterior: the paper
+    prints it garbled; ours is the likelihood without ``i`` times the prior, normalized,
+    ``docs/theory/composition.md#err-posterior``). ``None`` when the transcript has probability 0
+    in that game (the posterior is undefined; the checker counts it as SD 1).
     Databases of posterior probability 0 are left out.
     """
     n, support = _check_prior(prior)
@@ -242,7 +253,8 @@ def posterior(
 # -- the checker -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SemanticReport:
-    """Exact semantic privacy of one mechanism under one prior (spec 3.9).
+    """Exact semantic privacy of one mechanism under one prior
+    (``docs/theory/composition.md#semantic-checker``).
 
     ``sd[(t, i)]`` is ``SD(b_0[. | t], b_i[. | t])`` for every transcript ``t`` possible in some
     game and every person ``i`` in 1..n; 1 when either posterior is undefined (those pairs are
@@ -282,12 +294,14 @@ class SemanticReport:
 def semantic_privacy(
     mechanism: Mechanism, prior: Mapping[Database, Probability], default: Hashable = 0
 ) -> SemanticReport:
-    """Every posterior pair's statistical distance, exactly: spec 3.9's ``semantic_sd``.
+    """Every posterior pair's statistical distance, exactly (the checker of
+    ``docs/theory/composition.md#semantic-checker``).
 
     For each transcript ``t`` that has positive probability in some game (the real world or a
     world with one person's value replaced by ``default``) and each person ``i``, the SD
     between the real-world posterior and the Game-i posterior over the prior's databases (an
-    undefined posterior counts as SD 1, spec [AMB-9]). The worst case over ``t`` and ``i`` is
+    undefined posterior counts as SD 1, our resolution of Definition 12's gap,
+    ``docs/theory/composition.md#err-undefined-posterior``). The worst case over ``t`` and ``i`` is
     Def. 12's quantity for this prior; :meth:`SemanticReport.bad_mass` gives Def. 13's.
     """
     n, support = _check_prior(prior)
@@ -349,7 +363,8 @@ def worst_over_priors(
 
     The uniform prior is tried first; then ``trials`` random priors with integer weights in
     0..1000 cubed (so near point masses and zero-mass databases occur), exact Fractions. Returns
-    the worst SD and the prior that reached it. ``seed`` is for experiments (DESIGN.md 5).
+    the worst SD and the prior that reached it. ``seed`` is for experiments
+    (``docs/theory/choices.md#secret-randomness``).
     """
     if trials < 0:
         raise ParameterError(f"trials must be non-negative, got {trials}")
@@ -371,7 +386,8 @@ def worst_over_priors(
 
 # -- differential privacy of an exact mechanism ----------------------------------------------------
 def _neighbours(domain: Sequence[Hashable], n: int) -> Iterable[tuple[Database, Database]]:
-    """Every ordered pair of substitution neighbours in ``domain^n`` (spec 2.9, [AMB-6])."""
+    """Every ordered pair of substitution neighbours in ``domain^n`` (our reading of paper 004's
+    neighbours, ``docs/theory/composition.md#err-neighbours``)."""
     for d in itertools.product(domain, repeat=n):
         for i in range(n):
             for v in domain:
@@ -397,8 +413,8 @@ def neighbour_ratio(mechanism: Mechanism, domain: Sequence[Hashable], n: int) ->
 
 def neighbour_tv(mechanism: Mechanism, domain: Sequence[Hashable], n: int) -> Fraction:
     """The largest total-variation distance between the output distributions of substitution
-    neighbours: the additive measure the paper shows is *not* enough (spec 2.12, negative
-    example)."""
+    neighbours: the additive measure the paper shows is *not* enough (paper 004's negative
+    example, ``docs/theory/composition.md#theorems``)."""
     dist = _Exact(mechanism)
     return max(
         (statistical_distance(dist(d1), dist(d2)) for d1, d2 in _neighbours(domain, n)),
@@ -417,12 +433,14 @@ def _exp_eps(exp_eps: Probability) -> Fraction:
 def randomized_response(
     exp_eps: Probability, domain: Sequence[Hashable]
 ) -> Callable[[Database], dict[Database, Fraction]]:
-    """k-ary randomized response on every record (spec 3.8; local ``eps``-DP per record).
+    """k-ary randomized response on every record (local ``eps``-DP per record;
+    ``docs/theory/composition.md#dp-mechanisms``).
 
     Each person's value is reported truthfully with probability ``p = e^eps / (e^eps + m - 1)``
     and as each of the ``m - 1`` other domain values with probability ``q = 1 / (e^eps + m - 1)``,
     independently; the transcript is the tuple of reported values. ``exp_eps=3`` on a binary
-    domain keeps each bit with probability 3/4 (spec 4.3).
+    domain keeps each bit with probability 3/4 (a DP test vector,
+    ``docs/theory/composition.md#worked-examples``).
     """
     x = _exp_eps(exp_eps)
     values = tuple(dict.fromkeys(domain))
@@ -443,7 +461,8 @@ def randomized_response(
 
 def geometric_pmf(alpha: Probability, z: int) -> Fraction:
     """Two-sided geometric (discrete Laplace) noise: ``Pr[Z = z] = (1 - alpha)/(1 + alpha) *
-    alpha^|z|`` (spec 3.8), with ``alpha = e^{-eps / sensitivity}``.
+    alpha^|z|``, with ``alpha = e^{-eps / sensitivity}``
+    (``docs/theory/composition.md#dp-mechanisms``).
 
     >>> [geometric_pmf(Fraction(1, 2), z) for z in (0, 1, -2)]
     [Fraction(1, 3), Fraction(1, 6), Fraction(1, 12)]
@@ -490,7 +509,8 @@ def geometric_count(
 
 
 def random_record() -> Callable[[Database], dict[tuple[int, Hashable], Fraction]]:
-    """The total-variation counterexample (spec 2.12, 4.3): pick a person ``j`` uniformly and
+    """The total-variation counterexample (``docs/theory/composition.md#theorems``,
+    ``#worked-examples``): pick a person ``j`` uniformly and
     publish ``(j, D[j])``, the record *with its identity* (``j`` 1-based). Neighbours' output
     distributions are only ``1/n`` apart in total variation, yet no ``eps`` makes it DP and the
     published person's value is disclosed whatever the prior."""
@@ -505,7 +525,9 @@ def random_record() -> Callable[[Database], dict[tuple[int, Hashable], Fraction]
 def with_verbatim(
     mechanism: Mechanism, delta: Probability
 ) -> Callable[[Database], dict[tuple[str, Hashable], Fraction]]:
-    """An ``(eps, delta)``-DP mechanism from an ``eps``-DP one (spec 7, P17): with probability
+    """An ``(eps, delta)``-DP mechanism from an ``eps``-DP one (used by the tested property that
+    Theorem 15 holds on an (eps, delta)-DP mechanism, ``docs/theory/composition.md#properties``):
+    with probability
     ``delta`` publish the whole database verbatim (transcript ``("verbatim", D)``), otherwise
     the mechanism's transcript ``("mechanism", t)``. For any output set ``S``,
     ``Pr[A(D1) in S] <= (1 - delta) e^eps Pr[M(D2) in S] + delta <= e^eps Pr[A(D2) in S] + delta``.
@@ -528,24 +550,25 @@ def with_verbatim(
 
 # -- the paper's bounds ----------------------------------------------------------------------------
 def proposition14_bound(exp_eps: Probability) -> Fraction:
-    """Proposition 14 (Dwork-McSherry; spec 2.12): ``eps``-DP implies ``(e^eps - 1)``-semantic
-    privacy. ``exp_eps=3`` (``eps = ln 3``) gives 2."""
+    """Proposition 14 (Dwork-McSherry; ``docs/theory/composition.md#theorems``): ``eps``-DP
+    implies ``(e^eps - 1)``-semantic privacy. ``exp_eps=3`` (``eps = ln 3``) gives 2."""
     return _exp_eps(exp_eps) - 1
 
 
 def tanh_bound(exp_eps: Probability) -> Fraction:
-    """The spec's tighter derived bound for ``eps``-DP (spec 2.12): both the likelihood ratio and
-    the normalizer ratio lie in ``[e^-eps, e^eps]``, so the posteriors' pointwise ratio lies in
-    ``[e^-2eps, e^2eps]`` and ``SD <= tanh(eps) = (e^2eps - 1)/(e^2eps + 1)``. ``exp_eps=3``
-    gives 4/5."""
+    """Our tighter derived bound for ``eps``-DP (``docs/theory/composition.md#theorems``):
+    both the likelihood ratio and the normalizer ratio lie in ``[e^-eps, e^eps]``, so the
+    posteriors' pointwise ratio lies in ``[e^-2eps, e^2eps]`` and
+    ``SD <= tanh(eps) = (e^2eps - 1)/(e^2eps + 1)``. ``exp_eps=3`` gives 4/5."""
     x = _exp_eps(exp_eps)
     return (x * x - 1) / (x * x + 1)
 
 
 def theorem15_bound(exp_eps: Probability, delta: Probability, n: int) -> tuple[float, float]:
-    """Theorem 15 (spec 2.12): ``(eps, delta)``-DP implies ``(eps', delta')``-semantic privacy with
-    ``eps' = e^{3 eps} - 1 + 2 sqrt(delta)`` and, with the explicit constant of spec [AMB-10]
-    (Lemma 18 and a union bound over the ``n`` people),
+    """Theorem 15 (``docs/theory/composition.md#theorems``): ``(eps, delta)``-DP implies
+    ``(eps', delta')``-semantic privacy with ``eps' = e^{3 eps} - 1 + 2 sqrt(delta)`` and, with an
+    explicit constant where the paper hides it (``docs/theory/composition.md#err-constant``;
+    Lemma 18 and a union bound over the ``n`` people),
     ``delta' = n (sqrt(delta) + 2 delta / (eps e^eps))``; ``delta'`` is ``inf`` for ``eps = 0``
     and ``delta > 0``. Floats: the square root and logarithm are irrational in general."""
     x = _exp_eps(exp_eps)

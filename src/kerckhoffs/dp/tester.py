@@ -1,6 +1,6 @@
 """Stochastic DP tester: a statistical LOWER bound on the epsilon a shipped DP release function
-really has (paper 004, Defs. 10 and 11; DESIGN.md section 5: "counting is ours, and a
-stochastic tester checks that our sensitivities are right").
+really has (paper 004, Defs. 10 and 11; ``docs/theory/choices.md#opendp``: the noise is OpenDP's,
+the counting is ours, and a stochastic tester checks that our sensitivities are right).
 
 Why: OpenDP's privacy map certifies the noise for the sensitivity ``Δ`` *we* tell it. Whether
 ``Δ`` is right, and whether the counts that reach the noise are the ones the map was computed

@@ -1,5 +1,5 @@
 """Privacy checks of a table on Dask workers, from per-group SA histograms summed across
-partitions (DESIGN.md section 5: decisions are functions of counts).
+partitions (decisions are functions of counts: ``docs/theory/choices.md#count-representation``).
 
 Every model is a function of the (group x SA) count matrix (:mod:`kerckhoffs.models.histogram`).
 On Dask that matrix is never built in one place:

@@ -53,7 +53,8 @@ def connect(
             yield client
         finally:
             # closing races: a worker still holding data may send its heartbeat to a scheduler
-            # already gone and log the failure with a traceback (dask/distributed issue 7105),
+            # already gone and log the failure with a traceback
+            # (https://github.com/dask/distributed/issues/7105),
             # after a run that succeeded; our own cluster's workers stop logging errors now
             with contextlib.suppress(Exception):
                 client.run(_quiet_worker_log)

@@ -1,5 +1,6 @@
 """Data providers on Dask workers: the m-privacy coordinator of paper 003 driving providers that
-never pool their records (issue "Past one machine", item 4; spec mprivacy.md section 8).
+never pool their records (paper 003's mapping onto a distributed deployment,
+``docs/theory/m-privacy.md#deployment``; ``docs/guide/dask.md``).
 
 The coordinator (:func:`kerckhoffs.algorithms.mprivacy_anonymize.coordinate`, the trusted
 third party of paper 003 section II.A) only ever asks the :class:`~kerckhoffs.mprivacy.

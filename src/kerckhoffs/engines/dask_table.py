@@ -1,10 +1,11 @@
 """A table whose rows stay on Dask workers: encoded per partition against global dictionaries.
 
-DESIGN.md section 5 ("beyond one machine, Dask runs the same algorithms"): a step that needs
-data asks for counts, the decision runs on the client. This module makes the data side: the
-rows of a partitioned Parquet dataset (or a Dask DataFrame) encoded into the same int32 codes
-:meth:`kerckhoffs.data.table.Table.encode` gives the whole table in memory, without
-collecting a row to the client.
+Beyond one machine, Dask runs the same algorithms (``docs/guide/dask.md``,
+``docs/theory/choices.md#count-representation``): a step that needs data asks for counts, the
+decision runs on the client. This module makes the data side: the rows of a partitioned Parquet
+dataset (or a Dask DataFrame) encoded into the same int32 codes
+:meth:`kerckhoffs.data.table.Table.encode` gives the whole table in memory, without collecting a row
+to the client.
 
 Two passes over the partitions:
 

@@ -1,6 +1,6 @@
 """A release of groups: a partition of a :class:`~kerckhoffs.data.table.Table`, a publishing
 scheme, the published SA column (equal to the original unless an algorithm perturbs it, as
-MASK does) and provenance (DESIGN.md section 2). It materializes as
+MASK does) and provenance (``docs/concepts.md#release``). It materializes as
 
 - *generalization*: one table, each row's QI cells replaced by its group's cells: the
   ``[lo-hi]`` interval for numeric columns (the value when lo = hi), the lowest common

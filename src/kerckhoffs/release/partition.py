@@ -203,7 +203,7 @@ def stable_order(*keys: np.ndarray) -> np.ndarray:
 
     When the keys and the row index fit together in 63 bits they are packed into one int64
     per row and sorted once (numpy's SIMD sort; about 6x faster than a stable argsort or
-    lexsort of 1M rows, issue 15); otherwise lexsort.
+    lexsort of 1M rows, ``docs/theory/choices.md#performance``); otherwise lexsort.
     """
     n = len(keys[0])
     if n == 0:

@@ -22,8 +22,8 @@ class Provenance:
     """Who made a release and how: algorithm, its parameters, library version.
 
     Never the seed of a randomized algorithm: an adversary who knows the algorithm and its
-    seed re-runs it on each candidate table and undoes the random choices (DESIGN.md section
-    5; :mod:`kerckhoffs.randomness`).
+    seed re-runs it on each candidate table and undoes the random choices
+    (``docs/theory/choices.md#secret-randomness``; :mod:`kerckhoffs.randomness`).
     """
 
     algorithm: str
