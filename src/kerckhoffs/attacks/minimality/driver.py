@@ -31,8 +31,8 @@ is the whole-table driver used by the paper's section 7.1 experiment
    (Definition 9) is checked throughout: the ECs must hold exactly the covered classes' generalized
    tuples, else :class:`~kerckhoffs.errors.InputError`.
 3. **Credibility** (paper 001 sections 4.1-4.2; ``docs/theory/minimality.md#attack-global`` and
-   ``#attack-local``). Per sensitive set ``s`` and generalized EC, class ``C``
-   (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
+   ``docs/theory/minimality.md#attack-local``). Per sensitive set ``s`` and generalized EC, class
+   ``C`` (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
    ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class": paper 001
    section 4.2.2's thresholds on the generalized part alone contradict its own examples, so we
    apply them to the whole class, ``docs/theory/minimality.md#err-local-thresholds``;

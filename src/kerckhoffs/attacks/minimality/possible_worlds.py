@@ -120,8 +120,9 @@ def possible_worlds(
     """Exact credibility of each class for the ``target`` set (a collection of SA values or a
     predicate on one value), over the splits of the ``published`` multiset of the generalized
     EC (module docstring). With ``minimality=False`` nothing is excluded (Theorem 1). When no
-    world survives (no class can violate, edge case E1) the no-exclusion values are returned
-    with ``no_inference``. More than ``max_worlds`` splits raise
+    world survives (no class can violate: the first edge case of
+    ``docs/theory/minimality.md#attack-edge-cases``) the no-exclusion values are returned with
+    ``no_inference``. More than ``max_worlds`` splits raise
     :class:`~kerckhoffs.errors.ParameterError`.
     """
     if not classes:
