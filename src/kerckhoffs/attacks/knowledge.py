@@ -1,5 +1,6 @@
-"""External knowledge as data, not code: a TOML or CSV file the attack commands read (spec
-``asap.md`` 1.5, ``minimality.md`` 2.7, ``composition.md`` 2.7).
+"""External knowledge as data, not code: a TOML or CSV file the attack commands read
+(``docs/theory/asap.md#external-knowledge``, ``docs/theory/minimality.md#knowledge``,
+``docs/theory/composition.md#composition``).
 
 What an adversary brings besides the release:
 

@@ -1,13 +1,16 @@
 """Locating individuals in releases: paper 004's ``Get_equivalence_class`` (Algorithm 1 line
-5; spec ``composition.md`` 2.6 "locatability" and 3.3).
+5; locatability, ``docs/theory/composition.md#enabling-properties``, and the locators,
+``docs/theory/composition.md#locators``).
 
 Given a :class:`~kerckhoffs.release.Release` and a *population* (the adversary's external table:
 one row per individual with the quasi-identifiers' original values, e.g. a voter list), find
 for each individual the group(s) of the release whose published cells cover them.
 
-* :func:`locate_rows` is the spec's ``locate_oracle``: the adversary knows which row of the
-  release each individual is (the experiments' "always assume locatability", spec 5.3).
-* :func:`locate` is the spec's ``locate_region``, run on what the release publishes:
+* :func:`locate_rows` is the oracle locator (by row id, ``docs/theory/composition.md#locators``):
+  the adversary knows which row of the release each individual is (the paper's experiments "always
+  assume locatability", ``docs/theory/composition.md#experiments``).
+* :func:`locate` is the locator by region (``docs/theory/composition.md#locators``), run on what the
+  release publishes:
 
   - a **generalized** release is read through its published cells
     (:meth:`Release.generalized_cells`), whether the release was made in-process or read back
@@ -20,10 +23,10 @@ for each individual the group(s) of the release whose published cells cover them
 LCA node published by two halves of one categorical Mondrian cut, a QI vector occurring in
 two Anatomy buckets), :class:`Location` keeps them all: ``group`` is :data:`AMBIGUOUS` and
 ``candidates_of(i)`` lists them; the intersection attack then takes the union of their SA
-value sets (spec ``composition.md`` AMB-20: paper 004 Definition 6 does not say what several
-matching classes give; the adversary keeps every value still possible). When no group
-covers an individual, ``group`` is :data:`NOT_FOUND` (the attack then learns nothing from
-that release, spec 3.3).
+value sets (paper 004 Definition 6 does not say what several matching classes give; the
+adversary keeps every value still possible: ``docs/theory/composition.md#err-several-matches``).
+When no group covers an individual, ``group`` is :data:`NOT_FOUND` (the attack then learns nothing
+from that release, ``docs/theory/composition.md#locators``).
 
 **Reading a cell.** Cells are read by :mod:`kerckhoffs.data.cells` (the one reader every
 attack and metric shares: values, intervals in kerckhoffs', ARX's and anonypyx's forms,
@@ -156,8 +159,8 @@ class Location:
 
 # -- public entry points --------------------------------------------------------------------------
 def locate_rows(release: Release, rows: np.ndarray | Sequence[int]) -> Location:
-    """The oracle locator (spec 3.3 ``locate_oracle``): individual ``i`` is row ``rows[i]``
-    of ``release.table`` (a negative row: not in the release)."""
+    """The oracle locator (by row id, ``docs/theory/composition.md#locators``): individual ``i`` is
+    row ``rows[i]`` of ``release.table`` (a negative row: not in the release)."""
     r = np.asarray(rows, dtype=np.int64)
     if r.ndim != 1:
         raise ParameterError("rows must be one row index per individual")
@@ -171,7 +174,8 @@ def locate_rows(release: Release, rows: np.ndarray | Sequence[int]) -> Location:
 
 
 def locate(release: Release, population: pd.DataFrame, schema: Schema | None = None) -> Location:
-    """Each individual's group(s) in ``release`` (spec 3.3 ``locate_region``; see the module
+    """Each individual's group(s) in ``release`` (the locator by region,
+    ``docs/theory/composition.md#locators``; see the module
     docstring for how cells are read and what happens when several groups cover someone).
 
     ``population`` holds the release's QI columns (by name) with original values, one row per

@@ -1,5 +1,6 @@
-"""The negative-association attack on MASK (paper 000 section 8.2.1, the "PhD-25" attack; spec
-``asap.md`` 2.13; MASK: paper 001, spec ``minimality.md`` 3.7, ``asap.md`` 2.10).
+"""The negative-association attack on MASK (paper 000 section 8.2.1, the "PhD-25" attack;
+``docs/theory/asap.md#negative-association``; MASK: paper 001 Algorithm 1,
+``docs/theory/minimality.md#mask``, and ``docs/theory/asap.md#mask``).
 
 MASK publishes a k-anonymous grouping and, in every group that violates m-confidentiality
 (more than ``floor(|G| / m)`` rows of a sensitive set), replaces sensitive values by other
@@ -14,7 +15,8 @@ exceeds ``X`` cannot be original, so MASK perturbed it, so it violated m-confide
 columns: a list of values, or ``{min, max}`` for a numeric column), ``value``, ``share``. The
 rule is read per group (the paper's reading): every group inside ``where`` holds at most
 ``floor(share * |G|)`` rows of ``value``. A group is *inside* when every value its published
-cells cover satisfies ``where`` (spec 2.13: "upper end of the group's age interval <= 25"): a
+cells cover satisfies ``where`` (our reading of the paper's "a group aged 25 or less": the upper end
+of the group's age interval is at most 25, ``docs/theory/asap.md#err-phd25``): a
 numeric cell ``[lo-hi]`` when ``min <= lo`` and ``hi <= max``; a categorical cell (a value or a
 hierarchy node) when every leaf under it is listed (a listed node stands for its leaves). For
 a bucketized release, which publishes exact QIs, when every row of the group satisfies
@@ -33,7 +35,8 @@ and every row of ``G`` is in ``S`` with probability ``E[c] / |G| >= L(G) / |G| >
 random-worlds model each group's original multiset is laid uniformly on its rows (generalized
 or bucketized, the row-to-value link inside a group is not published), so a row's posterior is
 the expected share. ``L(G) / |G|`` is reported as the posterior: a lower bound on what the
-adversary learns from the flag and the rules (spec Table 2: Tom's group, 4 rows, ``m = 2``,
+adversary learns from the flag and the rules (paper 000's Table 2 example,
+``docs/theory/asap.md#worked-examples``: Tom's group, 4 rows, ``m = 2``,
 rule "Japanese rarely have heart disease": ``L = max(3, 1 + 1) = 3``, posterior ``>= 3/4``).
 With several sensitive sets (``each`` mode, or every value sensitive) the flag says that *some*
 set violated; sets whose value the rules show gained rows are excluded (MASK only takes rows
@@ -42,11 +45,11 @@ value is provably above ``1/m``: the tuples are reported with the bound for "one
 candidate sets and not breached.
 
 **MASK+ and MASK++.** MASK+ decides to perturb by its look-ahead on counts it keeps published
-(Theorem 5.4, spec 2.11; ``mask_plus_lookahead`` re-run on the published counts gives the same
-decision), so a perturbed group need not have violated m-confidentiality and the flag tells the
-adversary nothing the release does not: the tuples of flagged groups are reported with their
-group's published share of the sensitive set (at most ``1/m``), not breached. MASK++ splits
-MASK+ groups by stratified pick-up without changing values, so the same holds.
+(Theorem 5.4, ``docs/theory/asap.md#mask-plus``; ``mask_plus_lookahead`` re-run on the published
+counts gives the same decision), so a perturbed group need not have violated m-confidentiality and
+the flag tells the adversary nothing the release does not: the tuples of flagged groups are reported
+with their group's published share of the sensitive set (at most ``1/m``), not breached. MASK++
+splits MASK+ groups by stratified pick-up without changing values, so the same holds.
 
 **Precision.** For an in-process release (its table still holds the original values) the
 ground truth is the set of groups MASK actually changed (``sa_published != table.sa``):
@@ -77,8 +80,8 @@ __all__ = ["negative_association_attack", "rule_flags"]
 
 ATTACK = "negative-association"
 SAFE_REASON = (
-    "{alg} decides to perturb from counts it publishes (paper 000 Theorem 5.4, spec asap.md "
-    "2.11): a perturbed group need not have violated m-confidentiality, so the flag adds "
+    "{alg} decides to perturb from counts it publishes (paper 000 Theorem 5.4, Algorithm 3 "
+    "(MASK+)): a perturbed group need not have violated m-confidentiality, so the flag adds "
     "nothing to the published share"
 )
 

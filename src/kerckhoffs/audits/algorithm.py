@@ -1,7 +1,9 @@
 """Is an anonymization algorithm itself safe once the adversary knows it? Every audit that
 applies, each with what it cannot see.
 
-Paper 000 (spec ``asap.md`` 1.6-1.10) gives two ways to audit an algorithm rather than one
+Paper 000 (random worlds, ASAP and its necessary and sufficient conditions:
+``docs/theory/asap.md#random-worlds`` to ``docs/theory/asap.md#sufficient-conditions``; our audits:
+``docs/theory/asap.md#audits``) gives two ways to audit an algorithm rather than one
 release, and each is blind where the other looks:
 
 - **random worlds** (:mod:`kerckhoffs.audits.random_worlds`; Definition 5): exact posteriors
@@ -11,10 +13,10 @@ release, and each is blind where the other looks:
   changes nothing: it cannot see a leak through the perturbation itself (MASK's, which the
   negative-association attack exploits), only leaks through the grouping.
 - **information flow** (:mod:`kerckhoffs.audits.information_flow`; Theorem 5.3 and the
-  counts-read extension of spec 1.10 item 2): every SA statistic the algorithm reads must be
-  one the release shows. It sees MASK's leak (the counts it reads are the ones it distorts),
-  but only for algorithms that log their reads (``sa_log``), and it cannot see what a known
-  seed gives away (it checks what is read, not whether the random choice stays secret).
+  counts-read extension of ours, ``docs/theory/asap.md#audits``): every SA statistic the algorithm
+  reads must be one the release shows. It sees MASK's leak (the counts it reads are the ones it
+  distorts), but only for algorithms that log their reads (``sa_log``), and it cannot see what a
+  known seed gives away (it checks what is read, not whether the random choice stays secret).
 
 :func:`audit_algorithm` runs both on the same random tables (``trials`` tables of ``rows``
 rows, drawn by :func:`~kerckhoffs.audits.random_tables.random_table` from ``seed``; trial

@@ -2,9 +2,10 @@
 
 The random-worlds auditor (:mod:`kerckhoffs.audits.random_worlds`) weighs each candidate table
 by ``Pr[A(candidate) = T*]``, the probability that the algorithm publishes the observed release
-(paper 000 Definition 4, the smart world; spec ``asap.md`` 1.6 and 1.10 item 1, which proposes
-"a replayable RNG that records the arity of every choice call and a DFS over choice scripts").
-This module is that RNG.
+(paper 000 Definition 4, the smart world, ``docs/theory/asap.md#random-worlds``; our design of the
+random-worlds audit, ``docs/theory/asap.md#audits`` and
+``docs/theory/choices.md#enumerated-randomness``, proposes "a replayable RNG that records the arity
+of every choice call and a DFS over choice scripts"). This module is that RNG.
 
 Every algorithm of the project draws its randomness from
 ``kerckhoffs.randomness.generator(seed)``, which hands through any object with a Generator's

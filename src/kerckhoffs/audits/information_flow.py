@@ -1,9 +1,10 @@
 """The information-flow audit: does an algorithm read SA statistics it never publishes?
 
-Paper 000's sufficient condition for algorithm safety (Theorem 5.3; spec ``asap.md`` 1.9 and
-1.10 item 2): an algorithm that perturbs only QIs is safe when every SA statistic it consults
-is recomputable from the release, i.e. computed on a row set that is a union of published
-groups, and, for an algorithm that then changes SA values, equal to what the release shows
+Paper 000's sufficient condition for algorithm safety (Theorem 5.3;
+``docs/theory/asap.md#sufficient-conditions`` and the information-flow audit of
+``docs/theory/asap.md#audits``): an algorithm that perturbs only QIs is safe when every SA statistic
+it consults is recomputable from the release, i.e. computed on a row set that is a union of
+published groups, and, for an algorithm that then changes SA values, equal to what the release shows
 (MASK reads the sensitive counts of the groups it distorts: a union of groups, but counts the
 release no longer contains). Algorithms that take an ``sa_log`` option record every SA
 statistic they read with the row sets it was computed on

@@ -1,9 +1,9 @@
 """Random small tables and the fuzzing driver of the random-worlds auditor.
 
 Paper 000's algorithm-safety (Definition 5) is a property of an algorithm, not of one release;
-spec ``asap.md`` 1.10 item 3 audits it the way the spec's prototype did: the exact random-worlds
-audit (:func:`kerckhoffs.audits.random_worlds.random_worlds`) of many random small tables
-(about 400 of 5-8 rows, l = 2, 2-4 SA values, a random 2-D QI), counting the tables whose
+we audit it (``docs/theory/asap.md#audits``) the way our design's first prototype did: the exact
+random-worlds audit (:func:`kerckhoffs.audits.random_worlds.random_worlds`) of many random small
+tables (about 400 of 5-8 rows, l = 2, 2-4 SA values, a random 2-D QI), counting the tables whose
 release violates. :func:`random_table` draws one such table (l-eligible, so an l-diverse
 release exists); :func:`fuzz` audits an algorithm on many, seeded, optionally in worker
 processes. The command ``kerckhoffs audit-algorithm``

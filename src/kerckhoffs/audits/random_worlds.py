@@ -1,23 +1,26 @@
 """The random-worlds auditor: does knowing the algorithm change what a release reveals?
 
-Paper 000 (Jin, Zhang, Das; spec ``asap.md`` 1.6, 1.7, 1.10 item 1) calls a release
-*algorithm-safe* (ASAP, Definition 5) when every row's SA posterior is the same for an
-adversary who does not know the algorithm (the *naive* world) and one who does (the *smart*
-world). This module decides it exactly, with :class:`fractions.Fraction`, on small tables
-(up to about 10 rows):
+Paper 000 (Jin, Zhang, Das; ``docs/theory/asap.md#random-worlds``,
+``docs/theory/asap.md#asap-definition`` and the random-worlds audit of
+``docs/theory/asap.md#audits``) calls a release *algorithm-safe* (ASAP, Definition 5) when every
+row's SA posterior is the same for an adversary who does not know the algorithm (the *naive* world)
+and one who does (the *smart* world). This module decides it exactly, with
+:class:`fractions.Fraction`, on small tables (up to about 10 rows):
 
 1. **Release.** Run the algorithm once on the table: the observed release ``T*``.
-2. **Naive world** (spec 1.6; its ambiguity A2, whether a world is a table of (QI, SA) pairs or
-   an assignment to named individuals, resolved as: a world is an assignment row -> SA value,
-   every row's QI known). ``support="groups"`` (default): every distinct arrangement of each
-   published group's published SA multiset over the group's rows; the worlds are the product
-   over groups. ``support="frame"``: every arrangement of the table's published SA multiset
-   over all rows that some bijection rows <-> published records explains (each record's QI
-   cells cover its row's QI, same SA): for generalizations where the adversary cannot tell
-   which rows sit in which group (spec 6 item 12, Tables 1 and 5). The worlds are then
-   filtered by the external knowledge, a predicate ``world -> bool`` over the candidate's SA
-   codes (spec 1.5; the default, "every original QI known", keeps them all). The naive
-   posterior of row ``r`` is the share of surviving worlds giving ``r`` each value.
+2. **Naive world** (Definition 3, ``docs/theory/asap.md#random-worlds``; the paper defines a world
+   as a table of (QI, SA) pairs but its examples reason about named individuals, resolved as: a
+   world is an assignment row -> SA value, every row's QI known, ``docs/theory/asap.md#err-world``).
+   ``support="groups"`` (default): every distinct arrangement of each published group's published SA
+   multiset over the group's rows; the worlds are the product over groups. ``support="frame"``:
+   every arrangement of the table's published SA multiset over all rows that some bijection rows <->
+   published records explains (each record's QI cells cover its row's QI, same SA): for
+   generalizations where the adversary cannot tell which rows sit in which group (the paper's Tables
+   1 and 5, whose worlds the tests reproduce: ``docs/theory/asap.md#worked-examples``). The worlds
+   are then filtered by the external knowledge, a predicate ``world -> bool`` over the candidate's
+   SA codes (``docs/theory/asap.md#external-knowledge``; the default, "every original QI known",
+   keeps them all). The naive posterior of row ``r`` is the share of surviving worlds giving ``r``
+   each value.
 3. **Smart world.** Re-run the algorithm on each surviving candidate (the table with its SA
    column replaced) and weight the candidate by ``Pr[A(candidate) = T*]``: 0 or 1 for a
    deterministic algorithm, the exact output probability for a randomized one, found by
@@ -30,7 +33,8 @@ world). This module decides it exactly, with :class:`fractions.Fraction`, on sma
 4. **Verdict.** The rows whose posteriors differ; ASAP iff none; l-diversity in the smart
    view iff no row's smart posterior of a bounded value exceeds ``1/l``.
 
-**When two releases are the same** (spec 1.10 item 1): ``compare="partition"`` (default) --
+**When two releases are the same** (our choice for the random-worlds audit,
+``docs/theory/asap.md#audits``): ``compare="partition"`` (default) --
 the same rows grouped together and, per group, the same multiset of *published* SA values
 (so MASK-style perturbed counts count) and the same published cells when the algorithm
 chooses its cells (``Release.cells``); with fixed QIs this is exactly the published frames
@@ -99,7 +103,7 @@ consistent with it. (The adversary's knowledge as data, read from files, is
 RunFn = Callable[..., Release]
 
 
-# -- external knowledge helpers (spec asap.md 1.5) -------------------------------------------------
+# -- external knowledge helpers (docs/theory/asap.md#external-knowledge) ---------------------------
 def row_not(row: int, value: int) -> WorldPredicate:
     """ "Row ``row`` does not have SA code ``value``" (the set ``S_0`` of unlikely values)."""
     return lambda world: int(world[row]) != value

@@ -1,5 +1,6 @@
-"""The intersection attack adapted to DP count tables (paper 004 Algorithm 1, spec
-``composition.md`` 3.2, run against the DP releases of spec 3.8).
+"""The intersection attack adapted to DP count tables (paper 004 Algorithm 1,
+``docs/theory/composition.md#intersection-attack``, run against the DP releases of
+``docs/theory/composition.md#dp-mechanisms``).
 
 A DP release (scheme ``dp``, :class:`~kerckhoffs.dp.counts.DPRelease`) publishes a noisy
 count for every cell of a public domain (QI nodes x SA values), not groups with their exact SA
@@ -20,10 +21,12 @@ is how the tests check the adaptation. ``tau_scale`` instead sets ``tau_j = tau_
 per release, ``b_j`` the noise scale its ``release.json`` records (public: the adversary knows
 the mechanism, Kerckhoffs). A larger threshold drops noise-only cells and also real cells with
 few people; no threshold makes the breach come back, because the noise on a cell is of the
-order of ``b = Δ/ε`` whatever the cell's true count (spec 2.9, 2.11): at small ``ε`` the sets
-are mostly noise, and a "perfect breach" (``|S_i| = 1``) is then usually the wrong value.
-Given the targets' true values, the result's ``correct_breach`` counts the breaches that name
-the right value (the number the composition experiment plots).
+order of ``b = Δ/ε`` whatever the cell's true count
+(``docs/theory/composition.md#differential-privacy``,
+``docs/theory/composition.md#dp-composition``): at small ``ε`` the sets are mostly noise, and a
+"perfect breach" (``|S_i| = 1``) is then usually the wrong value. Given the targets' true values,
+the result's ``correct_breach`` counts the breaches that name the right value (the number the
+composition experiment plots).
 
 Refused (``applies`` gives the reason, a direct call raises a one-line ParameterError): no
 DP release among the releases (use ``intersection``), a DP release whose cells do not include

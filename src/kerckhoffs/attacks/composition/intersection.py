@@ -1,5 +1,6 @@
 """The composition (intersection) attack: paper 004 (Ganta, Kasiviswanathan, Smith, KDD 2008)
-Algorithm 1, with the metrics of spec ``composition.md`` 2.8 and 3.2.
+Algorithm 1, with the paper's anonymity metrics (Definitions 7-9;
+``docs/theory/composition.md#metrics`` and ``docs/theory/composition.md#intersection-attack``).
 
 Several organizations publish independent releases of overlapping populations. An adversary
 who knows a target's QIs and that the target is in every release locates the target's class
@@ -9,7 +10,7 @@ takes each class's set of *distinct* published SA values ``s_ij`` and intersects
 breach*); with ``|S_i| <= 1/C`` the adversary is at least ``C`` confident (a *partial breach*
 at confidence ``C``, the paper's Def. 9, uniform over ``S_i``).
 
-Metrics (spec 2.8, 3.2; all over the targets ``P``):
+Metrics (``docs/theory/composition.md#metrics``; all over the targets ``P``):
 
 * ``EA_ij = |s_ij|`` (effective prior anonymity w.r.t. release ``j``), ``ÊA_i = |S_i|``
   (effective posterior anonymity), ``drop_i = min_j EA_ij - ÊA_i``;
@@ -17,19 +18,22 @@ Metrics (spec 2.8, 3.2; all over the targets ``P``):
   ``1 <= |S_i| <= floor(1/C + 1e-9)`` (integer threshold, so ``C = 1/3`` counts ``|S| = 3``);
 * averages per release (prior anonymity, partition size ``|e_ij|`` individual-weighted, drop
   ``avg prior_j - avg posterior``) and the mean of per-person drops (both: the paper's
-  "average drop" may be either, spec ``composition.md`` section 8, [AMB-5]);
+  "average drop" may be either, per release or per person:
+  ``docs/theory/composition.md#err-average-drop``);
   presumed anonymity ``k_j`` (the release's ``k`` parameter, else its smallest group) and
   the presumed drop ``mean(min_j k_j - ÊA_i)``.
 
-Spec rules applied: an individual in several candidate classes of a release keeps the union
-of their value sets (paper 004 Definition 6 speaks of a "set of tuples"; spec section 8,
-[AMB-20]); one in none learns nothing from that release (the whole
-release's value set, spec 3.3), and is counted in :attr:`AttackResult.not_located` (a target
-missing from some release was not attacked with every release, so the verdict says how many
-there are rather than passing a clean SAFE or UNSAFE on part of the targets); an empty
-intersection (possible only with imperfect locating, or releases that disagree on a person's
-value) is *inconsistent*, counted apart and never a breach (spec 3.2). Shares are fractions in
-[0, 1] (the spec's percentages / 100); with no targets they are NaN, not a division by zero.
+Our resolutions applied: an individual in several candidate classes of a release keeps the
+union of their value sets (paper 004 Definition 6 speaks of a "set of tuples" and Algorithm 1
+does not say what several matching classes give:
+``docs/theory/composition.md#err-several-matches``); one in none learns nothing from that release
+(the whole release's value set, ``docs/theory/composition.md#locators``), and is counted in
+:attr:`AttackResult.not_located` (a target missing from some release was not attacked with every
+release, so the verdict says how many there are rather than passing a clean SAFE or UNSAFE on part
+of the targets); an empty intersection (possible only with imperfect locating, or releases that
+disagree on a person's value) is *inconsistent*, counted apart and never a breach
+(``docs/theory/composition.md#intersection-attack``). Shares are fractions in [0, 1] (the paper's
+percentages / 100); with no targets they are NaN, not a division by zero.
 
 Beyond the paper: negative knowledge ("individual i does not have v",
 :class:`~kerckhoffs.attacks.knowledge.NotHaving`) removes values from ``S_i`` after the
@@ -39,8 +43,8 @@ is the single value of ``S_i`` when determined, else the most likely one: the va
 frequency-aware tie-break; the posterior reported stays the paper's ``1/|S_i|``).
 
 Also here: :func:`make_subsets` / :func:`overlapping_releases` build the experiments'
-releases (spec 3.6: random subsets sharing an overlap population, each anonymized
-independently by a registered algorithm).
+releases (``docs/theory/composition.md#subsets``: random subsets sharing an overlap population, each
+anonymized independently by a registered algorithm).
 
 Speed: everything is numpy over (targets x SA values) arrays, in chunks of targets; the
 loops run over releases and chunks, never over targets or groups.
@@ -77,7 +81,8 @@ from kerckhoffs.release import Release, Scheme
 
 NAME = "intersection"
 LEVELS = (1.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5)
-"""Confidence levels reported in ``details["breach_by_confidence"]`` (spec 5.4's grid)."""
+"""Confidence levels reported in ``details["breach_by_confidence"]`` (our grid for the paper's
+figures, which give none: ``docs/theory/composition.md#err-grids``)."""
 _CELLS_PER_CHUNK = 1 << 22
 """Target x value cells handled at once (chunks of targets keep memory flat)."""
 
@@ -135,7 +140,8 @@ def intersect(
     exclude: np.ndarray | None = None,
     group_counts: Sequence[np.ndarray | None] | None = None,
 ) -> Intersection:
-    """Algorithm 1 of paper 004 (spec 3.2 lines 1-7), vectorized over targets.
+    """Algorithm 1 of paper 004 (lines 1-7; ``docs/theory/composition.md#intersection-attack``),
+    vectorized over targets.
 
     ``locations[j]`` says where each target is in ``releases[j]`` (every location covers the
     same targets, in the same order). ``exclude`` (bool [m, V] over :func:`sa_vocabulary`)
@@ -279,7 +285,8 @@ def _check(releases: Sequence[Release], locations: Sequence[Location]) -> None:
 # -- the attack and its metrics -------------------------------------------------------------------
 def max_values(confidence: float) -> int:
     """The largest ``|S_i|`` that gives confidence at least ``confidence``:
-    ``floor(1/C + 1e-9)`` (spec 2.8: integer thresholds, exact at ``C = 1/3``)."""
+    ``floor(1/C + 1e-9)`` (``docs/theory/composition.md#metrics``: integer thresholds, exact at
+    ``C = 1/3``)."""
     if not 0 < confidence <= 1 or math.isnan(confidence):
         raise ParameterError(f"confidence must be in (0, 1], got {confidence}")
     return math.floor(1 / confidence + 1e-9)
@@ -422,7 +429,7 @@ def _metrics(
     limit: int,
     confidence: float,
 ) -> dict[str, Any]:
-    """The spec's aggregates (2.8, 3.2 ``metrics``)."""
+    """The paper's aggregate metrics (``docs/theory/composition.md#metrics``)."""
     m = inter.m
     post = inter.posterior_anonymity
     consistent = post >= 1
@@ -469,7 +476,7 @@ def _metrics(
     }
 
 
-# -- overlapping releases (spec 3.6) --------------------------------------------------------------
+# -- overlapping releases (docs/theory/composition.md#subsets) ------------------------------------
 def make_subsets(
     n_rows: int,
     n_releases: int,
@@ -478,13 +485,13 @@ def make_subsets(
     *,
     size: int | None = None,
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Spec 3.6 ``make_subsets``: random subsets of ``range(n_rows)`` sharing exactly
-    ``overlap`` rows.
+    """The experiments' subsets (``docs/theory/composition.md#subsets``): random subsets of
+    ``range(n_rows)`` sharing exactly ``overlap`` rows.
 
     A permutation (``np.random.default_rng(seed)``) gives the overlap ``P`` (its first
     ``overlap`` rows) and disjoint chunks of the rest, one per subset: of ``size - overlap``
     rows each when ``size`` is given, else an even split of the rest (the paper does not give
-    the subsets' sizes: spec ``composition.md`` section 8, [AMB-14]). Returns the
+    the subsets' sizes: ``docs/theory/composition.md#err-subset-sizes``). Returns the
     subsets (sorted row indices) and ``P`` (sorted). Build the most releases once and take
     prefixes for the number-of-releases experiment: the releases are then nested.
     """
@@ -530,7 +537,8 @@ def take_rows(table: Table, rows: np.ndarray) -> Table:
 
 @dataclass(frozen=True, eq=False)
 class OverlappingReleases:
-    """Independent releases of overlapping subsets of one table (spec 3.6).
+    """Independent releases of overlapping subsets of one table
+    (``docs/theory/composition.md#subsets``).
 
     ``subsets[j]``: the source rows in ``releases[j]`` (sorted; row ``r`` of release ``j``'s
     table is source row ``subsets[j][r]``). ``overlap``: the source rows in every release
@@ -543,8 +551,9 @@ class OverlappingReleases:
     overlap: np.ndarray
 
     def locations(self, targets: np.ndarray | None = None) -> list[Location]:
-        """Oracle locations (spec 3.3 ``locate_oracle``) of ``targets`` (source rows; default
-        the overlap) in every release; a target absent from a release is not located."""
+        """Oracle locations (the oracle locator of ``docs/theory/composition.md#locators``) of
+        ``targets`` (source rows; default the overlap) in every release; a target absent from a
+        release is not located."""
         t = self.overlap if targets is None else np.asarray(targets, dtype=np.int64)
         out = []
         for sub, rel in zip(self.subsets, self.releases, strict=True):

@@ -1,17 +1,20 @@
-"""The disclosure-set attack (paper 002, Zhang, Wang, Jajodia and Brodsky; spec
-``exclusive.md`` 2.5, 2.6, 3.7): what the release of a **naive** publisher really discloses to
-an adversary who knows its algorithm.
+"""The disclosure-set attack (paper 002, Zhang, Wang, Jajodia and Brodsky;
+``docs/theory/disclosure-sets.md#disclosure-set``, ``docs/theory/disclosure-sets.md#naive`` and
+``docs/theory/disclosure-sets.md#naive-algorithm``): what the release of a **naive** publisher
+really discloses to an adversary who knows its algorithm.
 
 The naive publisher releases the first candidate generalization whose groups pass the privacy
 check. Its candidates are public (the algorithm and the schema's hierarchies), so the
 adversary knows every earlier candidate *failed*: of the tables consistent with the release
 (``PER``, every arrangement of each group's SA multiset over its rows), only those on which no
-earlier candidate passes remain, the **disclosure set** (spec 2.8 key observation:
-``{X in PER(G_i) : naive(X) = i}``). Every table of it is equally likely (spec [AMB-19]), so
-person ``r``'s posterior for value ``v`` is the share of the set in which ``r`` has ``v``.
-The attack reports, per person, the value of largest share and that share; a person is
-breached when the release's CHK fails on their row of the set (the running example: the
-naive ``g2`` release leaves only tables in which Ellen and Fen both have gastritis, share 1).
+earlier candidate passes remain, the **disclosure set** (the observation behind the exclusive
+strategy, ``docs/theory/disclosure-sets.md#exclusive``: ``{X in PER(G_i) : naive(X) = i}``). Every
+table of it is equally likely (the paper leaves the uniform weighting of instances implicit; we make
+it explicit: ``docs/theory/disclosure-sets.md#err-uniform``), so person ``r``'s posterior for value
+``v`` is the share of the set in which ``r`` has ``v``. The attack reports, per person, the value of
+largest share and that share; a person is breached when the release's CHK fails on their row of the
+set (the running example: the naive ``g2`` release leaves only tables in which Ellen and Fen both
+have gastritis, share 1).
 
 The candidates come from the release's provenance for the ``lattice`` algorithm (its
 generalization sequence, :mod:`kerckhoffs.algorithms.lattice.disclosure`) and the ``sequence``

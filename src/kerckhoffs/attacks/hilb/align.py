@@ -1,5 +1,6 @@
 """Which individual is which row of a generalized release: the alignment Algorithm 7 needs when
-a Hilb release is read from files (paper 000 section 8.3.1; spec ``asap.md`` 2.12).
+a Hilb release is read from files (paper 000 section 8.3.1;
+``docs/theory/asap.md#hilb-attack``).
 
 Algorithm 7's adversary knows every individual's QIs and the algorithm, and reads each
 group's Hilbert range off its members' exact QIs. A release read back from files publishes

@@ -1,25 +1,29 @@
-"""The Hilbert-order attack on Hilb (paper 000 Algorithm 7, section 8.3.1; spec ``asap.md`` 2.12).
+"""The Hilbert-order attack on Hilb (paper 000 Algorithm 7, section 8.3.1;
+``docs/theory/asap.md#hilb-attack``).
 
-Hilb (spec 2.4-2.5) sorts the rows along a Hilbert curve and, in its greedy step, emits the
-``l`` bucket heads of lowest Hilbert index ``Q_T`` as a group. A row that lies inside that
-group's ``Q_T`` range but was not taken (and was not grouped before) was *skipped*: it is not
-the head of its SA bucket, so it shares its value with a member of the group that precedes it.
-An adversary who knows every row's QIs (hence ``Q_T``) and the algorithm reads this off the
-release and intersects the SA values of the two groups (Figure 8: ``t1 = t2 = gastritis``,
+Hilb (paper 000 section 6.2.2; ``docs/theory/asap.md#hilbert-curve`` and
+``docs/theory/asap.md#hilb``) sorts the rows along a Hilbert curve and, in its greedy step, emits
+the ``l`` bucket heads of lowest Hilbert index ``Q_T`` as a group. A row that lies inside that
+group's ``Q_T`` range but was not taken (and was not grouped before) was *skipped*: it is not the
+head of its SA bucket, so it shares its value with a member of the group that precedes it. An
+adversary who knows every row's QIs (hence ``Q_T``) and the algorithm reads this off the release and
+intersects the SA values of the two groups (Figure 8: ``t1 = t2 = gastritis``,
 ``t3 = heart disease``, ``t4 = diabetes``).
 
-**Algorithm 7, with the spec's fixes.** Groups are ordered by their lowest row in the
-algorithm's order (``Q_T``, ties by row id, as :func:`kerckhoffs.algorithms.hilb.hilb` sorts).
-Walking that order with ``G`` the rows not yet passed, a group ``G1`` is *deterministic* while
-``|G| - |G1| >= l * S_max(G)`` (line 5; ``|G|`` counts tuples and ``S_max`` is over the
-published SA buckets, spec 2.12); the walk stops at the first group failing it (spec 2.12:
-"Goto Line 14" means terminate). Line 5 is sound for Hilb, Hilb+ and Hilb++ alike: Hilb's
-greedy step then passes at ``s = l`` whatever it covers (its test reads ``S_max(G - G1) <=
-S_max(G)``), Hilb+'s look-ahead passes, and by induction the group holding the lowest remaining
-row is the one emitted next. ``G1`` is *vulnerable* when some remaining row of another group
-lies inside its range (``G~`` non-empty) and ``|G1| + 1 < 2l`` (line 7: ``G1`` plus the
-duplicate would break l-diversity). Compromised tuples (Figure 9's count, spec 2.12's union
-rule): the rows of every vulnerable ``G1`` and of every group of its ``G~``.
+**Algorithm 7, with our fixes** (``docs/theory/asap.md#err-hilb-attack-loop``). Groups are ordered
+by their lowest row in the algorithm's order (``Q_T``, ties by row id, as
+:func:`kerckhoffs.algorithms.hilb.hilb` sorts). Walking that order with ``G`` the rows not yet
+passed, a group ``G1`` is *deterministic* while ``|G| - |G1| >= l * S_max(G)`` (line 5; ``|G|``
+counts tuples and ``S_max`` is over the published SA buckets, ``docs/theory/asap.md#hilb-attack``);
+the walk stops at the first group failing it (the paper's "Goto Line 14" would loop forever; we read
+it as terminate: ``docs/theory/asap.md#err-hilb-attack-loop``). Line 5 is sound for Hilb, Hilb+ and
+Hilb++ alike: Hilb's greedy step then passes at ``s = l`` whatever it covers (its test reads
+``S_max(G - G1) <= S_max(G)``), Hilb+'s look-ahead passes, and by induction the group holding the
+lowest remaining row is the one emitted next. ``G1`` is *vulnerable* when some remaining row of
+another group lies inside its range (``G~`` non-empty) and ``|G1| + 1 < 2l`` (line 7: ``G1`` plus
+the duplicate would break l-diversity). Compromised tuples (Figure 9's count, which the paper leaves
+undefined; our union rule, ``docs/theory/asap.md#err-hilb-attack-loop``): the rows of every
+vulnerable ``G1`` and of every group of its ``G~``.
 
 **Faster than the paper's O(m^2).** Numpy over rows, no loop over groups or rows: the group
 order is one argsort of each group's lowest position; ``S_max`` of every suffix of that order
@@ -41,10 +45,11 @@ last a range-maximum search), and for each group with a skipped row its first on
 **Posteriors (what each tuple reveals).** The union rule says which tuples Algorithm 7 touches,
 not how much it learns about each. For each inference used, "skipped row ``u`` of group ``G2``
 equals one of the first ``k`` members of deterministic group ``G1``" (``k`` = members preceding
-``u``), the attack computes the exact random-worlds posterior (spec 1.6: uniform over each
-group's arrangements of its published SA multiset) of an adversary who conditions on that one
-inference. ``G1``'s values are distinct (a Hilb group is bucket heads), ``m2(x)`` is the count of
-``x`` in ``G2``, ``C`` the values of ``G1`` that ``G2`` holds, ``c2 = sum_{x in C} m2(x)``:
+``u``), the attack computes the exact random-worlds posterior
+(``docs/theory/asap.md#random-worlds``: uniform over each group's arrangements of its published SA
+multiset) of an adversary who conditions on that one inference. ``G1``'s values are distinct (a Hilb
+group is bucket heads), ``m2(x)`` is the count of ``x`` in ``G2``, ``C`` the values of ``G1`` that
+``G2`` holds, ``c2 = sum_{x in C} m2(x)``:
 
 - ``u``: ``Pr[x] = m2(x) / c2`` for ``x`` in ``C`` (pinned when ``C`` is one value);
 - a member of ``G1`` among the first ``k``: ``Pr[x] = (1{x in C} m2(x) (s1 - 1) + (c2 - 1{x in C}
@@ -67,14 +72,14 @@ more; the reported posterior is a lower bound on what the best adversary learns.
 it is exact: ``t1..t4`` pinned, as the brute-force smart world says.
 
 **Which releases.** The frontier inference holds for ``hilb``, ``hilb+`` and ``hilb++`` (Hilb+'s
-greedy groups are frontier heads too: spec 2.6's counterexample; Hilb++ leaves them as they
-are, being under ``2l`` rows, and its pick-up subgroups come after them in the order and fail
-line 5). ``hilb+strict`` and ``hilb++strict`` cut contiguous chunks of the Hilbert order by a
-rule that reads only ``S_max`` of published unions (spec 2.6; simulatable, Theorem 5.3): no
-tuple is skipped, so nothing is inferred; their pick-up subgroups interleave but are drawn
-uniformly at random (Theorem 7.2), so the frontier inference does not apply to them and the
-attack reports nothing (with the reason). Other provenance ("unknown", "external ...") is
-attacked as Hilb.
+greedy groups are frontier heads too: Hilb+ as printed reads which rows are bucket heads,
+``docs/theory/asap.md#err-hilb-plus-literal``; Hilb++ leaves them as they are, being under ``2l``
+rows, and its pick-up subgroups come after them in the order and fail line 5). ``hilb+strict`` and
+``hilb++strict`` cut contiguous chunks of the Hilbert order by a rule that reads only ``S_max`` of
+published unions (``docs/theory/asap.md#hilb-plus``; simulatable, Theorem 5.3): no tuple is skipped,
+so nothing is inferred; their pick-up subgroups interleave but are drawn uniformly at random
+(Theorem 7.2), so the frontier inference does not apply to them and the attack reports nothing (with
+the reason). Other provenance ("unknown", "external ...") is attacked as Hilb.
 
 **Ties and the QI codes.** ``ties="row"`` orders tied ``Q_T`` (identical QI vectors) by row id,
 which is exactly Hilb's order when the release's rows are in the anonymizer's input order
@@ -194,8 +199,8 @@ STRICT_ALGORITHMS = tuple(n for n in HILB_FAMILY if not REGISTRY[n].frontier)
 
 STRICT_REASON = (
     "{alg} cuts contiguous chunks of the Hilbert order by l * S_max of published unions and "
-    "splits them by uniformly random pick-up (spec asap.md 2.6, 2.8; Theorems 5.3, 7.2): no "
-    "row is skipped by a frontier, so Algorithm 7's inference does not apply"
+    "splits them by uniformly random pick-up (paper 000 Algorithms 2 and 4; Theorems 5.3, 7.2): "
+    "no row is skipped by a frontier, so Algorithm 7's inference does not apply"
 )
 
 
@@ -211,8 +216,8 @@ def algorithm7(
     input_order: np.ndarray | None = None,
     alignment: Alignment | None = None,
 ) -> Algorithm7:
-    """Algorithm 7 of paper 000 (spec ``asap.md`` 2.12) on ``release``: deterministic and
-    vulnerable groups, the union-rule compromised tuples and the skip inferences.
+    """Algorithm 7 of paper 000 (``docs/theory/asap.md#hilb-attack``) on ``release``: deterministic
+    and vulnerable groups, the union-rule compromised tuples and the skip inferences.
 
     ``l`` defaults to the release's recorded ``l`` (else its smallest group). ``Q_T`` is
     computed from ``population``'s QI codes (exact QIs row-aligned with the release, for a
@@ -267,7 +272,7 @@ def hilb_order_attack(
     algorithm: str | None = None,
     alignment: Alignment | None = None,
 ) -> AttackResult:
-    """Paper 000's attack on Hilb (Algorithm 7, spec ``asap.md`` 2.12) with per-tuple
+    """Paper 000's attack on Hilb (Algorithm 7, ``docs/theory/asap.md#hilb-attack``) with per-tuple
     posteriors (module docstring).
 
     ``algorithm`` is the algorithm the adversary assumes made the release (default: its

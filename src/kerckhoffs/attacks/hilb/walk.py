@@ -26,11 +26,11 @@ class Algorithm7:
     ``order``: the groups by their lowest row in Hilbert order (the attack's order);
     ``deterministic``: how many leading groups of ``order`` pass line 5 (the walk stops at
     ``order[deterministic]``); ``vulnerable``: bool per group (line 7); ``union``: bool per row,
-    the compromised tuples of the union rule (spec 2.12). The inferences the posteriors use
-    (each skipped row with the first and the last deterministic group skipping it, each
-    deterministic group with its first skipped row; distinct): ``pair_group`` (``G1``),
-    ``pair_row`` (the skipped row ``u``) and ``pair_prefix`` (``k``, members of ``G1`` before
-    ``u``). ``positions``: each row's rank in ``(Q_T, row id)`` order; ``l`` the diversity
+    the compromised tuples of the union rule (``docs/theory/asap.md#err-hilb-attack-loop``). The
+    inferences the posteriors use (each skipped row with the first and the last deterministic group
+    skipping it, each deterministic group with its first skipped row; distinct): ``pair_group``
+    (``G1``), ``pair_row`` (the skipped row ``u``) and ``pair_prefix`` (``k``, members of ``G1``
+    before ``u``). ``positions``: each row's rank in ``(Q_T, row id)`` order; ``l`` the diversity
     parameter; ``ties`` the tie rule used; ``certain``: per row, whether its group is certain
     (an alignment's settled rows; ``None``: every row). A ``G1`` with rows whose individual is
     not known has its certain rows as its first members (those before ``u``).

@@ -1,5 +1,7 @@
 """The insider attack of paper 003 (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data
-Publishing", section I and Table I; spec ``mprivacy.md`` 1.3-1.4 and 2.3-2.6).
+Publishing", section I and Table I; ``docs/theory/m-privacy.md#scenarios``,
+``docs/theory/m-privacy.md#table-i-attack``, ``docs/theory/m-privacy.md#coalitions``,
+``docs/theory/m-privacy.md#definition`` and ``docs/theory/m-privacy.md#insider-attack``).
 
 Several data providers publish one anonymized table built from the union of their records. An
 outsider sees each published group as it is; an *insider*, a provider or a coalition of up to
@@ -11,7 +13,9 @@ learns she has epilepsy.
 **What the coalition knows** (:class:`~kerckhoffs.attacks.knowledge.Coalition`):
 
 * its provider ids, when the attacked release is in-process and its table has a provider
-  column (files never publish it: spec 9, resolution A19): its rows are exactly known;
+  column (files never publish it: the paper's Algorithm 2 does not say whether the provider
+  column is published and we do not publish it,
+  ``docs/theory/m-privacy.md#err-provider-published``): its rows are exactly known;
 * or its own records (QI and SA columns, original values), placed in the published groups
   by their QIs *and* SA values together (:mod:`kerckhoffs.attacks.insider.placement`): a record
   fits a group whose cells cover its QIs (:func:`kerckhoffs.attacks.locate.locate`) and whose
@@ -36,24 +40,27 @@ learns she has epilepsy.
 value ``v`` it reports ``R[g, v] / |R[g]|``, the share of ``v`` among the remaining rows
 (uniform over the remaining multiset: the release says nothing else about who holds what).
 Groups the coalition does not touch tell it nothing an outsider does not know and are not
-reported; groups it owns entirely have no victim (spec 2.6, resolution R2).
+reported; groups it owns entirely have no victim (the paper's Definition 2.1 does not treat a
+coalition owning a whole group; we ignore such coalitions, ``docs/theory/m-privacy.md#err-owning``).
 
 **Breach.** The promise is the release's models (:attr:`Release.models`, else its
-provenance, else ``models=``), evaluated on each group's remainder, as m-privacy does (spec
-2.4-2.6: m-private w.r.t. C iff every group still satisfies C after any ``m`` providers'
-records are removed). A model bounding a posterior (frequency l-diversity ``1/l``,
-m-confidentiality ``1/m``) breaches the remaining rows whose sensitive value (or sensitive
-set) has a posterior above the bound; any other violated model (fewer than ``k`` rows left:
-each remaining row is identified; fewer than ``l`` distinct values; ...) breaches every
-remaining row of the group. ``tuples`` has a ``violates`` column naming the models.
+provenance, else ``models=``), evaluated on each group's remainder, as m-privacy does
+(``docs/theory/m-privacy.md#definition`` and ``docs/theory/m-privacy.md#per-group``: m-private
+w.r.t. C iff every group still satisfies C after any ``m`` providers' records are removed). A model
+bounding a posterior (frequency l-diversity ``1/l``, m-confidentiality ``1/m``) breaches the
+remaining rows whose sensitive value (or sensitive set) has a posterior above the bound; any other
+violated model (fewer than ``k`` rows left: each remaining row is identified; fewer than ``l``
+distinct values; ...) breaches every remaining row of the group. ``tuples`` has a ``violates``
+column naming the models.
 
 **Worst coalition** (``worst=True``, ``m=M``): per group, ``m_eff = min(M, n_G - 1)`` of the
-group's ``n_G`` providers (spec 2.6). The coalition chosen is the one whose remainder violates
-a model, then has the largest posterior, then the fewest rows left. It is found by brute force
-over the ``C(n_G, m_eff)`` coalitions, vectorized per group (every coalition's remainder is one
-row of a count matrix the models evaluate at once); above :data:`MAX_COALITIONS` coalitions in
-a group, the search is capped: the group is attacked by the ``m_eff`` providers with the most
-records in it (the exact worst coalition for k-anonymity, spec 3.0) and counted in
+group's ``n_G`` providers (``docs/theory/m-privacy.md#per-group``). The coalition chosen is the one
+whose remainder violates a model, then has the largest posterior, then the fewest rows left. It is
+found by brute force over the ``C(n_G, m_eff)`` coalitions, vectorized per group (every coalition's
+remainder is one row of a count matrix the models evaluate at once); above :data:`MAX_COALITIONS`
+coalitions in a group, the search is capped: the group is attacked by the ``m_eff`` providers with
+the most records in it (the exact worst coalition for k-anonymity,
+``docs/theory/m-privacy.md#verifier-machinery``) and counted in
 ``details["groups_capped"]``. The loop runs over groups, not rows.
 """
 

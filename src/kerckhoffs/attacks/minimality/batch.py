@@ -3,10 +3,10 @@
 The exact engines of :mod:`kerckhoffs.attacks.minimality.credibility` work one EC at a time in
 rational
 arithmetic; a release of Adult has about a thousand generalized ECs. This module evaluates the
-closed form of spec ``minimality.md`` 3.1.2 for all of them together in float64 numpy, with
-the same per-class slots ``g`` and thresholds ``tau`` (a class violates when it receives more
-than ``tau`` sensitive tuples), and returns ``E[Y_i | some class of the EC violates]`` for each
-class ``i``.
+closed form of paper 001's credibility (``docs/theory/minimality.md#attack-closed-form``) for all of
+them together in float64 numpy, with the same per-class slots ``g`` and thresholds ``tau`` (a class
+violates when it receives more than ``tau`` sensitive tuples), and returns ``E[Y_i | some class of
+the EC violates]`` for each class ``i``.
 
 How (all counts are polynomials in ``z`` truncated at the EC's degree ``n_s``):
 
@@ -18,12 +18,14 @@ How (all counts are polynomials in ``z`` truncated at the EC's degree ``n_s``):
    violations are rare).
 2. **Exchangeable classes.** Classes that cannot violate (``tau + 1 > min(g, n_s)``, the DP's
    ``C'``) form one pool ``(1 + z)^N``; classes with equal ``(g, tau)`` are exchangeable
-   (spec 3.1.4 E6), so each distinct pair is one *factor* raised to its multiplicity by
+   (an edge case of ``docs/theory/minimality.md#attack-edge-cases``: equal classes get equal
+   credibility), so each distinct pair is one *factor* raised to its multiplicity by
    repeated squaring. An EC of thousands of small classes has only a few factors.
 3. **Leave one out.** Prefix and suffix products over each EC's factors give, for each factor,
    the triple of every other class; ``E_i B = [z^n_s](DG_i M_others + DF_i N_others)``, with
    ``DG_i``, ``DF_i`` the ``r``-weighted violating / non-violating parts of class ``i`` alone
-   (spec 3.1.2 rewritten without subtraction), and ``B = N_all[n_s]``.
+   (the closed form of ``docs/theory/minimality.md#attack-closed-form`` rewritten without
+   subtraction), and ``B = N_all[n_s]``.
 4. **Scale.** Coefficients are ``C(g, r)`` with ``g`` up to the table size: each is computed
    as a logarithm, ``z`` is replaced by ``t z`` with ``t = n_s / (n_P - n_s)`` (the result is a
    ratio of two coefficients of the same degree, so it does not change) which puts the mass
@@ -55,8 +57,9 @@ class BatchInference:
 
     ``expected[i]``: ``E[Y_i | knowledge]`` for item (class in EC) ``i``; the no-exclusion
     value ``g_i n_s / n_P`` where the EC allows no inference. ``no_inference[e]``: no class
-    of EC ``e`` can violate (spec 3.1.4 E1). ``log_assignments[e]``: natural log of ``B``
-    (``-inf`` when no inference). ``exact_fallbacks``: ECs recomputed exactly after underflow.
+    of EC ``e`` can violate (the edge case of ``docs/theory/minimality.md#attack-edge-cases``).
+    ``log_assignments[e]``: natural log of ``B`` (``-inf`` when no inference). ``exact_fallbacks``:
+    ECs recomputed exactly after underflow.
     """
 
     expected: np.ndarray
@@ -149,9 +152,9 @@ def expected_batch(
     ``ec[i]`` is the item's EC (``0..len(n_s)-1``), ``slots[i]`` its tuples in the EC (``g``),
     ``thresholds[i]`` the most sensitive tuples it may receive without violating (``tau``;
     ``-1``: it always violates), ``n_s[e]`` the sensitive tuples published in EC ``e``. See
-    the module docstring for the method; edge cases as spec 3.1.4: ``n_s = 0`` gives 0, an EC
-    whose classes cannot violate gives the no-exclusion value (flagged), an EC made of sensitive
-    tuples only gives ``g``.
+    the module docstring for the method; edge cases as
+    ``docs/theory/minimality.md#attack-edge-cases``: ``n_s = 0`` gives 0, an EC whose classes cannot
+    violate gives the no-exclusion value (flagged), an EC made of sensitive tuples only gives ``g``.
     """
     ec = np.asarray(ec, dtype=np.int64)
     g = np.asarray(slots, dtype=np.int64)

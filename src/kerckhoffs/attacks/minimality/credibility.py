@@ -1,15 +1,16 @@
 """Exact credibility of one generalized QID-EC under the minimality attack (paper 001).
 
-Setting (spec ``minimality.md`` 3.1, Fig. 2/3 of the paper): a published QID-EC ``P`` holds
-``n_s`` tuples of a sensitive value set ``s``. The classes ``C_1..C_u`` of the adversary's
-``T^q`` (identical ground QIDs) that generalize into ``P`` own ``g_i`` of its slots. An
+Setting (paper 001 section 4.1, Fig. 2/3; ``docs/theory/minimality.md#attack-global``): a published
+QID-EC ``P`` holds ``n_s`` tuples of a sensitive value set ``s``. The classes ``C_1..C_u`` of the
+adversary's ``T^q`` (identical ground QIDs) that generalize into ``P`` own ``g_i`` of its slots. An
 anonymizer that follows the minimality principle (Definition 3) only generalizes when needed,
 so *at least one* class would violate the requirement if ``P`` were specialized back
 (Lemma 1). Class ``i`` violates when it receives more than ``tau_i`` sensitive tuples:
 
 - global recoding: ``g_i = n_i`` and ``tau_i = floor(n_i / l)`` (simplified l-diversity);
-- local recoding (spec 3.2; spec AMB-8: paper 001 section 4.2.2's thresholds on the generalized
-  part alone contradict its own examples, resolved as "whole class"): ``g_i = n_{i,g}`` (the class's
+- local recoding (paper 001 section 4.2, ``docs/theory/minimality.md#attack-local``; its section
+  4.2.2's thresholds on the generalized part alone contradict its own examples, resolved as "whole
+  class": ``docs/theory/minimality.md#err-local-thresholds``): ``g_i = n_{i,g}`` (the class's
   tuples inside ``P``) and ``tau_i = floor(n_i / l) - n_{i,u(s)}`` (the violation is judged on
   the whole original class, ungeneralized part included); ``"paper_literal"`` judges the
   generalized part alone, ``tau_i = floor(n_{i,g} / l)``, as the paper's text says;
@@ -21,20 +22,24 @@ an individual of class ``i`` is ``(E[Y_i | some class violates] + n_{i,u(s)}) / 
 ``Y_i`` the sensitive tuples among its slots. Three exact implementations of
 ``E[Y_i | knowledge]`` (rational arithmetic, :class:`fractions.Fraction`), which must agree:
 
-- :func:`expected_dp`: Algorithm 2 of Appendix A as corrected in spec 3.1.1 -- ``floor``, not
-  the printed ``ceil``, in the ``u`` recursion (spec AMB-2: Algorithm 2 line 20 prints
-  ``ceil(n_a / l)``); empty intervals ``m = u = [x = 0]``, ``n = 0`` (spec AMB-3: Appendix A
-  leaves them undefined); sums over every ``x`` (spec AMB-5: Appendix A's sum limits
-  disagree); the classes that can never violate (``C'``) get a derived formula (spec AMB-14:
-  section 4.1.2 only says their credibility is at most ``1/l``). Written for per-class thresholds,
-  so it also serves local recoding (spec 3.2 allows "Algorithm 2 generalized to per-class
-  thresholds").
-- :func:`expected_closed_form`: the inclusion-exclusion closed form of spec 3.1.2, with prefix
-  and suffix products of truncated polynomials.
+- :func:`expected_dp`: Algorithm 2 of Appendix A as we correct it
+  (``docs/theory/minimality.md#attack-dp``) -- ``floor``, not the printed ``ceil``, in the ``u``
+  recursion (Algorithm 2 line 20 prints ``ceil(n_a / l)``:
+  ``docs/theory/minimality.md#err-loop-bound``); empty intervals ``m = u = [x = 0]``, ``n = 0``
+  (Appendix A leaves them undefined: ``docs/theory/minimality.md#err-empty-intervals``); sums over
+  every ``x`` (Appendix A's sum limits disagree: ``docs/theory/minimality.md#err-sum-limits``); the
+  classes that can never violate (``C'``) get a derived formula (section 4.1.2 only says their
+  credibility is at most ``1/l``: ``docs/theory/minimality.md#err-unconstrained-cred``). Written for
+  per-class thresholds, so it also serves local recoding (our local-recoding reading runs "Algorithm
+  2 generalized to per-class thresholds": ``docs/theory/minimality.md#attack-local``).
+- :func:`expected_closed_form`: the inclusion-exclusion closed form
+  (``docs/theory/minimality.md#attack-closed-form``), with prefix and suffix products of truncated
+  polynomials.
 - :func:`expected_brute_force`: enumeration of the sensitive tuple distribution table
-  (Definition 10, spec 3.1.3); tests only, exponential.
+  (Definition 10; ``docs/theory/minimality.md#attack-brute-force``); tests only, exponential.
 
-When no class can violate (``p = 0``, edge case E1) nothing can be excluded: the result is the
+When no class can violate (``p = 0``, the first edge case of
+``docs/theory/minimality.md#attack-edge-cases``) nothing can be excluded: the result is the
 no-exclusion expectation ``g_i n_s / sum g`` (Theorem 1) and ``no_inference`` is set.
 The vectorized float engine the whole-table attack uses is
 :mod:`kerckhoffs.attacks.minimality.batch`; it is tested against these.
@@ -78,7 +83,8 @@ class ECInference:
     class ``i``'s slots (the no-exclusion value ``g_i n_s / sum g`` when ``no_inference``).
     ``assignments``: ``B``, the number of assignments in which some class violates.
     ``total``: ``C(sum g, n_s)``, all assignments. ``no_inference``: no class can violate
-    (``p = 0``, spec 3.1.4 E1), so the minimality knowledge excludes nothing.
+    (``p = 0``, the edge case "no class can violate" of
+    ``docs/theory/minimality.md#attack-edge-cases``), so the minimality knowledge excludes nothing.
     """
 
     expected: tuple[Fraction, ...]
@@ -105,14 +111,15 @@ def _check(slots: Sequence[int], thresholds: Sequence[int], n_s: int) -> tuple[l
     if any(x < 0 for x in g):
         raise ParameterError(f"class sizes must be non-negative, got {g}")
     n_s = int(n_s)
-    if not 0 <= n_s <= sum(g):  # E5
+    if not 0 <= n_s <= sum(g):  # edge case: more sensitive tuples than slots is an input error
         raise ParameterError(f"n_s = {n_s} sensitive tuples do not fit in {sum(g)} slots")
     return g, [max(t, -1) for t in tau], n_s
 
 
 def _may_violate(g: int, tau: int, n_s: int) -> bool:
-    """Class can receive more than ``tau`` sensitive tuples (spec 3.2: ``tau + 1 <= min(g,
-    n_s)``; for global recoding this is the DP's set ``C``, ``n_s > floor(n/l)``)."""
+    """Class can receive more than ``tau`` sensitive tuples
+    (``docs/theory/minimality.md#attack-local``: ``tau + 1 <= min(g, n_s)``; for global recoding
+    this is the DP's set ``C``, ``n_s > floor(n/l)``)."""
     return tau + 1 <= min(g, n_s)
 
 
@@ -136,9 +143,9 @@ def dp_tables(
     ``m[a, b][x]``: ways to place ``x`` sensitive tuples in classes ``a..b`` (no constraint);
     ``u[a, b][x]``: ways with every class within its threshold; ``n[a, b][x]``: ways with at
     least one class above it. Empty intervals (``a > b``) are ``m = u = [x = 0]``, ``n = 0``
-    (spec AMB-3: Appendix A leaves them undefined). ``u_thresholds`` replaces the thresholds in the
-    ``u`` recursion only (not in the base cases): it exists to reproduce the paper's misprinted
-    ``ceil(n_a / l)`` of line 20.
+    (Appendix A leaves them undefined: ``docs/theory/minimality.md#err-empty-intervals``).
+    ``u_thresholds`` replaces the thresholds in the ``u`` recursion only (not in the base cases): it
+    exists to reproduce the paper's misprinted ``ceil(n_a / l)`` of line 20.
     """
     g = list(slots)
     f = list(thresholds)
@@ -182,15 +189,17 @@ def expected_dp(
     *,
     u_thresholds: Sequence[int] | None = None,
 ) -> ECInference:
-    """``E[Y_i | some class violates]`` by Algorithm 2 (Appendix A) as corrected in spec
-    3.1.1, with per-class slots and thresholds (module docstring).
+    """``E[Y_i | some class violates]`` by Algorithm 2 (Appendix A) as we correct it
+    (``docs/theory/minimality.md#attack-dp``), with per-class slots and thresholds (module
+    docstring).
 
     The classes that may violate (``C``, ``tau_i + 1 <= min(g_i, n_s)``) are sorted by size
     (a convenience only) and run through the DP; the others (``C'``, ``N`` slots in all) share
     ``(n_s B - EX) / B`` in proportion to their slots, with ``EX = sum_x x n([1,p], x)
-    C(N, n_s - x)`` (spec AMB-14: paper 001 section 4.1.2 gives no formula for ``C'``).
-    ``u_thresholds`` (per class, in the order given) only serves the regression test of the
-    misprinted ceiling (spec AMB-2: Algorithm 2 line 20 prints ``ceil`` for ``floor``).
+    C(N, n_s - x)`` (paper 001 section 4.1.2 gives no formula for ``C'``:
+    ``docs/theory/minimality.md#err-unconstrained-cred``). ``u_thresholds`` (per class, in the order
+    given) only serves the regression test of the misprinted ceiling (Algorithm 2 line 20 prints
+    ``ceil`` for ``floor``: ``docs/theory/minimality.md#err-loop-bound``).
     """
     g, tau, n_s = _check(slots, thresholds, n_s)
     cset = sorted((i for i in range(len(g)) if _may_violate(g[i], tau[i], n_s)), key=lambda i: g[i])
@@ -207,9 +216,10 @@ def expected_dp(
     def comb_n(k: int) -> int:
         return math.comb(big_n, k) if 0 <= k <= big_n else 0
 
-    # Phase 2, paper lines 46-54 (sums over every x: spec AMB-5, Appendix A's limits disagree)
+    # Phase 2, paper lines 46-54 (sums over every x, as Appendix A's limits disagree:
+    # docs/theory/minimality.md#err-sum-limits)
     big_b = sum(n[1, p][x] * comb_n(n_s - x) for x in range(n_s + 1))
-    if big_b == 0:  # cannot happen when p >= 1 (a guard, spec 3.1.1)
+    if big_b == 0:  # cannot happen when p >= 1 (a guard; docs/theory/minimality.md#attack-dp)
         return _no_inference(g, n_s)
     exp: list[Fraction] = [Fraction(0)] * len(g)
     for pos, i in enumerate(cset, start=1):
@@ -238,7 +248,7 @@ def expected_dp(
     return ECInference(tuple(exp), big_b, math.comb(sum(g), n_s), False)
 
 
-# -- closed form (spec 3.1.2) ---------------------------------------------------------------------
+# -- closed form (docs/theory/minimality.md#attack-closed-form) ----------------------------------
 def _mul(a: list[int], b: list[int], deg: int) -> list[int]:
     out = [0] * (deg + 1)
     for i, x in enumerate(a):
@@ -249,7 +259,8 @@ def _mul(a: list[int], b: list[int], deg: int) -> list[int]:
 
 
 def expected_closed_form(slots: Sequence[int], thresholds: Sequence[int], n_s: int) -> ECInference:
-    """``E[Y_i | some class violates]`` by the closed form of spec 3.1.2.
+    """``E[Y_i | some class violates]`` by the closed form
+    (``docs/theory/minimality.md#attack-closed-form``).
 
     With ``H_a(z) = sum_r C(g_a, r) z^r``, ``F_a`` the same truncated at ``tau_a``, ``D_a`` and
     ``DF_a`` their ``r``-weighted versions (all truncated at degree ``n_s``):
@@ -283,12 +294,13 @@ def expected_closed_form(slots: Sequence[int], thresholds: Sequence[int], n_s: i
     return ECInference(tuple(exp), big_b, pre_h[u][n_s], False)
 
 
-# -- brute force (spec 3.1.3) ---------------------------------------------------------------------
+# -- brute force (docs/theory/minimality.md#attack-brute-force) ----------------------------------
 def distribution_table(
     slots: Sequence[int], thresholds: Sequence[int], n_s: int, *, minimality: bool = True
 ) -> list[tuple[tuple[int, ...], int]]:
     """The sensitive tuple distribution table (paper 001 Definition 10, with the range
-    ``0..min(g_i, n_s)`` of spec AMB-7: the definition prints ``1..n_s``, its examples use 0):
+    ``0..min(g_i, n_s)``: the definition prints ``1..n_s``, its examples use 0;
+    ``docs/theory/minimality.md#err-mi-range``):
     every vector ``(m_1..m_u)`` with ``sum m_i = n_s``, ``m_i <= g_i`` and (with
     ``minimality``) some ``m_i > tau_i``, and its number of cases ``prod C(g_i, m_i)``, in
     lexicographic order of the vectors."""
@@ -340,10 +352,11 @@ def credibility_global(
     *,
     method: str = "dp",
 ) -> list[Fraction]:
-    """Function V of the paper (spec 3.1): the credibility of an individual of each class
-    ``C_i`` (``sizes[i]`` tuples, all generalized into one EC holding ``n_s`` sensitive
-    tuples), under global recoding and simplified l-diversity: ``E[Y_i] / n_i``. With no
-    possible violation, ``n_s / n_P`` (edge case E1)."""
+    """Function V of the paper (section 4.1; ``docs/theory/minimality.md#attack-global``): the
+    credibility of an individual of each class ``C_i`` (``sizes[i]`` tuples, all generalized into
+    one EC holding ``n_s`` sensitive tuples), under global recoding and simplified l-diversity:
+    ``E[Y_i] / n_i``. With no possible violation, ``n_s / n_P`` (the edge case "no class can
+    violate", ``docs/theory/minimality.md#attack-edge-cases``)."""
     if l < 1:
         raise ParameterError(f"l must be at least 1, got {l}")
     res = expected(sizes, [floor_share(n, l) for n in sizes], n_s, method)
@@ -358,14 +371,15 @@ def credibility_local(
     mode: str = "whole_class",
     method: str = "closed_form",
 ) -> list[Fraction]:
-    """Credibility under local recoding (spec 3.2) for classes given as ``(n_i, n_{i,g},
-    n_{i,u(s)})``: class size in ``T^q``, its tuples generalized into the EC, and the
-    sensitive tuples among its ungeneralized ones; ``n_s`` is the EC's sensitive count.
+    """Credibility under local recoding (``docs/theory/minimality.md#attack-local``) for classes
+    given as ``(n_i, n_{i,g}, n_{i,u(s)})``: class size in ``T^q``, its tuples generalized into the
+    EC, and the sensitive tuples among its ungeneralized ones; ``n_s`` is the EC's sensitive count.
 
-    ``mode="whole_class"`` (default; spec AMB-8: the paper's section 4.2.2 thresholds on the
-    generalized part alone contradict its own examples): ``tau_i = floor(n_i / l) - n_{i,u(s)}``;
-    ``"paper_literal"``: ``tau_i = floor(n_{i,g} / l)``. Credibility ``(E[Y_i] +
-    n_{i,u(s)}) / n_i``. Global recoding is the case ``n_{i,g} = n_i``, ``n_{i,u(s)} = 0``.
+    ``mode="whole_class"`` (default; the paper's section 4.2.2 thresholds on the generalized
+    part alone contradict its own examples: ``docs/theory/minimality.md#err-local-thresholds``):
+    ``tau_i = floor(n_i / l) - n_{i,u(s)}``; ``"paper_literal"``: ``tau_i = floor(n_{i,g} / l)``.
+    Credibility ``(E[Y_i] + n_{i,u(s)}) / n_i``. Global recoding is the case ``n_{i,g} = n_i``,
+    ``n_{i,u(s)} = 0``.
     """
     if mode not in LOCAL_MODES:
         raise ParameterError(f"mode must be one of {', '.join(LOCAL_MODES)}, got {mode!r}")

@@ -6,7 +6,8 @@ adversary who knows the original QIDs of the population (``T^q``, Assumption 3) 
 principle learns that, in every generalized EC, at least one of the original classes (tuples
 with identical ground QIDs) would have violated the requirement (Lemma 1), and reweighs the
 possible assignments of the published sensitive values accordingly. :func:`minimality_attack`
-is the whole-table driver of spec ``minimality.md`` 3.3:
+is the whole-table driver used by the paper's section 7.1 experiment
+(``docs/theory/minimality.md#attack-driver``):
 
 1. **Classes and ECs.** The individuals' ground QIDs are grouped into classes ``C`` (size
    ``n_C``). Each published EC is a box of code ranges, one per QI (a numeric interval, or the
@@ -16,47 +17,54 @@ is the whole-table driver of spec ``minimality.md`` 3.3:
    n_C - n_{C,u}`` tuples sit in generalized ECs.
 2. **Cover.** A generalized EC ``P`` covers the classes with ``n_{C,g} > 0`` inside its box.
    When a class is covered by several ECs, how its tuples split between them is unknown to
-   the adversary (spec AMB-9: paper 001 section 4.2.2 gives no method) unless the counts force it:
+   the adversary (paper 001 section 4.2.2 gives no method for a class split over several ECs;
+   ``docs/theory/minimality.md#err-split-class``) unless the counts force it:
    an EC with one undecided class holds the rest of its tuples from it, a class with one undecided
    EC puts the rest of its tuples there (repeated until nothing changes). Each EC whose split is
    known is attacked on its own: its specialization returns each class's part to the class's
    ungeneralized tuples, and that merged EC must have violated (Definition 3 per EC); with a single
-   covering EC this is the spec's whole class. The ECs linked by a split that stays unknown are
-   *ambiguous*: each connected group of them gets the no-exclusion credibility of the group pooled
-   (resolution (a) of spec AMB-9, flagged ``ambiguous_split``). Matching cardinality (Definition 9)
-   is checked throughout: the ECs must hold exactly the covered classes' generalized tuples, else
-   :class:`~kerckhoffs.errors.InputError`.
-3. **Credibility** (spec 3.1-3.2). Per sensitive set ``s`` and generalized EC, class ``C``
-   (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
-   ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class"; spec AMB-8:
-   paper 001 section 4.2.2's thresholds on the generalized part alone contradict its own examples;
+   covering EC this is the whole class of our threshold reading
+   (``docs/theory/minimality.md#err-local-thresholds``). The ECs linked by a split that stays
+   unknown are *ambiguous*: each connected group of them gets the no-exclusion credibility of the
+   group pooled (our resolution of the split class: reported as ambiguous, no-exclusion credibility,
+   ``docs/theory/minimality.md#err-split-class``; flagged ``ambiguous_split``). Matching cardinality
+   (Definition 9) is checked throughout: the ECs must hold exactly the covered classes' generalized
+   tuples, else :class:`~kerckhoffs.errors.InputError`.
+3. **Credibility** (paper 001 sections 4.1-4.2; ``docs/theory/minimality.md#attack-global`` and
+   ``docs/theory/minimality.md#attack-local``). Per sensitive set ``s`` and generalized EC, class
+   ``C`` (with ``g`` tuples in the EC) violates when the EC's specialization gives it more than
+   ``tau_C = floor((n_{C,u} + g) / l) - n_{C,u(s)}`` sensitive tuples ("whole class": paper 001
+   section 4.2.2's thresholds on the generalized part alone contradict its own examples, so we
+   apply them to the whole class, ``docs/theory/minimality.md#err-local-thresholds``;
    ``local_mode="paper_literal"`` uses ``floor(g / l)``), or always when it has fewer than
    ``k`` tuples. The engine (:func:`~kerckhoffs.attacks.minimality.batch.expected_batch`)
    gives ``E[Y_C | some class of the EC violates]`` and ``cred(C, s) = (sum over its ECs of
    E[Y_C] + n_{C,u(s)}) / n_C``; an EC where no class can violate gives the no-exclusion value
-   (E1, flagged ``no_inference``). Global recoding is the case ``n_{C,u} = 0``, so one driver
+   (the edge case "no class can violate", ``docs/theory/minimality.md#attack-edge-cases``; flagged
+   ``no_inference``). Global recoding is the case ``n_{C,u} = 0``, so one driver
    serves both recodings.
 4. **Report.** Every individual gets the credibility of its class for the set it is most
-   credibly linked to; ``breached`` when it exceeds ``1/m``. The paper's figures (section 7.1,
-   spec AMB-16: the paper does not say which tuples it counts) are in ``details``: *problematic
+   credibly linked to; ``breached`` when it exceeds ``1/m``. The paper's figures (section 7.1;
+   the paper does not say which tuples it counts, we read it as below:
+   ``docs/theory/minimality.md#err-problematic``) are in ``details``: *problematic
    tuples* = sensitive tuples (their true value is in ``s``) whose class has ``cred(C, s) > 1/m``,
    their proportion among all sensitive tuples and their average credibility (the truth is the
    table's SA: the original for a release made in this process).
 
-**Near-minimality** (Definition 4, spec 3.4): the requirement's ``l`` is the one the algorithm
-*enforces* (e.g. 3) and ``m`` the one it *promises* (e.g. 2):
+**Near-minimality** (Definition 4; ``docs/theory/minimality.md#near-minimality``): the requirement's
+``l`` is the one the algorithm *enforces* (e.g. 3) and ``m`` the one it *promises* (e.g. 2):
 :func:`near_minimality_attack`.
 
 **Which requirement.** By Kerckhoffs's principle the adversary knows the algorithm, so the
 requirement comes from the release's provenance (:func:`requirement_of`): ``local-recoding``
 (``alpha``, ``k``: the minimal local recoding paper 001 attacks) and ``lattice`` (frequency
 l-diversity, (alpha, k)-anonymity, m-confidentiality or k-anonymity: full-domain
-generalization, read per EC as the paper does; spec AMB-11: section 4.1 ignores that raising a level
-for one EC changes others) generalize where the requirement forces
-them to. MASK, MASK+ and MASK++ group on the QIs only (k-anonymity): their requirement does not
-look at the SA, nothing can be excluded, and the credibility is the published frequency, at
-most ``1/m`` (paper 001 Theorem 4, case 1). Mondrian is not in the list: it stops when no
-*median* cut is allowed, which does not mean that a class violates (a skewed dimension may have
+generalization, read per EC as the paper does, although its section 4.1 ignores that raising a level
+for one EC changes others: ``docs/theory/minimality.md#err-global-coupling``) generalize where the
+requirement forces them to. MASK, MASK+ and MASK++ group on the QIs only (k-anonymity): their
+requirement does not look at the SA, nothing can be excluded, and the credibility is the published
+frequency, at most ``1/m`` (paper 001 Theorem 4, case 1). Mondrian is not in the list: it stops when
+no *median* cut is allowed, which does not mean that a class violates (a skewed dimension may have
 no strict median cut), so Lemma 1 does not hold for it; its adversary is the attack by mechanism
 (:mod:`kerckhoffs.attacks.minimality.mechanism`). Any release can still be attacked under an
 explicit :class:`Requirement`.
@@ -113,7 +121,8 @@ NEVER = np.iinfo(np.int32).max
 
 @dataclass(frozen=True)
 class Requirement:
-    """What the adversary assumes the anonymizer enforced on every class (spec 2.5): at least
+    """What the adversary assumes the anonymizer enforced on every class (the requirements of
+    paper 001, ``docs/theory/minimality.md#requirements``): at least
     ``k`` tuples and, unless ``l`` is None, at most ``floor(n / l)`` tuples of each sensitive
     set (simplified l-diversity; ``(alpha, k)``-anonymity is ``l = 1/alpha``; per-group
     m-confidentiality is ``l = m``). ``l = None``: the requirement ignores the SA."""
@@ -238,8 +247,9 @@ def minimality_attack(
     :class:`~kerckhoffs.errors.ParameterError` unless one is given). ``m``: the bound ``1/m``
     a credibility must not exceed (default: the promise found in the provenance, else the
     requirement's ``l``). ``local_mode``: ``"whole_class"`` (default) or ``"paper_literal"``
-    (spec 3.2). ``population`` + ``schema``: the individuals' original QIs, for a generalized
-    release read back from files.
+    (the two readings of paper 001 section 4.2.2:
+    ``docs/theory/minimality.md#err-local-thresholds``). ``population`` + ``schema``: the
+    individuals' original QIs, for a generalized release read back from files.
 
     Returns an :class:`AttackResult` named ``"minimality"``: one tuple per individual (``row``,
     ``sa_value`` = the sensitive set, ``posterior`` = credibility, ``breached`` = credibility
@@ -349,7 +359,8 @@ def _credibilities(
     sa_pub = np.asarray(release.sa_published)
     n_cls = st.n_c.shape[0]
     # a resolved EC's specialization returns its part of a class to the class's
-    # ungeneralized tuples: that merged EC is what must have violated (Definition 3, spec 3.2)
+    # ungeneralized tuples: that merged EC is what must have violated (Definition 3;
+    # docs/theory/minimality.md#attack-local)
     merged = st.n_u[st.item_class] + st.item_slots
     small = merged < requirement.k
     ec_ids, ec_index = np.unique(st.item_group, return_inverse=True)
@@ -425,7 +436,8 @@ def _class_structure(
 def near_minimality_attack(
     release: Release, l_enforced: float, m: float, *, k: int = 1, **options: Any
 ) -> AttackResult:
-    """The near-to-minimality attack (Definition 4, spec 3.4): the algorithm enforces the
+    """The near-to-minimality attack (Definition 4; ``docs/theory/minimality.md#near-minimality``):
+    the algorithm enforces the
     stronger ``l_enforced`` (the adversary reasons with it) but promises only ``1/m`` (the
     breach test)."""
     return minimality_attack(release, Requirement(l_enforced, k), m=m, **options)

@@ -1,4 +1,5 @@
-"""Attacks by mechanism (paper 001 section 5.2; spec ``minimality.md`` 3.6).
+"""Attacks by mechanism (paper 001 section 5.2;
+``docs/theory/minimality.md#attack-by-mechanism``).
 
 The minimality attack only uses *one* property of the anonymizer. An adversary who knows the
 whole algorithm does better: among all original tables consistent with the release, keep those

@@ -1,5 +1,5 @@
 """The minimality attack for any per-class requirement, by enumerating possible worlds (paper
-001 section 5.1; spec ``minimality.md`` 3.5).
+001 section 5.1; ``docs/theory/minimality.md#possible-worlds``).
 
 The dynamic program of :mod:`kerckhoffs.attacks.minimality.credibility` needs the requirement to be
 a bound on the count of one sensitive set. Paper 001 shows the attack on other models too:
@@ -67,7 +67,8 @@ class WorldClass:
 
 Violates = Callable[[Counter, WorldClass], bool]
 """``violates(values, cls)``: the class, holding the SA multiset ``values``, breaks the
-requirement (the negation of the model's predicate, spec 2.5)."""
+requirement (the negation of the model's predicate,
+``docs/theory/minimality.md#requirements``)."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,9 @@ def possible_worlds(
     """Exact credibility of each class for the ``target`` set (a collection of SA values or a
     predicate on one value), over the splits of the ``published`` multiset of the generalized
     EC (module docstring). With ``minimality=False`` nothing is excluded (Theorem 1). When no
-    world survives (no class can violate, edge case E1) the no-exclusion values are returned
-    with ``no_inference``. More than ``max_worlds`` splits raise
+    world survives (no class can violate: the first edge case of
+    ``docs/theory/minimality.md#attack-edge-cases``) the no-exclusion values are returned with
+    ``no_inference``. More than ``max_worlds`` splits raise
     :class:`~kerckhoffs.errors.ParameterError`.
     """
     if not classes:
@@ -185,7 +187,7 @@ def possible_worlds(
     return WorldsInference(cred, expected, weight, worlds, no_inf)
 
 
-# -- requirements (the negation of each model's predicate, spec 2.5) ------------------------------
+# -- requirements (the negation of each model's predicate, docs/theory/minimality.md#requirements)
 def simple_l_diversity(
     l: float,  # noqa: E741
     sets: Sequence[Collection[Hashable]] | None = None,
@@ -204,8 +206,9 @@ def simple_l_diversity(
 
 
 def recursive_cl_diversity(c: float, l: int) -> Violates:  # noqa: E741
-    """Recursive (c, l)-diversity (spec 2.5): with counts ``r_1 >= r_2 >= ...``, satisfied iff
-    ``r_1 < c (r_l + ... + r_q)``; fewer than ``l`` distinct values violate."""
+    """Recursive (c, l)-diversity (``docs/theory/minimality.md#requirements``): with counts
+    ``r_1 >= r_2 >= ...``, satisfied iff ``r_1 < c (r_l + ... + r_q)``; fewer than ``l`` distinct
+    values violate."""
 
     def violates(values: Counter, cls: WorldClass) -> bool:
         r = sorted((x for x in values.values() if x), reverse=True)

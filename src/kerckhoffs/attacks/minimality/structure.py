@@ -1,6 +1,7 @@
 """The class structure of a release for the minimality attack (Wong, Fu, Wang, Pei; paper 001
-section 4; spec ``minimality.md`` 3.3 steps 1-2): which original classes each published
-equivalence class (EC) covers, and how many of each class's tuples it holds.
+section 4; steps 1-2 of the whole-table driver, ``docs/theory/minimality.md#attack-driver``): which
+original classes each published equivalence class (EC) covers, and how many of each class's tuples
+it holds.
 
 1. **Classes and ECs.** The individuals' ground QIDs are grouped into classes ``C`` (size
    ``n_C``). Each published EC is a box of code ranges, one per QI: what its cells cover, read
@@ -10,12 +11,12 @@ equivalence class (EC) covers, and how many of each class's tuples it holds.
    class's other ``n_{C,g} = n_C - n_{C,u}`` tuples sit in generalized ECs.
 2. **Cover.** A generalized EC covers the classes with ``n_{C,g} > 0`` inside its box. When a
    class is covered by several ECs, how its tuples split between them is unknown to the
-   adversary (spec AMB-9: the paper assumes each class lies in one EC, which local recoding
-   does not guarantee) unless the counts force it: an EC with one undecided class holds the
-   rest of its tuples from it, a class with one undecided EC puts the rest of its tuples there
-   (repeated until nothing changes). The ECs linked by a split that stays unknown are
-   *ambiguous* and form connected components. Matching cardinality (paper 001 Definition 9) is
-   checked throughout: the ECs must hold exactly the covered classes' generalized tuples, else
+   adversary (the paper assumes each class lies in one EC, which local recoding does not
+   guarantee: ``docs/theory/minimality.md#err-split-class``) unless the counts force it: an EC with
+   one undecided class holds the rest of its tuples from it, a class with one undecided EC puts the
+   rest of its tuples there (repeated until nothing changes). The ECs linked by a split that stays
+   unknown are *ambiguous* and form connected components. Matching cardinality (paper 001 Definition
+   9) is checked throughout: the ECs must hold exactly the covered classes' generalized tuples, else
    :class:`~kerckhoffs.errors.InputError`.
 
 Everything is numpy over classes, boxes and (class, EC) pairs; the Python loops are over QI
