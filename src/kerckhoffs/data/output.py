@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kerckhoffs.data.io import load_json, read_regular
+from kerckhoffs.data.io import load_json, read_regular, umask
 from kerckhoffs.errors import KerckhoffsError, input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
@@ -55,13 +55,6 @@ OLD_MARK = ".kerckhoffs-old-"
 into place."""
 
 _HELD: dict[Path, OutputClaim] = {}
-
-
-def umask() -> int:
-    """The process's file-creation mask (read without changing it for good)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def apply_umask(path: Path, directory: bool) -> None:
