@@ -17,9 +17,9 @@ import pandas as pd
 
 from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, decide
 from kerckhoffs.algorithms.lattice.evaluate import MONOTONE_MODELS, evaluator
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
 from kerckhoffs.algorithms.lattice.search import evaluate_node, search_lattice
 from kerckhoffs.algorithms.registry import register
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import NothingReleased, ParameterError
 from kerckhoffs.models.base import PrivacyModel

@@ -39,8 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from kerckhoffs.algorithms.lattice.loss import generalization_sequence
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
@@ -58,6 +57,7 @@ from kerckhoffs.disclosure import (
 )
 from kerckhoffs.disclosure.chk import ShareRule
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.lattice_loss import generalization_sequence
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (

@@ -59,11 +59,11 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.algorithms.lattice.loss import METRICS, LossScale
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
 from kerckhoffs.algorithms.registry import refuse_others
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.lattice_loss import METRICS, LossScale
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
