@@ -52,17 +52,16 @@ from kerckhoffs.algorithms.mondrian import (
     PairCells,
     allowed_by_counts,
     as_rule,
-    bounded_reducer,
     halves_stats,
     level_candidates,
     level_histogram,
     median_cuts,
-    reduce_bounded,
     tie_ranks,
 )
 from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.models.histogram import BoundedCount
 
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
 
@@ -406,7 +405,7 @@ def mondrian_dask_groups(
     width = int(sum(domains))
     need_pairs = rule.reads_group_sa or rule.reads_halves_sa
     halves_sa = rule.reads_halves_sa
-    reducer, sens_mask = bounded_reducer(shell)
+    bounded_count = BoundedCount.of(shell.sensitive, shell.schema.sensitive_mode)
     starts = dt.starts
     rows = [
         client.submit(_start, p, offsets, int(s), strict, pure=False)
@@ -446,15 +445,13 @@ def mondrian_dask_groups(
                 for r in rows
             ]
         )
-        bounded = pairs_hist = pair_first = pair_count = pair_w = pair_sa = None
+        bounded = pairs_hist = pair_first = pair_count = pair_sa = None
         if need_pairs:
             pairs_hist = _merged([(g[2], g[3]) for g in got], n_sa)
             pair_first = np.searchsorted(pairs_hist.key, every * n_sa)
             pair_count = np.diff(np.append(pair_first, pairs_hist.key.size))
             pair_sa = pairs_hist.key % n_sa
-            if sens_mask is not None:
-                pair_w = sens_mask[pair_sa]
-            bounded = reduce_bounded(pairs_hist.count, pair_w, reducer, pair_first)
+            bounded = bounded_count.of_cells(pairs_hist.count, pair_sa, pair_first)
         spread = np.zeros((n_groups, d), dtype=np.int64)
         med_code = np.zeros((n_groups, d), dtype=np.int64)
         below = np.zeros((n_groups, d), dtype=np.int64)
@@ -504,10 +501,10 @@ def mondrian_dask_groups(
                 left_hist = _merged(lefts, n_sa)
                 cnt_all = np.zeros(pairs_hist.key.size, dtype=np.int64)
                 cnt_all[np.searchsorted(pairs_hist.key, left_hist.key)] = left_hist.count
-                pairs = PairCells(pairs_hist, pair_first, pair_count, pair_sa, pair_w)
+                pairs = PairCells(pairs_hist, pair_first, pair_count, pair_sa)
                 stats = halves_stats(
                     rule, pairs, todo, sizes[todo], n_left[todo, dims], bounded[todo], cnt_all,
-                    reducer, n_sa,
+                    bounded_count, n_sa,
                 )  # fmt: skip
                 ok = np.asarray(rule.allowed(stats), dtype=bool)
                 allowed[todo[ok], dims[ok]] = True
