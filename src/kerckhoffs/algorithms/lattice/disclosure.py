@@ -66,6 +66,7 @@ from kerckhoffs.models.l_diversity import (
     LDiversity,
     RecursiveCLDiversity,
 )
+from kerckhoffs.tolerance import TOLERANCE
 
 DISCLOSURES = ("naive", "exclusive", "inclusive")
 """The lattice publisher's strategies (option ``disclosure``)."""
@@ -115,7 +116,7 @@ def min_group_size(models: list[PrivacyModel], table: Table) -> int:
         ):
             out = max(out, least_group_size(chk_from_model(m)))
         elif isinstance(m, EntropyLDiversity):
-            out = max(out, math.ceil(m.l - 1e-9))
+            out = max(out, math.ceil(m.l - TOLERANCE))
     return out
 
 

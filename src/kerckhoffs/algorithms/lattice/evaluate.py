@@ -70,6 +70,7 @@ from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
 from kerckhoffs.release import Partition
+from kerckhoffs.tolerance import TOLERANCE
 
 MONOTONE_MODELS: tuple[type[PrivacyModel], ...] = (
     KAnonymity,
@@ -423,7 +424,7 @@ def evaluator(
             f"{name}: suppression must be a fraction of the rows in [0, 1), got "
             f"{format_number(suppression)}"
         )
-    limit = math.floor(suppression * table.n + 1e-9)
+    limit = math.floor(suppression * table.n + TOLERANCE)
     return Evaluator(Lattice.of(table), list(models), limit, metric)
 
 
