@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from kerckhoffs.data.io import load_json, read_regular, umask
-from kerckhoffs.errors import KerckhoffsError, input_error
+from kerckhoffs.errors import InternalError, KerckhoffsError, input_error
 
 LOCK_SUFFIX = ".kerckhoffs-lock"
 STAGING_MARK = ".kerckhoffs-staging-"
@@ -258,7 +258,8 @@ def _lock(claim: OutputClaim) -> None:
 
 def _release_claim(claim: OutputClaim) -> None:
     if claim.lock_fd is not None:
-        assert claim.lock_path is not None
+        if claim.lock_path is None:
+            raise InternalError("an output lock is held without its path")
         with contextlib.suppress(OSError):
             os.unlink(claim.lock_path)
         os.close(claim.lock_fd)

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
 from kerckhoffs.mprivacy.fitness import (
     counting_fitness,
@@ -243,7 +243,8 @@ class _Lattice:
             else:
                 counts, rev = counts + t_count[byte], rev + t_rev[byte]
                 second = second + t_second[byte]
-        assert counts is not None and second is not None and rev is not None
+        if counts is None or second is None or rev is None:
+            raise InternalError("verify: no provider byte was counted")
         return counts, second, rev
 
     def ranked(self, masks: np.ndarray, descending: bool) -> list[int]:

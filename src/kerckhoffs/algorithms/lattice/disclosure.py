@@ -56,7 +56,7 @@ from kerckhoffs.disclosure import (
     signature,
 )
 from kerckhoffs.disclosure.chk import ShareRule
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.metrics.lattice_loss import generalization_sequence
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
@@ -142,7 +142,8 @@ def models_chk(models: list[PrivacyModel], table: Table, name: str = "lattice") 
                 f"{name}: no disclosure-set check for the model {m.name} (use k-anonymity, "
                 "l-diversity or distinct l-diversity; the exact shortcut does not apply here)"
             ) from None
-        assert isinstance(rule, ShareRule)
+        if not isinstance(rule, ShareRule):
+            raise InternalError(f"{name}: the check of {m.name} is not a share rule")
         rules.append(rule)
     if not rules:
         raise ParameterError(f"{name}: the models put no constraint on the sensitive values")
@@ -255,7 +256,7 @@ def decide(
             strategy, pos, None, None, False, len(earlier), out.disclosure_size, top
         )
     if strategy == "exclusive" and out.released != ci:
-        raise AssertionError("the exclusive strategy released a node the naive one did not")
+        raise InternalError("the exclusive strategy released a node the naive one did not")
     idx = nodes[out.released]
     return DisclosureCheck(
         strategy,
