@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.algorithms.registry import get, parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.schema import SensitiveMode
@@ -363,8 +364,6 @@ def base_partition(table: Table, k: int, base: str, rng: np.random.Generator) ->
     """Step 1: a k-anonymous partition made from the QIs only (drawing, if it draws, from the
     caller's generator ``rng``)."""
     if base == "mondrian":
-        from kerckhoffs.algorithms.mondrian import mondrian
-
         return mondrian(table, [KAnonymity(k)], seed=rng).partition
     if base == "mask":
         raise ParameterError("mask: the base k-anonymizer cannot be mask itself")

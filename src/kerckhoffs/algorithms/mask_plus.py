@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.algorithms.mask import base_partition
+from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.algorithms.pickup import pickup
 from kerckhoffs.algorithms.registry import lookup, parse_scheme, pick, refuse_others, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
@@ -272,8 +273,6 @@ def _mask_plus_run(
     mm.validate(whole, table.sa_name)
     if partition is None:
         if base == "mondrian":
-            from kerckhoffs.algorithms.mondrian import mondrian
-
             partition = mondrian(table, [KAnonymity(k)], seed=rng, sa_log=sa_log).partition
         elif (info := lookup(base)) is not None and info.perturbs_sa:
             raise ParameterError(f"{name}: the base k-anonymizer cannot be {base}")
