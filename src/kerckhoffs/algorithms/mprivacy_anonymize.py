@@ -93,6 +93,7 @@ from kerckhoffs.mprivacy.constraints import (
     Constraint,
     KAnon,
     conjunction,
+    constraint_from_models,
     m_privacy_merge_closed,
 )
 from kerckhoffs.mprivacy.group import GroupStats
@@ -153,8 +154,6 @@ def setting_from_models(models: list[PrivacyModel], name: str) -> Setting:
 
 
 def _one(model: PrivacyModel) -> Constraint:
-    from kerckhoffs.mprivacy.constraints import constraint_from_models
-
     return constraint_from_models([model])
 
 
