@@ -32,7 +32,8 @@ import pandas as pd
 
 from _timing import SHARED_DATA, median_seconds, save_vs_paper
 from kerckhoffs import Schema, Table
-from kerckhoffs.algorithms.mask import mask, mask_plus, mask_plus_plus
+from kerckhoffs.algorithms.mask import mask
+from kerckhoffs.algorithms.mask_plus import mask_plus, mask_plus_plus
 from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.models import KAnonymity, MConfidentiality

@@ -39,7 +39,7 @@ from _timing import SHARED_DATA, median_seconds, save_vs_paper
 from kerckhoffs import Partition, Schema, Table
 from kerckhoffs.algorithms.lattice import lattice
 from kerckhoffs.algorithms.local_recoding import local_recoding
-from kerckhoffs.algorithms.mask import mask_plus
+from kerckhoffs.algorithms.mask_plus import mask_plus
 from kerckhoffs.attacks import minimality as mn
 from kerckhoffs.attacks.minimality import structure as mn_structure
 from kerckhoffs.attacks.minimality.credibility import expected_closed_form, expected_dp

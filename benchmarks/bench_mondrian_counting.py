@@ -46,7 +46,7 @@ import pandas as pd
 
 from _timing import RESULTS, SHARED_DATA
 from kerckhoffs import Schema, Table
-from kerckhoffs.algorithms import mondrian as mondrian_module
+from kerckhoffs.algorithms.mondrian import algorithm as mondrian_module
 from kerckhoffs.models import KAnonymity, LDiversity
 
 HERE = Path(__file__).resolve().parent

@@ -243,7 +243,7 @@ def test_rolling_up_from_anchors_changes_nothing(
 def test_lattice_shape_is_shared_read_only_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The node arrays are built once per shape and cannot be written through; a lattice
     above SHAPE_CACHE_NODES gets its own (not kept between searches)."""
-    from kerckhoffs.algorithms.lattice import nodes
+    from kerckhoffs.data import lattice as nodes
 
     a, b = nodes.lattice_shape((1, 3, 2)), nodes.lattice_shape((1, 3, 2))
     assert a is b and a.levels.shape == (24, 3)

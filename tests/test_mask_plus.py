@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Scheme, Table
 from kerckhoffs.algorithms import get
-from kerckhoffs.algorithms.mask import (
+from kerckhoffs.algorithms.mask import mask
+from kerckhoffs.algorithms.mask_plus import (
     lookahead_domain,
-    mask,
     mask_plus,
     mask_plus_counts,
     mask_plus_lookahead,

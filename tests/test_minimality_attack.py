@@ -22,7 +22,7 @@ from budget import examples
 from kerckhoffs import Column, Hierarchy, Kind, Partition, Release, Role, Schema, Table
 from kerckhoffs.algorithms.lattice import generalization_sequence, lattice, release_at
 from kerckhoffs.algorithms.local_recoding import local_recoding
-from kerckhoffs.algorithms.mask import mask_plus
+from kerckhoffs.algorithms.mask_plus import mask_plus
 from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.attacks.knowledge import Knowledge
 from kerckhoffs.attacks.minimality import (

@@ -18,7 +18,6 @@ from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import (
-    EPS,
     CutRule,
     CutStats,
     KAnonymityCut,
@@ -34,6 +33,7 @@ from kerckhoffs.models import (
     MConfidentiality,
     TCloseness,
 )
+from kerckhoffs.tolerance import TOLERANCE as EPS
 from partition_sets import T, groups_of
 from running_example import RUNNING
 

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from budget import examples
 from kerckhoffs import Hierarchy, Partition, Schema, Table
-from kerckhoffs.algorithms import mondrian as mondrian_module
 from kerckhoffs.algorithms.mondrian import (
     AllCuts,
     CutRule,
@@ -35,6 +34,7 @@ from kerckhoffs.algorithms.mondrian import (
     median_cuts,
     mondrian_groups,
 )
+from kerckhoffs.algorithms.mondrian import counting as mondrian_module
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.errors import ParameterError
 

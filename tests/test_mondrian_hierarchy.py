@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from budget import examples
 from kerckhoffs.algorithms.mondrian import KAnonymityCut, LDiversityCut, mondrian_groups
-from kerckhoffs.algorithms.mondrian_hierarchy import hierarchy_cut_groups
+from kerckhoffs.algorithms.mondrian.hierarchy import hierarchy_cut_groups
 from kerckhoffs.data.hierarchy import Hierarchy
 from kerckhoffs.data.schema import Kind, Schema
 from kerckhoffs.data.table import Table
@@ -183,7 +183,7 @@ def test_the_option_of_the_registered_mondrian() -> None:
 @given(tables(), st.integers(1, 4))
 def test_large_hierarchies_without_the_lca_table_give_the_same_groups(t: Table, k: int) -> None:
     # hierarchies above LCA_TABLE_LEAVES leaves look each LCA up in the hierarchy instead
-    from kerckhoffs.algorithms import mondrian_hierarchy as mh
+    from kerckhoffs.algorithms.mondrian import hierarchy as mh
 
     with_table = hierarchy_cut_groups(t, KAnonymityCut(k))
     saved = mh.LCA_TABLE_LEAVES

@@ -22,7 +22,6 @@ from budget import examples
 from kerckhoffs import Hierarchy, Partition, Release, Schema, Table
 from kerckhoffs.algorithms import get
 from kerckhoffs.algorithms.mondrian import (
-    EPS,
     LookAheadCut,
     mondrian,
     mondrian_groups,
@@ -34,6 +33,7 @@ from kerckhoffs.data.schema import SensitiveMode
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models import KAnonymity, LDiversity, TCloseness
 from kerckhoffs.release import Scheme
+from kerckhoffs.tolerance import TOLERANCE as EPS
 from partition_sets import T, groups_of
 from running_example import RUNNING
 

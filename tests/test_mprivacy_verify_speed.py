@@ -23,7 +23,8 @@ from kerckhoffs.mprivacy.fitness import (
     is_counting,
 )
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
-from kerckhoffs.mprivacy.lattice import Knowledge, bitset_test, layer_masks, upward_closure
+from kerckhoffs.mprivacy.lattice import CoalitionVerdicts as Knowledge
+from kerckhoffs.mprivacy.lattice import bitset_test, layer_masks, upward_closure
 from kerckhoffs.mprivacy.verify import SMALL, _Lattice, binary, top_down
 
 FAST = settings(max_examples=examples(40), deadline=None)

@@ -241,7 +241,8 @@ def test_enumeration_replaces_nothing_process_wide() -> None:
 def test_auditing_swaps_no_algorithm_function() -> None:
     # the auditor once replaced Anatomy's and MASK+'s primitives in every kerckhoffs module
     # while it enumerated; now every run is the algorithm as published
-    from kerckhoffs.algorithms import anatomy, mask, pickup
+    from kerckhoffs.algorithms import anatomy, pickup
+    from kerckhoffs.algorithms import mask_plus as mask
 
     originals = (anatomy.anatomy_groups, pickup.anatomy_groups, mask._relabel)
     seen: list[bool] = []

@@ -11,6 +11,7 @@ from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers
     lattice,
     local_recoding,
     mask,
+    mask_plus,
     mdav,
     mondrian,
     mprivacy_anonymize,

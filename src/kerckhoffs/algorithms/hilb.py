@@ -56,7 +56,7 @@ from kerckhoffs.algorithms.pickup import pickup
 from kerckhoffs.algorithms.registry import parse_scheme, register
 from kerckhoffs.algorithms.sa_reads import SAReadLog
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.randomness import Seed, deterministic_stage, generator
 from kerckhoffs.release import Partition, Provenance, Release, Scheme
@@ -288,7 +288,7 @@ def hilb_groups(
             s, seen, covered = l, 0, 0
             while True:
                 if s > len(ranked):  # impossible for an l-eligible G (module docstring)
-                    raise AssertionError("hilb: roll-back found no group")
+                    raise InternalError("hilb: roll-back found no group")
                 while seen < s:
                     covered += left[ranked[seen]] == smax
                     seen += 1

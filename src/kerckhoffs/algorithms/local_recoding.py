@@ -72,8 +72,7 @@ from kerckhoffs.models.parse import written_model
 from kerckhoffs.randomness import Seed
 from kerckhoffs.release import Partition, Provenance, Release
 from kerckhoffs.segments import rank_within
-
-EPS = 1e-9
+from kerckhoffs.tolerance import TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -151,11 +150,11 @@ class _Rules:
         self.n_classes = n_classes
 
     def limit(self, n: np.ndarray) -> np.ndarray:
-        return np.floor(self.alpha * n + EPS).astype(np.int64)
+        return np.floor(self.alpha * n + TOLERANCE).astype(np.int64)
 
     def rows_needed(self, c: np.ndarray) -> np.ndarray:
         """Smallest group size that may hold ``c`` rows of one sensitive class."""
-        need = np.ceil(c / self.alpha - EPS).astype(np.int64)
+        need = np.ceil(c / self.alpha - TOLERANCE).astype(np.int64)
         need += self.limit(need) < c  # guard the float edge
         return np.maximum(need, self.k)
 

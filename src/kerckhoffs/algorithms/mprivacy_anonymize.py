@@ -73,6 +73,14 @@ from typing import Any
 
 import numpy as np
 
+from kerckhoffs.algorithms.mprivacy_cuts import (
+    choose_aware,
+    choose_baseline,
+    cut_points,
+    merge_children,
+    provider_cut,
+    split_hist,
+)
 from kerckhoffs.algorithms.registry import pick, refuse_others, register
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
@@ -85,9 +93,9 @@ from kerckhoffs.mprivacy.constraints import (
     Constraint,
     KAnon,
     conjunction,
+    constraint_from_models,
     m_privacy_merge_closed,
 )
-from kerckhoffs.mprivacy.fitness import fitness_batch
 from kerckhoffs.mprivacy.group import GroupStats
 from kerckhoffs.mprivacy.providers import (
     Boxes,
@@ -146,8 +154,6 @@ def setting_from_models(models: list[PrivacyModel], name: str) -> Setting:
 
 
 def _one(model: PrivacyModel) -> Constraint:
-    from kerckhoffs.mprivacy.constraints import constraint_from_models
-
     return constraint_from_models([model])
 
 
@@ -221,71 +227,6 @@ class _Checker:
         return out
 
 
-# -- cut points from code histograms -------------------------------------------------------------
-def _cut_points(
-    box: np.ndarray, code: np.ndarray, count: np.ndarray, n_boxes: int, rule: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per box: (threshold code or -1 for no cut, min code, max code), from the sorted
-    (box, code, count) triples of one QI."""
-    size = np.bincount(box, minlength=n_boxes)
-    first = exclusive_cumsum(size)
-    last = first + size - 1
-    lo = np.full(n_boxes, -1, dtype=np.int64)
-    hi = np.full(n_boxes, -1, dtype=np.int64)
-    has = size > 0
-    lo[has], hi[has] = code[first[has]], code[last[has]]
-    cut = np.full(n_boxes, -1, dtype=np.int64)
-    if not code.size:
-        return cut, lo, hi
-    total = np.bincount(box, weights=count, minlength=n_boxes).astype(np.int64)
-    cum = np.cumsum(count) - np.repeat(exclusive_cumsum(total), size)
-    not_last = np.ones(code.size, dtype=bool)
-    not_last[last[has]] = False
-    if rule == "balanced":
-        dev = np.abs(2 * cum - total[box])
-        dev = np.where(not_last, dev, np.iinfo(np.int64).max)
-        # first minimum per box (codes ascend inside a box: ties to the smaller code)
-        order = np.lexsort((np.arange(code.size), dev, box))
-        head = order[first[has]]
-        ok = not_last[head]
-        cut[np.flatnonzero(has)[ok]] = code[head[ok]]
-    else:  # Mondrian's strict lower median: first code whose cumulative count reaches ceil/2
-        need = (total + 1) // 2
-        idx = np.flatnonzero(cum >= need[box])
-        firsts = np.full(n_boxes, -1, dtype=np.int64)
-        uniq, at = np.unique(box[idx], return_index=True)  # first reaching position per box
-        firsts[uniq] = idx[at]
-        ok = (firsts >= 0) & not_last[np.maximum(firsts, 0)]
-        cut[ok] = code[firsts[ok]]
-    return cut, lo, hi
-
-
-def _provider_cut(h: Histograms, n_nodes: int, n_prov: int, order: str) -> np.ndarray:
-    """Per node, a boolean row over the providers: those going left (all False: no cut).
-    Providers present in the node are ordered by id or by size (descending, ties by id) and
-    cut where the left side's count is closest to half the node (ties to the earlier cut)."""
-    cnt = np.bincount(h.box * n_prov + h.provider, weights=h.count, minlength=n_nodes * n_prov)
-    cnt = cnt.astype(np.int64).reshape(n_nodes, n_prov)
-    ids = np.broadcast_to(np.arange(n_prov), cnt.shape)
-    if order == "id":
-        rank = np.argsort(np.where(cnt > 0, ids, n_prov + ids), axis=1, kind="stable")
-    else:
-        rank = np.lexsort((ids, -cnt), axis=1)
-    srt = np.take_along_axis(cnt, rank, axis=1)
-    present = (cnt > 0).sum(axis=1)
-    cum = np.cumsum(srt, axis=1)
-    total = cum[:, -1:] if n_prov else np.zeros((n_nodes, 1), np.int64)
-    dev = np.abs(2 * cum - total).astype(np.float64)
-    pos = np.arange(n_prov)[None, :]
-    dev[pos >= present[:, None] - 1] = np.inf  # only between two present providers
-    at = np.argmin(dev, axis=1)
-    left = np.zeros((n_nodes, n_prov), dtype=bool)
-    ok = present >= 2
-    in_left = (pos <= at[:, None]) & ok[:, None]
-    np.put_along_axis(left, rank, in_left, axis=1)
-    return left
-
-
 # -- the coordinator -----------------------------------------------------------------------------
 class _Clock:
     def __init__(self) -> None:
@@ -317,40 +258,13 @@ def coordinate(
     returns the group id of every record (from the providers' submission). Raises
     :class:`~kerckhoffs.errors.ParameterError` when the whole table is not m-private.
     ``progress(level, open_boxes)`` is called before each level."""
-    if score not in SCORES:
-        raise ParameterError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
-    if provider_order not in PROVIDER_ORDERS:
-        raise ParameterError(
-            f"provider_order must be one of {', '.join(PROVIDER_ORDERS)}, got {provider_order!r}"
-        )
-    if cut not in CUT_RULES:
-        raise ParameterError(f"cut must be one of {', '.join(CUT_RULES)}, got {cut!r}")
-    if not 0.0 <= alpha <= 1.0:
-        raise ParameterError(f"alpha must be in [0, 1], got {alpha}")
+    _check_options(score, provider_order, cut, alpha)
     clock = _Clock()
     n_sa, n_prov, m = providers.n_sa, providers.n_providers, setting.m
-    d = len(providers.qi_sizes)
-    widths = np.array([max(w - 1, 0) for w in providers.qi_sizes], dtype=np.float64)
     checker = _Checker(setting, n_sa, verifier)
     scorer = _score_constraint(setting.constraint)
     t_start = time.perf_counter()
-
-    with clock.phase("histograms"):
-        node_hist = providers.hist_in_box(Boxes.whole(np.zeros(1, np.int64)))
-    if node_hist.count.sum() == 0:
-        raise ParameterError("the table is empty: nothing to anonymize")
-    with clock.phase("verify"):
-        root_open = False  # the coalition search could not settle the root
-        if verifier == "exact":
-            ok, undecided = checker.decide(node_hist, m)
-            root_ok, root_open = bool(ok[0]), bool(undecided[0])
-        else:
-            root_ok = checker.one(node_hist, 0, np.zeros(1, np.int64), node_hist.box_sizes())
-    if not root_ok and not root_open and _no_partition_can_pass(setting, node_hist, n_sa):
-        raise ParameterError(
-            f"the whole table is not {m}-private w.r.t. {_describe(setting)}, so no "
-            "partition of it is: nothing can be published (lower m, k or l)"
-        )
+    node_hist, root_ok, root_open = _check_root(providers, setting, checker, verifier, clock)
 
     nodes = np.zeros(1, dtype=np.int64)
     next_id = 1
@@ -361,14 +275,7 @@ def coordinate(
         if progress is not None:
             progress(levels, int(nodes.size))
         n_nodes = nodes.size
-        # candidate QI cuts: one per (node, QI) from the code histograms
-        with clock.phase("cut points"):
-            thr = np.full((n_nodes, d), -1, dtype=np.int64)
-            norm = np.zeros((n_nodes, d), dtype=np.float64)
-            for j, cc in enumerate(providers.codes_in_boxes(nodes, range(d))):
-                thr[:, j], lo, hi = _cut_points(cc.box, cc.code, cc.count, n_nodes, cut)
-                if widths[j] > 0:
-                    norm[:, j] = (hi - lo) / widths[j]
+        thr, norm = _cut_candidates(providers, nodes, cut, clock)
         ci, cj = np.nonzero(thr >= 0)  # candidate c: node ci[c], QI cj[c]
         with clock.phase("histograms"):
             halves = providers.hist_in_box(Boxes.halves(nodes[ci], cj, thr[ci, cj]))
@@ -378,79 +285,31 @@ def coordinate(
         phalves = None
         if provider_aware:
             with clock.phase("provider cut"):
-                pleft = _provider_cut(node_hist, n_nodes, n_prov, provider_order)
+                pleft = provider_cut(node_hist, n_nodes, n_prov, provider_order)
                 pcand = np.asarray(pleft.any(axis=1), dtype=bool)
-                phalves = _split_hist(node_hist, pleft, np.flatnonzero(pcand))
-        # allowable candidates
+                phalves = split_hist(node_hist, pleft, np.flatnonzero(pcand))
         with clock.phase("verify"):
-            allowed_q = np.zeros(ci.size, dtype=bool)
-            allowed_p = np.zeros(n_nodes, dtype=bool)
-            if verifier == "exact":
-                allowed_q = np.asarray(checker.exact(halves, m).reshape(-1, 2).all(axis=1))
-                if phalves is not None and phalves.n_boxes:
-                    allowed_p[pcand] = checker.exact(phalves, m).reshape(-1, 2).all(axis=1)
-            elif provider_aware:
-                allowed_q = checker.pairs(halves, np.arange(ci.size))
-                if phalves is not None and phalves.n_boxes:
-                    allowed_p[pcand] = checker.pairs(phalves, np.arange(phalves.n_boxes // 2))
-            else:
-                allowed_q = _baseline_lazy(checker, halves, ci, cj, norm, n_nodes)
-        # choose
+            allowed_q, allowed_p = _allowed_cuts(
+                checker, verifier, provider_aware, halves, phalves, pcand, ci, cj, norm, m
+            )
         with clock.phase("choose"):
             if provider_aware:
-                pick_c, use_p = _choose_aware(
+                pick_c, use_p = choose_aware(
                     halves, phalves, ci, cj, allowed_q, allowed_p, pcand, norm, n_nodes, n_sa,
                     scorer, alpha, score,
                 )  # fmt: skip
             else:
-                pick_c = _choose_baseline(ci, cj, allowed_q, norm, n_nodes)
+                pick_c = choose_baseline(ci, cj, allowed_q, norm, n_nodes)
                 use_p = np.zeros(n_nodes, dtype=bool)
         with clock.phase("split"):
-            is_q = pick_c >= 0
-            is_cut = is_q | use_p
-            final = nodes[~is_cut]
-            leaves.append(final)
-            cut_nodes = np.flatnonzero(is_cut)
-            if not root_ok and levels == 1 and not cut_nodes.size:
-                why = (
-                    "the coalition search could not settle whether the whole table is "
-                    f"{m}-private within its budget"
-                    if root_open
-                    else f"the whole table is not {m}-private (m-privacy w.r.t. frequency "
-                    "l-diversity is not closed under merging groups, so a finer partition "
-                    "this search does not reach might exist)"
-                )
-                raise ParameterError(
-                    f"found no partition of the table into {m}-private groups w.r.t. "
-                    f"{_describe(setting)}: {why}; "
-                    f"{_cuts_tried(int(ci.size), int(pcand.sum()), cut, m)}; nothing is "
-                    "published"
-                )
-            n_cut = cut_nodes.size
-            left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
-            next_id += 2 * n_cut
-            qsel = pick_c[cut_nodes]
-            by_qi = ~use_p[cut_nodes]
-            attr = np.full(n_cut, -1, dtype=np.int64)
-            attr[by_qi] = cj[qsel[by_qi]]
-            upper = np.zeros(n_cut, dtype=np.int64)
-            upper[by_qi] = thr[cut_nodes[by_qi], attr[by_qi]]
-            providers.split(
-                Cuts(nodes[cut_nodes], attr, upper, pleft[cut_nodes], left_ids, left_ids + 1),
-                final,
-            )
-            # the children's histograms: the chosen halves
-            boxes_q = np.stack([2 * qsel, 2 * qsel + 1], axis=1)[~use_p[cut_nodes]].reshape(-1)
-            parts = [halves.select(boxes_q)]
-            order = [np.flatnonzero(~use_p[cut_nodes])]
-            if phalves is not None:
-                prow = np.cumsum(pcand) - 1  # node -> its pair in phalves
-                pn = np.flatnonzero(use_p[cut_nodes])
-                pair = prow[cut_nodes[pn]]
-                parts.append(phalves.select(np.stack([2 * pair, 2 * pair + 1], 1).reshape(-1)))
-                order.append(pn)
-            node_hist = _merge_children(parts, order, n_cut)
-            nodes = np.stack([left_ids, left_ids + 1], axis=1).reshape(-1)
+            is_cut = (pick_c >= 0) | use_p
+            leaves.append(nodes[~is_cut])
+            if not root_ok and levels == 1 and not is_cut.any():
+                _refuse_unsplit_root(setting, root_open, int(ci.size), int(pcand.sum()), cut)
+            node_hist, nodes, next_id = _split_nodes(
+                providers, nodes, is_cut, pick_c, use_p, cj, thr, pleft, pcand, halves, phalves,
+                next_id,
+            )  # fmt: skip
 
     with clock.phase("submit"):
         all_leaves = np.concatenate(leaves) if leaves else np.zeros(0, np.int64)
@@ -470,6 +329,158 @@ def coordinate(
             time={**clock.spent, "total": time.perf_counter() - t_start},
         )
     return sub.group
+
+
+def _check_options(score: str, provider_order: str, cut: str, alpha: float) -> None:
+    """Refuse an unknown score, provider order or cut rule, or an ``alpha`` outside [0, 1]."""
+    if score not in SCORES:
+        raise ParameterError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+    if provider_order not in PROVIDER_ORDERS:
+        raise ParameterError(
+            f"provider_order must be one of {', '.join(PROVIDER_ORDERS)}, got {provider_order!r}"
+        )
+    if cut not in CUT_RULES:
+        raise ParameterError(f"cut must be one of {', '.join(CUT_RULES)}, got {cut!r}")
+    if not 0.0 <= alpha <= 1.0:
+        raise ParameterError(f"alpha must be in [0, 1], got {alpha}")
+
+
+def _check_root(
+    providers: Providers, setting: Setting, checker: _Checker, verifier: str, clock: _Clock
+) -> tuple[Histograms, bool, bool]:
+    """The whole table's histogram and whether it is m-private (``root_ok``) or could not be
+    settled within the search budget (``root_open``); refuses a table no partition of which
+    can pass."""
+    m, n_sa = setting.m, providers.n_sa
+    with clock.phase("histograms"):
+        node_hist = providers.hist_in_box(Boxes.whole(np.zeros(1, np.int64)))
+    if node_hist.count.sum() == 0:
+        raise ParameterError("the table is empty: nothing to anonymize")
+    with clock.phase("verify"):
+        root_open = False  # the coalition search could not settle the root
+        if verifier == "exact":
+            ok, undecided = checker.decide(node_hist, m)
+            root_ok, root_open = bool(ok[0]), bool(undecided[0])
+        else:
+            root_ok = checker.one(node_hist, 0, np.zeros(1, np.int64), node_hist.box_sizes())
+    if not root_ok and not root_open and _no_partition_can_pass(setting, node_hist, n_sa):
+        raise ParameterError(
+            f"the whole table is not {m}-private w.r.t. {_describe(setting)}, so no "
+            "partition of it is: nothing can be published (lower m, k or l)"
+        )
+    return node_hist, root_ok, root_open
+
+
+def _cut_candidates(
+    providers: Providers, nodes: np.ndarray, cut: str, clock: _Clock
+) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate QI cuts, one per (node, QI) from the code histograms: the threshold (-1: no
+    cut) and the QI's normalized range in the node."""
+    n_nodes, d = nodes.size, len(providers.qi_sizes)
+    widths = np.array([max(w - 1, 0) for w in providers.qi_sizes], dtype=np.float64)
+    with clock.phase("cut points"):
+        thr = np.full((n_nodes, d), -1, dtype=np.int64)
+        norm = np.zeros((n_nodes, d), dtype=np.float64)
+        for j, cc in enumerate(providers.codes_in_boxes(nodes, range(d))):
+            thr[:, j], lo, hi = cut_points(cc.box, cc.code, cc.count, n_nodes, cut)
+            if widths[j] > 0:
+                norm[:, j] = (hi - lo) / widths[j]
+    return thr, norm
+
+
+def _allowed_cuts(
+    checker: _Checker,
+    verifier: str,
+    provider_aware: bool,
+    halves: Histograms,
+    phalves: Histograms | None,
+    pcand: np.ndarray,
+    ci: np.ndarray,
+    cj: np.ndarray,
+    norm: np.ndarray,
+    m: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each QI candidate (both halves m-private) and each node's provider cut are
+    allowed."""
+    n_nodes = pcand.size
+    allowed_q = np.zeros(ci.size, dtype=bool)
+    allowed_p = np.zeros(n_nodes, dtype=bool)
+    if verifier == "exact":
+        allowed_q = np.asarray(checker.exact(halves, m).reshape(-1, 2).all(axis=1))
+        if phalves is not None and phalves.n_boxes:
+            allowed_p[pcand] = checker.exact(phalves, m).reshape(-1, 2).all(axis=1)
+    elif provider_aware:
+        allowed_q = checker.pairs(halves, np.arange(ci.size))
+        if phalves is not None and phalves.n_boxes:
+            allowed_p[pcand] = checker.pairs(phalves, np.arange(phalves.n_boxes // 2))
+    else:
+        allowed_q = _baseline_lazy(checker, halves, ci, cj, norm, n_nodes)
+    return allowed_q, allowed_p
+
+
+def _refuse_unsplit_root(
+    setting: Setting, root_open: bool, qi_cuts: int, provider_cuts: int, cut: str
+) -> None:
+    """The root is not m-private and no cut of it is allowed: nothing can be published."""
+    m = setting.m
+    why = (
+        "the coalition search could not settle whether the whole table is "
+        f"{m}-private within its budget"
+        if root_open
+        else f"the whole table is not {m}-private (m-privacy w.r.t. frequency "
+        "l-diversity is not closed under merging groups, so a finer partition "
+        "this search does not reach might exist)"
+    )
+    raise ParameterError(
+        f"found no partition of the table into {m}-private groups w.r.t. "
+        f"{_describe(setting)}: {why}; "
+        f"{_cuts_tried(qi_cuts, provider_cuts, cut, m)}; nothing is "
+        "published"
+    )
+
+
+def _split_nodes(
+    providers: Providers,
+    nodes: np.ndarray,
+    is_cut: np.ndarray,
+    pick_c: np.ndarray,
+    use_p: np.ndarray,
+    cj: np.ndarray,
+    thr: np.ndarray,
+    pleft: np.ndarray,
+    pcand: np.ndarray,
+    halves: Histograms,
+    phalves: Histograms | None,
+    next_id: int,
+) -> tuple[Histograms, np.ndarray, int]:
+    """Split the cut nodes (the providers split their records; the others are final) and
+    return the children's histograms (the chosen halves), the children and the next id."""
+    final = nodes[~is_cut]
+    cut_nodes = np.flatnonzero(is_cut)
+    n_cut = cut_nodes.size
+    left_ids = next_id + 2 * np.arange(n_cut, dtype=np.int64)
+    next_id += 2 * n_cut
+    qsel = pick_c[cut_nodes]
+    by_qi = ~use_p[cut_nodes]
+    attr = np.full(n_cut, -1, dtype=np.int64)
+    attr[by_qi] = cj[qsel[by_qi]]
+    upper = np.zeros(n_cut, dtype=np.int64)
+    upper[by_qi] = thr[cut_nodes[by_qi], attr[by_qi]]
+    providers.split(
+        Cuts(nodes[cut_nodes], attr, upper, pleft[cut_nodes], left_ids, left_ids + 1),
+        final,
+    )
+    boxes_q = np.stack([2 * qsel, 2 * qsel + 1], axis=1)[~use_p[cut_nodes]].reshape(-1)
+    parts = [halves.select(boxes_q)]
+    order = [np.flatnonzero(~use_p[cut_nodes])]
+    if phalves is not None:
+        prow = np.cumsum(pcand) - 1  # node -> its pair in phalves
+        pn = np.flatnonzero(use_p[cut_nodes])
+        pair = prow[cut_nodes[pn]]
+        parts.append(phalves.select(np.stack([2 * pair, 2 * pair + 1], 1).reshape(-1)))
+        order.append(pn)
+    node_hist = merge_children(parts, order, n_cut)
+    return node_hist, np.stack([left_ids, left_ids + 1], axis=1).reshape(-1), next_id
 
 
 def _no_partition_can_pass(setting: Setting, root: Histograms, n_sa: int) -> bool:
@@ -514,37 +525,6 @@ def _cuts_tried(n_qi: int, n_provider: int, cut: str, m: int) -> str:
     )
 
 
-def _split_hist(h: Histograms, left: np.ndarray, which: np.ndarray) -> Histograms:
-    """Halves of nodes ``which`` of ``h`` by the provider sets ``left[node]``: box ``2i`` the
-    left and ``2i + 1`` the right half of ``which[i]``."""
-    sub = h.select(which)
-    side = ~left[which[sub.box], sub.provider]  # False = left
-    box = 2 * sub.box + side
-    order = np.lexsort((sub.sa, sub.provider, box))
-    return Histograms(box[order], sub.provider[order], sub.sa[order], sub.count[order],
-                      2 * which.size)  # fmt: skip
-
-
-def _merge_children(parts: list[Histograms], order: list[np.ndarray], n_cut: int) -> Histograms:
-    """The children's histograms in node order: ``parts[i]`` holds, for the cut nodes
-    ``order[i]`` (positions among the cut nodes), their two halves."""
-    slot = np.concatenate([2 * np.repeat(o, 2) + np.tile([0, 1], o.size) for o in order])
-    box = np.concatenate([slot[p.box + off] for p, off in zip(parts, _offsets(parts), strict=True)])
-    prov = np.concatenate([p.provider for p in parts])
-    sa = np.concatenate([p.sa for p in parts])
-    cnt = np.concatenate([p.count for p in parts])
-    srt = np.argsort(box, kind="stable")
-    return Histograms(box[srt], prov[srt], sa[srt], cnt[srt], 2 * n_cut)
-
-
-def _offsets(parts: list[Histograms]) -> list[int]:
-    out, at = [], 0
-    for p in parts:
-        out.append(at)
-        at += p.n_boxes
-    return out
-
-
 def _baseline_lazy(
     checker: _Checker,
     halves: Histograms,
@@ -568,87 +548,6 @@ def _baseline_lazy(
             allowed[c] = True
             done[node] = True
     return allowed
-
-
-def _choose_baseline(
-    ci: np.ndarray, cj: np.ndarray, allowed: np.ndarray, norm: np.ndarray, n_nodes: int
-) -> np.ndarray:
-    """Per node, the allowable candidate of widest normalized range (ties: lower QI), or -1."""
-    pick_c = np.full(n_nodes, -1, dtype=np.int64)
-    c = np.flatnonzero(allowed)
-    if c.size:
-        key = np.lexsort((cj[c], -norm[ci[c], cj[c]], ci[c]))
-        c = c[key]
-        first = np.r_[True, ci[c][1:] != ci[c][:-1]]
-        pick_c[ci[c][first]] = c[first]
-    return pick_c
-
-
-def _choose_aware(
-    halves: Histograms,
-    phalves: Histograms | None,
-    ci: np.ndarray,
-    cj: np.ndarray,
-    allowed_q: np.ndarray,
-    allowed_p: np.ndarray,
-    pcand: np.ndarray,
-    norm: np.ndarray,
-    n_nodes: int,
-    n_sa: int,
-    scorer: Constraint,
-    alpha: float,
-    rule: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per node: (the chosen QI candidate or -1, whether the provider cut is chosen)."""
-    pick_c = np.full(n_nodes, -1, dtype=np.int64)
-    use_p = np.zeros(n_nodes, dtype=bool)
-    # every allowable candidate as (node, dim, left score, right score, QI candidate index)
-    node_l, dim_l, sl_l, sr_l, cand_l = [], [], [], [], []
-    q = np.flatnonzero(allowed_q)
-    if q.size:
-        sub = halves.select(np.stack([2 * q, 2 * q + 1], 1).reshape(-1))
-        total, hist = sub.totals(n_sa)
-        s, _ = fitness_batch(scorer, total, hist, alpha)
-        node_l.append(ci[q])
-        dim_l.append(cj[q] + 1)
-        sl_l.append(s[0::2])
-        sr_l.append(s[1::2])
-        cand_l.append(q)
-    p_nodes = np.flatnonzero(allowed_p)
-    if p_nodes.size and phalves is not None:
-        prow = np.cumsum(pcand) - 1
-        pair = prow[p_nodes]
-        sub = phalves.select(np.stack([2 * pair, 2 * pair + 1], 1).reshape(-1))
-        total, hist = sub.totals(n_sa)
-        s, _ = fitness_batch(scorer, total, hist, alpha)
-        node_l.append(p_nodes)
-        dim_l.append(np.zeros(p_nodes.size, dtype=np.int64))
-        sl_l.append(s[0::2])
-        sr_l.append(s[1::2])
-        cand_l.append(np.full(p_nodes.size, -1, dtype=np.int64))
-    if not node_l:
-        return pick_c, use_p
-    node = np.concatenate(node_l)
-    dim = np.concatenate(dim_l)
-    sl, sr = np.concatenate(sl_l), np.concatenate(sr_l)
-    cand = np.concatenate(cand_l)
-    lo, tot = np.minimum(sl, sr), sl + sr
-    is_p = dim == 0
-    width = np.where(is_p, 0.0, norm[node, np.maximum(dim - 1, 0)])
-    if rule == "min":
-        key = np.lexsort((dim, -tot, -lo, node))
-    elif rule == "sum":
-        key = np.lexsort((dim, -lo, -tot, node))
-    elif rule == "provider_first":
-        key = np.lexsort((dim, -tot, -lo, ~is_p, node))
-    else:  # mondrian_width: provider cut when allowable, else the widest QI cut
-        key = np.lexsort((dim, -width, ~is_p, node))
-    node, cand, is_p = node[key], cand[key], is_p[key]
-    first = np.r_[True, node[1:] != node[:-1]]
-    chosen = node[first]
-    use_p[chosen] = is_p[first]
-    pick_c[chosen] = np.where(is_p[first], -1, cand[first])
-    return pick_c, use_p
 
 
 # -- the registered algorithms -------------------------------------------------------------------

@@ -53,7 +53,7 @@ import pandas as pd
 from kerckhoffs.data.hierarchy import ROOT, Hierarchy
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn
-from kerckhoffs.errors import InputError
+from kerckhoffs.errors import InputError, InternalError
 
 Runs = list[tuple[float, float]]
 """What one cell covers on its column's axis: sorted, disjoint closed ranges ``[lo, hi]``."""
@@ -293,7 +293,8 @@ def node_cover(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
     lo = np.asarray(lo, dtype=np.int64).copy()
     hi = np.asarray(hi, dtype=np.int64).copy()
     h = col.hierarchy
-    assert h is not None
+    if h is None:
+        raise InternalError(f"column {col.name!r} has no hierarchy")
     level = h.lca_level(col.leaves(lo), col.leaves(hi))
     for j in np.unique(level).tolist():
         if j == 0:

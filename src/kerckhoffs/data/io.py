@@ -473,6 +473,13 @@ TEMPORARY_MARK = ".kerckhoffs-tmp-"
 (:func:`remove_stale_temporaries`)."""
 
 
+def umask() -> int:
+    """The process's file-creation mask (read without changing it for good)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_file(target: str | Path, *, private: bool = False) -> Iterator[Path]:
     """Yield a temporary file path that is renamed to ``target`` only if the block succeeds.
@@ -482,8 +489,6 @@ def atomic_file(target: str | Path, *, private: bool = False) -> Iterator[Path]:
     ``private`` (a file naming people or providers: readable by its owner only). On any
     failure, the rename included, the temporary file is removed.
     """
-    from kerckhoffs.data.output import umask
-
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -44,11 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kerckhoffs.data.io import load_json, read_regular
+from kerckhoffs.data.io import load_json, read_regular, umask
 from kerckhoffs.errors import (
     ANOTHER_OUT_HINT,
     OUT,
     REPLACE_HINT,
+    InternalError,
     KerckhoffsError,
     Part,
     input_error,
@@ -62,13 +63,6 @@ OLD_MARK = ".kerckhoffs-old-"
 into place."""
 
 _HELD: dict[Path, OutputClaim] = {}
-
-
-def umask() -> int:
-    """The process's file-creation mask (read without changing it for good)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def apply_umask(path: Path, directory: bool) -> None:
@@ -275,7 +269,8 @@ def _lock(claim: OutputClaim) -> None:
 
 def _release_claim(claim: OutputClaim) -> None:
     if claim.lock_fd is not None:
-        assert claim.lock_path is not None
+        if claim.lock_path is None:
+            raise InternalError("an output lock is held without its path")
         with contextlib.suppress(OSError):
             os.unlink(claim.lock_path)
         os.close(claim.lock_fd)

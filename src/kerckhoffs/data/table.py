@@ -27,7 +27,7 @@ import pandas as pd
 from kerckhoffs.data.hierarchy import Hierarchy, format_value
 from kerckhoffs.data.io import read_columns, read_table, release_memory
 from kerckhoffs.data.schema import MISSING_LABEL, Column, Kind, MissingPolicy, Role, Schema
-from kerckhoffs.errors import EmptyTable, HierarchyError, InputError, SchemaError
+from kerckhoffs.errors import EmptyTable, HierarchyError, InputError, InternalError, SchemaError
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,14 +54,11 @@ class EncodedColumn:
     @property
     def labels(self) -> np.ndarray:
         """Each code's value as a string (numpy StringDType)."""
-        if self._labels is None:
-            object.__setattr__(
-                self,
-                "_labels",
-                np.array([format_value(v) for v in self.values], dtype=np.dtypes.StringDType()),
-            )
-        assert self._labels is not None
-        return self._labels
+        labels = self._labels
+        if labels is None:
+            labels = np.array([format_value(v) for v in self.values], dtype=np.dtypes.StringDType())
+            object.__setattr__(self, "_labels", labels)
+        return labels
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """Original values of ``codes``."""
@@ -82,7 +79,8 @@ class EncodedColumn:
             lab = self.labels
             span = np.strings.add(np.strings.add(np.strings.add("[", lab[lo]), "-"), lab[hi])
             return np.where(lo == hi, lab[lo], np.strings.add(span, "]"))
-        assert self.hierarchy is not None
+        if self.hierarchy is None:
+            raise InternalError(f"categorical column {self.name!r} has no hierarchy")
         return self.hierarchy.lca_label(self.leaves(lo), self.leaves(hi)).astype(
             np.dtypes.StringDType()
         )
@@ -155,7 +153,8 @@ class Table:
         data[self.sa_name] = self.decode_sa()
         if self.provider is not None and self.provider_values is not None:
             prov = self.schema.provider
-            assert prov is not None
+            if prov is None:
+                raise InternalError("the table has providers but its schema names none")
             data[prov.name] = self.provider_values[self.provider]
         return pd.DataFrame(data)
 

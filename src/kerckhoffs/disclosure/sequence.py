@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kerckhoffs.data.lattice import Lattice
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.lattice_loss import generalization_sequence
 
 if TYPE_CHECKING:
     from kerckhoffs.data.table import Table
@@ -81,11 +83,10 @@ class GeneralizationSequence:
         """From full-domain lattice nodes of ``table`` (the groups of each node).
 
         ``nodes`` defaults to the lattice algorithm's own order,
-        :func:`kerckhoffs.algorithms.lattice.generalization_sequence` (every node by ascending
-        information loss), which is the sequence the naive ``lattice`` publisher walks.
+        :func:`kerckhoffs.metrics.lattice_loss.generalization_sequence` (every node by
+        ascending information loss), which is the sequence the naive ``lattice`` publisher
+        walks.
         """
-        from kerckhoffs.algorithms.lattice import Lattice, generalization_sequence
-
         lat = Lattice.of(table)
         chosen = list(generalization_sequence(table) if nodes is None else nodes)
         parts = [lat.partition(lat.check_node(node)) for node in chosen]

@@ -52,19 +52,18 @@ from kerckhoffs.algorithms.mondrian import (
     PairCells,
     allowed_by_counts,
     as_rule,
-    bounded_reducer,
     halves_stats,
     level_candidates,
     level_histogram,
     median_cuts,
     plus_rule_from_models,
-    reduce_bounded,
     rule_from_models,
     tie_ranks,
 )
 from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
 from kerckhoffs.errors import InternalError, ParameterError
+from kerckhoffs.models.histogram import BoundedCount
 
 __all__ = ["FINISH_ROWS", "DaskGroups", "mondrian_dask", "mondrian_dask_groups"]
 
@@ -381,7 +380,7 @@ class _Run:
     """What every level of one run reads: the cut rule, median and cut kind, the QIs' domains
     (``widths`` = domain size - 1, the normalized range's denominator; ``offsets``: where each
     QI's cells start in the (group, QI cell) histogram of ``width`` cells), the SA domain and
-    how a (group, SA) count vector reduces to the bounded count (``reducer``, ``sens_mask``)."""
+    how a (group, SA) count vector reduces to the bounded count (``bounded_count``)."""
 
     rule: CutRule
     lower: bool
@@ -392,8 +391,7 @@ class _Run:
     domains: list[int]
     offsets: np.ndarray
     width: int
-    reducer: Any
-    sens_mask: np.ndarray | None
+    bounded_count: BoundedCount
 
     @property
     def need_pairs(self) -> bool:
@@ -478,7 +476,7 @@ def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str) -> _Run:
     domains = [max(c.size, 1) for c in dt.qi_columns]
     offsets = np.zeros(dt.d, dtype=np.int64)
     np.cumsum(domains[:-1], out=offsets[1:])
-    reducer, sens_mask = bounded_reducer(dt.shell())
+    shell = dt.shell()
     return _Run(
         rule=rule,
         lower=median == "lower",
@@ -489,8 +487,7 @@ def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str) -> _Run:
         domains=domains,
         offsets=offsets,
         width=int(sum(domains)),
-        reducer=reducer,
-        sens_mask=sens_mask,
+        bounded_count=BoundedCount.of(shell.sensitive, shell.schema.sensitive_mode),
     )
 
 
@@ -542,9 +539,8 @@ def _pair_cells(got: list[Any], n_groups: int, run: _Run) -> tuple[PairCells, np
     first = np.searchsorted(hist.key, np.arange(n_groups) * run.n_sa)
     count = np.diff(np.append(first, hist.key.size))
     sa = hist.key % run.n_sa
-    weight = run.sens_mask[sa] if run.sens_mask is not None else None
-    bounded = reduce_bounded(hist.count, weight, run.reducer, first)
-    return PairCells(hist, first, count, sa, weight), bounded
+    bounded = run.bounded_count.of_cells(hist.count, sa, first)
+    return PairCells(hist, first, count, sa), bounded
 
 
 def _halves_allowed(
@@ -591,7 +587,7 @@ def _halves_allowed(
         cnt_all[np.searchsorted(pairs.hist.key, left_hist.key)] = left_hist.count
         stats = halves_stats(
             run.rule, pairs, todo, sizes[todo], cand.n_left[todo, dims], bounded[todo], cnt_all,
-            run.reducer, run.n_sa,
+            run.bounded_count, run.n_sa,
         )  # fmt: skip
         ok = np.asarray(run.rule.allowed(stats), dtype=bool)
         allowed[todo[ok], dims[ok]] = True

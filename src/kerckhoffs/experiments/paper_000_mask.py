@@ -79,14 +79,8 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.algorithms.mask import (
-    MaskPlan,
-    mask,
-    mask_perturb,
-    mask_plus,
-    mask_plus_plus,
-    sensitive_sets,
-)
+from kerckhoffs.algorithms.mask import MaskPlan, mask, mask_perturb, sensitive_sets
+from kerckhoffs.algorithms.mask_plus import mask_plus, mask_plus_plus
 from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.attacks.composition import take_rows
 from kerckhoffs.attacks.knowledge import DistributionRule

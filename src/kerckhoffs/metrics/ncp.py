@@ -30,6 +30,7 @@ import numpy as np
 from kerckhoffs.data.cells import group_code_cover
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn
+from kerckhoffs.errors import InternalError
 from kerckhoffs.release import Release, Scheme
 
 
@@ -45,7 +46,8 @@ def numeric_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.nd
 
 def _categorical_penalty(col: EncodedColumn, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     h = col.hierarchy
-    assert h is not None
+    if h is None:
+        raise InternalError(f"column {col.name!r} has no hierarchy")
     total = len(h)
     if total <= 1:
         return np.zeros(lo.shape, dtype=np.float64)

@@ -10,12 +10,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.histogram import GroupHistogram
+
+if TYPE_CHECKING:
+    from kerckhoffs.mprivacy.constraints import Constraint
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +99,16 @@ class PrivacyModel(ABC):
     verdict then names the subset: :mod:`kerckhoffs.models.scope`)."""
     """Whether checking the model needs each row's data provider (m-privacy), which the
     published files do not hold."""
+
+    def m_privacy_constraint(self) -> Constraint:
+        """This model as (a part of) m-privacy's constraint C (paper 003 section II.B:
+        :mod:`kerckhoffs.mprivacy.constraints`). k, frequency, distinct and entropy
+        l-diversity give theirs; any other model is refused with a one-line
+        :class:`~kerckhoffs.errors.ParameterError`."""
+        raise ParameterError(
+            f"m-privacy cannot use {self.name} ({self.parameter}) as its constraint; it takes "
+            "k, l, distinct-l and entropy-l"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The model as JSON-ready data: its :attr:`name` under ``"model"`` and its fields."""
@@ -185,9 +198,11 @@ class PrivacyModel(ABC):
 
 
 def model_classes() -> dict[str, type[PrivacyModel]]:
-    """Every concrete model class by :attr:`PrivacyModel.name` (subclasses, recursively)."""
-    from kerckhoffs import models  # noqa: F401  (importing defines every model class)
+    """Every concrete model class by :attr:`PrivacyModel.name` (subclasses, recursively).
 
+    Complete without importing them here: this module is only reachable through the package
+    :mod:`kerckhoffs.models`, whose ``__init__`` imports every model module before any caller
+    can run this function."""
     out: dict[str, type[PrivacyModel]] = {}
     todo = list(PrivacyModel.__subclasses__())
     while todo:
@@ -232,10 +247,6 @@ def format_apart(value: float, bound: float) -> str:
         if text != f"{bound:.{digits}g}":
             return text
     return repr(float(value))  # pragma: no cover (17 digits tell any two floats apart)
-
-
-EPS = 1e-12
-"""Tolerance for comparisons of float parameters with integer counts."""
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

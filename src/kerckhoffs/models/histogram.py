@@ -46,6 +46,52 @@ class ProviderCounts:
 
 
 @dataclass(frozen=True, eq=False)
+class BoundedCount:
+    """The bounded count ``c(G)`` of a group: the count frequency l-diversity bounds
+    (``|G| >= l * c(G)``, paper 000 Definition 2 with a sensitive subset as paper 001
+    section 2 allows it). The one implementation, read by the checker
+    (:attr:`GroupHistogram.sensitive_count`) and by the cut rules of Mondrian
+    (:mod:`kerckhoffs.algorithms.mondrian`), in memory and on Dask, so the algorithm and its
+    checker cannot disagree on it.
+
+    Every SA value sensitive: ``S_max(G)``, the most frequent value's count. A subset in
+    ``set`` mode: the rows holding any sensitive value. In ``each`` mode: the most frequent
+    sensitive value's count. ``reducer`` combines the counts (``np.maximum`` or ``np.add``);
+    ``weight`` marks the SA codes that count (None: every one).
+    """
+
+    reducer: np.ufunc
+    weight: np.ndarray | None
+
+    @classmethod
+    def of(cls, sensitive: np.ndarray, mode: SensitiveMode) -> BoundedCount:
+        """The bounded count for the sensitive SA codes ``sensitive`` (bool per code) in
+        ``mode``."""
+        sens = np.asarray(sensitive, dtype=bool)
+        if sens.all():
+            return cls(np.maximum, None)
+        if SensitiveMode(mode) == SensitiveMode.SET:
+            return cls(np.add, sens)
+        return cls(np.maximum, sens)
+
+    def of_histograms(self, counts: np.ndarray) -> np.ndarray:
+        """``c`` of each row of ``counts`` (``[groups, n_sa]`` SA histograms)."""
+        if self.weight is None:
+            return counts.max(axis=1)
+        if not self.weight.any():
+            return np.zeros(counts.shape[0], dtype=np.int64)
+        return self.reducer.reduce(counts[:, self.weight], axis=1)
+
+    def of_cells(self, counts: np.ndarray, sa: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``c`` of each group from its non-empty (group, SA) cells, sparse: ``counts`` and
+        ``sa`` (the SA code) per cell, cells sorted by group, ``first`` each group's first
+        cell (every group has one)."""
+        if self.weight is not None:
+            counts = counts * self.weight[sa]
+        return self.reducer.reduceat(counts, first)
+
+
+@dataclass(frozen=True, eq=False)
 class GroupHistogram:
     """Counts of each SA code in each group, plus what the models need to read them.
 
@@ -137,7 +183,7 @@ class GroupHistogram:
 
     @property
     def sensitive_count(self) -> np.ndarray:
-        """Per group, the count the subset-aware models bound.
+        """Per group, the count the subset-aware models bound (:class:`BoundedCount`).
 
         Every value sensitive: the most frequent value's count (each value its own set).
         A subset in ``set`` mode: rows holding any sensitive value. In ``each`` mode: the most
@@ -147,12 +193,7 @@ class GroupHistogram:
         def compute() -> np.ndarray:
             if self.all_sensitive:
                 return self.smax
-            sens = self.counts[:, self.sensitive]
-            if sens.shape[1] == 0:
-                return np.zeros(self.n_groups, dtype=np.int64)
-            if self.mode == SensitiveMode.SET:
-                return sens.sum(axis=1)
-            return sens.max(axis=1)
+            return BoundedCount.of(self.sensitive, self.mode).of_histograms(self.counts)
 
         return self._memo("sensitive_count", compute)
 

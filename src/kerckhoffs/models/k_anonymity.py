@@ -15,6 +15,8 @@ from kerckhoffs.models.base import (
     require,
 )
 from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.mprivacy.constraints import KAnon
+from kerckhoffs.tolerance import TOLERANCE
 
 
 class KAnonymity(PrivacyModel):
@@ -30,6 +32,9 @@ class KAnonymity(PrivacyModel):
     @property
     def parameter(self) -> str:
         return f"k={self.k}"
+
+    def m_privacy_constraint(self) -> KAnon:
+        return KAnon(self.k)
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         require(self.k <= hist.n, f"k={self.k} is larger than the table ({hist.n} rows)")
@@ -71,12 +76,15 @@ class AlphaKAnonymity(PrivacyModel):
     def parameter(self) -> str:
         return f"alpha={format_number(self.alpha)}, k={self.k}"
 
+    def m_privacy_constraint(self) -> KAnon:
+        return KAnon(self.k)
+
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         require(self.k <= hist.n, f"k={self.k} is larger than the table ({hist.n} rows)")
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         freq = hist.sensitive_count / hist.sizes
-        ok = (freq <= self.alpha + 1e-12) & (hist.sizes >= self.k)
+        ok = (freq <= self.alpha + TOLERANCE) & (hist.sizes >= self.k)
         return ModelResult(
             self.name,
             self.parameter,

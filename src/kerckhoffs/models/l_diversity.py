@@ -14,7 +14,6 @@ import math
 import numpy as np
 
 from kerckhoffs.models.base import (
-    EPS,
     ModelResult,
     PrivacyModel,
     format_number,
@@ -23,6 +22,8 @@ from kerckhoffs.models.base import (
     require_within_domain,
 )
 from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.mprivacy.constraints import DistinctL, EntropyL, FrequencyL
+from kerckhoffs.tolerance import TOLERANCE
 
 
 class LDiversity(PrivacyModel):
@@ -45,6 +46,9 @@ class LDiversity(PrivacyModel):
     def parameter(self) -> str:
         return f"l={format_number(self.l)}"
 
+    def m_privacy_constraint(self) -> FrequencyL:
+        return FrequencyL(self.l)
+
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         if hist.all_sensitive:
             require_within_domain(self.l, hist, sa_name, "l")
@@ -52,7 +56,7 @@ class LDiversity(PrivacyModel):
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         counts = hist.sensitive_count
         values = ratio(hist.sizes.astype(float), counts.astype(float))
-        ok = hist.sizes + EPS >= self.l * counts
+        ok = hist.sizes + TOLERANCE >= self.l * counts
         return ModelResult(self.name, self.parameter, float(values.min()), values, ok, True)
 
 
@@ -69,6 +73,9 @@ class DistinctLDiversity(PrivacyModel):
     @property
     def parameter(self) -> str:
         return f"l={self.l}"
+
+    def m_privacy_constraint(self) -> DistinctL:
+        return DistinctL(self.l)
 
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         require_within_domain(self.l, hist, sa_name, "l")
@@ -94,6 +101,9 @@ class EntropyLDiversity(PrivacyModel):
     def parameter(self) -> str:
         return f"l={format_number(self.l)}"
 
+    def m_privacy_constraint(self) -> EntropyL:
+        return EntropyL(self.l)
+
     def validate(self, hist: GroupHistogram, sa_name: str = "the sensitive attribute") -> None:
         require_within_domain(self.l, hist, sa_name, "entropy l")
 
@@ -105,7 +115,7 @@ class EntropyLDiversity(PrivacyModel):
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         h = self.entropies(hist)
         values = np.exp(h)
-        ok = h + 1e-9 >= math.log(self.l)
+        ok = h + TOLERANCE >= math.log(self.l)
         return ModelResult(self.name, self.parameter, float(values.min()), values, ok, True)
 
 

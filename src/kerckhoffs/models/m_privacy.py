@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.model_syntax import SYNTAX
 from kerckhoffs.models.base import ModelResult, PrivacyModel, require
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.l_diversity import LDiversity
-
-if TYPE_CHECKING:
-    from kerckhoffs.mprivacy.constraints import Constraint
+from kerckhoffs.mprivacy import exact
+from kerckhoffs.mprivacy.constraints import Constraint, constraint_from_models
 
 
 class MPrivacy(PrivacyModel):
@@ -54,8 +54,6 @@ class MPrivacy(PrivacyModel):
 
     def constraint(self) -> Constraint:
         """The constraint C (:mod:`kerckhoffs.mprivacy.constraints`) of :attr:`models`."""
-        from kerckhoffs.mprivacy.constraints import constraint_from_models
-
         if not self.models:
             raise ParameterError(
                 f"m-privacy={self.m} needs a constraint: give other models too, e.g. k=5"
@@ -68,8 +66,6 @@ class MPrivacy(PrivacyModel):
 
     @property
     def parameter(self) -> str:
-        from kerckhoffs.models.parse import SYNTAX  # the command line's names: distinct-l, l, k
-
         def spelled(x: PrivacyModel) -> str:
             key, sep, value = x.parameter.partition("=")
             return f"{SYNTAX.get(type(x).__name__, key)}={value}" if sep else x.parameter
@@ -112,8 +108,6 @@ class MPrivacy(PrivacyModel):
         requested m could not be settled within the budget is counted as violating (not
         proven is not private) and the detail says that too. :func:`kerckhoffs.mprivacy.
         achieved_m` computes the achieved m exactly, whatever it costs."""
-        from kerckhoffs.mprivacy.exact import SEARCH_BUDGET, achieved_triples, decide_triples
-
         self._readable(hist)
         pc = hist.providers
         assert pc is not None
@@ -121,9 +115,9 @@ class MPrivacy(PrivacyModel):
         constraint = self.constraint()
         wanted = min(self.m, max(pc.n_providers - 1, 0))
         triples = (pc.group, pc.provider, pc.sa, pc.count, hist.n_groups)
-        decision = decide_triples(*triples, n_sa, wanted, constraint, SEARCH_BUDGET)
-        achieved = achieved_triples(
-            *triples, pc.n_providers, n_sa, constraint, SEARCH_BUDGET, (wanted, decision)
+        decision = exact.decide_triples(*triples, n_sa, wanted, constraint, exact.SEARCH_BUDGET)
+        achieved = exact.achieved_triples(
+            *triples, pc.n_providers, n_sa, constraint, exact.SEARCH_BUDGET, (wanted, decision)
         )
         undecided = int(decision.undecided.sum())
         bounded = int((~achieved.exact & ~decision.undecided).sum())

@@ -16,6 +16,7 @@ from kerckhoffs.models.base import (
     require,
 )
 from kerckhoffs.models.histogram import GroupHistogram
+from kerckhoffs.tolerance import TOLERANCE
 
 
 class TCloseness(PrivacyModel):
@@ -43,7 +44,7 @@ class TCloseness(PrivacyModel):
 
     def evaluate(self, hist: GroupHistogram) -> ModelResult:
         values = self.distances(hist)
-        ok = values <= self.t + 1e-12
+        ok = values <= self.t + TOLERANCE
         kind = "ordered" if hist.sa_kind == Kind.NUMERIC else "equal"
         return ModelResult(
             self.name,

@@ -8,7 +8,7 @@ of up to ``m_eff = min(m, n_G - 1)`` of its ``n_G`` providers (spec mprivacy.md 
 - :mod:`.constraints`: C built from our model objects, with EG-monotonicity flags.
 - :mod:`.fitness`: the privacy fitness score (paper Eq. 1), which orders coalitions.
 - :mod:`.group`: one group's per-provider counts and the counted breach oracle.
-- :mod:`.lattice`: coalition bitmasks and the SAFE / BREACH knowledge base.
+- :mod:`.lattice`: coalition bitmasks and the SAFE / BREACH verdicts on coalitions.
 - :mod:`.verify`: the per-group verifiers of paper section III (brute, direct, bottom-up,
   top-down, binary, adaptive) and the exact one.
 - :mod:`.exact`: the vectorized exact verifier over whole partitions.

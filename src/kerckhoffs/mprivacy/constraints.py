@@ -34,13 +34,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models.base import EPS, PrivacyModel
-from kerckhoffs.models.k_anonymity import KAnonymity
-from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
+from kerckhoffs.tolerance import TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ class FrequencyL(Constraint):
     eg_monotonic = False
 
     def check(self, count: int, hist: np.ndarray) -> bool:
-        return count > 0 and count + EPS >= self.l * int(hist.max())
+        return count > 0 and count + TOLERANCE >= self.l * int(hist.max())
 
     def ratio(self, count: int, hist: np.ndarray) -> float:
         top = int(hist.max()) if count else 0
@@ -141,7 +140,7 @@ class EntropyL(Constraint):
         return float(-(p * np.log(p)).sum())
 
     def check(self, count: int, hist: np.ndarray) -> bool:
-        return count > 0 and self._entropy(hist) + EPS >= math.log(self.l)
+        return count > 0 and self._entropy(hist) + TOLERANCE >= math.log(self.l)
 
     def ratio(self, count: int, hist: np.ndarray) -> float:
         return math.exp(self._entropy(hist)) / self.l if count else 0.0
@@ -193,22 +192,16 @@ def conjunction(parts: Sequence[Constraint]) -> Constraint:
     return flat[0] if len(flat) == 1 else Conjunction(flat)
 
 
-def constraint_from_models(models: Sequence[PrivacyModel]) -> Constraint:
+class ConstraintSource(Protocol):
+    """A privacy model that can be m-privacy's constraint: it names its own part of C
+    (:meth:`kerckhoffs.models.base.PrivacyModel.m_privacy_constraint`), so this module needs
+    no model class."""
+
+    def m_privacy_constraint(self) -> Constraint: ...
+
+
+def constraint_from_models(models: Sequence[ConstraintSource]) -> Constraint:
     """The constraint C of our model objects: ``KAnonymity``, ``DistinctLDiversity``,
-    ``LDiversity`` (frequency) and ``EntropyLDiversity``; any other model is refused."""
-    parts: list[Constraint] = []
-    for m in models:
-        if isinstance(m, KAnonymity):
-            parts.append(KAnon(m.k))
-        elif isinstance(m, DistinctLDiversity):
-            parts.append(DistinctL(m.l))
-        elif isinstance(m, LDiversity):
-            parts.append(FrequencyL(m.l))
-        elif isinstance(m, EntropyLDiversity):
-            parts.append(EntropyL(m.l))
-        else:
-            raise ParameterError(
-                f"m-privacy cannot use {m.name} ({m.parameter}) as its constraint; it takes "
-                "k, l, distinct-l and entropy-l"
-            )
-    return conjunction(parts)
+    ``LDiversity`` (frequency) and ``EntropyLDiversity`` each give their part; any other model
+    is refused (:class:`~kerckhoffs.errors.ParameterError`)."""
+    return conjunction([m.m_privacy_constraint() for m in models])

@@ -47,8 +47,8 @@ from itertools import combinations
 import numpy as np
 
 from kerckhoffs.errors import ParameterError
-from kerckhoffs.models.base import EPS
 from kerckhoffs.mprivacy.constraints import Constraint, DistinctL, FrequencyL, KAnon
+from kerckhoffs.tolerance import TOLERANCE
 
 MAX_CELLS = 4_000_000
 """Work-array budget (elements) of one batch of the distinct-l coalition search."""
@@ -102,7 +102,7 @@ def _k_ok(pairs: _Pairs, me: np.ndarray, k: int) -> np.ndarray:
 
 def _frequency_ok(pairs: _Pairs, me: np.ndarray, l: float) -> np.ndarray:  # noqa: E741
     worst = pairs.top_sum(pairs.c[:, None] - pairs.h, me)
-    ok = pairs.N[:, None] + EPS >= l * pairs.H + worst
+    ok = pairs.N[:, None] + TOLERANCE >= l * pairs.H + worst
     return ok.all(axis=1) & (pairs.N > 0)
 
 
@@ -235,7 +235,7 @@ def _union_search(masks: list[int], need: int, me: int, budget: int | None) -> b
         if inside >= need:
             return False
         reach = sum(sorted(share.values(), reverse=True)[:room])
-        if inside + math.floor(reach + 1e-9) >= need:
+        if inside + math.floor(reach + TOLERANCE) >= need:
             stack.extend((j + 1, union | masks[j]) for j in reversed(nxt))
     return True
 

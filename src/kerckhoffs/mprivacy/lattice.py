@@ -1,7 +1,7 @@
 """The m-adversary lattice of one group as bitmasks (paper 003 section III.A, Fig. 2-3).
 
 A coalition is an int whose bit ``i`` is set when the i-th provider (in the verifier's
-order) is a member. The knowledge base keeps what pruning established: SAFE coalitions
+order) is a member. :class:`CoalitionVerdicts` keeps what pruning established: SAFE coalitions
 (no breach; with C EG-monotonic neither does any sub-coalition: downward pruning) and
 BREACH coalitions (every super-coalition breaches: upward pruning), plus the m-coalitions
 not yet known safe (UNRESOLVED).
@@ -103,8 +103,10 @@ def bitset_test(words: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return (bits & np.uint64(1)).astype(bool)
 
 
-class Knowledge:
-    """SAFE / BREACH / UNRESOLVED for deciding layer ``m_eff`` of an ``n``-provider lattice.
+class CoalitionVerdicts:
+    """SAFE / BREACH / UNRESOLVED verdicts on the coalitions of an ``n``-provider lattice,
+    for deciding its layer ``m_eff`` (the verifiers' knowledge base; not the adversary's
+    background knowledge, :class:`kerckhoffs.attacks.knowledge.Knowledge`).
 
     UNRESOLVED is a boolean mask over the ``m_eff``-coalitions (numpy), so marking a
     coalition safe resolves all its ``m_eff``-subsets in one vectorized step; that step is

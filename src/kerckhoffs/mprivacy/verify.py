@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.mprivacy.constraints import Constraint
 from kerckhoffs.mprivacy.fitness import (
     counting_fitness,
@@ -39,7 +39,7 @@ from kerckhoffs.mprivacy.fitness import (
     is_counting,
 )
 from kerckhoffs.mprivacy.group import GroupStats, Oracle
-from kerckhoffs.mprivacy.lattice import Knowledge, layer_masks
+from kerckhoffs.mprivacy.lattice import CoalitionVerdicts, layer_masks
 
 ALPHA_VERIFY = 0.3
 """Eq. 1's weight for ordering coalitions in verification (paper Table II)."""
@@ -243,7 +243,8 @@ class _Lattice:
             else:
                 counts, rev = counts + t_count[byte], rev + t_rev[byte]
                 second = second + t_second[byte]
-        assert counts is not None and second is not None and rev is not None
+        if counts is None or second is None or rev is None:
+            raise InternalError("verify: no provider byte was counted")
         return counts, second, rev
 
     def ranked(self, masks: np.ndarray, descending: bool) -> list[int]:
@@ -401,7 +402,7 @@ def top_down(
     resolves all its m-subsets (downward pruning, III.D).
 
     A layer checks, in ascending power, the coalitions that contain an m-coalition still
-    unresolved when the layer starts (:meth:`Knowledge.covering`); that also drops every
+    unresolved when the layer starts (:meth:`CoalitionVerdicts.covering`); that also drops every
     sub-coalition of a coalition found safe above (all its m-subsets are resolved).
     ``own``: the providers' (score, raw score), when the caller has them."""
     _require_monotone(constraint, "top-down")
@@ -410,7 +411,7 @@ def top_down(
     if me == 0:
         return VerifyResult(not oracle.breaches(()), oracle.calls, "top-down")
     lat = _Lattice(stats, constraint, alpha, own)
-    kb = Knowledge(lat.n, me)
+    kb = CoalitionVerdicts(lat.n, me)
     for size in range(lat.n - 1, me - 1, -1):
         if size == me:
             masks = kb.unresolved
@@ -455,7 +456,7 @@ def binary(
             if oracle.breaches(lat.local(s)):
                 return VerifyResult(False, oracle.calls, "binary")
         return VerifyResult(True, oracle.calls, "binary")
-    kb = Knowledge(n, me)
+    kb = CoalitionVerdicts(n, me)
     cache: dict[int, bool] = {}
 
     def status(mask: int) -> bool:

@@ -5,13 +5,16 @@ Every quasi-identifier is generalized to *one level* of its hierarchy for the wh
 (global recoding, spec ``minimality.md`` 2.3); the algorithm publishes the minimal lattice node
 satisfying the privacy models with the least information loss. One job per module:
 
-- :mod:`.nodes`: the lattice itself (level vectors, node numbering, the groups of a node);
+- :mod:`kerckhoffs.data.lattice`: the lattice itself (level vectors, node numbering, the
+  groups of a node), a structure of the table's hierarchies that the disclosure sets of
+  :mod:`kerckhoffs.disclosure` read too, hence outside this package;
 - :mod:`.evaluate`: judging one node from frequency sets (Incognito's rollup), the monotone
   models the search accepts and why they are monotone, suppression, feasibility;
 - :mod:`.search`: the strategies (two-way, incognito, samarati, naive) with predictive
   tagging, and the minimal nodes;
-- :mod:`.loss`: the measures that choose among the minimal nodes (paper 001 Definition 7
-  information loss, discernibility, height), exact;
+- :mod:`kerckhoffs.metrics.lattice_loss`: the measures that choose among the minimal nodes
+  (paper 001 Definition 7 information loss, discernibility, height), exact, and the order of
+  every node by them;
 - :mod:`.disclosure`: paper 002's exclusive and inclusive strategies over the lattice's
   choice (disclosure sets, the exact shortcut);
 - :mod:`.algorithm`: the registered ``lattice``, ``lattice-exclusive`` and
@@ -48,13 +51,6 @@ from kerckhoffs.algorithms.lattice.algorithm import (
 )
 from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, DisclosureCheck, decide
 from kerckhoffs.algorithms.lattice.evaluate import MONOTONE_MODELS, NodeResult
-from kerckhoffs.algorithms.lattice.loss import (
-    METRICS,
-    LossScale,
-    generalization_sequence,
-    information_loss,
-)
-from kerckhoffs.algorithms.lattice.nodes import MAX_NODES, Lattice, Node
 from kerckhoffs.algorithms.lattice.search import (
     STRATEGIES,
     LatticeSearch,
@@ -63,6 +59,13 @@ from kerckhoffs.algorithms.lattice.search import (
     minimal_nodes,
     search_lattice,
     visiting_order,
+)
+from kerckhoffs.data.lattice import MAX_NODES, Lattice, Node
+from kerckhoffs.metrics.lattice_loss import (
+    METRICS,
+    LossScale,
+    generalization_sequence,
+    information_loss,
 )
 
 __all__ = [

@@ -17,11 +17,11 @@ import pandas as pd
 
 from kerckhoffs.algorithms.lattice.disclosure import DISCLOSURES, decide
 from kerckhoffs.algorithms.lattice.evaluate import MONOTONE_MODELS, evaluator
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
 from kerckhoffs.algorithms.lattice.search import evaluate_node, search_lattice
 from kerckhoffs.algorithms.registry import register
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
-from kerckhoffs.errors import NothingReleased, ParameterError
+from kerckhoffs.errors import InternalError, NothingReleased, ParameterError
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.randomness import Seed
@@ -37,7 +37,8 @@ def full_domain_cells(
     data = {}
     for j, col in enumerate(table.qi_columns):
         h = col.hierarchy
-        assert h is not None
+        if h is None:
+            raise InternalError(f"lattice: column {col.name!r} has no hierarchy")
         cells = np.asarray(h.labels[levels[j]], dtype=object)[col.leaves(table.qi[first, j])]
         if suppressed_group >= 0:
             cells[suppressed_group] = h.labels[h.height][0]

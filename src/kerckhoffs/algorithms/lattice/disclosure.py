@@ -39,8 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from kerckhoffs.algorithms.lattice.loss import generalization_sequence
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.disclosure import (
     DEFAULT_LIMIT,
@@ -57,7 +56,8 @@ from kerckhoffs.disclosure import (
     signature,
 )
 from kerckhoffs.disclosure.chk import ShareRule
-from kerckhoffs.errors import ParameterError
+from kerckhoffs.errors import InternalError, ParameterError
+from kerckhoffs.metrics.lattice_loss import generalization_sequence
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import (
@@ -66,6 +66,7 @@ from kerckhoffs.models.l_diversity import (
     LDiversity,
     RecursiveCLDiversity,
 )
+from kerckhoffs.tolerance import TOLERANCE
 
 DISCLOSURES = ("naive", "exclusive", "inclusive")
 """The lattice publisher's strategies (option ``disclosure``)."""
@@ -115,7 +116,7 @@ def min_group_size(models: list[PrivacyModel], table: Table) -> int:
         ):
             out = max(out, least_group_size(chk_from_model(m)))
         elif isinstance(m, EntropyLDiversity):
-            out = max(out, math.ceil(m.l - 1e-9))
+            out = max(out, math.ceil(m.l - TOLERANCE))
     return out
 
 
@@ -141,7 +142,8 @@ def models_chk(models: list[PrivacyModel], table: Table, name: str = "lattice") 
                 f"{name}: no disclosure-set check for the model {m.name} (use k-anonymity, "
                 "l-diversity or distinct l-diversity; the exact shortcut does not apply here)"
             ) from None
-        assert isinstance(rule, ShareRule)
+        if not isinstance(rule, ShareRule):
+            raise InternalError(f"{name}: the check of {m.name} is not a share rule")
         rules.append(rule)
     if not rules:
         raise ParameterError(f"{name}: the models put no constraint on the sensitive values")
@@ -254,7 +256,7 @@ def decide(
             strategy, pos, None, None, False, len(earlier), out.disclosure_size, top
         )
     if strategy == "exclusive" and out.released != ci:
-        raise AssertionError("the exclusive strategy released a node the naive one did not")
+        raise InternalError("the exclusive strategy released a node the naive one did not")
     idx = nodes[out.released]
     return DisclosureCheck(
         strategy,

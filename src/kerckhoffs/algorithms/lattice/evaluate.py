@@ -59,17 +59,18 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from kerckhoffs.algorithms.lattice.loss import METRICS, LossScale
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
 from kerckhoffs.algorithms.registry import refuse_others
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.lattice_loss import METRICS, LossScale
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.histogram import GroupHistogram
 from kerckhoffs.models.k_anonymity import AlphaKAnonymity, KAnonymity
 from kerckhoffs.models.l_diversity import DistinctLDiversity, EntropyLDiversity, LDiversity
 from kerckhoffs.models.m_confidentiality import MConfidentiality
 from kerckhoffs.release import Partition
+from kerckhoffs.tolerance import TOLERANCE
 
 MONOTONE_MODELS: tuple[type[PrivacyModel], ...] = (
     KAnonymity,
@@ -423,7 +424,7 @@ def evaluator(
             f"{name}: suppression must be a fraction of the rows in [0, 1), got "
             f"{format_number(suppression)}"
         )
-    limit = math.floor(suppression * table.n + 1e-9)
+    limit = math.floor(suppression * table.n + TOLERANCE)
     return Evaluator(Lattice.of(table), list(models), limit, metric)
 
 

@@ -58,7 +58,7 @@ from kerckhoffs.algorithms.lattice.evaluate import (
     check_feasible,
     evaluator,
 )
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node, above
+from kerckhoffs.data.lattice import Lattice, Node, above
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel

@@ -27,7 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
-from kerckhoffs.algorithms.lattice.nodes import Lattice, Node
+from kerckhoffs.data.lattice import Lattice, Node
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
 
