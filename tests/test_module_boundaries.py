@@ -222,6 +222,35 @@ def every_import(mods: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     return import_graph(mods, import_time=False)
 
 
+def test_no_import_cycle_even_through_imports_inside_functions(
+    every_import: dict[str, set[str]],
+) -> None:
+    """A cycle hidden in a function-level import is still a cycle: the two modules cannot be
+    understood, tested or moved apart. The graph holds kerckhoffs modules only, so a lazy
+    import of an optional third-party dependency (dask, matplotlib, opendp) is not in it."""
+    assert cycles(every_import) == []
+
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 120
+
+
+def test_no_module_over_800_lines_and_no_function_over_120(
+    mods: dict[str, tuple[str, bool]],
+) -> None:
+    """Small modules with one job each; a function a reader can hold in mind."""
+    too_long = []
+    for name, (text, _) in mods.items():
+        if text.count("\n") > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}.{node.name}: {size} lines")
+    assert too_long == []
+
+
 @pytest.mark.parametrize("command_module", COMMAND_MODULES)
 def test_command_modules_never_reach_the_cli(
     every_import: dict[str, set[str]], command_module: str
