@@ -1,4 +1,4 @@
-"""The shared ``--option KEY=VALUE`` parser (kerckhoffs.cli_options)."""
+"""The shared ``--option KEY=VALUE`` parser (kerckhoffs.cli.options)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_requirement_from_recorded_models_equals_the_old_form() -> None:
     assert requirement_of(Release(t, part, provenance=other)) == (
         "lattice release enforcing t-closeness (t=0.2): the minimality attack's engine needs "
         "frequency l-diversity, (alpha,k)-anonymity, m or k (use "
-        "kerckhoffs.attacks.possible_worlds for other models)"
+        "kerckhoffs.attacks.minimality.possible_worlds for other models)"
     )
 
 

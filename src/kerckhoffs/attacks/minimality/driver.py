@@ -206,7 +206,7 @@ def requirement_of(release: Release) -> tuple[Requirement, float | None] | str:
             return (
                 f"{alg} release enforcing {model.name} ({model.parameter}): the minimality "
                 "attack's engine needs frequency l-diversity, (alpha,k)-anonymity, m or k "
-                "(use kerckhoffs.attacks.possible_worlds for other models)"
+                "(use kerckhoffs.attacks.minimality.possible_worlds for other models)"
             )
     l = max(l_vals) if l_vals else None  # noqa: E741
     return Requirement(l, k), m_promise if m_promise is not None else l
