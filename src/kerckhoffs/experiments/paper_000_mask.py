@@ -45,11 +45,12 @@ Doctorate, which young groups almost never hold (one of the 8,441 people aged <=
   MASK+'s fill order open; the paper's order, the default for reproduction; the algorithm-safe
   "random" order is the toolkit's default);
 - MASK++: MASK+ then stratified pick-up with ``l = m`` (``docs/theory/asap.md#plus-plus``), i.e.
-  ``mask++`` with ``pickup_l = m`` on the k-anonymous partition. The toolkit's default ``l = max(k,
-  m)`` keeps every group k-anonymous; the paper's pick-up cuts groups into ``m .. 2m-1`` rows, which
-  is where MASK++'s utility comes from. Pick-up splits a group only when its published bucket
-  profile is l-eligible; under a sensitive subset a group where one non-sensitive value (HS-grad is
-  32% of Adult) fills more than ``|G| / m`` rows passes through unchanged.
+  ``mask++`` with ``pickup_l = m`` on the k-anonymous partition. The toolkit's default
+  ``l = max(k, m)`` keeps every group k-anonymous; the paper's pick-up cuts groups into
+  ``m .. 2m-1`` rows, which is where MASK++'s utility comes from. Pick-up splits a group only when
+  its published bucket profile is l-eligible; under a sensitive subset a group where one
+  non-sensitive value (HS-grad is 32% of Adult) fills more than ``|G| / m`` rows passes through
+  unchanged.
 
 MASK+, MASK++ and MASK with the same seed share the partition, and MASK+ and MASK++ the same
 look-ahead draws, so 7k isolates the two tools. Query workloads

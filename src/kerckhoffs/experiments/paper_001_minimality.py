@@ -13,10 +13,10 @@ reconstructions (the paper's are not printed: ``docs/theory/minimality.md#err-hi
 - **E1** (Fig. 7, paper section 7.1): the minimality attack
   (:func:`~kerckhoffs.attacks.minimality.minimality_attack`,
   ``docs/theory/minimality.md#attack-driver``, whole-class mode: the local-thresholds error below)
-  on the minimal local recoding the paper attacks (``local-recoding`` with ``alpha = 1/m``, ``k =
-  1``: simplified l-diversity with ``l = m``). Problematic tuples = sensitive tuples whose class has
-  credibility ``> 1/m`` (the problematic-tuples error below), as a share of all sensitive tuples
-  (Fig. 7a, 7c), and their average credibility (Fig. 7b, 7d); against ``m`` at QID size 8
+  on the minimal local recoding the paper attacks (``local-recoding`` with ``alpha = 1/m``,
+  ``k = 1``: simplified l-diversity with ``l = m``). Problematic tuples = sensitive tuples whose
+  class has credibility ``> 1/m`` (the problematic-tuples error below), as a share of all sensitive
+  tuples (Fig. 7a, 7c), and their average credibility (Fig. 7b, 7d); against ``m`` at QID size 8
   (``minimality-e1-m``) and against the QID size at ``m = 2`` (``minimality-e1-qid``).
 - **E2** (Fig. 8 at ``m = 2``, Fig. 9 at ``m = 10``; section 7.2.1): MASK ("m-conf", single
   generalized table) against (alpha, k) local recoding ("(alpha,k)-A", ``alpha = 1/m`` and the same
