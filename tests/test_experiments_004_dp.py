@@ -81,7 +81,7 @@ def test_x3_hand_values(demo_ctx: Context) -> None:
     rows = dp.measure_x3({"mechanism": "randomized response", "exp_eps": "3", "seed": 0}, demo_ctx)
     val = {r["quantity"]: r["value"] for r in rows}
     assert val["Proposition 14 bound e^eps-1"] == 2.0
-    assert val["tanh(eps) bound (spec 2.12)"] == pytest.approx(0.8)
+    assert val["tanh(eps) bound (derived)"] == pytest.approx(0.8)
     assert val["worst SD, uniform prior"] <= val["worst SD over priors"] <= 0.8
     assert all(r["within_bound"] for r in rows)
     # Theorem 15 at e^eps = 5, delta = 1/100: 125 - 1 + 2 * 0.1 = 124.2

@@ -1,11 +1,11 @@
 """What an experiment is: a declarative spec of one figure or table of a paper.
 
-Issue 6 item 2. An :class:`Experiment` names its paper figure, its parameter grid (a list of
-points, each a dict of parameters such as ``{"algorithm": "mondrian", "l": 4}``), its seeds,
-the function that measures one point (returning one or more rows of metrics), how to plot
-the rows (axes labelled like the paper's) and the paper's claim, which ``REPRODUCTION.md``
-puts beside our measurement. :func:`kerckhoffs.experiments.runner.run_experiment` runs it,
-caching every finished point, and writes a CSV and a PNG.
+The reproduction harness's unit. An :class:`Experiment` names its paper figure, its parameter grid
+(a list of points, each a dict of parameters such as ``{"algorithm": "mondrian", "l": 4}``), its
+seeds, the function that measures one point (returning one or more rows of metrics), how to plot the
+rows (axes labelled like the paper's) and the paper's claim, which ``REPRODUCTION.md`` puts beside
+our measurement. :func:`kerckhoffs.experiments.runner.run_experiment` runs it, caching every
+finished point, and writes a CSV and a PNG.
 """
 
 from __future__ import annotations

@@ -1,22 +1,27 @@
 """Paper 000 (ASAP, Jin, Zhang and Das), section 8.3 on the Census stand-in: the Hilb attack
 (Figure 9), the utility of Mondrian++ and Hilb++ against Mondrian, Hilb and Anatomy (Figure
-10a-10i) and the running times (Table 8). Spec ``asap.md`` 4.1-4.3, 2.12, 2.14.
+10a-10i) and the running times (Table 8). Setting, data and parameters:
+``docs/theory/asap.md#experiments``; the attack: ``docs/theory/asap.md#hilb-attack``; the
+query error: ``docs/theory/asap.md#query-error``.
 
 **Data.** The paper samples 300,000 IPUMS rows; we have the UCI Census-Income (KDD) extract
 with ``occupation != 0`` (148,318 rows, :func:`kerckhoffs.datasets.load_census`; 46 occupation
 codes instead of 50). QIs in Table 6's order (age, sex, education, marital status, race, work
-class, country); the first ``qi`` of them are used when ``qi < 7`` (spec 4.2's convention).
+class, country); the first ``qi`` of them are used when ``qi < 7`` (our convention; the paper does
+not say which: ``docs/theory/asap.md#err-grids``).
 The most frequent occupation holds 8.84 % of the rows, so ``l`` is at most 11 and, from
 ``l = 6`` on, ``l * S_max(T) > n / 2``: Mondrian+'s and Hilb+ strict's global look-ahead cannot
 cut even the whole table, and their ++ versions become Anatomy on one group.
 
-**Algorithms.** ``mondrian`` (l-diversity Mondrian, spec 2.1), ``hilb`` (spec 2.5), their
-look-ahead versions ``mondrian+`` (Algorithm 1) and ``hilb+`` (Algorithm 2 as printed), the ++
-versions (Algorithms 5/6: look-ahead then stratified pick-up) and ``anatomy``. Hilb++ is shown
-twice: ``hilb++`` is the paper's (literal Hilb+ then pick-up; this is what Figure 10 and Table 8
-plot) and it is *not* algorithm-safe (spec 2.6; Figure 9 here shows Algorithm 7 compromising
-exactly as many of its tuples as of Hilb's); ``hilb++strict`` (spec 2.6's Hilb+ strict then
-pick-up) is the algorithm-safe one and shows what safety really costs.
+**Algorithms.** ``mondrian`` (l-diversity Mondrian, ``docs/theory/asap.md#mondrian``), ``hilb``
+(``docs/theory/asap.md#hilb``), their look-ahead versions ``mondrian+`` (Algorithm 1) and ``hilb+``
+(Algorithm 2 as printed), the ++ versions (Algorithms 5/6: look-ahead then stratified pick-up) and
+``anatomy``. Hilb++ is shown twice: ``hilb++`` is the paper's (literal Hilb+ then pick-up; this is
+what Figure 10 and Table 8 plot) and it is *not* algorithm-safe (paper 000, Theorem 6.2 does not
+hold for it as printed: ``docs/theory/asap.md#err-hilb-plus-literal``; Figure 9 here shows Algorithm
+7 compromising exactly as many of its tuples as of Hilb's); ``hilb++strict`` (our Hilb+ strict,
+``docs/theory/asap.md#hilb-plus``, then pick-up) is the algorithm-safe one and shows what safety
+really costs.
 
 **Sharing.** Through :meth:`~kerckhoffs.experiments.base.Context.cached`, once per process:
 the tables restricted to the first ``qi`` QIs; the workloads (per ``qi``, ``qd``, ``sel``,
@@ -66,12 +71,13 @@ RELEASES_KEPT = 12  # releases kept in memory at once (least recently used first
 GEN = Scheme.GENERALIZATION.value
 BUCKET = Scheme.BUCKETIZATION.value
 
-# defaults of section 8.3 (spec 4.3, bold); grids the paper omits are the spec's proposals
+# defaults of section 8.3 (bold in the paper); grids the paper omits are our proposals
+# (docs/theory/asap.md#err-grids)
 DEFAULT = {"l": 4, "qi": 7, "qd": 3, "sel_pct": 5}
-L_GRID = list(range(2, 11))  # Fig. 10a: not stated ("includes >= 8-10"); spec: 2-10
+L_GRID = list(range(2, 11))  # Fig. 10a: not stated ("includes >= 8-10"); ours: 2-10
 QI_GRID = [3, 4, 5, 6, 7]  # Fig. 10b (paper)
 QD_GRID = [2, 3, 4, 5]  # Fig. 10c (paper)
-SEL_GRID = [1, 3, 5, 7, 10]  # Fig. 10d: not stated; spec: 1, 3, 5, 7, 10 %
+SEL_GRID = [1, 3, 5, 7, 10]  # Fig. 10d: not stated; ours: 1, 3, 5, 7, 10 %
 FIG9_L = [2, 3, 4, 5, 6]  # Fig. 9 (paper)
 FIG10I_L = [8, 10]  # Fig. 10i (paper)
 
@@ -137,23 +143,24 @@ DATA_NOTE = (
 )
 HILB_NOTE = (
     "Hilb++ (literal) is the paper's Hilb++ (literal Algorithm 2 then pick-up), what its "
-    "figures plot; it is not algorithm-safe (spec asap.md 2.6; Algorithm 7 compromises as many "
-    "of its tuples as of Hilb's, see asap-fig9). Hilb++ strict (spec 2.6's Hilb+ strict then "
-    "pick-up) is the algorithm-safe one and is shown beside it. Where Hilb and Hilb++ (literal) "
-    "coincide (l <= 7), Hilb's line lies under Hilb++ (literal)'s."
+    "figures plot; it is not algorithm-safe (Theorem 6.2 does not hold for Hilb+ as printed; "
+    "Algorithm 7 compromises as many of its tuples as of Hilb's, see asap-fig9). Hilb++ strict "
+    "(our Hilb+ strict then pick-up) is the algorithm-safe one and is shown beside it. Where "
+    "Hilb and Hilb++ (literal) coincide (l <= 7), Hilb's line lies under Hilb++ (literal)'s."
 )
 QUERY_NOTE = (
-    f"{N_QUERIES:,} COUNT queries per workload (spec 2.14: b_A = ceil(|D_A| sel^(1/(qd+1))) "
-    "values per predicate, random contiguous ranges, Act = 0 redrawn), one workload per (qi, "
-    "qd, sel, seed) shared by every algorithm; y = mean relative error (the paper's measure), "
-    "the CSV also has the median. One seed (0) for the workload and for the randomized "
-    "algorithms (pick-up, Anatomy)."
+    f"{N_QUERIES:,} COUNT queries per workload (the query error of paper 000, Section 8.1.3: b_A "
+    "= ceil(|D_A| sel^(1/(qd+1))) values per predicate, random contiguous ranges, Act = 0 "
+    "redrawn), one workload per (qi, qd, sel, seed) shared by every algorithm; y = mean relative "
+    "error (the paper's measure), the CSV also has the median. One seed (0) for the workload and "
+    "for the randomized algorithms (pick-up, Anatomy)."
 )
 
 
 # -- shared tables, releases, workloads ------------------------------------------------------------
 def restrict_qi(table: Table, qi: int) -> Table:
-    """``table`` with only its first ``qi`` quasi-identifiers (spec 4.2: Table 6's order).
+    """``table`` with only its first ``qi`` quasi-identifiers (Table 6's order,
+    ``docs/theory/asap.md#err-grids``).
 
     Codes do not change: each column is encoded on its own (hierarchy DFS order, or the rank
     among distinct values), so this equals encoding the data with the dropped QIs removed from
@@ -258,7 +265,8 @@ def measure_fig10i(point: Row, ctx: Context) -> list[Row]:
 
 
 def measure_fig9(point: Row, ctx: Context) -> list[Row]:
-    """Figure 9: tuples compromised by Algorithm 7 (spec 2.12's union rule, the paper's count)
+    """Figure 9: tuples compromised by Algorithm 7 (our union rule for the count the paper
+    leaves undefined, ``docs/theory/asap.md#err-hilb-attack-loop``)
     on the Hilb release at one l, and those whose posterior exceeds 1/l
     (:func:`~kerckhoffs.attacks.hilb.order.hilb_order_attack`); the same for the paper's
     Hilb++ (literal) and for Hilb++ strict; the paper's number at l = 6."""
@@ -354,10 +362,10 @@ _XLABEL = {
 _SHORT = {"l": "l", "qi": "qi", "qd": "qd", "sel_pct": "sel"}
 _GRIDS = {"l": L_GRID, "qi": QI_GRID, "qd": QD_GRID, "sel_pct": SEL_GRID}
 _GRID_NOTE = {
-    "l": "l grid 2..10 is the spec's proposal (the paper does not state it).",
+    "l": "l grid 2..10 is our proposal (the paper does not state it).",
     "qi": "qi = 3..7 as in the paper.",
     "qd": "qd = 2..5 as in the paper.",
-    "sel_pct": "sel grid 1, 3, 5, 7, 10 % is the spec's proposal (the paper does not state it).",
+    "sel_pct": "sel grid 1, 3, 5, 7, 10 % is our proposal (the paper does not state it).",
 }
 _GEN_CLAIMS = {
     "l": "Mondrian++ and Hilb++ attain comparable or better utility than Mondrian and Hilb "
@@ -421,12 +429,12 @@ EXPERIMENTS = [
         ),
         claim="The number of tuples compromised by Algorithm 7 on Hilb grows monotonically with "
         "l = 2..6 and reaches 259,937 of 300,000 = 86.6 % at l = 6.",
-        notes="Compromised = spec asap.md 2.12's union rule (the tuples of every vulnerable group "
-        "and of the groups its range skips), the paper's count; 'posterior > 1/l' counts tuples "
-        "whose posterior from the attack's inferences exceeds 1/l (hilb_order_attack). The "
-        "paper's point is its share on IPUMS (300,000 rows). Hilb++ (literal) is attacked the "
-        "same way; Hilb++ strict gives the attack nothing to infer (no tuple is skipped). "
-        + DATA_NOTE,
+        notes="Compromised = the paper's count, which it leaves undefined, read as our union rule "
+        "(the tuples of every vulnerable group and of the groups its range skips); 'posterior > "
+        "1/l' counts tuples whose posterior from the attack's inferences exceeds 1/l "
+        "(hilb_order_attack). The paper's point is its share on IPUMS (300,000 rows). Hilb++ "
+        "(literal) is attacked the same way; Hilb++ strict gives the attack nothing to infer (no "
+        "tuple is skipped). " + DATA_NOTE,
     ),
     _fig10("a", "l", GEN),
     _fig10("b", "qi", GEN),

@@ -1,7 +1,9 @@
 """Paper 000 (ASAP; Jin, Zhang, Das) section 8.2: the MASK family on Adult.
 
-Spec ``asap.md`` 4.1-4.3 (setup, data, parameters), 2.10 (MASK), 2.11 (MASK+), 2.9 (MASK++),
-2.13 (the PhD-25 attack), 2.14 (query error). Experiments:
+Setup, data and parameters: ``docs/theory/asap.md#experiments``; MASK
+(``docs/theory/asap.md#mask``), MASK+ (``#mask-plus``), MASK++ (``#plus-plus``), the PhD-25
+attack (``#negative-association``) and the query error (``#query-error``) on the same page.
+Experiments:
 
 - ``asap-fig6a`` / ``asap-fig6b``: tuples compromised by the PhD-25 negative-association
   attack on MASK vs ``m`` (series ``k`` in 5..8), and vs the share of sensitive tuples (10% ..
@@ -15,10 +17,10 @@ Spec ``asap.md`` 4.1-4.3 (setup, data, parameters), 2.10 (MASK), 2.11 (MASK+), 2
 - ``asap-table7``: run times at ``k = 50``, ``m = 3`` (MASK, MASK++, MASK++ bucketized), beside
   the paper's 65.7 / 66.3 / 66.3 s.
 
-**Setting** (paper 000 section 8.2 "the same settings as [12]", spec 4.2): Adult, 45,222
+**Setting** (paper 000 section 8.2 "the same settings as [12]", Table 6): Adult, 45,222
 rows, the eight QIs of Table 6 in its order (age, workclass, marital-status, occupation, race,
-sex, native-country, salary; ``qi < 8`` keeps the first ``qi``; spec A20: section 8
-does not say which ``qi`` attributes), SA ``education``
+sex, native-country, salary; ``qi < 8`` keeps the first ``qi``; section 8
+does not say which ``qi`` attributes: the grids error below), SA ``education``
 with the sensitive set "below high school" (Preschool, 1st-4th, 5th-6th, 7th-8th: 1,566 rows)
 as ``examples/adult/schema.toml`` declares it, in ``set`` mode (m-confidentiality bounds their
 total, paper 001). The PhD-25 rule is about ``Doctorate``, a *non-sensitive* education value:
@@ -28,46 +30,51 @@ Doctorate, which young groups almost never hold (one of the 8,441 people aged <=
 **Algorithms** (the paper used the authors' C++ MASK code and says little; our choices):
 
 - step 1 of all three: Mondrian k-anonymity (strict, on the QIs in use), one partition per
-  ``(qi, k)`` shared by MASK, MASK+ and MASK++ (spec 4.3: the k-anonymizer is unspecified);
-- MASK: :func:`kerckhoffs.algorithms.mask.mask` (paper 001 Algorithm 1, the authors' MASK)
-  with ``replacement="uniform"`` and ``rounding="ceil"`` (spec 2.10; spec A17: paper 001 fixes
-  neither the replacement distribution nor the rounding; uniform over the
-  non-sensitive values is what lets a Doctorate land in a young group; our default "nearest"
-  would never inject one). When paper 001's MASK refuses to publish (fewer than
+  ``(qi, k)`` shared by MASK, MASK+ and MASK++ (the paper does not say which k-anonymizer);
+- MASK: :func:`kerckhoffs.algorithms.mask.mask` (paper 001 Algorithm 1, the authors' MASK) with
+  ``replacement="uniform"`` and ``rounding="ceil"`` (``docs/theory/asap.md#mask``; the MASK
+  replacement error below: paper 001 fixes neither the replacement distribution nor the rounding;
+  uniform over the non-sensitive values is what lets a Doctorate land in a young group; our default
+  "nearest" would never inject one). When paper 001's MASK refuses to publish (fewer than
   ``(m-1)|V|`` groups satisfy m, which happens in Fig. 6b at 15-20% sensitive tuples), the
-  look-alikes become every satisfying group, i.e. the distorted group copies the proportion of
-  one satisfying group drawn uniformly at random: paper 000 section 2.2's own description of
-  the step (spec 2.10); rows say so in ``mask_fallback_draws`` / ``mask_fallback``;
-- MASK+: :func:`~kerckhoffs.algorithms.mask.mask_plus` with ``fill_order="paper"`` (spec 2.11;
-  spec A14: paper 000 section 7 leaves MASK+'s fill order open; the paper's order, the default for
-  reproduction; the algorithm-safe "random" order is the toolkit's default);
-- MASK++: MASK+ then stratified pick-up with ``l = m`` (spec 2.9), i.e. ``mask++`` with
-  ``pickup_l = m`` on the k-anonymous partition. The toolkit's default ``l = max(k, m)`` keeps
-  every group k-anonymous; the paper's pick-up cuts groups into ``m .. 2m-1`` rows, which is
-  where MASK++'s utility comes from. Pick-up splits a group only when its published bucket
-  profile is l-eligible; under a sensitive subset a group where one non-sensitive value
-  (HS-grad is 32% of Adult) fills more than ``|G| / m`` rows passes through unchanged.
+  look-alikes become every satisfying group, i.e. the distorted group copies the proportion of one
+  satisfying group drawn uniformly at random: paper 000 section 2.2's own description of the step
+  (``docs/theory/asap.md#mask``); rows say so in ``mask_fallback_draws`` / ``mask_fallback``;
+- MASK+: :func:`~kerckhoffs.algorithms.mask.mask_plus` with ``fill_order="paper"``
+  (``docs/theory/asap.md#mask-plus``; the MASK+ fill-order error below: paper 000 section 7 leaves
+  MASK+'s fill order open; the paper's order, the default for reproduction; the algorithm-safe
+  "random" order is the toolkit's default);
+- MASK++: MASK+ then stratified pick-up with ``l = m`` (``docs/theory/asap.md#plus-plus``), i.e.
+  ``mask++`` with ``pickup_l = m`` on the k-anonymous partition. The toolkit's default
+  ``l = max(k, m)`` keeps every group k-anonymous; the paper's pick-up cuts groups into
+  ``m .. 2m-1`` rows, which is where MASK++'s utility comes from. Pick-up splits a group only when
+  its published bucket profile is l-eligible; under a sensitive subset a group where one
+  non-sensitive value (HS-grad is 32% of Adult) fills more than ``|G| / m`` rows passes through
+  unchanged.
 
 MASK+, MASK++ and MASK with the same seed share the partition, and MASK+ and MASK++ the same
-look-ahead draws, so 7k isolates the two tools. Query workloads (spec 2.14, 10,000 queries,
-``b_A = ceil(|D_A| sel^(1/(qd+1)))``) are drawn once per ``(qi, qd, sel, seed)`` and shared
-by every algorithm and both schemes (:func:`workload`); releases are built once per
-``(algorithm, qi, k, m, seed)`` and published under both schemes (:func:`release`), so
-``asap-fig7a`` and ``asap-fig7f`` share everything but the estimator.
+look-ahead draws, so 7k isolates the two tools. Query workloads
+(``docs/theory/asap.md#query-error``, 10,000 queries, ``b_A = ceil(|D_A| sel^(1/(qd+1)))``) are
+drawn once per ``(qi, qd, sel, seed)`` and shared by every algorithm and both schemes
+(:func:`workload`); releases are built once per ``(algorithm, qi, k, m, seed)`` and published under
+both schemes (:func:`release`), so ``asap-fig7a`` and ``asap-fig7f`` share everything but the
+estimator.
 
-Codes cited here are entries of the spec's register of the paper's errors and ambiguities
-(``asap.md`` section 8):
+The paper's errors and ambiguities resolved here (our register:
+``docs/theory/asap.md#errors``):
 
-- A14 (paper 000 section 6, MASK+ perturbation): the paper's fill order ranks values by a
-  statistic the release does not show, and its worked example stops one step early;
-  resolved by the ``fill_order`` option ("paper" or the algorithm-safe "random").
-- A17 (paper 000 section 2.2, MASK): the replacement distribution and the rounding are not
-  stated; resolved as uniform over the non-sensitive values and ``ceil(p * |G|)``.
-- A20 (paper 000 section 8): the grids' unlisted values and which ``qi`` attributes a QID of
-  size ``qi`` holds; resolved as the spec's suggested grids and the first ``qi`` attributes
-  in Table 6 order.
-- A21 (paper 000 section 8.2.1, the PhD-25 rule): "a group aged <= 25" is read as a group
-  whose published age interval ends at 25 or below.
+- MASK+ fill order (``docs/theory/asap.md#err-mask-plus-fill``; paper 000 section 6, MASK+
+  perturbation): the paper's fill order ranks values by a statistic the release does not show, and
+  its worked example stops one step early; resolved by the ``fill_order`` option ("paper" or the
+  algorithm-safe "random").
+- MASK replacement (``docs/theory/asap.md#err-mask-replacement``; paper 000 section 2.2, MASK): the
+  replacement distribution and the rounding are not stated; resolved as uniform over the
+  non-sensitive values and ``ceil(p * |G|)``.
+- Grids (``docs/theory/asap.md#err-grids``; paper 000 section 8): the grids' unlisted values and
+  which ``qi`` attributes a QID of size ``qi`` holds; resolved as our suggested grids and the first
+  ``qi`` attributes in Table 6 order.
+- PhD-25 (``docs/theory/asap.md#err-phd25``; paper 000 section 8.2.1, the PhD-25 rule): "a group
+  aged <= 25" is read as a group whose published age interval ends at 25 or below.
 """
 
 from __future__ import annotations
@@ -119,26 +126,26 @@ FILL_ORDER = "paper"
 
 PHD25_RULE = DistributionRule(where={"age": {"max": 25}}, value="Doctorate", share=0.10)
 """Paper 000 section 8.2.1: "fewer than 10% of people aged <= 25 hold a Ph.D." (a group is
-inside when the upper end of its published age interval is <= 25; spec A21: the paper does not
-define "the Age <= 25 group")."""
+inside when the upper end of its published age interval is <= 25; the paper does not
+define "the Age <= 25 group": ``docs/theory/asap.md#err-phd25``)."""
 
 DEFAULTS: Row = {"k": 50, "m": 3, "qi": 8, "qd": 3, "sel_pct": 5}
-"""Paper 000 section 8.2.2 defaults (spec 4.3, bold)."""
+"""Paper 000 section 8.2.2 defaults (bold in the paper)."""
 
-K_GRID = (3, 5, 10, 20, 50, 100)  # Fig. 7a/7f, spec 4.3's proposal
-M_GRID = tuple(range(2, 11))  # Fig. 7b/7g, spec 4.3's proposal 2-10
+K_GRID = (3, 5, 10, 20, 50, 100)  # Fig. 7a/7f, our proposal (docs/theory/asap.md#err-grids)
+M_GRID = tuple(range(2, 11))  # Fig. 7b/7g, our proposal 2-10
 QI_GRID = tuple(range(3, 9))  # Fig. 7c/7h: qd = 3 needs qi >= 3; Adult has 8 QIs
 QD_GRID = (1, 2, 3, 4, 5, 6)  # Fig. 7d/7i
-SEL_GRID = (1, 3, 5, 7, 10)  # Fig. 7e/7j, percent, spec 4.3's proposal
-PCT_GRID = (10.0, 12.5, 15.0, 17.5, 20.0)  # Fig. 6b, percent, spec 4.3's proposal
+SEL_GRID = (1, 3, 5, 7, 10)  # Fig. 7e/7j, percent, our proposal
+PCT_GRID = (10.0, 12.5, 15.0, 17.5, 20.0)  # Fig. 6b, percent, our proposal
 PAPER_SECONDS = {"MASK": 65.7, "MASK++": 66.3, "MASK++ (bucketization)": 66.3}
 
 
 # -- data ------------------------------------------------------------------------------------------
 def first_qis(table: Table, qi: int) -> Table:
-    """``table`` restricted to its first ``qi`` quasi-identifiers (Table 6 order; spec A20:
-    paper 000 section 8 does not say which ``qi`` attributes); the others become columns of
-    role "other" in the schema. Rows and codes are unchanged."""
+    """``table`` restricted to its first ``qi`` quasi-identifiers (Table 6 order; paper 000 section
+    8 does not say which ``qi`` attributes: ``docs/theory/asap.md#err-grids``); the others become
+    columns of role "other" in the schema. Rows and codes are unchanged."""
     if not 1 <= qi <= table.d:
         raise ParameterError(f"qi must be in 1..{table.d}, got {qi}")
     if qi == table.d:
@@ -177,8 +184,9 @@ def base_partition(ctx: Context, qi: int, k: int, dataset: str = DATASET) -> Par
 
 
 def stratified_resample(table: Table, share: float, seed: int) -> Table:
-    """Fig. 6b's table (spec 4.3): ``n`` rows, ``round(share n)`` drawn with replacement from
-    the rows holding a sensitive value and the rest from the others (sorted by source row)."""
+    """Fig. 6b's table (paper 000, section 8.2.1): ``n`` rows, ``round(share n)`` drawn with
+    replacement from the rows holding a sensitive value and the rest from the others (sorted by
+    source row)."""
     if not 0.0 < share < 1.0:
         raise ParameterError(f"the share of sensitive tuples must be in (0, 1), got {share}")
     is_sens = table.sensitive[table.sa]
@@ -195,9 +203,9 @@ def stratified_resample(table: Table, share: float, seed: int) -> Table:
 
 # -- releases --------------------------------------------------------------------------------------
 def _mask_all_lookalikes(table: Table, partition: Partition, k: int, m: int, seed: int) -> Release:
-    """MASK with the look-alikes ``L`` = every group satisfying m (paper 000 section 2.2's
-    sketch, spec 2.10: each violating group copies the proportion of a satisfying group drawn
-    uniformly at random), used where paper 001's MASK needs more than exist. Same rounding
+    """MASK with the look-alikes ``L`` = every group satisfying m (paper 000 section 2.2's sketch,
+    ``docs/theory/asap.md#mask``: each violating group copies the proportion of a satisfying group
+    drawn uniformly at random), used where paper 001's MASK needs more than exist. Same rounding
     (``ceil``, capped at ``floor(|G|/m)``) and replacement (uniform) as :data:`MASK_OPTIONS`."""
     rng = np.random.default_rng(seed)
     sets, all_values = sensitive_sets(table)
@@ -250,7 +258,7 @@ def _make_release(table: Table, part: Partition, alg: str, k: int, m: int, seed:
     if alg == "MASK+":
         models = [KAnonymity(k), MConfidentiality(m)]
         return mask_plus(table, models, seed=seed, partition=part, fill_order=FILL_ORDER)
-    if alg == "MASK++":  # the paper's pick-up l = m (spec 2.9); k-anonymity is step 1's
+    if alg == "MASK++":  # the paper's pick-up l = m (Algorithms 5, 6); k-anonymity is step 1's
         models = [KAnonymity(m), MConfidentiality(m)]
         return mask_plus_plus(
             table, models, seed=seed, partition=part, fill_order=FILL_ORDER, pickup_l=m
@@ -294,8 +302,8 @@ def workload(
     n_queries: int = N_QUERIES,
     dataset: str = DATASET,
 ) -> Workload:
-    """One query workload (spec 2.14) per ``(qi, qd, sel, seed)``, shared by every algorithm
-    and scheme of a point."""
+    """One query workload (``docs/theory/asap.md#query-error``) per ``(qi, qd, sel, seed)``, shared
+    by every algorithm and scheme of a point."""
     table = table_qi(ctx, qi, dataset)
     return ctx.cached(
         f"{KEY}:workload:{dataset}:{qi}:{qd}:{sel_pct}:{seed}:{n_queries}",
@@ -305,7 +313,8 @@ def workload(
 
 # -- Fig. 6: the PhD-25 attack ---------------------------------------------------------------------
 def phd25(table: Table, partition: Partition, k: int, m: int, seed: int) -> Row:
-    """One MASK run (seed ``seed``) and the PhD-25 attack on it (spec 2.13): compromised tuples
+    """One MASK run (seed ``seed``) and the PhD-25 attack on it
+    (``docs/theory/asap.md#negative-association``): compromised tuples
     (rows of flagged groups whose posterior of "below high school" exceeds 1/m), flagged and
     perturbed groups, and the false positives (flagged groups MASK did not change)."""
     rel, fallback = mask_release(table, partition, k, m, seed)
@@ -476,11 +485,10 @@ def _measure_table7(point: Row, ctx: Context) -> list[Row]:
 _SETTING = (
     "Adult (45,222 rows; SA education, sensitive = below high school, 1,566 rows, one set); "
     "k-anonymization = Mondrian (strict) on the QIs in use; MASK = paper 001 Algorithm 1 with "
-    "uniform replacement and ceil rounding (spec 2.10 and A17: paper 001 fixes neither "
-    "distribution nor rounding); MASK+ fill_order='paper' (spec 2.11 and A14: paper 000 "
-    "leaves MASK+'s fill order open); MASK++ = MASK+ then stratified pick-up with l = m "
-    "(spec 2.9; groups of "
-    "m..2m-1 rows, not k-anonymous)."
+    "uniform replacement and ceil rounding (paper 001 fixes neither distribution nor "
+    "rounding); MASK+ fill_order='paper' (paper 000 leaves MASK+'s fill order open); MASK++ = "
+    "MASK+ then stratified pick-up with l = m (paper 000 Algorithms 5, 6; groups of m..2m-1 "
+    "rows, not k-anonymous)."
 )
 _ERR_LABEL = "average relative error (%)"
 _PANEL = {"generalization": "abcde", "bucketization": "fghij"}
@@ -500,13 +508,13 @@ _CLAIM7 = {
     "sel_pct": "MASK++ better than MASK for every selectivity",
 }
 _GRID_NOTE = {
-    "k": "k grid {3,5,10,20,50,100} is the spec's proposal (the paper says only that it includes "
+    "k": "k grid {3,5,10,20,50,100} is our proposal (the paper says only that it includes "
     "3 and 5).",
-    "m": "m grid 2..10 is the spec's proposal (not stated in the paper).",
+    "m": "m grid 2..10 is our proposal (not stated in the paper).",
     "qi": "qi grid 3..8 (not stated; qd = 3 needs qi >= 3): the first qi QIs in Table 6 order "
-    "(spec A20: the paper does not say which); anonymization and queries both use only those.",
+    "(the paper does not say which); anonymization and queries both use only those.",
     "qd": "qd grid 1..6 (not stated in the paper).",
-    "sel_pct": "selectivity grid {1,3,5,7,10}% is the spec's proposal (not stated).",
+    "sel_pct": "selectivity grid {1,3,5,7,10}% is our proposal (not stated).",
 }
 
 
@@ -555,8 +563,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "(m in 2..5); given m, a larger k (5..8) does not necessarily compromise more. No "
         "numbers given. The attack never produced a false positive (precision 100%).",
         notes=f"{_SETTING} Rule: a group whose published age interval ends at <= 25 and whose "
-        "published education is more than 10% Doctorate is flagged (spec 2.13 and A21: the "
-        "paper does not define 'the Age <= 25 group'); "
+        "published education is more than 10% Doctorate is flagged (the paper "
+        "does not define 'the Age <= 25 group'); "
         "compromised = rows of flagged groups whose 'below high school' posterior exceeds 1/m "
         f"(the negative-association attack). Each point: the mean over {DRAWS_6A} MASK runs "
         "(seeds) on one Mondrian partition; precision = flagged groups MASK really perturbed / "
@@ -578,9 +586,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ),
         claim="k = 5, m in 2..5: the more sensitive tuples (10% .. 20%, stratified sampling "
         "with replacement), the more tuples the PhD-25 attack compromises. No numbers given.",
-        notes=f"{_SETTING} Percentages {{10,12.5,15,17.5,20}}% are the spec's proposal; "
+        notes=f"{_SETTING} Percentages {{10,12.5,15,17.5,20}}% are our proposal; "
         "stratified sampling with replacement keeps n = 45,222 and draws round(p n) rows from "
-        "the sensitive stratum, the rest from the others (spec 4.3). Each point: the mean over "
+        "the sensitive stratum, the rest from the others. Each point: the mean over "
         f"{DRAWS_6B} (resample, Mondrian k=5, MASK run) draws. Where paper 001's MASK cannot "
         "publish (fewer than (m-1)|V| groups satisfy m; mask_fallback_draws > 0), the "
         "look-alikes are all satisfying groups (paper 000 section 2.2's description).",

@@ -1,34 +1,36 @@
 """Paper 001 (Wong, Fu, Wang, Pei, "Anonymization-based attacks in privacy-preserving data
-publishing", TODS 2009), section 7: the experiments E1-E4 of spec ``minimality.md`` 5.5.
+publishing", TODS 2009), section 7: its experiments as E1-E4
+(``docs/theory/minimality.md#experiments``).
 
-Setting (spec 5.1-5.4): UCI Adult without the rows holding unknown values, **45,222 rows**; the
-quasi-identifiers are the first ``d`` attributes of the paper's Table XXII (age, workclass,
-marital-status, occupation, race, sex, native-country, salary: the order of
-``examples/adult/schema.toml``, AMB-28), the sensitive attribute is education and its sensitive
-set the education below high school (Preschool, 1st-4th, 5th-6th, 7th-8th: **1,566 tuples**,
-checked on every E1 point, :func:`adult_headline`). The hierarchies are the project's
-reconstructions (spec 5.4: the paper's are not printed).
+Setting (paper 001 section 7 and Table XXII): UCI Adult without the rows holding unknown values,
+**45,222 rows**; the quasi-identifiers are the first ``d`` attributes of the paper's Table XXII
+(age, workclass, marital-status, occupation, race, sex, native-country, salary: the order of
+``examples/adult/schema.toml``; the QID-order error below), the sensitive attribute is education and
+its sensitive set the education below high school (Preschool, 1st-4th, 5th-6th, 7th-8th: **1,566
+tuples**, checked on every E1 point, :func:`adult_headline`). The hierarchies are the project's
+reconstructions (the paper's are not printed: ``docs/theory/minimality.md#err-hierarchies``).
 
 - **E1** (Fig. 7, paper section 7.1): the minimality attack
-  (:func:`~kerckhoffs.attacks.minimality.minimality_attack`, spec 3.3, whole-class mode AMB-8)
+  (:func:`~kerckhoffs.attacks.minimality.minimality_attack`,
+  ``docs/theory/minimality.md#attack-driver``, whole-class mode: the local-thresholds error below)
   on the minimal local recoding the paper attacks (``local-recoding`` with ``alpha = 1/m``,
   ``k = 1``: simplified l-diversity with ``l = m``). Problematic tuples = sensitive tuples whose
-  class has credibility ``> 1/m`` (AMB-16), as a share of all sensitive tuples (Fig. 7a, 7c),
-  and their average credibility (Fig. 7b, 7d); against ``m`` at QID size 8
+  class has credibility ``> 1/m`` (the problematic-tuples error below), as a share of all sensitive
+  tuples (Fig. 7a, 7c), and their average credibility (Fig. 7b, 7d); against ``m`` at QID size 8
   (``minimality-e1-m``) and against the QID size at ``m = 2`` (``minimality-e1-qid``).
 - **E2** (Fig. 8 at ``m = 2``, Fig. 9 at ``m = 10``; section 7.2.1): MASK ("m-conf", single
-  generalized table) against (alpha, k) local recoding ("(alpha,k)-A", ``alpha = 1/m`` and the
-  same ``k``) for ``k`` in {2, 10, 20} and QID size 1..8: (a) execution time, (b) average
-  relative error of 10,000 COUNT queries (``qd = |QID|``, ``s = 0.05``), (c) QID information
-  loss ``Dist`` (Definition 7, weights ``1/|QID|``), (d) distortion of the sensitive attribute.
-  MASK's step 1 is the same local recoding with the alpha constraint off (``KAnonymity(k)``,
-  AMB-21): it is run once per (QID size, ``k``), timed, and its partition handed to ``mask``
-  (``partition=``); MASK's time is that step-1 time plus the time of ``mask`` on it (steps 2-4),
-  and the share of step 1 is reported (paper: over 98 %).
+  generalized table) against (alpha, k) local recoding ("(alpha,k)-A", ``alpha = 1/m`` and the same
+  ``k``) for ``k`` in {2, 10, 20} and QID size 1..8: (a) execution time, (b) average relative error
+  of 10,000 COUNT queries (``qd = |QID|``, ``s = 0.05``), (c) QID information loss ``Dist``
+  (Definition 7, weights ``1/|QID|``), (d) distortion of the sensitive attribute. MASK's step 1 is
+  the same local recoding with the alpha constraint off (``KAnonymity(k)``, the k-anonymizer error
+  below): it is run once per (QID size, ``k``), timed, and its partition handed to ``mask``
+  (``partition=``); MASK's time is that step-1 time plus the time of ``mask`` on it (steps 2-4), and
+  the share of step 1 is reported (paper: over 98 %).
 - **E3** (Fig. 10, section 7.2.2): two tables (bucketization, paper section 6.2: original QIs +
   group id, group id + published SA), relative error against ``m`` for each ``k`` (QID size 8).
   Only relative error is measured there: the QID loss of two tables is 0 and the distortion is
-  E2's (spec 5.5).
+  E2's (``docs/theory/minimality.md#experiments``).
 - **E4** (Fig. 11): two tables, relative error against the query dimensionality ``qd``
   (``minimality-e4-fig11ab``) and the selectivity ``s`` (``minimality-e4-fig11cd``), each at
   ``m = 2`` and ``m = 10``.
@@ -37,28 +39,32 @@ Everything expensive is shared through :meth:`Context.cached` (one sub-table per
 one release per (algorithm, QID size, k, m), one workload per (QID size, qd, s, seed), one
 error per (release, workload)), so Fig. 8, 10 and 11 reuse each other's releases and errors.
 
-Our choices (the paper omits its axis values; spec 5.5 proposes ``m`` in {2, 4, 6, 8, 10}, QID
-size and ``qd`` 1..8, ``s`` in {0.01, 0.03, 0.05, 0.07, 0.1}): ``m`` in {2, 4, 6, 8, 10}; QID size
-1..8 for E1 but {1, 2, 4, 6, 8} for E2 and ``qd`` in {1, 2, 4, 6, 8}, ``s`` in {0.01, 0.03, 0.05,
-0.1} for E4, because 10,000 queries per point on every proposed value would take twice this
-module's time budget (6 minutes); one seed (the paper averages 100 runs; MASK's draws and the
-workload are seeded). Where our MASK refuses to publish (``k < m``,
-or step 2a: fewer than ``(m - 1) |V|`` satisfying groups, which on Adult happens at ``m = 10``
-for every ``k``) the point is recorded with no value and the reason in ``status``.
+Our choices (the paper omits its axis values, ``docs/theory/minimality.md#experiments`` proposes
+``m`` in {2, 4, 6, 8, 10}, QID size and ``qd`` 1..8, ``s`` in {0.01, 0.03, 0.05, 0.07, 0.1}): ``m``
+in {2, 4, 6, 8, 10}; QID size 1..8 for E1 but {1, 2, 4, 6, 8} for E2 and ``qd`` in {1, 2, 4, 6, 8},
+``s`` in {0.01, 0.03, 0.05, 0.1} for E4, because 10,000 queries per point on every proposed value
+would take twice this module's time budget (6 minutes); one seed (the paper averages 100 runs;
+MASK's draws and the workload are seeded). Where our MASK refuses to publish (``k < m``, or step 2a:
+fewer than ``(m - 1) |V|`` satisfying groups, which on Adult happens at ``m = 10`` for every ``k``)
+the point is recorded with no value and the reason in ``status``.
 
-Codes cited here are entries of the spec's register of the paper's errors and ambiguities
-(``minimality.md`` section 10):
+The paper's errors and ambiguities resolved here (our register:
+``docs/theory/minimality.md#errors``):
 
-- AMB-8 (paper 001 section 4.2.2): thresholds on the generalized parts alone contradict the
-  paper's own examples; the attack thresholds on the whole class ("whole-class mode").
-- AMB-9 (section 4.2.2, last paragraph): a class split over several generalized ECs has no
-  method; such ECs get the no-exclusion credibility (a lower bound).
-- AMB-16 (section 7.1): "problematic tuples" are the sensitive tuples whose class has
-  credibility above ``1/m``, counted among all sensitive tuples.
-- AMB-21 (MASK step 1, section 7.2): the k-anonymizer of the experiments is only implied; the
-  local-recoding (alpha, k) algorithm with the alpha constraint off.
-- AMB-28 (section 7): which attributes form a QID of size ``d < 8``; the first ``d`` of
-  Table XXII.
+- Local thresholds (``docs/theory/minimality.md#err-local-thresholds``; paper 001 section 4.2.2):
+  thresholds on the generalized parts alone contradict the paper's own examples; the attack
+  thresholds on the whole class ("whole-class mode").
+- Split class (``docs/theory/minimality.md#err-split-class``; section 4.2.2, last paragraph): a
+  class split over several generalized ECs has no method; such ECs get the no-exclusion credibility
+  (a lower bound).
+- Problematic tuples (``docs/theory/minimality.md#err-problematic``; section 7.1): "problematic
+  tuples" are the sensitive tuples whose class has credibility above ``1/m``, counted among all
+  sensitive tuples.
+- The k-anonymizer (``docs/theory/minimality.md#err-mask-kanonymizer``; MASK step 1, section 7.2):
+  the k-anonymizer of the experiments is only implied; the local-recoding (alpha, k) algorithm with
+  the alpha constraint off.
+- QID order (``docs/theory/minimality.md#err-qid-order``; section 7): which attributes form a QID of
+  size ``d < 8``; the first ``d`` of Table XXII.
 """
 
 from __future__ import annotations
@@ -93,9 +99,9 @@ __all__ = [
 
 PAPER = "001"
 ADULT_ROWS = 45_222
-"""Rows of Adult without unknown values (paper 001 section 7, spec 5.1)."""
+"""Rows of Adult without unknown values (paper 001 section 7)."""
 ADULT_SENSITIVE = 1_566
-"""Tuples with education below high school (paper 001 section 7.1, spec 5.3)."""
+"""Tuples with education below high school (paper 001 section 7.1)."""
 PAPER_QID = (
     "age",
     "workclass",
@@ -106,7 +112,8 @@ PAPER_QID = (
     "native-country",
     "salary",
 )
-"""Table XXII's QI attributes, in order (a QID of size ``d`` is the first ``d``, AMB-28)."""
+"""Table XXII's QI attributes, in order (a QID of size ``d`` is the first ``d``: the paper does
+not say which, ``docs/theory/minimality.md#err-qid-order``)."""
 N_QUERIES = 10_000
 SELECTIVITY = 0.05
 KS = (2, 10, 20)
@@ -183,7 +190,8 @@ def _alpha_k(ctx: Context, dataset: str, d: int, m: int, k: int) -> tuple[Releas
 
 
 def _k_anonymous(ctx: Context, dataset: str, d: int, k: int) -> tuple[Release, float]:
-    """MASK's step 1: the same local recoding with the alpha constraint off (AMB-21)."""
+    """MASK's step 1: the same local recoding with the alpha constraint off (the paper only implies
+    its k-anonymizer: ``docs/theory/minimality.md#err-mask-kanonymizer``)."""
 
     def make() -> tuple[Release, float]:
         table = _table(ctx, dataset, d)
@@ -388,27 +396,28 @@ def measure_two_tables(point: Row, ctx: Context) -> list[Row]:
 
 # -- the experiments -----------------------------------------------------------------------------
 _DATA_NOTE = (
-    "UCI Adult, 45,222 rows (checked), QIs = the first d attributes of Table XXII in the "
-    "schema's order (AMB-28), SA education, sensitive set = below high school (1,566 tuples, "
-    "checked); hierarchies are the project's reconstructions (spec 5.4). One seed (the paper "
-    "averages 100 runs)."
+    "UCI Adult, 45,222 rows (checked), QIs = the first d attributes of Table XXII in the schema's "
+    "order (the paper does not say which), SA education, sensitive set = below high school (1,566 "
+    "tuples, checked); hierarchies are the project's reconstructions (the paper's are not "
+    "printed). One seed (the paper averages 100 runs)."
 )
 _E1_NOTE = (
     "Anonymizer: our minimal local recoding (`local-recoding`, alpha = 1/m, k = 1: top-down "
     "specialization with borrowing, not the authors' code). Attack: minimality_attack in "
-    "whole-class mode (AMB-8); problematic = sensitive tuples whose class has credibility > 1/m "
-    "(AMB-16). A class whose generalized tuples are split over several ECs in a way the counts "
-    "do not force (AMB-9) gets the no-exclusion credibility (a lower bound: the attack is "
-    "conservative there); `ambiguous_groups` counts those ECs. "
+    "whole-class mode (thresholds on the whole class, as the paper's examples need); problematic "
+    "= sensitive tuples whose class has credibility > 1/m (our reading of the paper's loose "
+    "definition). A class whose generalized tuples are split over several ECs in a way the counts "
+    "do not force (the paper gives no method for them) gets the no-exclusion credibility (a lower "
+    "bound: the attack is conservative there); `ambiguous_groups` counts those ECs. "
 )
 _E2_NOTE = (
     "m-conf = registered `mask` with its step 1 = `local-recoding` with KAnonymity(k) (the "
-    "(alpha,k) algorithm with alpha off, AMB-21), run once per (QID size, k) and handed over "
-    "as `partition=`; its time = step 1 + steps 2-4. (alpha,k)-A = `local-recoding` with "
-    "AlphaKAnonymity(1/m, k). Relative error: 10,000 COUNT queries, qd = |QID|, s = 0.05, "
-    "estimated from the published (distorted) SA; the same workload for both algorithms. "
-    "MASK refuses k < m and, on Adult at m = 10, step 2a (too few m-diverse groups to copy "
-    "frequencies from, for every k and QID size): those points have no value (`status`). "
+    "(alpha,k) algorithm with alpha off; the paper only implies its k-anonymizer), run once per "
+    "(QID size, k) and handed over as `partition=`; its time = step 1 + steps 2-4. (alpha,k)-A = "
+    "`local-recoding` with AlphaKAnonymity(1/m, k). Relative error: 10,000 COUNT queries, qd = "
+    "|QID|, s = 0.05, estimated from the published (distorted) SA; the same workload for both "
+    "algorithms. MASK refuses k < m and, on Adult at m = 10, step 2a (too few m-diverse groups to "
+    "copy frequencies from, for every k and QID size): those points have no value (`status`). "
 )
 
 
@@ -477,7 +486,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "(a) the proportion of problematic tuples among the 1,566 sensitive tuples increases "
         "with m; (b) their average credibility decreases with m; the attack on QID size 8 takes "
         "about 173 s at m = 2 and 239 s at m = 10 (C/C++, Pentium IV 2.2 GHz). Two breaches "
-        "with credibility 1 are shown (spec 4.16).",
+        "with credibility 1 are shown (section 7.1).",
     ),
     _e1(
         "minimality-e1-qid",

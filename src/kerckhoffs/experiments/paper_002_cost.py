@@ -34,11 +34,12 @@ def worst_case_instance(
     max_group: int,
     tries: int = 10_000,
 ) -> tuple[GeneralizationSequence, np.ndarray]:
-    """A random (sequence, table) whose naive index is the **last** generalization (the
-    sequence with the largest feasible groups, :func:`random_sequence` ``coarsest``): every
-    earlier PER fails CHK, so (CHK being a share rule with l = 2, spec 2.4's lemma) every
-    earlier disclosure set fails too and both safe strategies compute a disclosure set at
-    every level, the worst case of spec 5.1's recurrence."""
+    """A random (sequence, table) whose naive index is the **last** generalization (the sequence
+    with the largest feasible groups, :func:`random_sequence` ``coarsest``): every earlier PER fails
+    CHK, so (CHK being a share rule with l = 2, whose lemma is in
+    ``docs/theory/disclosure-sets.md#chk``) every earlier disclosure set fails too and both safe
+    strategies compute a disclosure set at every level, the worst case of the inclusive strategy's
+    recurrence (``docs/theory/disclosure-sets.md#complexity``)."""
     for _ in range(tries):
         seq = random_sequence(rng, n_rows, n_funcs, max_group, coarsest=True)
         x = random_table(rng, n_rows, n_values)

@@ -35,7 +35,7 @@ from kerckhoffs.disclosure import (
 )
 from kerckhoffs.experiments.base import Context, Row
 
-# -- the running example (spec 4.1-4.3) ----------------------------------------------------------
+# -- the running example (paper 002, Tables 1, 2, 4; docs/theory/disclosure-sets.md#worked-examples)
 PEOPLE = "ABCDEFGHIJ"
 """Row order of Table 1 (Alice .. Jason); the ID order every instance is read in."""
 
@@ -44,7 +44,8 @@ RUNNING_LABELS = (
     (0, 0, 1, 1, 1, 2, 2, 2, 3, 3),  # g2: {A,B} {C,D,E} {F,G,H} {I,J}
     (0, 0, 0, 1, 1, 1, 1, 2, 2, 2),  # g3: {A,B,C} {D,E,F,G} {H,I,J}
 )
-"""Table 2's partitions, reconstructed from the ages (spec 4.2, [AMB-11])."""
+"""Table 2's partitions, reconstructed from the ages (the printed group labels are shifted:
+``docs/theory/disclosure-sets.md#err-table2``)."""
 
 
 def _codes(values: Sequence[int]) -> tuple[int, ...]:
@@ -58,7 +59,8 @@ GB = _codes((1, 3, 2, 2, 4, 4, 6, 6, 5, 7))
 X1 = _codes((5, 4, 2, 5, 4, 4, 7, 6, 3, 4))
 X4 = _codes((5, 7, 6, 5, 2, 5, 3, 3, 1, 2))
 TABLES = {"G0": G0, "G_a": GA, "G_b": GB, "X1": X1, "X4": X4}
-"""The tables of spec 4.1, 4.3 (Table 4) and 4.7 (the spec's inclusive-only releases)."""
+"""The paper's tables G0 (Table 1), G_a and G_b (Table 4), and our X1 and X4 (tables only the
+inclusive strategy releases; ``docs/theory/disclosure-sets.md#worked-examples``)."""
 
 
 def running_sequence() -> GeneralizationSequence:
@@ -69,11 +71,12 @@ def running_sequence() -> GeneralizationSequence:
 def exclusive_disclosure_set(
     seq: GeneralizationSequence, i: int, sa: Sequence[int] | np.ndarray, chk: Chk
 ) -> tuple[int, np.ndarray]:
-    """``DS_excl(g_i(sa))`` at any level ``i`` (0-based), whether or not the exclusive
-    publisher would reach it (spec 2.8): the instances of ``PER(g_i(sa))`` for which no earlier
-    generalization's PER passes CHK. Returns its size and per-person value counts ``[n,
-    n_sa]``. The publishers stop at the first naive pass; the worked examples (spec 4.4) also
-    list the levels before and after it."""
+    """``DS_excl(g_i(sa))`` at any level ``i`` (0-based), whether or not the exclusive publisher
+    would reach it (``docs/theory/disclosure-sets.md#exclusive``): the instances of ``PER(g_i(sa))``
+    for which no earlier generalization's PER passes CHK. Returns its size and per-person value
+    counts ``[n, n_sa]``. The publishers stop at the first naive pass; the worked examples
+    (``docs/theory/disclosure-sets.md#worked-examples``) also list the levels before and after
+    it."""
     x = np.asarray(sa, dtype=np.int64)
     n_sa = int(x.max()) + 1
     per = enumerate_per(seq, i, signature(seq, i, x, n_sa))
@@ -118,7 +121,8 @@ def _row(
     remark: str = "",
 ) -> Row:
     """One quantity: ``ours``/``spec``/``paper`` as numbers (NaN where absent) and as text
-    (exact fractions, outcome names). ``paper`` is None where the paper prints no number."""
+    (exact fractions, outcome names); ``spec`` is our value verified by enumeration. ``paper``
+    is None where the paper prints no number."""
     if panel.startswith("outcome"):
         ours_t, spec_t = outcome_name(int(ours)), outcome_name(int(spec))
         paper_t = paper_text or ("" if paper is None else outcome_name(int(paper)))
@@ -126,11 +130,13 @@ def _row(
         ours_t, spec_t = _fmt(ours), _fmt(spec)
         paper_t = paper_text or ("" if paper is None else _fmt(paper))
     if paper is None:
-        verdict = "matches the spec" if ours_t == spec_t else "DIFFERS from the spec"
+        verdict = (
+            "matches our verified value" if ours_t == spec_t else "DIFFERS from our verified value"
+        )
     elif ours_t == paper_t or _num(ours) == _num(paper):
         verdict = "reproduced"
     elif ours_t == spec_t:
-        verdict = "paper wrong; spec's correction reproduced"
+        verdict = "paper wrong; our correction reproduced"
     else:
         verdict = "DIFFERS"
     return {
@@ -159,7 +165,8 @@ EXHAUSTIVE = "tables (453,600 permutations of G0)"
 
 
 def worked_examples(ctx: Context | None = None) -> list[Row]:
-    """Every number of spec 4.4-4.7 recomputed with the engine, one row per quantity
+    """Every number of the worked examples (``docs/theory/disclosure-sets.md#worked-examples``)
+    recomputed with the engine, one row per quantity
     (columns: ``section``, ``panel``, ``item``, ``paper``/``ours``/``spec`` as floats and
     ``*_text`` exact, ``verdict``, ``remark``). ``ctx`` caches the class-wide run."""
     seq = running_sequence()
@@ -188,12 +195,12 @@ def worked_examples(ctx: Context | None = None) -> list[Row]:
 
 
 def _per_sizes(seq: GeneralizationSequence) -> list[Row]:
-    """Spec 4.4 / 2.3: ``|PER|`` of G0 under g1-g3."""
+    """``|PER|`` of G0 under g1-g3 (``docs/theory/disclosure-sets.md#per``)."""
     rows = []
     per_rows: tuple[tuple[int, int | None], ...] = ((16, 16), (144, None), (432, None))
     for i, (spec_per, paper_per) in enumerate(per_rows):
         size = per_size(seq, i, signature(seq, i, G0))
-        remark = "paper prints 2x2x1x2 = 16 (one factor 2 dropped, AMB-5)" if i == 0 else ""
+        remark = "paper prints 2x2x1x2 = 16 (one factor 2 dropped)" if i == 0 else ""
         rows.append(
             _row("4.4", SIZES, f"|PER| G0 g{i + 1}", size, spec_per, paper_per, remark=remark)
         )
@@ -212,7 +219,8 @@ _SPEC_DS = {  # (table, level): (|DS_incl|, max share incl, |DS_excl|, max share
 _PAPER_DS: dict[tuple[str, int, str], tuple[Any, str | None]] = {
     ("G0", 1, "incl size"): (16, None),  # Example 2: DS_2 = the instances with E = F = c4
     ("G0", 1, "incl share"): (1, None),
-    ("G0", 2, "incl size"): (120, None),  # Example 7 (wrong, AMB-12)
+    # Example 7 (wrong: docs/theory/disclosure-sets.md#err-example7)
+    ("G0", 2, "incl size"): (120, None),
     ("G0", 2, "incl share"): (Fraction(4, 5), "0.8"),
     ("G0", 2, "excl size"): (68, "68 (20 + 24 + 24)"),  # Example 8
     ("G0", 2, "excl share"): (Fraction(11, 17), "0.647"),
@@ -222,7 +230,7 @@ _PAPER_DS: dict[tuple[str, int, str], tuple[Any, str | None]] = {
 
 
 def _disclosure_sets(seq: GeneralizationSequence, steps: dict[str, tuple[Step, ...]]) -> list[Row]:
-    """Spec 4.4: the disclosure sets' sizes and largest value shares, both strategies, for
+    """The disclosure sets' sizes and largest value shares, both strategies, for
     G0, G_a and G_b (``steps``: the inclusive publisher's steps per table)."""
     rows = []
     for (name, i), (isz, ish, esz, esh) in _SPEC_DS.items():
@@ -240,7 +248,7 @@ def _disclosure_sets(seq: GeneralizationSequence, steps: dict[str, tuple[Step, .
             strat = "DS_incl" if what.startswith("incl") else "DS_excl"
             label = f"|{strat}| {g}" if what.endswith("size") else f"max share {strat} {g}"
             remark = (
-                "Example 7: the paper's 120 and 0.8 are wrong (AMB-12)"
+                "Example 7: the paper's 120 and 0.8 are wrong (case 2 is not empty)"
                 if (name, i) == ("G0", 2) and what.startswith("incl")
                 else ""
             )
@@ -250,8 +258,8 @@ def _disclosure_sets(seq: GeneralizationSequence, steps: dict[str, tuple[Step, .
 
 
 def _example_3(seq: GeneralizationSequence) -> list[Row]:
-    """Example 3 (spec 4.4 further facts): the g1-signatures inside ``PER(G_2)``, the ones
-    passing CHK (the paper's circles) and the instances they remove."""
+    """Example 3 (``docs/theory/disclosure-sets.md#worked-examples``): the g1-signatures inside
+    ``PER(G_2)``, the ones passing CHK (the paper's circles) and the instances they remove."""
     per2 = enumerate_per(seq, 1, signature(seq, 1, G0))
     s1 = signatures(seq, 0, per2, int(per2.max()) + 1)
     uniq, inv = np.unique(s1.reshape(s1.shape[0], -1), axis=0, return_inverse=True)
@@ -272,7 +280,7 @@ _C2, _C4, _C6 = 1, 3, 5
 def _per3(co: ClassOutcomes) -> dict[str, np.ndarray]:
     """The instances of ``PER(G_3)`` in the class-wide run ``co`` (``tables``, their
     ``inclusive`` and ``naive`` released index) and the three sets Examples 7 and 8 split
-    them into (spec 4.5, 4.6): E = F = c4, else C = D = c2, else G = H = c6."""
+    them into: E = F = c4, else C = D = c2, else G = H = c6."""
     lvl3 = co.levels[2]
     in_per3 = lvl3.signature == lvl3.signature[co.find(np.asarray(G0))]
     t = co.tables[in_per3].astype(np.int64)
@@ -289,7 +297,7 @@ def _per3(co: ClassOutcomes) -> dict[str, np.ndarray]:
 
 
 def _example_7(co: ClassOutcomes) -> list[Row]:
-    """Example 7 (spec 4.5): the inclusive strategy's split of ``PER(G_3)``; the paper's
+    """Example 7: the inclusive strategy's split of ``PER(G_3)``; the paper's
     "no instance satisfies case 2" is wrong, which changes its printed 120 and 0.8."""
     p = _per3(co)
     t, incl, set1, set2, set3 = p["tables"], p["inclusive"], p["set1"], p["set2"], p["set3"]
@@ -307,7 +315,7 @@ def _example_7(co: ClassOutcomes) -> list[Row]:
             20,
             0,
             "0 ('no instance satisfies case 2')",
-            "AMB-12: e.g. A c1, B c2, C c3, D c6, E c4, F c4, G c2, H c6, I c5, J c7",
+            "case 2 is not empty: e.g. A c1, B c2, C c3, D c6, E c4, F c4, G c2, H c6, I c5, J c7",
         ),
         _row("4.5", SIZES, "Ex. 7: DS_incl3 set 1 (E = F = c4)", int((ds3 & set1).sum()), 52, 72),
         _row("4.5", SIZES, "Ex. 7: DS_incl3 set 2 (C = D = c2)", int((ds3 & set2).sum()), 24, 24),
@@ -320,13 +328,13 @@ def _example_7(co: ClassOutcomes) -> list[Row]:
             Fraction(19, 25),
             Fraction(4, 5),
             "0.8 = 96/120",
-            "AMB-12: 76/100",
+            "correct: 76/100",
         ),
     ]
 
 
 def _example_8(co: ClassOutcomes) -> list[Row]:
-    """Example 8 (spec 4.6): the exclusive strategy's disclosure set of ``G_3``."""
+    """Example 8: the exclusive strategy's disclosure set of ``G_3``."""
     p = _per3(co)
     t, set1, set2, set3 = p["tables"], p["set1"], p["set2"], p["set3"]
     dse = p["naive"] == 2
@@ -355,7 +363,7 @@ def _example_8(co: ClassOutcomes) -> list[Row]:
 
 
 def _person_shares(seq: GeneralizationSequence, incl3: Step) -> list[Row]:
-    """Per-person largest shares of the two ``DS_3`` (the ratio tables of spec 4.5 and 4.6),
+    """Per-person largest shares of the two ``DS_3`` (the ratio tables of Examples 7 and 8),
     A..J; ``incl3`` is the inclusive publisher's third step on G0."""
     spec_incl = tuple(Fraction(v, 25) for v in (9, 9, 11, 15, 19, 19, 15, 11, 9, 9))
     spec_excl = tuple(Fraction(v, 17) for v in (7, 7, 11, 11, 11, 11, 11, 11, 7, 7))
@@ -375,7 +383,9 @@ def _person_shares(seq: GeneralizationSequence, incl3: Step) -> list[Row]:
         row = _row(sec, SHARES, label, max(ours_t), max(spec_t))
         row["ours_text"] = " ".join(_fmt(v) for v in ours_t)
         row["spec_text"] = " ".join(_fmt(v) for v in spec_t)
-        row["verdict"] = "matches the spec" if ours_t == spec_t else "DIFFERS from the spec"
+        row["verdict"] = (
+            "matches our verified value" if ours_t == spec_t else "DIFFERS from our verified value"
+        )
         rows.append(row)
     return rows
 
@@ -398,7 +408,7 @@ _PAPER_OUT: dict[tuple[str, str], tuple[int, str]] = {
 
 
 def _outcomes(seq: GeneralizationSequence) -> list[Row]:
-    """Spec 4.7: the outcomes table (what each strategy releases for each table), with the
+    """The outcomes table (what each strategy releases for each table), with the
     naive release's true knowledge on G0 and the disclosure sets of X1 and X4."""
     rows = []
     for name, expect in _SPEC_OUT.items():
@@ -421,7 +431,7 @@ def _outcomes(seq: GeneralizationSequence) -> list[Row]:
 
 
 def _inclusive_only(name: str, inc: Outcome, exc: Outcome) -> list[Row]:
-    """Spec 4.7's X1 and X4 (released only by the inclusive strategy): both disclosure
+    """Our X1 and X4 (released only by the inclusive strategy): both disclosure
     sets' sizes and largest shares."""
     spec_inc = {"X1": (216, Fraction(5, 9)), "X4": (160, Fraction(13, 20))}[name]
     spec_exc = {"X1": (16, Fraction(1)), "X4": (144, Fraction(13, 18))}[name]
@@ -442,11 +452,12 @@ _SPEC_JOINT = {
     (-1, -1, 2): 8_640,
     (-1, -1, -1): 66_384,
 }
-"""Spec 4.7's exhaustive vector: tables per (inclusive, exclusive, naive) outcome."""
+"""Our exhaustive vector (verified by enumeration): tables per (inclusive, exclusive, naive)
+outcome."""
 
 
 def _exhaustive(co: ClassOutcomes) -> list[Row]:
-    """Spec 4.7: the outcome counts over every table with G0's sensitive multiset (the
+    """The outcome counts over every table with G0's sensitive multiset (the
     class-wide run ``co``)."""
     joint = co.joint_counts()
     rows = [_row("4.7", EXHAUSTIVE, "all tables", int(co.tables.shape[0]), 453_600)]
@@ -463,16 +474,16 @@ def _exhaustive(co: ClassOutcomes) -> list[Row]:
 def _figure_panel(row: Row) -> str:
     item, section = str(row["item"]), str(row["section"])
     if row["panel"] == EXHAUSTIVE:
-        return "4.7 exhaustive"
+        return "all 453,600 tables"
     if item.startswith(("X1", "X4")):
-        return "4.7 X1, X4"
+        return "X1, X4"
     if section == "4.7":
-        return "4.7 outcomes"
+        return "outcomes"
     if item.startswith(("Ex.", "DS_")):
         return "Ex. 3, 7, 8"
     if "G_a" in item or "G_b" in item:
-        return "4.4 G_a, G_b"
-    return "4.4 G0"
+        return "G_a, G_b"
+    return "G0"
 
 
 def _ratio(value: float, spec: float, outcome: bool) -> float:
@@ -484,8 +495,9 @@ def _ratio(value: float, spec: float, outcome: bool) -> float:
 
 
 def _finish(row: Row) -> Row:
-    """Adds the plot's columns: ``figure_panel`` and the paper's and our value as a ratio to
-    the spec's verified one (``*_vs_spec``; outcomes and zero values: 1 = same, 0 = not)."""
+    """Adds the plot's columns: ``figure_panel`` and the paper's and our value as a ratio to our
+    verified one (the ``spec`` column, ``*_vs_spec``; outcomes and zero values: 1 = same, 0 =
+    not)."""
     outcome = str(row["panel"]).startswith("outcome")
     return {
         **row,

@@ -1,40 +1,42 @@
 """Paper 002's experiments (Zhang, Wang, Jajodia, Brodsky, "Exclusive Strategy for
-Generalization Algorithms in Micro-Data Disclosure", DBSec 2008; spec ``exclusive.md``).
+Generalization Algorithms in Micro-Data Disclosure", DBSec 2008; our account of it:
+``docs/theory/disclosure-sets.md``, full citation at its top).
 
-The paper has no empirical evaluation: its "experiments" are Examples 1-8 on the 10-row
-patient table. This module reproduces them and runs the two experiments spec section 7
-suggests, on the disclosure-set engine :mod:`kerckhoffs.disclosure` (naive, inclusive and
-exclusive publishers, and the class-wide engine):
+The paper has no empirical evaluation: its "experiments" are Examples 1-8 on the 10-row patient
+table. This module reproduces them and runs the two experiments we add
+(``docs/theory/disclosure-sets.md#experiments``), on the disclosure-set engine
+:mod:`kerckhoffs.disclosure` (naive, inclusive and exclusive publishers, and the class-wide engine):
 
-- ``exclusive-examples``: every worked number of spec 4.4-4.7 as a table, one row per
-  quantity, with the paper's printed number (where it prints one), the spec's verified value
-  and ours. ``|PER|`` of G0 under g1-g3; ``|DS|`` and the largest value share for G0, G_a and
-  G_b under g1-g3 and both strategies; Example 3's circles; Example 7 (the paper prints 120
-  instances and a share of 0.8 for E = c4; the correct values are **100** and **19/25 =
-  0.76**, spec 4.5 [AMB-12]: 20 instances of "case 2", which the paper says cannot exist,
-  leave DS_3); Example 8 (68 instances, 11/17); the outcomes table of 4.7 (G0, G_a, G_b and
-  the spec's X1, X4 where only the inclusive strategy releases); the exhaustive outcome counts
-  over all 453,600 permutations of G0's sensitive multiset.
-- ``exclusive-ea-utility`` / ``exclusive-ea-joint`` (E-A, spec 7): random tables of 8-12
-  rows, 3-7 sensitive labels, 2-4 QI-based generalizations with increasing group sizes. The
-  first reports how often the naive release is unsafe (CHK fails on the adversary's true
-  knowledge) and how often each safe strategy strictly wins (releases an earlier, more
-  useful, generalization, or releases where the other releases nothing); the second the
-  joint distribution of (inclusive, exclusive, naive) outcomes. Both read the same sample
-  (one per process, :meth:`Context.cached`).
-- ``exclusive-eb-functions`` / ``exclusive-eb-groups`` (E-B, spec 5 and 7): PER instances
-  enumerated and wall time of the inclusive publisher (memoized and not) against the
-  exclusive one, and the exact instance count of the non-memoized recursion where running it
-  would take hours, as the number of generalizations grows and as the group sizes grow, on
-  tables whose naive index is the last candidate (so every strategy computes a disclosure
-  set at every level: the worst case of the paper's recurrence).
+- ``exclusive-examples``: every worked number (``docs/theory/disclosure-sets.md#worked-examples``)
+  as a table, one row per quantity, with the paper's printed number (where it prints one), our value
+  verified by enumeration (the ``spec`` column) and the engine's. ``|PER|`` of G0 under g1-g3;
+  ``|DS|`` and the largest value share for G0, G_a and G_b under g1-g3 and both strategies; Example
+  3's circles; Example 7 (the paper prints 120 instances and a share of 0.8 for E = c4; the correct
+  values are **100** and **19/25 = 0.76**, ``docs/theory/disclosure-sets.md#err-example7``: 20
+  instances of "case 2", which the paper says cannot exist, leave DS_3); Example 8 (68 instances,
+  11/17); the outcomes table (G0, G_a, G_b and our X1, X4 where only the inclusive strategy
+  releases); the exhaustive outcome counts over all 453,600 permutations of G0's sensitive multiset.
+- ``exclusive-ea-utility`` / ``exclusive-ea-joint`` (E-A,
+  ``docs/theory/disclosure-sets.md#experiments``): random tables of 8-12 rows, 3-7 sensitive labels,
+  2-4 QI-based generalizations with increasing group sizes. The first reports how often the naive
+  release is unsafe (CHK fails on the adversary's true knowledge) and how often each safe strategy
+  strictly wins (releases an earlier, more useful, generalization, or releases where the other
+  releases nothing); the second the joint distribution of (inclusive, exclusive, naive) outcomes.
+  Both read the same sample (one per process, :meth:`Context.cached`).
+- ``exclusive-eb-functions`` / ``exclusive-eb-groups`` (E-B,
+  ``docs/theory/disclosure-sets.md#complexity`` and ``#experiments``): PER instances enumerated and
+  wall time of the inclusive publisher (memoized and not) against the exclusive one, and the exact
+  instance count of the non-memoized recursion where running it would take hours, as the number of
+  generalizations grows and as the group sizes grow, on tables whose naive index is the last
+  candidate (so every strategy computes a disclosure set at every level: the worst case of the
+  paper's recurrence).
 
 CHK is the paper's recursive (2,2)-diversity (:data:`~kerckhoffs.disclosure.PAPER_CHK`:
 every person's largest value share over the disclosure set below 2/3, strict).
 
-**Budget.** E-A and E-B together must run in under three minutes on the project's 2-core
-machine (issue 13's speed target), so their grids are sized for it; each experiment's
-``notes`` says what that cost.
+**Budget.** E-A and E-B together must run in under three minutes on the project's 2-core machine
+(our speed target: ``docs/theory/choices.md#reproduction-budget``), so their grids are sized for it;
+each experiment's ``notes`` says what that cost.
 
 **Where the code is.** This module holds the measures and the experiments; the running
 example and the worked-example table are in :mod:`.paper_002_examples`, E-A's random tables
@@ -332,19 +334,19 @@ _EA_NOTE = (
 )
 
 _EB_NOTE = (
-    "Worst-case tables: random sequences (as E-A, but with the n coarsest group counts, so "
-    "group sizes grow with the largest group allowed) and tables of 12 rows with 4 labels, redrawn "
-    "until the naive index is the last generalization, so every earlier PER fails CHK and (by "
-    "spec 2.4's lemma) both safe strategies compute a disclosure set at every level. "
-    "Instances = PER instances enumerated (Outcome.instances); 5 tables per point, median "
-    "plotted. 'inclusive (no memo), counted' is the exact number of instances the non-memoized "
-    "recursion (paper 002's Table 3, the algorithm its section 3 analyses) enumerates on each "
-    "table, computed once per distinct (level, signature) without running it; it equals the "
-    "measured count of every run. The non-memoized publisher is run where that count is at "
-    "most 20 million (about 15 s); above, its row is NaN ('not run'). Seconds are measured "
-    "only. The CSV also has |PER| of the last generalization (per_last) and the paper's "
-    "section-3 recurrence evaluated with the table's own PER sizes (recurrence): an estimate, "
-    "not a bound (one table needs more). Where the non-memoized publisher ran, its line "
+    "Worst-case tables: random sequences (as E-A, but with the n coarsest group counts, so group "
+    "sizes grow with the largest group allowed) and tables of 12 rows with 4 labels, redrawn "
+    "until the naive index is the last generalization, so every earlier PER fails CHK and (by the "
+    "lemma on share rules, docs/theory/disclosure-sets.md#chk) both safe strategies compute a "
+    "disclosure set at every level. Instances = PER instances enumerated (Outcome.instances); 5 "
+    "tables per point, median plotted. 'inclusive (no memo), counted' is the exact number of "
+    "instances the non-memoized recursion (paper 002's Table 3, the algorithm its section 3 "
+    "analyses) enumerates on each table, computed once per distinct (level, signature) without "
+    "running it; it equals the measured count of every run. The non-memoized publisher is run "
+    "where that count is at most 20 million (about 15 s); above, its row is NaN ('not run'). "
+    "Seconds are measured only. The CSV also has |PER| of the last generalization (per_last) and "
+    "the paper's section-3 recurrence evaluated with the table's own PER sizes (recurrence): an "
+    "estimate, not a bound (one table needs more). Where the non-memoized publisher ran, its line "
     "covers the counted one: they are equal at every table. "
 )
 
@@ -393,13 +395,13 @@ EXPERIMENTS = [
         name="exclusive-examples",
         paper=PAPER,
         figure="Examples 1-8",
-        title="worked examples, paper vs ours (spec 4.4-4.7)",
+        title="worked examples, paper vs ours",
         grid=[{"table": "running example"}],
         measure=measure_examples,
         plot=Plot(
             x="figure_panel",
             y="quantities",
-            xlabel="spec section / example",
+            xlabel="group of quantities (table / example)",
             ylabel="quantities",
             series="verdict",
             kind="bar",
@@ -413,15 +415,14 @@ EXPERIMENTS = [
         ),
         notes=(
             "Plot: per group of quantities, how many the paper prints and we reproduce, how many "
-            "the paper prints wrong (our value = the spec's correction) and how many only the "
-            "spec gives (ours match). "
-            "Columns paper / spec / ours (floats, NaN where absent) and paper_text / spec_text / "
-            "ours_text (exact fractions, outcome names; the per-person rows list A..J). The "
-            "spec's values were verified by enumeration (spec 4.4-4.7). Example 7 as printed "
-            "is wrong (AMB-12): 20 instances of case 2 leave DS_3, which has 100 instances "
-            "with E = c4 in 76 (19/25 = 0.76); the conclusion (inclusive releases nothing) "
-            "stands. The exhaustive counts come from the class-wide engine (all 453,600 "
-            "tables with G0's sensitive multiset)."
+            "the paper prints wrong (our value = our verified correction) and how many only we "
+            "give (ours match). Columns paper / spec / ours (floats, NaN where absent) and "
+            "paper_text / spec_text / ours_text (exact fractions, outcome names; the per-person "
+            "rows list A..J); the spec column holds our values verified by enumeration. Example 7 "
+            "as printed is wrong: 20 instances of case 2 leave DS_3, which has 100 instances with "
+            "E = c4 in 76 (19/25 = 0.76); the conclusion (inclusive releases nothing) stands. The "
+            "exhaustive counts come from the class-wide engine (all 453,600 tables with G0's "
+            "sensitive multiset)."
         ),
     ),
     Experiment(
@@ -429,7 +430,7 @@ EXPERIMENTS = [
         version=2,  # the paper's sequence exact over every table; 95 % intervals
         varies=("seconds",),
         paper=PAPER,
-        figure="E-A (spec 7)",
+        figure="E-A",
         title="random tables: naive unsafe, inclusive vs exclusive strict wins",
         grid=_ea_grid(),
         seeds=EA_SEEDS,
@@ -445,7 +446,7 @@ EXPERIMENTS = [
         ),
         claim=(
             "(No experiment in the paper.) Utility incomparable: each safe strategy can release "
-            "where the other releases nothing; the naive algorithm is unsafe. Spec 7 expects "
+            "where the other releases nothing; the naive algorithm is unsafe. We expect "
             "both strict directions to occur, the exclusive strategy winning somewhat more "
             "often."
         ),
@@ -455,7 +456,7 @@ EXPERIMENTS = [
         name="exclusive-ea-joint",
         version=2,  # as exclusive-ea-utility
         paper=PAPER,
-        figure="E-A (spec 7)",
+        figure="E-A",
         title="random tables: joint distribution of (inclusive, exclusive, naive) outcomes",
         grid=_ea_grid(),
         seeds=EA_SEEDS,
@@ -478,7 +479,7 @@ EXPERIMENTS = [
         version=2,  # the exact non-memoized count added; the run limit on it, not the estimate
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
-        figure="E-B (spec 5, 7)",
+        figure="E-B",
         title="cost vs number of generalizations: inclusive (memo / no memo) vs exclusive",
         grid=[
             {
@@ -513,7 +514,7 @@ EXPERIMENTS = [
         version=2,  # as exclusive-eb-functions
         varies=("seconds", "value[seconds]"),
         paper=PAPER,
-        figure="E-B (spec 5, 7)",
+        figure="E-B",
         title="cost vs group size: inclusive (memo / no memo) vs exclusive, 3 generalizations",
         grid=[
             {
@@ -539,7 +540,8 @@ EXPERIMENTS = [
         ),
         claim=(
             "Exclusive cost linear in |PER(G_max)|, which is exponential in the group size "
-            "(spec AMB-13: polynomial in |PER| and n, not in the table size); inclusive "
+            "(the paper's 'polynomial in the size of the table' holds in |PER| and n, not in the "
+            "table size); inclusive "
             "multiplies PER sizes across levels."
         ),
         notes=_EB_NOTE + "3 generalizations, largest group 3, 4, 5, 6, 8 rows.",

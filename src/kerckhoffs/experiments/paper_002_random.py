@@ -57,8 +57,9 @@ def random_sequence(
 ) -> GeneralizationSequence:
     """``n_funcs`` QI-based generalizations of ``n_rows`` rows (read in QI order, as ages):
     each a partition into contiguous groups of 2..``max_group`` rows, the number of groups
-    strictly decreasing (average group size increasing: utility non-increasing, spec 2.2).
-    Consecutive partitions need not be nested (spec 3.8 E4). The group counts are a random
+    strictly decreasing (average group size increasing: utility non-increasing,
+    ``docs/theory/disclosure-sets.md#generalizations``). Consecutive partitions need not be
+    nested (``docs/theory/disclosure-sets.md#edge-cases``). The group counts are a random
     choice among the feasible ones, or with ``coarsest`` the ``n_funcs`` smallest (largest
     groups: E-B's sizes then grow with ``max_group``)."""
     lo_m = math.ceil(n_rows / max_group)
@@ -81,7 +82,8 @@ def random_sequence(
 
 def random_table(rng: np.random.Generator, n_rows: int, n_values: int) -> np.ndarray:
     """``n_rows`` sensitive values drawn uniformly from ``n_values`` labels, recoded to the
-    codes that occur (``0..k-1``, spec 3.8 E8: no padding)."""
+    codes that occur (``0..k-1``, no padding with unused values:
+    ``docs/theory/disclosure-sets.md#edge-cases``)."""
     raw = rng.integers(0, n_values, size=n_rows)
     return np.unique(raw, return_inverse=True)[1].astype(np.int64).ravel()
 
@@ -89,7 +91,7 @@ def random_table(rng: np.random.Generator, n_rows: int, n_values: int) -> np.nda
 def strict_winner(incl: int, excl: int) -> str:
     """Which safe strategy is strictly more useful (outcomes 0-based, -1 = nothing):
     ``"inclusive"``, ``"exclusive"`` or ``"equal"``. Releasing beats releasing nothing; an
-    earlier generalization beats a later one (spec 2.10)."""
+    earlier generalization beats a later one (``docs/theory/disclosure-sets.md#utility``)."""
     if incl == excl:
         return "equal"
     if excl == NOTHING or (incl != NOTHING and incl < excl):

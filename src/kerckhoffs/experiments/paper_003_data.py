@@ -24,7 +24,8 @@ N_PROVIDERS = 10
 
 
 def adult_frame(ctx: Context) -> pd.DataFrame:
-    """The 45,222-row Adult table (spec 5.1), loaded once per run."""
+    """The 45,222-row Adult table (paper 003, Section V; ``docs/theory/m-privacy.md#experiments``),
+    loaded once per run."""
 
     def make() -> pd.DataFrame:
         return load_adult(ctx.data_dir / "adult")
@@ -33,7 +34,8 @@ def adult_frame(ctx: Context) -> pd.DataFrame:
 
 
 def adult_schema(ctx: Context) -> Schema:
-    """Paper 003's Adult schema (spec A23): ``examples/adult/schema_mprivacy.toml``."""
+    """Paper 003's Adult schema (the paper does not state its Adult QI
+    set: ``docs/theory/m-privacy.md#err-adult-qis``): ``examples/adult/schema_mprivacy.toml``."""
     return Schema.from_toml(ctx.examples / "adult" / "schema_mprivacy.toml")
 
 
@@ -64,7 +66,8 @@ def _frame(ctx: Context, dataset: str) -> pd.DataFrame:
 
 def provider_table(ctx: Context, dataset: str, rows: int, seed: int) -> Table:
     """``rows`` records of ``dataset`` (all of them, or a uniform sample drawn with ``seed``)
-    spread over :data:`N_PROVIDERS` providers by Exp(1) weights (spec 3.10, R24), encoded.
+    spread over :data:`N_PROVIDERS` providers by Exp(1) weights (the paper does not give the
+    exponential split's parameters: ``docs/theory/m-privacy.md#err-provider-sizes``), encoded.
     Cached per (dataset, rows, seed)."""
 
     def make() -> Table:

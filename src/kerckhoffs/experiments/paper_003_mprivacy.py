@@ -1,35 +1,39 @@
-"""Paper 003's experiments (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data
-Publishing", section V, Figures 6-12): the reproduction plan E1-E7 of spec ``mprivacy.md`` 5.5.
+"""Paper 003's experiments (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data Publishing",
+section V, Figures 6-12) as our experiments E1-E7 (``docs/theory/m-privacy.md#experiments``).
 
-**Verification (E1-E3, Figs 6-8; spec 5.3).** One equivalence group is ``|T_G|`` Adult records
-drawn uniformly without replacement and spread over ``n_G`` providers with Exp(1) weights, none
-empty (spec 3.10, resolutions R24 and R29). Every verifier of :mod:`kerckhoffs.mprivacy.verify`
-decides whether the group is m-private w.r.t. ``C = k-anonymity (k = 50) and distinct
-l-diversity (l = 4)`` (Table II), coalitions ordered by Eq. 1's fitness with ``alpha = 0.3``.
-The measures are the wall time (the paper's axis, plotted first) and the number of oracle
-calls (each a check of C on what a coalition leaves: the paper's cost model, spec section 6;
-deterministic). A seed draws one group
-per (``|T_G|``, ``n_G``), which every ``m`` of that seed verifies.
+**Verification (E1-E3, Figs 6-8).** One equivalence group is ``|T_G|`` Adult records drawn uniformly
+without replacement and spread over ``n_G`` providers with Exp(1) weights, none empty (our
+procedures, ``docs/theory/m-privacy.md#procedures``; the paper does not give the exponential split's
+parameters, ``docs/theory/m-privacy.md#err-provider-sizes``). Every verifier of
+:mod:`kerckhoffs.mprivacy.verify` decides whether the group is m-private w.r.t.
+``C = k-anonymity (k = 50) and distinct l-diversity (l = 4)`` (Table II), coalitions ordered by Eq.
+1's fitness with ``alpha = 0.3``. The measures are the wall time (the paper's axis, plotted first)
+and the number of oracle calls (each a check of C on what a coalition leaves: the paper's cost
+model, ``docs/theory/m-privacy.md#complexity``; deterministic). A seed draws one group per
+(``|T_G|``, ``n_G``), which every ``m`` of that seed verifies.
 
 - **E1** (Fig. 6): calls vs ``m`` = 1..14, ``n_G = 15``, ``|T_G|`` in {150, 750}.
-- **E2** (Fig. 7): calls vs ``n_G``, ``m = 5``, ``|T_G|`` held at 150 / 750 (resolution A29).
+- **E2** (Fig. 7): calls vs ``n_G``, ``m = 5``, ``|T_G|`` held at 150 / 750 (the paper does not say
+  what it holds fixed: ``docs/theory/m-privacy.md#err-group-size``).
 - **E3** (Fig. 8 + calibration): calls vs records per provider ``|T_G| / n_G``, ``n_G = 15``,
   ``m = 5``, with each group's average provider fitness (the adaptive selector's input).
-  :func:`calibrate` reads the rows and reports the crossover (the smallest records-per-provider
-  from which top-down needs fewer calls than binary, and the fitness there) and the linear fit
-  of fitness on records per provider (the paper: ``0.04 x + 0.33``, R² = 0.97, threshold 0.85
-  or 15 records per provider; spec A7/A8 say our Eq. 1 cannot give those numbers).
+  :func:`calibrate` reads the rows and reports the crossover (the smallest records-per-provider from
+  which top-down needs fewer calls than binary, and the fitness there) and the linear fit of fitness
+  on records per provider (the paper: ``0.04 x + 0.33``, R² = 0.97, threshold 0.85 or 15 records per
+  provider; Eq. 1 cannot give those numbers: ``docs/theory/m-privacy.md#err-fitness-values`` and
+  ``#err-threshold``).
 
-**Anonymization (E4-E7, Figs 9-12; spec 5.4).** Adult with the spec's eight QIs (A23:
-``examples/adult/schema_mprivacy.toml``), SA occupation, records spread over ``n = 10``
-providers (Exp(1) weights, one assignment per seed), anonymized by the registered
-``provider-aware`` (Algorithm 2) and ``mondrian-mprivacy`` (the baseline, spec 3.8) under
-``[KAnonymity(k), DistinctLDiversity(l), MPrivacy(m, same C)]``, defaults ``k = 30, l = 4,
-m = 3`` (Table II), verifier "adaptive" (the paper's) unless the point says otherwise. Measured:
-wall time, oracle calls and tree nodes (the algorithm's ``stats``), groups, average
-contributing providers per group (spec A26), and the mean and median relative error of 2,500
-random range COUNT queries (:mod:`kerckhoffs.metrics.range_count`, spec 3.10 / A22), one
-workload per table.
+**Anonymization (E4-E7, Figs 9-12).** Adult with our eight QIs (the paper does not state them,
+``docs/theory/m-privacy.md#err-adult-qis``: ``examples/adult/schema_mprivacy.toml``), SA occupation,
+records spread over ``n = 10`` providers (Exp(1) weights, one assignment per seed), anonymized by
+the registered ``provider-aware`` (Algorithm 2) and ``mondrian-mprivacy`` (the baseline,
+``docs/theory/m-privacy.md#baseline``) under
+``[KAnonymity(k), DistinctLDiversity(l), MPrivacy(m, same C)]``, defaults ``k = 30, l = 4, m = 3``
+(Table II), verifier "adaptive" (the paper's) unless the point says otherwise. Measured: wall time,
+oracle calls and tree nodes (the algorithm's ``stats``), groups, average contributing providers per
+group (``docs/theory/m-privacy.md#err-providers-per-group``), and the mean and median relative error
+of 2,500 random range COUNT queries (:mod:`kerckhoffs.metrics.range_count`,
+``docs/theory/m-privacy.md#err-query-error``), one workload per table.
 
 - **E4** (Fig. 9): runtime and query error vs ``m``.
 - **E5** (Fig. 10): runtime and query error vs ``|T|`` (seeded uniform samples of Adult), then
@@ -50,10 +54,12 @@ per process (:meth:`Context.cached`).
 The tables (Adult and the Census stand-in spread over the providers) are built in
 :mod:`.paper_003_data`; this module holds the measures and the experiments.
 
-Codes in brackets are entries of the spec's register (``mprivacy.md`` section 9): A7/A8 (the
-printed fitness values and threshold cannot come from Eq. 1), A22 (query error), A23 (QI
-set), A25 (repetitions), A26 (providers per group), A27 (Fig. 12's runtime sentence
-contradicts itself), A28 (Fig. 10's "same rate"), A29 (what Fig. 7 holds fixed).
+The paper's errors resolved here, in our register (``docs/theory/m-privacy.md#errors``): the printed
+fitness values and threshold cannot come from Eq. 1 (``#err-fitness-values``,
+``#err-threshold``), the query error (``#err-query-error``), the QI set (``#err-adult-qis``),
+repetitions (``#err-repetitions``), providers per group (``#err-providers-per-group``), Fig.
+12's runtime sentence contradicts itself (``#err-fig12``), Fig. 10's "same rate"
+(``#err-fig10``), what Fig. 7 holds fixed (``#err-group-size``).
 """
 
 from __future__ import annotations
@@ -103,16 +109,16 @@ ALGORITHM_LABEL = {
     "mondrian-mprivacy": "baseline",
     "provider-aware/mondrian_width": "provider-aware (mondrian_width)",
 }
-"""Series labels; ``NAME/SCORE`` is ``NAME`` with its option ``score=SCORE`` (spec 3.7 A18:
-the split rule the paper leaves open)."""
+"""Series labels; ``NAME/SCORE`` is ``NAME`` with its option ``score=SCORE`` (the split rule
+the paper leaves open: ``docs/theory/m-privacy.md#err-split-score``)."""
 ADULT_ROWS = 45_222
 
 
 # -- E1-E3: verification of one group -------------------------------------------------------------
 def verification_group(sa: np.ndarray, n_sa: int, size: int, n_g: int, seed: int) -> GroupStats:
     """A group of ``size`` records drawn from the SA codes ``sa`` uniformly without
-    replacement, spread over ``n_g`` providers with Exp(1) weights, none empty (spec 3.10,
-    R29). The same (size, n_g, seed) gives the same group."""
+    replacement, spread over ``n_g`` providers with Exp(1) weights, none empty
+    (``docs/theory/m-privacy.md#procedures``). The same (size, n_g, seed) gives the same group."""
     from kerckhoffs.data.datasets import assign_providers
 
     if size > sa.size:
@@ -159,14 +165,16 @@ def measure_verify(point: Row, ctx: Context) -> list[Row]:
 def calibrate(
     df: pd.DataFrame, slower: str = "binary", faster: str = "top-down", cost: str = "calls"
 ) -> Row:
-    """E3's calibration of the adaptive threshold from E3's rows (spec 3.6, A7/A8).
+    """E3's calibration of the adaptive threshold from E3's rows
+    (``docs/theory/m-privacy.md#adaptive``; the paper's values: ``#err-fitness-values``,
+    ``#err-threshold``).
 
-    ``crossover_rpp``: the smallest records-per-provider value from which ``faster``'s median
-    ``cost`` (``calls``, or ``seconds``) stays at or below ``slower``'s at every larger value
-    of the grid (NaN if ``faster`` loses at the largest);
-    ``crossover_fitness``: the median average provider fitness there (the threshold in the
-    paper's "fitness" mode). ``slope``, ``intercept`` and ``r2``: the least-squares line of
-    average provider fitness on records per provider (paper: 0.04, 0.33, 0.97).
+        ``crossover_rpp``: the smallest records-per-provider value from which ``faster``'s median
+        ``cost`` (``calls``, or ``seconds``) stays at or below ``slower``'s at every larger value
+        of the grid (NaN if ``faster`` loses at the largest);
+        ``crossover_fitness``: the median average provider fitness there (the threshold in the
+        paper's "fitness" mode). ``slope``, ``intercept`` and ``r2``: the least-squares line of
+        average provider fitness on records per provider (paper: 0.04, 0.33, 0.97).
     """
     med = df.groupby(["records_per_provider", "strategy"])[cost].median().unstack()
     x = med.index.to_numpy(dtype=float)
@@ -192,13 +200,15 @@ def calibrate(
 
 # -- E4-E7: anonymization -------------------------------------------------------------------------
 def anonymization_models(k: int, l: int, m: int) -> list[Any]:  # noqa: E741
-    """``[k, distinct-l, m-privacy w.r.t. (k and distinct-l)]`` (spec 2.2, Table II)."""
+    """``[k, distinct-l, m-privacy w.r.t. (k and distinct-l)]``
+    (``docs/theory/m-privacy.md#constraint``, Table II)."""
     c = [KAnonymity(k), DistinctLDiversity(l)]
     return [*c, MPrivacy(m, list(c))]
 
 
 def providers_per_group(group: np.ndarray, provider: np.ndarray) -> float:
-    """Average number of distinct providers contributing to a group (spec A26)."""
+    """Average number of distinct providers contributing to a group (the paper's count:
+    ``docs/theory/m-privacy.md#err-providers-per-group``)."""
     n_groups = int(group.max()) + 1
     n_prov = int(provider.max()) + 1
     pairs = np.unique(group.astype(np.int64) * n_prov + provider)
@@ -238,7 +248,8 @@ def run_anonymizer(
             release = get_algorithm(name).run(
                 table, anonymization_models(k, l, m), verifier=verifier, stats=stats, **options
             )
-        except ParameterError as exc:  # e.g. the whole table is not m-private (spec R20)
+        # e.g. the whole table is not m-private (docs/theory/m-privacy.md#err-root)
+        except ParameterError as exc:
             return {"status": f"refused: {exc}"}
         seconds = time.perf_counter() - t0
         if table.provider is None:  # provider_table always assigns providers
@@ -430,21 +441,22 @@ ANON_SEEDS = (0,)
 E4_SEEDS = (0, 1)
 
 _VERIFY_NOTE = (
-    "Groups: |T_G| Adult records (45,222 rows, SA occupation) drawn without replacement, "
-    "Exp(1) provider weights, none empty (spec 3.10, R24, R29); C = k-anonymity (k = 50) and "
-    "distinct l-diversity (l = 4); coalition order by Eq. 1 with alpha = 0.3. Plotted: wall "
-    "seconds (the paper's axis), then oracle calls (the paper's cost model; deterministic), "
-    "median over seeds. Verifiers are exact, so every verifier's verdict agrees (column private). "
+    "Groups: |T_G| Adult records (45,222 rows, SA occupation) drawn without replacement, Exp(1) "
+    "provider weights, none empty (the exponential split's parameters are ours); C = k-anonymity "
+    "(k = 50) and distinct l-diversity (l = 4); coalition order by Eq. 1 with alpha = 0.3. "
+    "Plotted: wall seconds (the paper's axis), then oracle calls (the paper's cost model; "
+    "deterministic), median over seeds. Verifiers are exact, so every verifier's verdict agrees "
+    "(column private). "
 )
 _ANON_NOTE = (
     "Adult (45,222 rows), QIs age, workclass, education, marital-status, race, sex, "
-    "native-country, hours-per-week (A23; no hierarchies: code-interval cells), SA "
-    "occupation; n = 10 providers by Exp(1) weights; C = k-anonymity and distinct "
-    "l-diversity; verifier adaptive (fitness threshold 0.85). Query error: mean relative "
-    "error of 2,500 range COUNT queries, qd uniform in 2..4, uniform endpoints, act = 0 "
-    "re-drawn, uniform spread in each group's box (A22). Providers per group in the CSV "
-    "(A26). One seed (the spec asks for 10, A25): the five-minute budget of paper 003's "
-    "seven experiments decides. "
+    "native-country, hours-per-week (ours: the paper does not state them; no hierarchies: "
+    "code-interval cells), SA occupation; n = 10 providers by Exp(1) weights; C = k-anonymity and "
+    "distinct l-diversity; verifier adaptive (fitness threshold 0.85). Query error: mean relative "
+    "error of 2,500 range COUNT queries, qd uniform in 2..4, uniform endpoints, act = 0 re-drawn, "
+    "uniform spread in each group's box (our reading of the paper's query error). Providers per "
+    "group in the CSV. One seed (the paper gives no repetitions; we planned 10): the five-minute "
+    "budget of paper 003's seven experiments decides. "
 )
 
 
@@ -544,7 +556,7 @@ EXPERIMENTS = [
             "significantly better than all others, which need exponentially many checks; cost "
             "peaks around m = n_G/2."
         ),
-        notes=_VERIFY_NOTE + "m = 1..14 as the spec; 3 seeds (spec: >= 10; time budget).",
+        notes=_VERIFY_NOTE + "m = 1..14 as planned; 3 seeds (planned: >= 10; time budget).",
     ),
     Experiment(
         name="mprivacy-e2-fig7",
@@ -562,8 +574,9 @@ EXPERIMENTS = [
             "visible trend."
         ),
         notes=_VERIFY_NOTE
-        + "|T_G| held fixed while n_G varies (A29); n_G = 7..16 (spec: to 20; top-down on the "
-        "small group needs ~2^n_G calls, 4 s a group at n_G = 18); 3 seeds.",
+        + "|T_G| held fixed while n_G varies (the paper does not say what it holds fixed); n_G = "
+        "7..16 (planned: to 20; top-down on the small group needs ~2^n_G calls, 4 s a group at "
+        "n_G = 18); 3 seeds.",
     ),
     Experiment(
         name="mprivacy-e3-fig8",
@@ -602,10 +615,10 @@ EXPERIMENTS = [
             "roughly constant (its groups have on average 1 provider, at k = 15)."
         ),
         notes=_ANON_NOTE
-        + "m = 1..9, k = 30, l = 4; two seeds (two provider assignments). Beside the spec's "
-        "default split rule (min of the halves' fitness), provider-aware with score="
-        "mondrian_width (a provider cut when allowable, else Mondrian's widest QI), one of the "
-        "rules spec 3.7 lists for the paper's unspecified choice.",
+        + "m = 1..9, k = 30, l = 4; two seeds (two provider assignments). Beside our default "
+        "split rule (min of the halves' fitness), provider-aware with score=mondrian_width (a "
+        "provider cut when allowable, else Mondrian's widest QI), one of the rules we list for "
+        "the paper's unspecified choice (docs/theory/m-privacy.md#err-split-score).",
     ),
     Experiment(
         name="mprivacy-e4-provenance",
@@ -665,7 +678,7 @@ EXPERIMENTS = [
         plot=_anon_plot("rows", "|T| (records)"),
         claim=(
             "Runtime grows with |T| for both, the baseline's faster; query error follows "
-            "'the same rate' for both (read: similar trend, A28)."
+            "'the same rate' for both (read: similar trend)."
         ),
         notes=_ANON_NOTE
         + "|T| in {1k, 5k, 10k, 20k, 45,222}: seeded uniform samples of Adult; beyond the "
@@ -689,9 +702,9 @@ EXPERIMENTS = [
             "adaptive run beats both (partitions of many sizes need different strategies)."
         ),
         notes=_ANON_NOTE
-        + "provider-aware, m = 3, k = 30, l = 4; |T| in {100, 300, 1k, 3k, 10k, 45,222} "
-        "(seeded samples of Adult); the output does not depend on the verifier (P16), only "
-        "the time and the oracle calls do.",
+        + "provider-aware, m = 3, k = 30, l = 4; |T| in {100, 300, 1k, 3k, 10k, 45,222} (seeded "
+        "samples of Adult); the output does not depend on the verifier (a property the tests "
+        "check), only the time and the oracle calls do.",
     ),
     Experiment(
         name="mprivacy-e7-fig12",
@@ -715,7 +728,7 @@ EXPERIMENTS = [
             "Larger k: higher query error; varying l changes quality non-monotonically; "
             "provider-aware's error always <= the baseline's; 'execution times are shorter "
             "for decreasing k or l values because less partitions are created' (contradictory, "
-            "A27: we record what we measure)."
+            "we record what we measure)."
         ),
         notes=_ANON_NOTE
         + "k in {10, 20, 30, 40, 50, 75, 100} at l = 4 (one assignment); l in 2..6 at k = 30 "

@@ -1,54 +1,59 @@
 """Paper 004's experiments (Ganta, Kasiviswanathan, Smith, "Composition attacks and auxiliary
-information in data privacy", KDD 2008), Figures 1-8: the intersection (composition) attack
-on independent releases of overlapping populations (spec ``composition.md`` section 5, with
-the experiment driver of 3.6-3.7 and the metrics of 2.8).
+information in data privacy", KDD 2008), Figures 1-8: the intersection (composition) attack on
+independent releases of overlapping populations (``docs/theory/composition.md#experiments``, with
+our subsets and experiment driver, ``#subsets`` and ``#driver``, and the paper's metrics,
+``#metrics``).
 
-Setting (spec 5.1-5.4). Two random subsets of a table share ``|P| = 5000`` individuals; the
-rest is split evenly between them ([AMB-14]); each subset is anonymized independently; the
-adversary intersects, for every individual of ``P``, the sets of distinct SA values of the
-individual's classes in the releases (:func:`~kerckhoffs.attacks.composition.intersection_attack`).
+Setting (paper 004 section 5). Two random subsets of a table share ``|P| = 5000`` individuals; the
+rest is split evenly between them (the paper does not give the sizes: the subset-sizes error below);
+each subset is anonymized independently; the adversary intersects, for every individual of ``P``,
+the sets of distinct SA values of the individual's classes in the releases
+(:func:`~kerckhoffs.attacks.composition.intersection_attack`).
 
 * **Locating.** The paper's adversary knows every target's class ("the attacks in the
-  experiments always assume locatability", spec 5.3), so the figures use the oracle locator
+  experiments always assume locatability", section 5), so the figures use the oracle locator
   (:meth:`OverlappingReleases.locations`). Our Mondrian cuts categorical QIs at code medians
   and publishes the lowest common hierarchy node of each class, so two classes can publish
   the same (or nested) categorical cells; locating targets by the published cells then
   leaves several candidate classes and learns much less. Figure 1 also reports that
   cell-located attack on the Mondrian releases, as an extra series.
-* **Data.** Adult as in the paper (spec 5.1): the 30,162-row training split without missing
-  values (``adult.csv``), QIs age, workclass, education, marital-status, race, sex,
-  native-country, SA occupation (14 values), hierarchies ``examples/adult/hierarchies``.
-  IPUMS (70,187 rows, occupation with 247 values) cannot be obtained: the **Census stand-in**
-  (UCI Census-Income KDD, rows with occupation != 0, ``examples/census/schema.toml``, SA the
-  detailed occupation recode, 46 codes) replaces it, sampled down to IPUMS's 70,187 rows
-  (one fixed seeded sample, :data:`CENSUS_SAMPLE_SEED`) so the subsets have the sizes the
-  spec gives for IPUMS (5000 + 32,593) and MDAV (``O(n^2/k)``) fits the time budget.
+* **Data.** Adult as in the paper (``docs/theory/composition.md#experiment-data``): the 30,162-row
+  training split without missing values (``adult.csv``), QIs age, workclass, education,
+  marital-status, race, sex, native-country, SA occupation (14 values), hierarchies
+  ``examples/adult/hierarchies``. IPUMS (70,187 rows, occupation with 247 values) cannot be
+  obtained: the **Census stand-in** (UCI Census-Income KDD, rows with occupation != 0,
+  ``examples/census/schema.toml``, SA the detailed occupation recode, 46 codes) replaces it, sampled
+  down to IPUMS's 70,187 rows (one fixed seeded sample, :data:`CENSUS_SAMPLE_SEED`) so the subsets
+  have the sizes we take for IPUMS (5000 + 32,593; ``docs/theory/composition.md#err-ipums``) and
+  MDAV (``O(n^2/k)``) fits the time budget.
 * **Figure 7** (effect of the SA): IPUMS's Industry and Income do not exist in the stand-in;
   its non-QI attributes of different entropy are used instead (:data:`CENSUS_SAS`), all
   with the same QIs. Their domain size and entropy have the same order, so they cannot
   separate the two; ``country`` as SA (43 values, low entropy; QIs without country) is
   added to make the paper's point (entropy, not domain size).
-* **Schemes** (spec 5.3): k-anonymity by the registered ``mondrian`` (strict median cuts)
-  and ``mdav`` (microaggregation, published as each cluster's cells); entropy ℓ-diversity
-  and t-closeness (EMD, equal ground distance for a categorical SA; [AMB-3]) as extra
-  constraints on Mondrian's cuts: the registered ``mondrian`` with those models
+* **Schemes** (paper 004 section 5): k-anonymity by the registered ``mondrian`` (strict median cuts)
+  and ``mdav`` (microaggregation, published as each cluster's cells); entropy ℓ-diversity and
+  t-closeness (EMD, equal ground distance for a categorical SA: the t-closeness error below) as
+  extra constraints on Mondrian's cuts: the registered ``mondrian`` with those models
   (:func:`constrained_mondrian`).
-* **Grids** the paper omits (spec 5.4, [AMB-19]): k in {5, ..., 30}, ℓ in {2, ..., 6} and t
-  in {0.1, ..., 0.5} with k = 10, confidence levels 100/50/33/25/20 %. Seeds: 3 (the spec
-  proposes 5; the 6-minute budget of this module decides), each seed a new draw of the
+* **Grids** the paper omits (the grids error below): k in {5, ..., 30}, ℓ in {2, ..., 6} and t
+  in {0.1, ..., 0.5} with k = 10, confidence levels 100/50/33/25/20 %. Seeds: 3 (we had
+  planned 5; the 6-minute budget of this module decides), each seed a new draw of the
   subsets; the plots show the median over seeds.
 
-Codes in brackets are entries of the spec's register of the paper's ambiguities
-(``composition.md`` section 8, paper 004 sections 4-5):
+The paper's ambiguities resolved here, in our register (``docs/theory/composition.md#errors``; paper
+004 sections 4-5):
 
-- [AMB-3]: the t-closeness distance is not specified; EMD, equal ground distance for a
-  categorical SA, ordered distance for a numeric one.
-- [AMB-5]: "average drop" may be per release or a mean of per-person drops; both are
-  reported, the figures plot the per-release one.
-- [AMB-14]: the subsets' sizes are not given; the records outside the overlap are split
-  evenly and disjointly between the subsets.
-- [AMB-17]: the entropy's unit is not given; bits (only the ordering of SAs matters).
-- [AMB-19]: the figures' parameter grids are missing; the defaults of spec 5.4.
+- t-closeness distance (``docs/theory/composition.md#err-emd``): the t-closeness distance is not
+  specified; EMD, equal ground distance for a categorical SA, ordered distance for a numeric one.
+- Average drop (``docs/theory/composition.md#err-average-drop``): "average drop" may be per release
+  or a mean of per-person drops; both are reported, the figures plot the per-release one.
+- Subset sizes (``docs/theory/composition.md#err-subset-sizes``): the subsets' sizes are not given;
+  the records outside the overlap are split evenly and disjointly between the subsets.
+- Entropy unit (``docs/theory/composition.md#err-entropy-units``): the entropy's unit is not given;
+  bits (only the ordering of SAs matters).
+- Grids (``docs/theory/composition.md#err-grids``): the figures' parameter grids are missing; our
+  defaults above.
 
 Caching: releases are cached per (dataset, SA, scheme, parameters, seed, subset) and attack
 metrics per scenario in the run's :class:`~kerckhoffs.experiments.base.Context`, so figures
@@ -150,24 +155,25 @@ SIZE_GRID = {
     "census": (8000, 12_000, 16_000, 20_000, 25_000, 30_000, 37_593),
 }
 """Subset sizes (overlap 5000 included) for the sensitivity experiment; the last is the even
-split of the rest that the other figures use ([AMB-14])."""
+split of the rest that the other figures use (the paper does not give the sizes:
+``docs/theory/composition.md#err-subset-sizes``)."""
 DATA_NOTE = (
     "Adult: adult.csv, 30,162 rows, SA occupation (14 values), QIs age, workclass, education, "
     "marital-status, race, sex, native-country (paper Table 2). Census stand-in (replaces "
     "IPUMS, which cannot be obtained): UCI Census-Income KDD, occupation != 0, sampled to "
     "IPUMS's 70,187 rows (seed 2008), SA detailed occupation (46 codes, not 247), QIs age, "
     "sex, education, marital_status, race, workclass, country. Overlap 5000, the rest split "
-    "evenly ([AMB-14]); oracle locator (the paper assumes locatability). Seeds 0-2 (spec "
-    "proposes 5; time budget), median plotted."
+    "evenly (the paper does not give the sizes); oracle locator (the paper assumes "
+    "locatability). Seeds 0-2 (we had planned 5; time budget), median plotted."
 )
 
 
-# -- releases and the attack (spec 3.6-3.7) -------------------------------------------------------
+# -- releases and the attack (docs/theory/composition.md#subsets, #driver) ----------------------
 def subsets_of(
     ctx: Context, dataset: str, n_chunks: int, seed: int, size: int | None = None
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Spec 3.6: ``n_chunks`` subsets sharing :data:`OVERLAP` rows (even split of the rest,
-    or ``size`` rows each, overlap included)."""
+    """``n_chunks`` subsets sharing :data:`OVERLAP` rows (even split of the rest, or ``size`` rows
+    each, overlap included; ``docs/theory/composition.md#subsets``)."""
     n = table_of(ctx, dataset).n
     key = f"p004:subsets:{dataset}:{n_chunks}:{seed}" + (f":{size}" if size else "")
     return ctx.cached(key, lambda: make_subsets(n, n_chunks, OVERLAP, seed, size=size))
@@ -223,10 +229,11 @@ def attack_metrics(
     by_cells: bool = False,
     size: int | None = None,
 ) -> dict[str, Any]:
-    """Spec 3.7 for one setting: releases of the first ``len(schemes)`` of ``n_chunks``
-    subsets (default as many as releases), the intersection attack with the oracle locator
-    (or by the published cells with ``by_cells``), and the spec 2.8 metrics (percentages for
-    shares). Cached per setting."""
+    """Our experiment driver (``docs/theory/composition.md#driver``) for one setting: releases of
+    the first ``len(schemes)`` of ``n_chunks`` subsets (default as many as releases), the
+    intersection attack with the oracle locator (or by the published cells with ``by_cells``), and
+    the paper's metrics (``docs/theory/composition.md#metrics``; percentages for shares). Cached per
+    setting."""
     n_rel = len(schemes)
     chunks = n_chunks or n_rel
     key = f"p004:attack:{dataset}:{sa}:{list(schemes)}:{sorted(params.items())}:{seed}:{chunks}"
@@ -253,9 +260,10 @@ def attack_metrics(
 
 
 def centroid_locator_accuracy(ctx: Context, dataset: str, k: int, seed: int) -> float:
-    """Spec 2.6/3.3 ``locate_centroid`` on the MDAV release of subset 1: the share (percent)
-    of the overlap population whose nearest published centroid (z-scored QIs, as MDAV
-    measures; ties: lowest class id) is their own class. The paper reports about 70 %."""
+    """``locate_centroid`` (``docs/theory/composition.md#enabling-properties`` and ``#locators``) on
+    the MDAV release of subset 1: the share (percent) of the overlap population whose nearest
+    published centroid (z-scored QIs, as MDAV measures; ties: lowest class id) is their own class.
+    The paper reports about 70 %."""
 
     def make() -> float:
         subs, common = subsets_of(ctx, dataset, 2, seed)
@@ -384,8 +392,9 @@ def measure_fig3(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 
 
 def measure_fig4(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
-    """Average effective prior anonymity per subset vs average effective posterior
-    anonymity (their difference is the average drop, per release: spec [AMB-5])."""
+    """Average effective prior anonymity per subset vs average effective posterior anonymity (their
+    difference is the average drop, per release:
+    ``docs/theory/composition.md#err-average-drop``)."""
     dataset, k, seed = _k_point(point)
     m = attack_metrics(ctx, dataset, SCENARIOS["i"], {"k": k}, seed)
     pairs = [
@@ -492,8 +501,8 @@ def measure_fig7(point: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 def measure_fig8(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     """Census stand-in, n = 2, 3, 4 nested releases (4 subsets built once, first n used,
-    spec 3.6): (a) PVP_100%, (b) average drop w.r.t. subset 1 (which every n shares, so the
-    drop can only grow with n)."""
+    ``docs/theory/composition.md#subsets``): (a) PVP_100%, (b) average drop w.r.t. subset 1 (which
+    every n shares, so the drop can only grow with n)."""
     k, seed = int(point["k"]), int(point["seed"])
     rows = []
     for n_rel in (2, 3, 4):
@@ -597,7 +606,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
             series="cuts",
             panels="panel",
         ),
-        claim="The paper does not give the subsets' sizes ([AMB-14]); its Fig. 1 levels "
+        claim="The paper does not give the subsets' sizes; its Fig. 1 levels "
         "(Adult about 12 %, IPUMS about 60 % at k = 5) are compared with ours at several.",
         seeds=SEEDS,
         notes=DATA_NOTE + " Each subset: the 5000 shared rows plus size - 5000 rows of its own. "
@@ -645,7 +654,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "the partition size, and partitions are much larger than k (IPUMS, k = 5: average "
         "partition size about 40), blamed on hierarchy-based generalization.",
         seeds=SEEDS,
-        notes=DATA_NOTE + " Partition size is individual-weighted (spec 2.8).",
+        notes=DATA_NOTE + " Partition size is individual-weighted (as in the paper's metrics).",
     ),
     Experiment(
         name="composition-fig4",
@@ -667,7 +676,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "effective prior anonymity of both subsets (a large drop).",
         seeds=SEEDS,
         notes=DATA_NOTE + " drop = average prior of the subset - average posterior "
-        "([AMB-5]); drop_per_person = mean of min_j EA_ij - |S_i|.",
+        "(per release; the paper leaves it open); drop_per_person = mean of min_j EA_ij - |S_i|.",
     ),
     Experiment(
         name="composition-fig5",
@@ -689,9 +698,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "considerable partial breach: the intersection of two diverse sets need not be "
         "diverse (no numbers given).",
         seeds=SEEDS,
-        notes=DATA_NOTE + " Mondrian with the constraint on both halves of every cut "
-        "(spec 3.4), entropy ℓ-diversity H >= log ℓ, t-closeness by EMD with equal ground "
-        "distance to the subset's distribution; ℓ and t grids from spec 5.4.",
+        notes=DATA_NOTE + " Mondrian with the constraint on both halves of every cut (after "
+        "LeFevre et al., ICDE 2006), entropy ℓ-diversity H >= log ℓ, t-closeness by EMD with "
+        "equal ground distance to the subset's distribution; ℓ and t grids are ours (the paper "
+        "omits them).",
     ),
     Experiment(
         name="composition-fig6",
@@ -774,7 +784,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "not for large k, where extra releases give only limited information.",
         seeds=SEEDS,
         notes=DATA_NOTE + " Four subsets (5000 shared + an even split of the rest each) are "
-        "built once per seed and the first n are used, so the releases are nested (spec 3.6). "
+        "built once per seed and the first n are used, so the releases are nested. "
         "The drop is w.r.t. subset 1, which every n shares.",
     ),
 )

@@ -1,7 +1,11 @@
 """Paper 004's differential-privacy alternative (Ganta, Kasiviswanathan, Smith, KDD 2008,
-sections 4-5; spec ``composition.md`` 2.9-2.12, 3.8-3.10, 4.3, 7; issue 14 item 7):
-experiments X1-X4 beside the composition figures of :mod:`.paper_004_composition`, whose
-setting they reuse (same data, same overlapping subsets, same targets, same caches).
+sections 4-5: differential privacy, semantic privacy and its theorems, the DP mechanisms, the
+exact semantic-privacy checker and the analytic baseline, from
+``docs/theory/composition.md#differential-privacy`` to ``#analytic-baseline``, and the
+properties the tests check, ``docs/theory/composition.md#properties``): our DP experiments
+(``docs/theory/composition.md#experiments``), X1-X4 beside the composition figures of
+:mod:`.paper_004_composition`, whose setting they reuse (same data, same overlapping subsets,
+same targets, same caches).
 
 * **X1** (``dp-x1-breach``): DP histograms (SA in the cells, public hierarchy levels) of the
   two Adult subsets at epsilon 0.1 ... 4, attacked by the thresholded intersection attack
@@ -14,26 +18,26 @@ setting they reuse (same data, same overlapping subsets, same targets, same cach
 * **X2** (``dp-x2-utility``): query error (paper 000's COUNT workload, 3 QI ranges and an SA
   range, 5 % selectivity; :func:`kerckhoffs.metrics.query_error` with ``source=``) of the DP
   histogram vs epsilon beside Mondrian k-anonymity at k = 5 ... 50, on all of Adult.
-* **X3** (``dp-x3-semantic``): the exact semantic-privacy check (spec 3.9,
-  :mod:`kerckhoffs.dp.semantic`) of randomized response and the geometric count on tiny
-  domains: the worst statistical distance between the real-world and person-removed
-  posteriors (over the uniform prior and random priors) against Proposition 14's bound
-  ``e^eps - 1``, the spec's tighter ``tanh(eps)`` and, for the ``(eps, delta)`` variant that
-  publishes everything with probability ``delta``, Theorem 15's ``e^{3 eps} - 1 + 2 sqrt(delta)``.
-  No data.
+* **X3** (``dp-x3-semantic``): the exact semantic-privacy check
+  (``docs/theory/composition.md#semantic-checker``, :mod:`kerckhoffs.dp.semantic`) of randomized
+  response and the geometric count on tiny domains: the worst statistical distance between the
+  real-world and person-removed posteriors (over the uniform prior and random priors) against
+  Proposition 14's bound ``e^eps - 1``, the tighter ``tanh(eps)`` we derive from it
+  (``docs/theory/composition.md#theorems``) and, for the ``(eps, delta)`` variant that publishes
+  everything with probability ``delta``, Theorem 15's ``e^{3 eps} - 1 + 2 sqrt(delta)``. No data.
 * **X4** (``dp-x4-budget``): two to four nested releases of the Census stand-in (Fig. 8's
   setting): the k-anonymous releases' breach (Mondrian, k = 5 and 10) beside each person's
   composed epsilon by the ledger's basic composition (:class:`kerckhoffs.dp.ledger.Ledger`)
   when every release is instead a DP histogram at epsilon 1 per release, and the
   ``dp-intersection`` breach of those DP releases: what a budget buys.
 
-Kerckhoffs (DESIGN.md 5): the DP noise is OpenDP's and cannot be seeded, so X1, X2 and X4
-measure every DP point in several independent runs (:data:`X1_RUNS`, :data:`X2_RUNS`,
+Kerckhoffs (``docs/theory/choices.md#opendp``): the DP noise is OpenDP's and cannot be seeded, so
+X1, X2 and X4 measure every DP point in several independent runs (:data:`X1_RUNS`, :data:`X2_RUNS`,
 :data:`X4_RUNS`; the ``run`` column) and declare their noisy columns in ``varies``;
-:func:`run_summary` gives each point's mean and 95 % intervals. The subsets (spec 3.6) and
-the random priors of X3 are seeded; X3 is exact. Time (CPU): X1 about 7 minutes, X2 about 3,
-X4 about 2, X3 2 s; one seed (the composition figures use three), Adult only in X1 and X2,
-k in {5, 10} in X4.
+:func:`run_summary` gives each point's mean and 95 % intervals. The subsets
+(``docs/theory/composition.md#subsets``) and the random priors of X3 are seeded; X3 is exact. Time
+(CPU): X1 about 7 minutes, X2 about 3, X4 about 2, X3 2 s; one seed (the composition figures use
+three), Adult only in X1 and X2, k in {5, 10} in X4.
 """
 
 from __future__ import annotations
@@ -169,7 +173,8 @@ is filtered out of the stand-in): the public SA domain of the Census DP histogra
 def dp_table(ctx: Context, dataset: str) -> Table:
     """The table of :func:`~.paper_004_setting.table_of` (same rows, same QIs) with a
     public hierarchy on the SA, so that the DP cell domain may hold the SA values: a DP
-    histogram refuses a domain read from the data (spec 3.8). Adult: the project's
+    histogram refuses a domain read from the data
+    (``docs/theory/composition.md#dp-mechanisms``). Adult: the project's
     occupation hierarchy file; Census stand-in: the codebook's codes 1-46, flat."""
 
     def make() -> Table:
@@ -470,7 +475,7 @@ def measure_x3(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
         )
     else:
         quantities.append(("Proposition 14 bound e^eps-1", float(proposition14_bound(exp_eps))))
-        quantities.append(("tanh(eps) bound (spec 2.12)", float(tanh_bound(exp_eps))))
+        quantities.append(("tanh(eps) bound (derived)", float(tanh_bound(exp_eps))))
     bound = min(v for q, v in quantities if "bound" in q)
     return [
         {

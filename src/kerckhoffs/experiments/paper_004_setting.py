@@ -127,7 +127,9 @@ def table_of(ctx: Context, dataset: str, sa: str | None = None) -> Table:
 
 
 def sa_entropy(table: Table) -> float:
-    """Shannon entropy (bits) of the SA over the whole table (spec 5.1, [AMB-17])."""
+    """Shannon entropy (bits) of the SA over the whole table (paper 004, Section 5,
+    ``docs/theory/composition.md#experiment-data``; Definition 4 does not give the entropy's
+    unit, we use bits: ``docs/theory/composition.md#err-entropy-units``)."""
     p = np.bincount(table.sa, minlength=table.n_sa) / table.n
     p = p[p > 0]
     return float(-(p * np.log2(p)).sum())
@@ -142,8 +144,9 @@ def constrained_mondrian(
     t: float | None = None,
 ) -> Release:
     """Mondrian under k-anonymity plus, optionally, entropy l-diversity (paper 004 Def. 4) and
-    t-closeness (Def. 5), a cut allowed only when both halves satisfy every constraint (spec
-    ``composition.md`` 3.4): the registered ``mondrian`` with those models."""
+    t-closeness (Def. 5), a cut allowed only when both halves satisfy every constraint (paper
+    004, Section 5, after LeFevre et al., ICDE 2006: ``docs/theory/composition.md#mondrian``):
+    the registered ``mondrian`` with those models."""
     models: list[Any] = [KAnonymity(int(k))]
     if l is not None:
         models.append(EntropyLDiversity(float(l)))

@@ -1,10 +1,10 @@
 """Running experiments: every point once (cached), then a CSV and a PNG per experiment.
 
-Issue 6 item 2. Finished points are appended to ``<out>/.cache/<name>.jsonl`` as soon as they
-are measured, so an interrupted ``kerckhoffs reproduce --all`` resumes where it stopped and a
-re-run only measures points it has not seen (a point's key is its parameters, its seed and
-the experiment's ``version``). The CSV holds one row per measured row, with the point's
-parameters and seed; the plot shows the median over seeds.
+The reproduction harness's runner. Finished points are appended to ``<out>/.cache/<name>.jsonl`` as
+soon as they are measured, so an interrupted ``kerckhoffs reproduce --all`` resumes where it stopped
+and a re-run only measures points it has not seen (a point's key is its parameters, its seed and the
+experiment's ``version``). The CSV holds one row per measured row, with the point's parameters and
+seed; the plot shows the median over seeds.
 """
 
 from __future__ import annotations
