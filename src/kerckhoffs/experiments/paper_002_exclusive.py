@@ -405,6 +405,7 @@ EXPERIMENTS = [
             ylabel="quantities",
             series="verdict",
             kind="bar",
+            legend_below=True,
         ),
         claim=(
             "|PER(G_1)| = 16 (printed 2x2x1x2); Example 3: 9 g1-generalizations, 8 pass; "
