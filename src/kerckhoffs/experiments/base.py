@@ -48,9 +48,10 @@ class Plot:
     """Further panels after these, each drawn from the same rows by its own spec (another x
     or y: paper 003's Fig. 8 plots runtime against records per provider and against the
     average fitness). Their own ``extra`` is ignored; no extra panels by default."""
-    labels: Sequence[tuple[str, str]] = ()
+    labels: Sequence[tuple[str | None, str]] = ()
     """(series value, legend text) pairs: a longer legend name for a series, e.g. one that says
-    its line lies on another's. Series not named keep their value."""
+    its line lies on another's (None: the one line of a panel without series). Series not
+    named keep their value."""
     fit: bool = False
     """Draw the least-squares line of ``y`` on ``x`` over every row (all seeds), its equation
     and R² in the legend."""

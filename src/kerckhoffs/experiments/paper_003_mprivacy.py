@@ -516,6 +516,7 @@ def _fig8_plot() -> Plot:
         y="avg_fitness",
         xlabel=xlabel,
         ylabel="average provider fitness",
+        labels=((None, "average provider fitness (measured)"),),
         fit=True,
         lines=(PAPER_FITNESS_LINE,),
     )

@@ -394,7 +394,7 @@ def _draw(
         sub = df if s is None else df[df[spec.series] == s]
         med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
         label = _label(dict(spec.labels).get(s, s), y, ys)
-        i = styles.get(label, 0)
+        i = styles.get(label, len(styles))  # a label only an extra panel draws: its own style
         if med.isna().all():  # every point refused or not measured: say so in the legend
             label = f"{label or y}: refused, no value"
         values.append(med.dropna().to_numpy())
