@@ -20,9 +20,9 @@ removes the signal at its source (paper 001 Algorithm 1, ``docs/theory/minimalit
    ``docs/theory/minimality.md#err-mask-exit``).
 3. **Distribution.** ``D`` = the empirical distribution of the proportions of ``L`` (each
    group weight ``1/u``).
-4. **Distortion.** For each ``E`` in ``V`` draw ``p_E`` from ``D``; keep ``target =
-   min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows (``p_E |E|`` need not be an
-   integer and paper 001 step 4 does not say how to round:
+4. **Distortion.** For each ``E`` in ``V`` draw ``p_E`` from ``D``; keep
+   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows (``p_E |E|`` need not
+   be an integer and paper 001 step 4 does not say how to round:
    ``docs/theory/minimality.md#err-mask-rounding``; computed in exact integer arithmetic) and change
    the others, chosen uniformly at random among the group's sensitive rows, to other values. Each
    distorted group then shows a frequency that ``m - 1`` genuine groups also show, so a given

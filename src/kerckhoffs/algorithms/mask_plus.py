@@ -407,8 +407,8 @@ def mask_plus(
     ``docs/theory/asap.md#err-mask-plus-fill``); random rows (the paper does not say which rows
     are relabelled, ``docs/theory/asap.md#err-mask-plus-rows``).
 
-    Settings: every value sensitive (each value capped at ``floor(|G|/m)``; a group with ``|D_S| *
-    floor(|G|/m) < |G|`` cannot be made m-confidential and raises
+    Settings: every value sensitive (each value capped at ``floor(|G|/m)``; a group with
+    ``|D_S| * floor(|G|/m) < |G|`` cannot be made m-confidential and raises
     :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (paper 000 does not cover one;
     our proposal, a deviation from the paper: ``docs/theory/asap.md#err-mask-subset``): the
     look-ahead runs over the whole domain with the uniform cap, a group is left alone when every

@@ -20,12 +20,12 @@ half's ``n_G`` providers can remove its own records and what is left still satis
   provider (providers ordered by id or by size in the node, cut between two consecutive ones so that
   the sides are as equal in records as possible; a provider's records are never split). Among the
   allowable candidates the split score picks one (the paper only says "higher fitness" and not how
-  the halves' scores combine: ``docs/theory/m-privacy.md#err-split-score``): default ``min(score(L),
-  score(R))`` of Eq. 1 with alpha = 0.8, ties to the larger sum, then to the dimension (A_0 first,
-  then A_1..A_q). Options ``sum``, ``provider_first`` (the provider cut whenever allowable, else the
-  best QI cut by ``min``) and ``mondrian_width`` (the provider cut whenever allowable, else the
-  widest allowable QI cut, the "provider-first + Mondrian width" rule of our prototype,
-  ``docs/theory/m-privacy.md#provider-aware``).
+  the halves' scores combine: ``docs/theory/m-privacy.md#err-split-score``): default
+  ``min(score(L), score(R))`` of Eq. 1 with alpha = 0.8, ties to the larger sum, then to the
+  dimension (A_0 first, then A_1..A_q). Options ``sum``, ``provider_first`` (the provider cut
+  whenever allowable, else the best QI cut by ``min``) and ``mondrian_width`` (the provider cut
+  whenever allowable, else the widest allowable QI cut, the "provider-first + Mondrian width" rule
+  of our prototype, ``docs/theory/m-privacy.md#provider-aware``).
 
 **Balanced cut** (one split point per QI, our reading of Algorithm 2's "all possible splitting
 points": ``docs/theory/m-privacy.md#err-one-cut``): over the node's distinct codes except the

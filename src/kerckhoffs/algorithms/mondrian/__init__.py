@@ -2,10 +2,10 @@
 
 Top-down recursion (paper 000 section 6.2.1; ``docs/theory/asap.md#mondrian``): a group ``G`` is cut
 on one quasi-identifier at its median into ``L = {t : t[dim] <= split}`` and ``R = G - L``; the
-dimensions are tried in order of decreasing *normalized range* ``(max code - min code over G) /
-W_dim`` (``W_dim`` the width of the column's code domain; ties go to the lower column index),
-falling back to the next dimension when the cut is not allowed; a group with no allowed cut is
-published whole.
+dimensions are tried in order of decreasing *normalized range*
+``(max code - min code over G) / W_dim`` (``W_dim`` the width of the column's code domain; ties go
+to the lower column index), falling back to the next dimension when the cut is not allowed; a group
+with no allowed cut is published whole.
 
 - **Median** (``median="lower"``, our default:
   ``docs/theory/asap.md#err-mondrian-median``): the smallest value ``v`` with
