@@ -56,7 +56,8 @@ def mdav_encode(table: Table) -> np.ndarray:
 
     Numeric QIs by their values, categorical ones by their hierarchy-ordered codes (paper 004
     leaves the encoding open: ``docs/theory/composition.md#err-mdav-encoding``); then every column
-    is z-scored. """
+    is z-scored.
+    """
     x = np.empty(table.qi.shape, dtype=np.float64)
     for j, col in enumerate(table.qi_columns):
         codes = table.qi[:, j]
