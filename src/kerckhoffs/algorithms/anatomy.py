@@ -1,8 +1,9 @@
 """Anatomy: l-diverse bucketization (Xiao & Tao, VLDB 2006), the algorithm-safe baseline.
 
-Spec ``asap.md`` 2.7. Anatomy publishes the exact QIs with a group id (QI table) and each
-group's SA counts (SA table), so only the link row -> SA is hidden inside a group. It reads
-nothing but the SA values (and randomness), which makes it simulatable (paper 000, Theorem 5.3).
+Paper 000 uses it as the black box of stratified pick-up (``docs/theory/asap.md#anatomy``). Anatomy
+publishes the exact QIs with a group id (QI table) and each group's SA counts (SA table), so only
+the link row -> SA is hidden inside a group. It reads nothing but the SA values (and randomness),
+which makes it simulatable (paper 000, Theorem 5.3).
 
 1. **Buckets.** The rows are hashed into one bucket per SA value.
 2. **Group creation.** While at least ``l`` buckets are non-empty, a new group takes one row
@@ -20,26 +21,27 @@ bucket profiles). It is not always possible after the greedy creation: with buck
 and the residues of buckets 4 and 5 both fit only the last group (7 rows). And with fewer
 groups than residues (``n // l < n % l``) no algorithm can avoid a group above ``l + 1``.
 
-**Choices the spec leaves open** (``asap.md`` 2.7, ambiguity A11 of its section 8: Xiao & Tao
-take an "arbitrary" row from a bucket, and an arbitrary choice can leak):
+**Choices the papers leave open** (Xiao & Tao take an "arbitrary" row from a bucket, and an
+arbitrary choice can leak; we choose rows uniformly at random:
+``docs/theory/asap.md#err-anatomy-choice``):
 
-- *Which row leaves a bucket.* ``pick="random"`` (default): uniformly at random (seeded), the
-  choice the ASAP analysis needs. ``pick="lowest-row"``: the lowest row id still in the bucket,
-  deterministic; it leaks through the QI order (spec 3.6 X3) and exists for the auditors that
-  demonstrate that leak.
+- *Which row leaves a bucket.* ``pick="random"`` (default): uniformly at random (seeded), the choice
+  the ASAP analysis needs. ``pick="lowest-row"``: the lowest row id still in the bucket,
+  deterministic; it leaks through the QI order (one of our edge-case vectors,
+  ``docs/theory/asap.md#worked-examples``) and exists for the auditors that demonstrate that leak.
 - *Which group a residue joins.* Random mode: uniformly at random among the eligible groups
   (those holding neither its value nor a residue); ``lowest-row`` mode: the first eligible
   group in creation order. Residues are placed most-constrained first (fewest eligible
   groups, ties by bucket rank), with an augmenting-path repair if a choice would strand a
   later residue.
-- *Ties among equally full buckets* are broken by a fixed order of the SA domain derived from
-  the SA histogram alone: the buckets' **initial** size, largest first, then SA code. The spec
-  suggests SA-code order; that order can strand residues: buckets with codes 0..4 and sizes
-  2, 1, 1, 2, 2 at l = 3 give groups {0, 3, 4} and {0, 1, 2} under code order, and both
-  residues (codes 3 and 4) can only join the second group, five rows. Under initial-size order
-  the groups are {0, 3, 4} twice and the residues 1 and 2 go to different groups; on random
-  profiles code order strands residues about three times as often. The order depends only on
-  the published SA multiset, so it is as safe as any fixed order.
+- *Ties among equally full buckets* are broken by a fixed order of the SA domain derived from the SA
+  histogram alone: the buckets' **initial** size, largest first, then SA code. Our first design used
+  SA-code order; that order can strand residues: buckets with codes 0..4 and sizes 2, 1, 1, 2, 2 at
+  l = 3 give groups {0, 3, 4} and {0, 1, 2} under code order, and both residues (codes 3 and 4) can
+  only join the second group, five rows. Under initial-size order the groups are {0, 3, 4} twice and
+  the residues 1 and 2 go to different groups; on random profiles code order strands residues about
+  three times as often. The order depends only on the published SA multiset, so it is as safe as any
+  fixed order.
 
 **Speed.** Which buckets each group draws from is computed from the bucket sizes alone, in
 O(number of buckets) numpy passes, without simulating the groups one by one: group creation is
@@ -113,9 +115,9 @@ def l_eligible_buckets(
     """``l`` from the models and the rows' buckets, refusing what the algorithm cannot do.
 
     Accepts exactly one :class:`~kerckhoffs.models.LDiversity` with a whole-number ``l`` and an
-    l-eligible table, ``|T| >= l * S_max(T)`` (spec ``asap.md`` 1.4), S_max over the buckets of
-    :func:`sa_buckets`. Anything else raises a one-line
-    :class:`~kerckhoffs.errors.ParameterError`.
+    l-eligible table, ``|T| >= l * S_max(T)`` (paper 000 Definition 2,
+    ``docs/theory/asap.md#l-diversity``), S_max over the buckets of :func:`sa_buckets`. Anything
+    else raises a one-line :class:`~kerckhoffs.errors.ParameterError`.
     """
     refuse_others(models, (LDiversity,), algorithm)
     model = pick_model(models, LDiversity, algorithm)
@@ -177,7 +179,8 @@ class AnatomySchedule:
 
 
 def anatomy_schedule(counts: np.ndarray, l: int) -> AnatomySchedule:  # noqa: E741
-    """Anatomy's group creation (spec 2.7) on bucket sizes ``counts`` (indexed by bucket id).
+    """Anatomy's group creation (``docs/theory/asap.md#anatomy``) on bucket sizes ``counts``
+    (indexed by bucket id).
 
     Repeatedly takes one row from each of the ``l`` fullest buckets (ties: larger initial size,
     then lower id) while ``l`` buckets are non-empty. Requires ``sum >= l * max`` (l-eligible).
@@ -332,7 +335,7 @@ def anatomy_groups(
     in advance and taking them in that order, so the rows are matched to their bucket's picks
     by :func:`kerckhoffs.randomness.order_within` over the buckets: ``prod(b_i!)`` equally likely
     outcomes for buckets of sizes ``b_i`` (the random-worlds auditor enumerates exactly those;
-    spec ``asap.md`` 1.10 item 1). Only which rows of a bucket go to which of its groups
+    ``docs/theory/asap.md#audits``). Only which rows of a bucket go to which of its groups
     matters for the output, and Theorem 7.2 (paper 000) needs exactly this uniform choice.
 
     >>> anatomy_groups(np.array([0, 0, 1, 1]), 2, pick="lowest-row").tolist()
@@ -441,7 +444,8 @@ def anatomy(
     seed: Seed = None,
     pick: str = "random",
 ) -> Release:
-    """Anatomy for frequency l-diversity (spec ``asap.md`` 2.7), published by bucketization.
+    """Anatomy for frequency l-diversity (``docs/theory/asap.md#anatomy``), published by
+    bucketization.
 
     Reads ``l`` (a whole number) from :class:`~kerckhoffs.models.LDiversity`, the only model it
     accepts. Raises :class:`~kerckhoffs.errors.ParameterError` for other models or a table that

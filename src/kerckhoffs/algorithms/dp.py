@@ -1,8 +1,8 @@
-"""The DP algorithms (paper 004's safe alternative; spec ``composition.md`` 3.8), every random
-draw OpenDP's: ``dp-histogram`` (a noisy count table over a public cell domain,
+"""The DP algorithms (paper 004's safe alternative; ``docs/theory/composition.md#dp-mechanisms``),
+every random draw OpenDP's: ``dp-histogram`` (a noisy count table over a public cell domain,
 :mod:`kerckhoffs.dp.counts`), ``dp-marginals`` (several count tables under one budget,
-:mod:`kerckhoffs.dp.marginals`), ``dp-rr`` (k-ary randomized response per record, published as
-the count table of responses, :mod:`kerckhoffs.dp.randomized_response`).
+:mod:`kerckhoffs.dp.marginals`), ``dp-rr`` (k-ary randomized response per record, published as the
+count table of responses, :mod:`kerckhoffs.dp.randomized_response`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Hilb: l-diverse groups along a Hilbert curve (Ghinita et al. 2007, as paper 000 describes it).
 
-Spec ``asap.md`` 2.4, 2.5 (the algorithm), 3.4 and 3.5 (worked examples), section 6 (tests).
+Paper 000 section 6.2.2 (the algorithm: ``docs/theory/asap.md#hilbert-curve`` and
+``docs/theory/asap.md#hilb``), its running example and the Hilb attack example
+(``docs/theory/asap.md#worked-examples``), and what the tests check
+(``docs/theory/asap.md#properties``).
 
 1. **Hilbert order.** Each row's encoded QI vector is mapped to its index ``Q_T`` on a Hilbert
    curve (:mod:`kerckhoffs.algorithms.hilbert_curve`: Skilling's transform over all rows at
@@ -12,34 +15,35 @@ Spec ``asap.md`` 2.4, 2.5 (the algorithm), 3.4 and 3.5 (worked examples), sectio
    distinct SA values). ``G1`` is emitted iff the rest stays l-eligible,
    ``|G| - s >= l * S_max(G - G1)`` (:func:`greedy_allows`); otherwise ``s`` grows by one,
    until ``s`` exceeds the frontier (the paper: "until ``|G1|`` reaches the number of buckets").
-4. **Roll-back step.** If no ``s`` passes, ``s`` restarts at ``l`` and ``G1`` = the heads of
-   the ``s`` buckets with the most remaining rows (ties: lowest head ``Q_T``, the rule the spec
-   reconstructs from paper 000's example), emitted under the same test, ``s`` growing until it
-   passes. It passes at the latest at ``s = max(l, k)``, ``k`` the number of buckets holding
-   ``S_max(G)`` rows: those ``s`` fullest buckets include all ``k``, so ``S_max`` drops by one,
-   and ``|G| - s >= l * (S_max(G) - 1)`` follows from ``|G| >= l * S_max(G)`` and
+4. **Roll-back step.** If no ``s`` passes, ``s`` restarts at ``l`` and ``G1`` = the heads of the
+   ``s`` buckets with the most remaining rows (ties: lowest head ``Q_T``, the rule we reconstruct
+   from paper 000's example, ``docs/theory/asap.md#err-hilb-stop``), emitted under the same test,
+   ``s`` growing until it passes. It passes at the latest at ``s = max(l, k)``, ``k`` the number of
+   buckets holding ``S_max(G)`` rows: those ``s`` fullest buckets include all ``k``, so ``S_max``
+   drops by one, and ``|G| - s >= l * (S_max(G) - 1)`` follows from ``|G| >= l * S_max(G)`` and
    ``|G| >= k * S_max(G)``. Then the greedy step resumes on the rest.
 
-Every emitted group holds distinct SA values and every remainder stays l-eligible, so the
-output is l-diverse. Hilb is *not* algorithm-safe (spec 2.5, Theorem 5.3): the test reads
+Every emitted group holds distinct SA values and every remainder stays l-eligible, so the output is
+l-diverse. Hilb is *not* algorithm-safe (paper 000 section 6.2.2, Theorem 5.3): the test reads
 ``S_max(G - G1)`` of a remainder that is never published, and the switch to the roll-back step
-reveals that every smaller ``G1`` failed. Hilb+ (paper 000 Algorithm 2, spec 2.6) replaces the
-test by the global look-ahead ``|G| - s >= l * S_max(G)``, computed on a union of published groups.
+reveals that every smaller ``G1`` failed. Hilb+ (paper 000 Algorithm 2,
+``docs/theory/asap.md#hilb-plus``) replaces the test by the global look-ahead
+``|G| - s >= l * S_max(G)``, computed on a union of published groups.
 
 The buckets are those of :func:`kerckhoffs.algorithms.anatomy.sa_buckets`: one per SA value
 (paper 000's setting), a schema's sensitive subset in ``set`` mode counting as one value.
 
-**Speed.** The greedy loop is sequential over groups, but a step costs O(number of buckets),
-never O(n). The buckets are chains over Hilbert positions (:func:`bucket_chains`: for each
-position the rows left in its bucket and the next position of the bucket), the frontier is a
-sorted list of head positions, so a step slices off the ``s`` lowest heads and inserts their
-successors. ``S_max(G)`` is needed only when the test is tight: while ``|G| - l >= l * B`` for
-an upper bound ``B`` of ``S_max(G)``, ``G1`` passes at ``s = l`` whatever it covers (the test
-is monotone in ``S_max(G - G1) <= S_max(G)``); otherwise ``S_max(G)`` is read off the
-frontier's heads and ``S_max(G - G1)`` is ``S_max(G) - 1`` exactly when ``G1`` covers every
-bucket at ``S_max(G)``. The outcome is the literal algorithm's (the tests compare with a
-line-by-line transcription of spec 2.5). The Hilbert index, the sort and the final group ids
-are numpy over all rows. Census stand-in, l = 4: about 0.1 s (``benchmarks/``).
+**Speed.** The greedy loop is sequential over groups, but a step costs O(number of buckets), never
+O(n). The buckets are chains over Hilbert positions (:func:`bucket_chains`: for each position the
+rows left in its bucket and the next position of the bucket), the frontier is a sorted list of head
+positions, so a step slices off the ``s`` lowest heads and inserts their successors. ``S_max(G)`` is
+needed only when the test is tight: while ``|G| - l >= l * B`` for an upper bound ``B`` of
+``S_max(G)``, ``G1`` passes at ``s = l`` whatever it covers (the test is monotone in
+``S_max(G - G1) <= S_max(G)``); otherwise ``S_max(G)`` is read off the frontier's heads and
+``S_max(G - G1)`` is ``S_max(G) - 1`` exactly when ``G1`` covers every bucket at ``S_max(G)``. The
+outcome is the literal algorithm's (the tests compare with a line-by-line transcription of Hilb as
+paper 000 describes it). The Hilbert index, the sort and the final group ids are numpy over all
+rows. Census stand-in, l = 4: about 0.1 s (``benchmarks/``).
 """
 
 from __future__ import annotations
@@ -81,8 +85,8 @@ def greedy_allows(remaining: int, s: int, l: int, smax_rest: int) -> bool:  # no
     """Hilb's test for emitting ``G1`` (``|G1| = s``) from ``G`` (``|G| = remaining``).
 
     ``|G| - s >= l * S_max(G - G1)``: the rest must stay l-eligible. ``smax_rest`` is
-    ``S_max(G - G1)``, a statistic of a tuple set that is never published; Hilb+ (spec 2.6)
-    tests ``|G| - s >= l * S_max(G)`` instead.
+    ``S_max(G - G1)``, a statistic of a tuple set that is never published; Hilb+ (paper 000
+    Algorithm 2, ``docs/theory/asap.md#hilb-plus``) tests ``|G| - s >= l * S_max(G)`` instead.
     """
     return remaining - s >= l * smax_rest
 
@@ -147,8 +151,9 @@ def bucket_chains(at: np.ndarray) -> tuple[list[int], list[int], list[int]]:
 class _Reads:
     """The SA reads of one run of Hilb, Hilb+ or Hilb+ strict, for :class:`SAReadLog`.
 
-    Rows are handled by Hilbert position and mapped to row ids (``order``) when flushed, one
-    batch per kind of read. The kinds (spec 1.10 item 2; each batch's ``what`` says which):
+    Rows are handled by Hilbert position and mapped to row ids (``order``) when flushed, one batch
+    per kind of read. The kinds (information-flow audit, ``docs/theory/asap.md#audits``; each
+    batch's ``what`` says which):
 
     - *the remainder's SA histogram* (``S_max(G)``, and the bucket sizes of Hilb's roll-back):
       kept as the table's histogram minus those of the groups emitted so far, so it is logged
@@ -167,7 +172,8 @@ class _Reads:
       give ``S_max(G - G1)``. ``G - G1`` is a union of published groups iff ``G1`` is, as ``G``
       is one; a failed candidate is not.
 
-    The log describes the algorithm as the spec states it, not its data structures (the bucket
+    The log describes the algorithm as paper 000 states it (with our resolutions,
+    ``docs/theory/asap.md#err-hilb-stop``), not its data structures (the bucket
     chains are built from every SA value at once, an implementation detail equivalent to
     reading each frontier as above).
     """
@@ -226,7 +232,8 @@ def hilb_groups(
     *,
     sa_log: SAReadLog | None = None,
 ) -> HilbGroups:
-    """Hilb's greedy and roll-back steps (spec 2.5) on rows already in Hilbert order.
+    """Hilb's greedy and roll-back steps (``docs/theory/asap.md#hilb``) on rows already in Hilbert
+    order.
 
     ``bucket`` is the SA bucket id (int, >= 0) of every row; ``order`` is the row indices
     sorted by ``(Q_T, row id)``; ``l`` is an integer >= 1. Requires l-eligibility
@@ -237,11 +244,12 @@ def hilb_groups(
     ``after[h]`` the next position of the same bucket (-1 at the end), so no step touches more
     than the frontier.
 
-    With ``sa_log``, records the reads of the algorithm as spec 2.5 states it (see
+    With ``sa_log``, records the reads of the algorithm as paper 000 states it (see
     :class:`_Reads`): for every size ``s`` tried, the frontier up to its ``s``-th head and the SA
     values of the candidate ``G1`` (which give ``S_max(G - G1)`` from ``G``'s histogram); in the
     roll-back, the bucket heads taken. The failed candidates and the rows skipped inside a
-    frontier are not unions of published groups, so the audit fails Hilb (spec 1.10 item 2).
+    frontier are not unions of published groups, so the audit fails Hilb
+    (information-flow audit, ``docs/theory/asap.md#audits``).
     """
     n = int(order.shape[0])
     at = np.asarray(bucket)[order].astype(np.int64)  # bucket of each Hilbert position
@@ -373,7 +381,8 @@ def hilb(
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb for frequency l-diversity (spec ``asap.md`` 2.4-2.5), published by generalization
+    """Hilb for frequency l-diversity (paper 000 section 6.2.2, ``docs/theory/asap.md#hilb``),
+    published by generalization
     (default) or bucketization (``scheme``: Ghinita et al. 2007 publish either way; the
     grouping, and so the Hilb attack of paper 000 Algorithm 7, is the same).
 
@@ -399,7 +408,7 @@ def hilb(
     )
 
 
-# -- Hilb+ (paper 000 Algorithm 2) and Hilb+ strict (spec 2.6) -------------------------------------
+# -- Hilb+ (paper 000 Algorithm 2) and Hilb+ strict (docs/theory/asap.md#hilb-plus) -------------
 @deterministic_stage
 def hilb_plus_groups(
     bucket: np.ndarray,
@@ -408,12 +417,14 @@ def hilb_plus_groups(
     *,
     sa_log: SAReadLog | None = None,
 ) -> np.ndarray:
-    """Literal Hilb+ (paper 000 Algorithm 2, spec 2.6) on rows already in Hilbert order.
+    """Literal Hilb+ (paper 000 Algorithm 2, ``docs/theory/asap.md#hilb-plus``) on rows already in
+    Hilbert order.
 
     ``bucket``, ``order``, ``l`` as in :func:`hilb_groups`. While ``|G| - l >= l * S_max(G)``
     (global look-ahead), ``G1`` = the ``l`` frontier rows of lowest ``Q_T``; otherwise the
     whole remainder ``G`` is the last group (line 8, ``s = |G|``; line 10 then takes all of
-    ``G``: the printed "``|G|`` tuples of F" is impossible, spec ``asap.md`` section 8, A8).
+    ``G``: the printed "``|G|`` tuples of F" is impossible, so we take the whole remainder:
+    ``docs/theory/asap.md#err-hilb-plus-line10``).
     Returns the group of every row (ids in emission order).
 
     The frontier reads tuple-level SA: see :func:`hilb_plus` for why this is not
@@ -463,7 +474,8 @@ def hilb_plus_strict_groups(
     *,
     sa_log: SAReadLog | None = None,
 ) -> np.ndarray:
-    """Hilb+ strict (spec 2.6): contiguous chunks of the Hilbert order, 1-D Mondrian+.
+    """Hilb+ strict (``docs/theory/asap.md#hilb-plus``): contiguous chunks of the Hilbert order, 1-D
+    Mondrian+.
 
     With ``G`` the rows not yet grouped (always a suffix of the Hilbert order) and
     ``k = l * S_max(G)``: if ``|G| - k >= k`` the first ``k`` rows of ``G`` are a group,
@@ -504,7 +516,8 @@ def hilb_plus_strict_groups(
 
 
 LITERAL_NOT_SAFE = (
-    "Not algorithm-safe (spec asap.md 2.6, A9): its frontier reads tuple-level SA. "
+    "Not algorithm-safe (contrary to paper 000 Theorem 6.2; docs/theory/asap.md"
+    "#err-hilb-plus-literal): its frontier reads tuple-level SA. "
     "Counterexample, l = 2, rows in Q_T order with SA A, A, B, C, B, C: Hilb+ publishes "
     "{t1, t3} and {t2, t4, t5, t6}; t2 was skipped, so it holds A (Pr[t2 = C] is 0 for an "
     "adversary who knows Hilb+, 1/2 for one who does not) and t4, t5, t6 hold C with "
@@ -530,25 +543,28 @@ def hilb_plus(
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb+ exactly as paper 000 Algorithm 2 (spec ``asap.md`` 2.6), by generalization.
+    """Hilb+ exactly as paper 000 Algorithm 2 (``docs/theory/asap.md#hilb-plus``), by
+    generalization.
 
     Hilb's greedy step with the look-ahead test ``|G| - l >= l * S_max(G)`` on the remainder
     ``G`` instead of ``S_max(G - G1)``; no size increments, no roll-back; when the test fails
     the remainder is published whole. Kept literal to reproduce paper 000's Figure 10 and
-    Table 8. Running example (spec 3.4): ``{t1,t2}, {t3,t4}, {t5,t6,t7,t8}``.
+    Table 8. Running example (paper 000's eight rows,
+    ``docs/theory/asap.md#worked-examples``): ``{t1,t2}, {t3,t4}, {t5,t6,t7,t8}``.
 
-    **The literal Hilb+ is NOT algorithm-safe**, contrary to paper 000's Theorem 6.2. The
-    paper argues that only ``S_max(G)`` is read, a statistic of a union of published groups,
-    but line 10 also reads tuple-level SA through the frontier: a row skipped inside the
-    ``Q_T`` range of ``G1`` is not a bucket head, so it shares its value with an earlier member
-    of ``G1``, exactly the inference Algorithm 7 uses against Hilb. The spec's 6-row
-    counterexample: l = 2, rows ``t1..t6`` in ``Q_T`` order with SA ``A, A, B, C, B, C``.
-    Hilb+ publishes ``{t1,t3}`` (A, B) and ``{t2,t4,t5,t6}`` (A, B, C, C). Without knowing the
-    algorithm, ``Pr[t2 = C] = Pr[t4 = C] = 1/2`` (24 worlds); knowing it, ``t2`` must equal
-    ``t1`` (6 worlds), so ``Pr[t2 = C] = 0`` and ``Pr[t4 = C] = Pr[t5 = C] = Pr[t6 = C] = 2/3
-    > 1/l``: ASAP and 2-diversity both fail. With ``sa_log`` the information-flow audit fails
-    on such a release (the frontier read ``{t1, t2, t3}`` is no union of groups). Use
-    :func:`hilb_plus_strict` (``hilb+strict``) for algorithm-safe publishing.
+    **The literal Hilb+ is NOT algorithm-safe**, contrary to paper 000's Theorem 6.2. The paper
+    argues that only ``S_max(G)`` is read, a statistic of a union of published groups, but line 10
+    also reads tuple-level SA through the frontier: a row skipped inside the ``Q_T`` range of ``G1``
+    is not a bucket head, so it shares its value with an earlier member of ``G1``, exactly the
+    inference Algorithm 7 uses against Hilb. Our 6-row counterexample
+    (``docs/theory/asap.md#err-hilb-plus-literal``): l = 2, rows ``t1..t6`` in ``Q_T`` order with SA
+    ``A, A, B, C, B, C``. Hilb+ publishes ``{t1,t3}`` (A, B) and ``{t2,t4,t5,t6}`` (A, B, C, C).
+    Without knowing the algorithm, ``Pr[t2 = C] = Pr[t4 = C] = 1/2`` (24 worlds); knowing it, ``t2``
+    must equal ``t1`` (6 worlds), so ``Pr[t2 = C] = 0`` and
+    ``Pr[t4 = C] = Pr[t5 = C] = Pr[t6 = C] = 2/3 > 1/l``: ASAP and 2-diversity both fail. With
+    ``sa_log`` the information-flow audit fails on such a release (the frontier read
+    ``{t1, t2, t3}`` is no union of groups). Use :func:`hilb_plus_strict` (``hilb+strict``) for
+    algorithm-safe publishing.
 
     Same models, options and refusals as :func:`hilb`; deterministic (``seed`` is not used).
     """
@@ -582,7 +598,8 @@ def hilb_plus_strict(
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb+ strict (spec ``asap.md`` 2.6): the algorithm-safe Hilb+, by generalization.
+    """Hilb+ strict (``docs/theory/asap.md#hilb-plus``): the algorithm-safe Hilb+, by
+    generalization.
 
     One-dimensional Mondrian+ along the Hilbert order, greedy from the left: with ``G`` the
     rows not yet grouped and ``k = l * S_max(G)``, the next group is the first ``k`` rows of
@@ -595,10 +612,11 @@ def hilb_plus_strict(
     is a duplicate of an earlier one); Hilb+ strict cuts contiguous runs of the Hilbert order,
     so its decisions use the QIs and ``S_max`` of the rest ``G`` only, and ``G`` is the union of
     the published groups after the cut. It is simulatable (Theorem 5.3): 0 of 400 random
-    instances violate ASAP in the spec's prototype, and with ``sa_log`` the information-flow
+    instances violate ASAP in our prototype, and with ``sa_log`` the information-flow
     audit always passes. The price is coarser groups (``l * S_max`` rows, not ``l``); Hilb++
     strict (:func:`hilb_plus_plus_strict`) recovers utility with stratified pick-up.
-    Running example (spec 3.4): ``{t1,t2,t3,t4}, {t5,t6,t7,t8}``.
+    Running example (paper 000's eight rows, ``docs/theory/asap.md#worked-examples``):
+    ``{t1,t2,t3,t4}, {t5,t6,t7,t8}``.
 
     Same models, options and refusals as :func:`hilb`; deterministic (``seed`` is not used).
     """
@@ -615,7 +633,7 @@ def hilb_plus_strict(
     )
 
 
-# -- Hilb++ (paper 000 Algorithms 5/6 applied to Hilb+, spec 2.9) --------------------------------
+# -- Hilb++ (paper 000 Algorithms 5/6 applied to Hilb+, docs/theory/asap.md#plus-plus) ----------
 def _plus_plus(
     name: str,
     table: Table,
@@ -665,17 +683,18 @@ def hilb_plus_plus(
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb++ as paper 000 defines it (spec ``asap.md`` 2.9): literal Hilb+, then pick-up.
+    """Hilb++ as paper 000 defines it (Algorithms 5 and 6, ``docs/theory/asap.md#plus-plus``):
+    literal Hilb+, then pick-up.
 
-    Every Hilb+ group of at least ``2l`` rows is cut by Anatomy with uniformly random,
-    seeded row choice (:func:`~kerckhoffs.algorithms.pickup.pickup`, spec 2.8); the groups
-    then have ``l..2l-1`` rows with distinct SA values (Theorem 7.1). Published by
-    generalization (each group its own generalized QI) or bucketization (``scheme=``,
-    Algorithm 6). Pick-up keeps safety but cannot add it: built on the literal Hilb+, Hilb++ is
-    **not** algorithm-safe (7 of 150 random instances violate ASAP in the spec's prototype;
-    :func:`hilb_plus`). Use :func:`hilb_plus_plus_strict` (``hilb++strict``) for that.
-    ``seed``: an int, a :class:`numpy.random.Generator`, or None (default: fresh OS
-    randomness); same seed, same release.
+    Every Hilb+ group of at least ``2l`` rows is cut by Anatomy with uniformly random, seeded row
+    choice (:func:`~kerckhoffs.algorithms.pickup.pickup`,
+    ``docs/theory/asap.md#stratified-pickup``); the groups then have ``l..2l-1`` rows with distinct
+    SA values (Theorem 7.1). Published by generalization (each group its own generalized QI) or
+    bucketization (``scheme=``, Algorithm 6). Pick-up keeps safety but cannot add it: built on the
+    literal Hilb+, Hilb++ is **not** algorithm-safe (7 of 150 random instances violate ASAP in our
+    prototype; :func:`hilb_plus`). Use :func:`hilb_plus_plus_strict` (``hilb++strict``) for that.
+    ``seed``: an int, a :class:`numpy.random.Generator`, or None (default: fresh OS randomness);
+    same seed, same release.
     """
     return _plus_plus(
         "hilb++", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=False
@@ -702,16 +721,16 @@ def hilb_plus_plus_strict(
     hilbert_index: np.ndarray | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Hilb+ strict, then stratified pick-up (spec ``asap.md`` 2.6 and 2.9): algorithm-safe.
+    """Hilb+ strict, then stratified pick-up (``docs/theory/asap.md#hilb-plus`` and
+    ``docs/theory/asap.md#plus-plus``): algorithm-safe.
 
-    Hilb+ strict's chunks of ``l * S_max`` rows are cut by Anatomy with seeded uniformly
-    random row choice (spec 2.8); both steps read only QIs, the SA multisets of unions of
-    published groups and randomness, so the release is simulatable (0 of 150 random instances
-    violate ASAP in the spec's prototype; the information-flow audit passes). Groups have
-    ``l..2l-1`` rows with distinct SA values, except chunks under ``2l`` rows, which pass
-    unchanged. ``scheme`` as in :func:`hilb_plus_plus`. ``seed``: an int, a
-    :class:`numpy.random.Generator`, or None (default: fresh OS randomness); same seed, same
-    release.
+    Hilb+ strict's chunks of ``l * S_max`` rows are cut by Anatomy with seeded uniformly random row
+    choice (``docs/theory/asap.md#stratified-pickup``); both steps read only QIs, the SA multisets
+    of unions of published groups and randomness, so the release is simulatable (0 of 150 random
+    instances violate ASAP in our prototype; the information-flow audit passes). Groups have
+    ``l..2l-1`` rows with distinct SA values, except chunks under ``2l`` rows, which pass unchanged.
+    ``scheme`` as in :func:`hilb_plus_plus`. ``seed``: an int, a :class:`numpy.random.Generator`, or
+    None (default: fresh OS randomness); same seed, same release.
     """
     return _plus_plus(
         "hilb++strict", table, models, seed, scheme, bits, hilbert_index, sa_log, strict=True

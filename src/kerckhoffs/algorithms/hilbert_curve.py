@@ -1,16 +1,17 @@
 """Hilbert-curve index of encoded quasi-identifiers, vectorized over all rows (Hilb step 1).
 
-Hilb (spec ``asap.md`` 2.4) maps each row's QI code vector (``d`` integers) to its position
-``Q_T`` on a ``d``-dimensional Hilbert curve of order ``p`` and sorts the rows by it. This
-module computes ``Q_T`` with John Skilling's transform ("Programming the Hilbert curve", AIP
-Conf. Proc. 707, 2004): ``AxestoTranspose`` turns the coordinates into the *transposed* Hilbert
-index in place (``p`` rounds of inverse-undo over the ``d`` axes, then a Gray encoding), and
-the index is the transposed form's bits read most significant first, axis 0 before axis 1.
-Every step is a bit operation on whole columns (uint arrays over all rows), so the loops are
-over bits and axes, never over rows.
+Hilb (paper 000, section 6.2.2, step 1; ``docs/theory/asap.md#hilbert-curve``) maps each row's QI
+code vector (``d`` integers) to its position ``Q_T`` on a ``d``-dimensional Hilbert curve of order
+``p`` and sorts the rows by it. This module computes ``Q_T`` with John Skilling's transform
+("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004): ``AxestoTranspose`` turns the
+coordinates into the *transposed* Hilbert index in place (``p`` rounds of inverse-undo over the
+``d`` axes, then a Gray encoding), and the index is the transposed form's bits read most significant
+first, axis 0 before axis 1. Every step is a bit operation on whole columns (uint arrays over all
+rows), so the loops are over bits and axes, never over rows.
 
 **Convention** (paper 000 section 7 leaves the Hilbert mapping's orientation, scaling and ties
-open: spec ``asap.md`` section 8, A10; resolved as follows):
+open; our resolution, a documented encoder with ties by row id, is
+``docs/theory/asap.md#err-hilbert-mapping``):
 
 - Raw integer codes, no rescaling: QI ``j`` takes values ``0 .. size_j - 1`` and the order is
   ``p = ceil(log2(max_j size_j))`` (at least 1), the smallest grid holding every code. Small
@@ -18,8 +19,10 @@ open: spec ``asap.md`` section 8, A10; resolved as follows):
 - The QI columns enter Skilling's transform in *reverse* order (Skilling's axis 0 is the last
   QI). For two QIs ``(x, y)`` this is Wikipedia's ``xy2d(2^p, y, x)``: the curve starts at
   ``(0, 0)``, its first step goes along the first QI ``x``, and it ends at ``(0, 2^p - 1)``.
-  That is the convention under which the spec's reconstruction of paper 000's running example
-  holds (spec 3.4: ``t1 = (6, 0) -> 20``, ..., ``t8 = (0, 4) -> 58`` on the 8x8 grid).
+  That is the convention under which our reconstruction of paper 000's running example (its
+  figures are missing from the text, ``docs/theory/asap.md#err-figures``) holds (the 8-tuple
+  example of Figures 1-5, ``docs/theory/asap.md#worked-examples``: ``t1 = (6, 0) -> 20``,
+  ..., ``t8 = (0, 4) -> 58`` on the 8x8 grid).
 - Ties (rows with equal QI vectors) are broken by row id in :func:`hilbert_order`, never by SA.
 
 The index has ``d * p`` bits. Up to 64 bits it is one uint64 per row; beyond, it is a uint64
@@ -95,7 +98,9 @@ def hilbert_transpose(codes: np.ndarray, bits: int) -> list[np.ndarray]:
 
 
 def hilbert_index(codes: np.ndarray, bits: int | None = None) -> np.ndarray:
-    """Position of every row on the Hilbert curve (``Q_T`` of spec ``asap.md`` 2.4).
+    """Position of every row on the Hilbert curve (``Q_T`` of paper 000's Hilb, step 1).
+
+    See ``docs/theory/asap.md#hilbert-curve``.
 
     ``codes`` is int [n, d] of non-negative codes; ``bits`` is the grid order ``p`` (default:
     the fewest bits holding the largest code). Returns uint64 [n] when ``d * bits <= 64``,

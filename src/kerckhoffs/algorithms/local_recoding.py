@@ -1,14 +1,18 @@
-"""Minimal local recoding for (alpha, k)-anonymity and l-diversity (spec ``minimality.md`` 3.8).
+"""Minimal local recoding for (alpha, k)-anonymity and l-diversity (paper 001;
+``docs/theory/minimality.md#supporting-algorithms``).
 
-Paper 001 attacks "the (alpha, k)-anonymity local-recoding algorithm" of Wong, Li, Fu and Wang
-(KDD 2006) with ``alpha = 1/l, k = 1`` (section 7.1), and uses it with ``alpha = 1/m`` and MASK's
-``k`` as MASK's reference (section 7.2). That paper is not among ours, so this module is our
-own construction in its spirit, a **top-down specialization with borrowing**, chosen because
-it reproduces exactly the behaviour paper 001 shows: a class that would violate leaves only
-its excess tuples generalized one taxonomy step up, *together with just enough tuples borrowed
-from a sibling class*, while the rest is specialized (Table X of paper 001, spec 4.7: one HIV
-tuple of ``q1`` and one tuple of ``q2`` published as ``Q``; the Adult cases of spec 3.8 item 2
-and 4.16: the self-employed tuple and one private tuple published as the parent node).
+Paper 001 attacks "the (alpha, k)-anonymity local-recoding algorithm" of Wong, Li, Fu and Wang (KDD
+2006) with ``alpha = 1/l, k = 1`` (section 7.1), and uses it with ``alpha = 1/m`` and MASK's ``k``
+as MASK's reference (section 7.2). That paper is not among ours, so this module is our own
+construction in its spirit, a **top-down specialization with borrowing**, chosen because it
+reproduces exactly the behaviour paper 001 shows: a class that would violate leaves only its excess
+tuples generalized one taxonomy step up, *together with just enough tuples borrowed from a sibling
+class*, while the rest is specialized (Table X of paper 001,
+``docs/theory/minimality.md#worked-examples``: one HIV tuple of ``q1`` and one tuple of ``q2``
+published as ``Q``; the Adult cases of paper 001 section 7.1,
+``docs/theory/minimality.md#supporting-algorithms`` and
+``docs/theory/minimality.md#worked-examples``: the self-employed tuple and one private tuple
+published as the parent node).
 
 Construction (every step is numpy over all rows of all groups at once; a round costs
 ``O(n d log n)`` and there are at most ``sum of hierarchy heights`` rounds plus one per frozen

@@ -1,35 +1,39 @@
 """MASK: Minimality Attack Safe K-anonymity (Wong, Fu, Wang, Pei; paper 001 Algorithm 1).
 
-A minimal anonymizer leaks through its choices: it only generalizes where a group would
-otherwise violate l-diversity, so an adversary who knows that can undo the generalization
-(the minimality attack, spec ``minimality.md`` 3.1-3.3). MASK removes the signal at its source
-(spec ``minimality.md`` 3.7, ``asap.md`` 2.10):
+A minimal anonymizer leaks through its choices: it only generalizes where a group would otherwise
+violate l-diversity, so an adversary who knows that can undo the generalization (the minimality
+attack, paper 001 sections 4-5: ``docs/theory/minimality.md#attack-global``,
+``docs/theory/minimality.md#attack-local`` and ``docs/theory/minimality.md#attack-driver``). MASK
+removes the signal at its source (paper 001 Algorithm 1, ``docs/theory/minimality.md#mask``; paper
+000's reading of it, ``docs/theory/asap.md#mask``):
 
 1. **Blind grouping.** k-anonymize on the QIs only (Mondrian by default; any registered
    algorithm that enforces k-anonymity, or a given partition), so the groups say nothing
    about the sensitive attribute.
-2. **Violations and look-alikes.** ``V`` = the groups holding more than ``floor(|E| / m)``
-   rows of a sensitive set (``|E(s)| / |E| > 1/m``). ``L`` = the ``u = (m - 1) |V|``
-   satisfying groups with the highest proportion of that set (ties: larger groups first, then
-   at random; ``minimality.md`` AMB-19: paper 001 step 2(a) leaves ties among equal
-   proportions open). Fewer than ``u`` satisfying groups: the table cannot be published
-   (:class:`~kerckhoffs.errors.ParameterError`). ``V`` empty: the k-anonymous table is the
-   release (checked first; ``minimality.md`` AMB-20: paper 001 lists this exit after the
-   refusal of step 2(a)).
+2. **Violations and look-alikes.** ``V`` = the groups holding more than ``floor(|E| / m)`` rows of a
+   sensitive set (``|E(s)| / |E| > 1/m``). ``L`` = the ``u = (m - 1) |V|`` satisfying groups with
+   the highest proportion of that set (ties: larger groups first, then at random; paper 001 step
+   2(a) leaves ties among equal proportions open: ``docs/theory/minimality.md#err-mask-ties``).
+   Fewer than ``u`` satisfying groups: the table cannot be published
+   (:class:`~kerckhoffs.errors.ParameterError`). ``V`` empty: the k-anonymous table is the release
+   (checked first; paper 001 lists this exit after the refusal of step 2(a):
+   ``docs/theory/minimality.md#err-mask-exit``).
 3. **Distribution.** ``D`` = the empirical distribution of the proportions of ``L`` (each
    group weight ``1/u``).
 4. **Distortion.** For each ``E`` in ``V`` draw ``p_E`` from ``D``; keep
-   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows
-   (``minimality.md`` AMB-17: ``p_E |E|`` need not be an integer and paper 001 step 4 does not
-   say how to round; computed in exact integer arithmetic) and change the others, chosen uniformly
-   at random among the group's sensitive rows, to other values. Each distorted group then shows a
-   frequency that ``m - 1`` genuine groups also show, so a given occurrence of that frequency
-   is a distorted group with probability about ``1/m`` (paper 001 section 6.1.2).
+   ``target = min(round_half_down(p_E |E|), floor(|E| / m))`` sensitive rows (``p_E |E|`` need not
+   be an integer and paper 001 step 4 does not say how to round:
+   ``docs/theory/minimality.md#err-mask-rounding``; computed in exact integer arithmetic) and change
+   the others, chosen uniformly at random among the group's sensitive rows, to other values. Each
+   distorted group then shows a frequency that ``m - 1`` genuine groups also show, so a given
+   occurrence of that frequency is a distorted group with probability about ``1/m`` (paper 001
+   section 6.1.2).
 
 Only the release's ``sa_published`` changes (``Release.frames`` publishes it); the table's
 ``sa`` is never written over, and the QI partition is exactly the base partition.
 
-Sensitive sets (``minimality.md`` AMB-22: paper 001 defines MASK for one sensitive set only):
+Sensitive sets (paper 001 defines MASK for one sensitive set only:
+``docs/theory/minimality.md#err-mask-several-sets``):
 
 - a named subset in ``set`` mode (the schema default; paper 001's setting, e.g. Adult's
   education below high school) is one set;
@@ -38,29 +42,31 @@ Sensitive sets (``minimality.md`` AMB-22: paper 001 defines MASK for one sensiti
 - no subset (every value sensitive, paper 000 Figure 4b): every value present is its own set.
 
 Replacement values. With a subset, distorted rows get a non-sensitive value. ``replacement =
-"nearest"`` (default; ``minimality.md`` AMB-18: paper 001 step 4 says neither which rows
-change nor to which value) picks the non-sensitive value closest in the SA hierarchy (the
-lowest common ancestor with the smallest coverage, i.e. least Definition-7 distortion), ties
-broken by that value's frequency in the group (most frequent first, so the group's
+"nearest"`` (default; paper 001 step 4 says neither which rows change nor to which value:
+``docs/theory/minimality.md#err-mask-replacement``) picks the non-sensitive value closest in the SA
+hierarchy (the lowest common ancestor with the smallest coverage, i.e. least Definition-7
+distortion), ties broken by that value's frequency in the group (most frequent first, so the group's
 non-sensitive profile is kept) and then at random; ``"uniform"`` picks uniformly among the
-non-sensitive values of the table (paper 000's reading of MASK in section 2.2, ``asap.md`` A17:
-uniform replacement and ``ceil`` rounding; its PhD-25 attack exploits the uniform choice). With
+non-sensitive values of the table (paper 000's reading of MASK in section 2.2, which does not give
+the replacement distribution or the rounding; we read uniform replacement and ``ceil`` rounding,
+``docs/theory/asap.md#err-mask-replacement``; its PhD-25 attack exploits the uniform choice). With
 every value sensitive no value is free: each value is capped at ``floor(|E| / m)`` and the removed
-rows go to uniformly random free slots below the caps (``asap.md`` 2.10's proposal); should the
-drawn targets leave less room than the rows to move, the targets of that group's violating values
-are raised (in random order, never above the cap) until the rows fit, and a group whose values
-cannot all fit under the cap is refused.
+rows go to uniformly random free slots below the caps (our proposal, ``docs/theory/asap.md#mask``);
+should the drawn targets leave less room than the rows to move, the targets of that group's
+violating values are raised (in random order, never above the cap) until the rows fit, and a group
+whose values cannot all fit under the cap is refused.
 
-Rounding: ``rounding = "half-down"`` (default, the nearest integer of ``minimality.md`` AMB-17
-above) or ``"ceil"`` (``ceil(p |E|)``, paper 000's reading, ``asap.md`` A17 above); both are capped
+Rounding: ``rounding = "half-down"`` (default, the nearest integer, our resolution for paper 001
+above) or ``"ceil"`` (``ceil(p |E|)``, paper 000's reading above); both are capped
 at ``floor(|E| / m)``.
 
-MASK reads every group's original counts before deciding to distort it, which the release
-then no longer shows; that is its algorithm-based leak (paper 000 section 2.2, S*-independence).
-The algorithm-safe variants live beside it, in :mod:`kerckhoffs.algorithms.mask_plus`:
-:func:`~kerckhoffs.algorithms.mask_plus.mask_plus` (MASK+, local look-ahead, ``asap.md`` 2.11)
-and :func:`~kerckhoffs.algorithms.mask_plus.mask_plus_plus` (MASK++, MASK+ then stratified
-pick-up, ``asap.md`` 2.9).
+MASK reads every group's original counts before deciding to distort it, which the release then no
+longer shows; that is its algorithm-based leak (paper 000 section 2.2, S*-independence). The
+algorithm-safe variants live beside it, in :mod:`kerckhoffs.algorithms.mask_plus`:
+:func:`~kerckhoffs.algorithms.mask_plus.mask_plus` (MASK+, local look-ahead, paper 000 Algorithm 3,
+``docs/theory/asap.md#mask-plus``) and :func:`~kerckhoffs.algorithms.mask_plus.mask_plus_plus`
+(MASK++, MASK+ then stratified pick-up, paper 000 Algorithms 5 and 6,
+``docs/theory/asap.md#plus-plus``).
 """
 
 from __future__ import annotations
@@ -436,12 +442,13 @@ def mask(
     ``generator(seed)``, built once and passed to every step: two generators built from one int
     seed would draw the same numbers.
 
-    ``sa_log`` (information-flow audit, spec ``asap.md`` 1.10 item 2) records what MASK reads:
+    ``sa_log`` (information-flow audit, ``docs/theory/asap.md#audits``) records what MASK reads:
     the sensitive count of every group (the violation test of step 2) and, when some group
     violates, the proportions of the satisfying groups (the look-alikes ``L`` and the
     distribution ``D``). Every such row set is a group of the release, so a row-set audit
     alone would pass MASK; its leak is that the counts read are the *original* ones, which the
-    distorted groups no longer publish (S*-independence, spec 1.8). The log keeps the counts
+    distorted groups no longer publish (S*-independence, paper 000 section 5.1,
+    ``docs/theory/asap.md#necessary-conditions``). The log keeps the counts
     read, so the audit fails MASK whenever it distorts a group; see :func:`mask_plus`.
     """
     if options:

@@ -53,7 +53,8 @@ def lookahead_domain(table: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, eq=False)
 class LookAhead:
-    """MASK+'s decision for every group (spec ``asap.md`` 2.11), before any row changes.
+    """MASK+'s decision for every group (paper 000 Algorithm 3,
+    ``docs/theory/asap.md#mask-plus``), before any row changes.
 
     ``order[g]`` lists the values in ascending count order (ties: non-sensitive first, then
     value order); ``sorted_counts[g]`` their counts ``f_1 <= ... <= f_D``; ``cap[g]`` is
@@ -75,19 +76,22 @@ def mask_plus_lookahead(
     """MASK+'s local look-ahead on per-group value counts ``counts`` [groups, D].
 
     A function of the counts alone, so re-running it on the *published* counts gives the same
-    ``read`` and ``perturb`` (spec 6 item 7(e), the simulatability MASK+ rests on).
+    ``read`` and ``perturb`` (the simulatability MASK+ rests on, a property the tests check:
+    ``docs/theory/asap.md#properties``).
 
     - ``f_1`` is read iff ``floor(|G|/D) <= cap`` and the rest can still absorb the group:
-      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (``asap.md`` A13: paper
-      000's perturbation is infeasible at ``r = 1``; a test on ``|G|`` and the schema only).
+      ``(D - 1) * cap >= |G|`` or at least two values are non-sensitive (paper 000's perturbation
+      is infeasible at ``r = 1``: ``docs/theory/asap.md#err-mask-plus-r1``; a test on ``|G|`` and
+      the schema only).
       Otherwise ``r = 0``.
-    - ``f_i`` (``i = 2 .. D-1``, inclusive; ``asap.md`` A12: paper 000 Algorithm 3's loop
-      exits one test early, before ``i = D - 1``) is read iff
+    - ``f_i`` (``i = 2 .. D-1``, inclusive; paper 000 Algorithm 3's loop exits one test early,
+      before ``i = D - 1``: ``docs/theory/asap.md#err-mask-plus-loop``) is read iff
       ``B_i = (|G| - sum_{j<i} f_j - f_{i-1}) / (D - i) <= cap`` (Eq. 21), tested in integers
       as ``|G| - sum_{j<i} f_j - f_{i-1} <= cap * (D - i)``.
     - Every test passes: the group is m-confidential as it stands (``r = D``). Otherwise
       ``r = i - 1`` at the first failing ``i``, and the group is perturbed unless every unread
-      value is non-sensitive (sensitive-subset setting, spec 2.11's proposal).
+      value is non-sensitive (sensitive-subset setting, our proposal:
+      ``docs/theory/asap.md#err-mask-subset``).
 
     Ties in the ascending order put non-sensitive values first (then value order, the paper's
     fixed SA-domain order), so a published unread value that ties with the last read one never
@@ -126,16 +130,17 @@ def mask_plus_counts(
 ) -> np.ndarray:
     """The counts MASK+ publishes, per group and value (columns in value order, not sorted).
 
-    Groups not perturbed keep their counts. In a perturbed group the ``r`` read values keep
-    theirs; every unread value starts at ``f_r`` (0 when ``r = 0``) and the rest of the group is
-    poured in, value by value, up to each value's cap (``floor(|G|/m)`` if sensitive, ``|G|`` if
-    not: non-sensitive values absorb the excess), paper 000 Algorithm 3 line 12 as spec 2.11
-    writes it out. ``fill_order="paper"`` pours in descending original count order (the paper's,
-    needed for its figures and spec vectors X6/X7, but that order is unread information:
-    ``asap.md`` A14, the printed fill order reads the unread counts' ranking);
-    ``"random"`` (default) in a uniformly random order, so the published counts depend on
-    nothing but the read values and the seed. ``seed``: an int, a
-    :class:`numpy.random.Generator` (MASK+ passes its one stream), or None for fresh OS
+    Groups not perturbed keep their counts. In a perturbed group the ``r`` read values keep theirs;
+    every unread value starts at ``f_r`` (0 when ``r = 0``) and the rest of the group is poured in,
+    value by value, up to each value's cap (``floor(|G|/m)`` if sensitive, ``|G|`` if not:
+    non-sensitive values absorb the excess), paper 000 Algorithm 3 line 12 as we write it out
+    (``docs/theory/asap.md#mask-plus``). ``fill_order="paper"`` pours in descending original count
+    order (the paper's, needed for its figures and for our MASK+ test vectors,
+    ``docs/theory/asap.md#worked-examples``, but that order is unread information: the printed fill
+    order reads the unread counts' ranking, ``docs/theory/asap.md#err-mask-plus-fill``);
+    ``"random"`` (default) in a uniformly random order, so the published counts depend on nothing
+    but the read values and the seed. ``seed``: an int, a :class:`numpy.random.Generator` (MASK+
+    passes its one stream), or None for fresh OS
     randomness; unused with ``fill_order="paper"``.
     """
     if fill_order not in FILL_ORDERS:
@@ -197,9 +202,9 @@ def _relabel(
     targets: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Tuple level (spec ``asap.md`` 2.11; its ambiguity A15: the paper does not say which rows
-    change, random subsets chosen): per (group, value) with ``target < count`` a uniformly
-    random subset of its rows is freed, and the freed rows of a group are matched to its
+    """Tuple level (paper 000 Algorithm 3; the paper does not say which rows change, random subsets
+    chosen: ``docs/theory/asap.md#err-mask-plus-rows``): per (group, value) with ``target < count``
+    a uniformly random subset of its rows is freed, and the freed rows of a group are matched to its
     deficits by a uniformly random bijection. Values whose count is kept keep all their rows. A
     freed slot of the merged sensitive set (``set`` mode) gets a uniformly random sensitive code.
 
@@ -298,7 +303,7 @@ def _mask_plus_run(
         n_groups, d
     )
     sizes = counts.sum(axis=1)
-    if sens.all():  # spec 2.11 / footnote 4: |D_S| * floor(|G|/m) >= |G|, a test on |G| only
+    if sens.all():  # paper 000 footnote 4: |D_S| * floor(|G|/m) >= |G|, a test on |G| only
         bad = np.flatnonzero(d * (sizes // m) < sizes)
         if bad.size:
             g = int(bad[0])
@@ -320,7 +325,8 @@ def _log_lookahead(
 ) -> None:
     """Record MASK+'s reads: in every group where ``r >= 1``, the ``r`` smallest counts (each a
     statistic of the whole group: a count is read on the group's rows), with the counts, so the
-    audit can confirm they are published unchanged (spec 6 item 7(e))."""
+    audit can confirm they are published unchanged (MASK+ is simulatable,
+    ``docs/theory/asap.md#properties``)."""
     read_any = look.read > 0
     rows = np.flatnonzero(read_any[group])
     if rows.size:
@@ -378,7 +384,7 @@ def mask_plus(
     sa_log: SAReadLog | None = None,
     **options: Any,
 ) -> Release:
-    """MASK+ (paper 000 Algorithm 3, Theorem 6.3; spec ``asap.md`` 2.11), ``k`` from
+    """MASK+ (paper 000 Algorithm 3, Theorem 6.3; ``docs/theory/asap.md#mask-plus``), ``k`` from
     :class:`KAnonymity`, ``m`` from :class:`MConfidentiality` (``k >= m``).
 
     1. Group the rows on their QIs only (Mondrian k-anonymity, ``base`` or ``partition`` as in
@@ -392,21 +398,23 @@ def mask_plus(
 
     Every decision depends only on counts that stay published, so anyone holding the release
     and the QIs can re-run it (Theorem 5.4, "simulatable"); ``sa_log`` records these reads.
-    Fixes of the printed algorithm (the error register of ``asap.md`` section 8): the exit
-    test includes ``i = |D_S| - 1`` (A12: the printed loop stops one test early); ``f_1`` is
-    read only when the rest can absorb the group, else ``r = 0`` and the group gets a
-    data-independent distribution (A13: the printed perturbation is infeasible at ``r = 1``);
-    ``fill_order`` (A14: the printed fill order reads the unread counts' ranking); random rows
-    (A15: the paper does not say which rows are relabelled).
+    Fixes of the printed algorithm (``docs/theory/asap.md#errors``): the exit test includes
+    ``i = |D_S| - 1`` (the printed loop stops one test early,
+    ``docs/theory/asap.md#err-mask-plus-loop``); ``f_1`` is read only when the rest can absorb
+    the group, else ``r = 0`` and the group gets a data-independent distribution (the printed
+    perturbation is infeasible at ``r = 1``, ``docs/theory/asap.md#err-mask-plus-r1``);
+    ``fill_order`` (the printed fill order reads the unread counts' ranking,
+    ``docs/theory/asap.md#err-mask-plus-fill``); random rows (the paper does not say which rows
+    are relabelled, ``docs/theory/asap.md#err-mask-plus-rows``).
 
     Settings: every value sensitive (each value capped at ``floor(|G|/m)``; a group with
     ``|D_S| * floor(|G|/m) < |G|`` cannot be made m-confidential and raises
-    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (``asap.md`` A16: paper 000
-    does not cover one; spec 2.11's proposal, a deviation from the paper): the look-ahead runs over
-    the whole domain with the uniform cap, a group is left alone when every unread value is
-    non-sensitive, and non-sensitive values take the excess (cap ``|G|``). In ``set`` mode the
-    subset counts as one value (bounded in total, as m-confidentiality requires); a deficit of
-    that set is filled with uniformly random sensitive codes. Randomness only from
+    :class:`~kerckhoffs.errors.ParameterError`); a sensitive subset (paper 000 does not cover one;
+    our proposal, a deviation from the paper: ``docs/theory/asap.md#err-mask-subset``): the
+    look-ahead runs over the whole domain with the uniform cap, a group is left alone when every
+    unread value is non-sensitive, and non-sensitive values take the excess (cap ``|G|``). In
+    ``set`` mode the subset counts as one value (bounded in total, as m-confidentiality requires); a
+    deficit of that set is filled with uniformly random sensitive codes. Randomness only from
     ``generator(seed)``.
     """
     if options:
@@ -461,8 +469,9 @@ def mask_plus_plus(
     sa_log: SAReadLog | None = None,
     **options: Any,
 ) -> Release:
-    """MASK++ (spec ``asap.md`` 2.9): :func:`mask_plus`, then stratified pick-up
-    (:func:`kerckhoffs.algorithms.pickup.pickup`) on the *published* (perturbed) SA values.
+    """MASK++ (paper 000 Algorithms 5 and 6; ``docs/theory/asap.md#plus-plus``): :func:`mask_plus`,
+    then stratified pick-up (:func:`kerckhoffs.algorithms.pickup.pickup`) on the *published*
+    (perturbed) SA values.
 
     Pick-up cuts every MASK+ group of at least ``2 l`` rows into groups of ``l .. 2l - 1``
     rows with pairwise distinct values (the sensitive subset in ``set`` mode counting as one),

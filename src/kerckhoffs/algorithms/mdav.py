@@ -1,9 +1,12 @@
-"""MDAV microaggregation (Domingo-Ferrer & Mateo-Sanz 2002; spec ``composition.md`` 3.5).
+"""MDAV microaggregation (Domingo-Ferrer & Mateo-Sanz, "Practical data-oriented
+microaggregation for statistical disclosure control", IEEE TKDE 14(1), 2002, as paper 004 cites
+it; ``docs/theory/composition.md#mdav``).
 
-One of paper 004's k-anonymizers. Maximum Distance to Average Vector, on the QIs encoded as
-numbers (numeric QIs by value, categorical ones by their hierarchy-ordered codes) and z-scored
-per column (paper 004 leaves the encoding open: spec ``composition.md`` section 8, AMB-13; a
-constant column stays 0), with Euclidean distance:
+One of paper 004's k-anonymizers. Maximum Distance to Average Vector, on the QIs encoded as numbers
+(numeric QIs by value, categorical ones by their hierarchy-ordered codes) and z-scored per column
+(paper 004 leaves the encoding open; our resolution, ordinal codes standardized, is
+``docs/theory/composition.md#err-mdav-encoding``; a constant column stays 0), with Euclidean
+distance:
 
 ```
 while |R| >= 3k:
@@ -21,13 +24,13 @@ live (three distance passes, two farthest points, two partial selections) and th
 distinct), k = 5: about 1.9 s, against 4.3 s for the row-by-row version this replaced
 (``benchmarks/bench_mdav.py``).
 
-Publication. The spec (3.5) has each group publish its *centroid* as the QI summary (the
-classic microaggregation output, which paper 004's nearest-centroid locator attacks). A
-:class:`~kerckhoffs.release.Release` has no centroid scheme, so ``mdav`` publishes the groups by
-**generalization** (each group's cells: ``[lo-hi]`` for numeric QIs, the lowest common
-hierarchy node for categorical ones), exactly like the other partitioning algorithms, and the
-SA multiset is untouched. The centroids the spec describes are available from
-:func:`mdav_centroids` (same encoding as the grouping), for the nearest-centroid locator.
+Publication. Our reading of paper 004 (``docs/theory/composition.md#mdav``) has each group publish
+its *centroid* as the QI summary (the classic microaggregation output, which paper 004's
+nearest-centroid locator attacks). A :class:`~kerckhoffs.release.Release` has no centroid scheme, so
+``mdav`` publishes the groups by **generalization** (each group's cells: ``[lo-hi]`` for numeric
+QIs, the lowest common hierarchy node for categorical ones), exactly like the other partitioning
+algorithms, and the SA multiset is untouched. The centroids that reading describes are available
+from :func:`mdav_centroids` (same encoding as the grouping), for the nearest-centroid locator.
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ def mdav_encode(table: Table) -> np.ndarray:
     """The QIs as z-scored float64 [n, d] (C order): what MDAV measures distances on.
 
     Numeric QIs by their values, categorical ones by their hierarchy-ordered codes (paper 004
-    leaves the encoding open, spec ``composition.md`` AMB-13); then every column is z-scored.
+    leaves the encoding open: ``docs/theory/composition.md#err-mdav-encoding``); then every column
+    is z-scored.
     """
     x = np.empty(table.qi.shape, dtype=np.float64)
     for j, col in enumerate(table.qi_columns):
@@ -242,7 +246,7 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
     The centroid is the exact mean of the live points rounded once to float64 (a running sum
     in exact integers, :func:`_exact_units`): a function of the live points alone, not of the
     order of summation, the compaction state or a BLAS build. So the distances, and the ties
-    the spec breaks by lowest row id, are those of the plain pseudo-code with that centroid
+    our reading breaks by lowest row id, are those of the plain pseudo-code with that centroid
     (the tests' reference); a float running sum would let its last bit decide points that tie
     in distance to the centroid, which happens on Adult.
     """

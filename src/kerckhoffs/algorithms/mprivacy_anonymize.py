@@ -1,65 +1,75 @@
 """The m-privacy anonymizers of paper 003 (Goryczka, Xiong, Fung, "m-Privacy for
 Collaborative Data Publishing", section IV): ``provider-aware`` (Algorithm 2) and the
 baseline ``mondrian-mprivacy`` (Mondrian where every test of C is a test of m-privacy w.r.t.
-C). Spec mprivacy.md 3.7, 3.8, 8 and the resolutions of section 9.
+C). Explained in ``docs/theory/m-privacy.md#provider-aware``,
+``docs/theory/m-privacy.md#baseline`` and ``docs/theory/m-privacy.md#deployment``, with our
+resolutions of the paper's gaps in ``docs/theory/m-privacy.md#errors``.
 
-Both are top-down binary space partitionings that publish a node whole when it has no
-allowable cut, and a cut is **allowable only if both halves are m-private w.r.t. C** (spec
-2.6: every coalition of up to ``m_eff = min(m, n_G - 1)`` of a half's ``n_G`` providers can
-remove its own records and what is left still satisfies C).
+Both are top-down binary space partitionings that publish a node whole when it has no allowable cut,
+and a cut is **allowable only if both halves are m-private w.r.t. C** (the per-group definition,
+``docs/theory/m-privacy.md#per-group``: every coalition of up to ``m_eff = min(m, n_G - 1)`` of a
+half's ``n_G`` providers can remove its own records and what is left still satisfies C).
 
-- ``mondrian-mprivacy`` (spec 3.8, resolution R21): strict Mondrian; per node the QI
-  dimensions with more than one value are tried by decreasing normalized range (range of
-  codes in the node over the width of the QI's code domain; ties to the lower index), one
-  balanced cut each, the first allowable one wins.
-- ``provider-aware`` (spec 3.7): candidates are one balanced cut per QI plus one *provider
-  cut* along the virtual attribute A_0 = provider (providers ordered by id or by size in the
-  node, cut between two consecutive ones so that the sides are as equal in records as
-  possible; a provider's records are never split). Among the allowable candidates the split
-  score picks one (resolution R18: the paper only says "higher fitness"): default
+- ``mondrian-mprivacy`` (paper 003's baseline, ``docs/theory/m-privacy.md#baseline``; the paper
+  leaves its details and verifier open, ``docs/theory/m-privacy.md#err-baseline-verifier``): strict
+  Mondrian; per node the QI dimensions with more than one value are tried by decreasing normalized
+  range (range of codes in the node over the width of the QI's code domain; ties to the lower
+  index), one balanced cut each, the first allowable one wins.
+- ``provider-aware`` (paper 003 Algorithm 2, ``docs/theory/m-privacy.md#provider-aware``):
+  candidates are one balanced cut per QI plus one *provider cut* along the virtual attribute A_0 =
+  provider (providers ordered by id or by size in the node, cut between two consecutive ones so that
+  the sides are as equal in records as possible; a provider's records are never split). Among the
+  allowable candidates the split score picks one (the paper only says "higher fitness" and not how
+  the halves' scores combine: ``docs/theory/m-privacy.md#err-split-score``): default
   ``min(score(L), score(R))`` of Eq. 1 with alpha = 0.8, ties to the larger sum, then to the
   dimension (A_0 first, then A_1..A_q). Options ``sum``, ``provider_first`` (the provider cut
-  whenever allowable, else the best QI cut by ``min``) and ``mondrian_width`` (the provider
-  cut whenever allowable, else the widest allowable QI cut, the prototype's "provider-first +
-  Mondrian width" of spec Appendix A).
+  whenever allowable, else the best QI cut by ``min``) and ``mondrian_width`` (the provider cut
+  whenever allowable, else the widest allowable QI cut, the "provider-first + Mondrian width" rule
+  of our prototype, ``docs/theory/m-privacy.md#provider-aware``).
 
-**Balanced cut** (spec 3.7, resolution R16, one split point per QI): over the node's distinct
-codes except the largest, the code ``v`` minimizing ``| #{t : t[A] <= v} - |node| / 2 |``
-(ties to the smaller ``v``); ``L = {t[A] <= v}``. On distinct codes it puts ``floor(|node|/2)``
-rows left, which is Mondrian's *upper* median (``median="upper"`` of
-:func:`~kerckhoffs.algorithms.mondrian.mondrian`; the spec's "equals the lower median" holds
-for even sizes only, its tie rule decides odd ones); on duplicates it differs from both
-medians and never leaves one side empty while two values remain. Option
-``cut="median"`` takes Mondrian's strict lower median instead (the value at sorted position
-``ceil(|node|/2) - 1``, no cut when it is the largest), which makes the baseline with m = 0 and
-only k equal :func:`kerckhoffs.algorithms.mondrian.mondrian` (property P15).
+**Balanced cut** (one split point per QI, our reading of Algorithm 2's "all possible splitting
+points": ``docs/theory/m-privacy.md#err-one-cut``): over the node's distinct codes except the
+largest, the code ``v`` minimizing ``| #{t : t[A] <= v} - |node| / 2 |`` (ties to the smaller
+``v``); ``L = {t[A] <= v}``. On distinct codes it puts ``floor(|node|/2)`` rows left, which is
+Mondrian's *upper* median (``median="upper"`` of :func:`~kerckhoffs.algorithms.mondrian.mondrian`;
+our earlier reading, "equals the lower median", holds for even sizes only, its tie rule decides odd
+ones); on duplicates it differs from both medians and never leaves one side empty while two values
+remain. Option ``cut="median"`` takes Mondrian's strict lower median instead (the value at sorted
+position ``ceil(|node|/2) - 1``, no cut when it is the largest), which makes the baseline with m = 0
+and only k equal :func:`kerckhoffs.algorithms.mondrian.mondrian` (a property the tests check: the
+baseline with m = 0 and l = 1 is strict Mondrian, ``docs/theory/m-privacy.md#properties``).
 
-**Root check** (resolution R20 / property P13): Algorithm 2 would publish the whole table as
-one group when no cut is allowable, m-private or not. When m-privacy w.r.t. C is
-merge-closed (the union of two m-private groups is m-private: C EG-monotonic, as k and
-distinct-l are, or m = 0; :func:`~kerckhoffs.mprivacy.constraints.m_privacy_merge_closed`),
-a table that is not m-private has no m-private partition, so the algorithms refuse it up
-front. Frequency l-diversity with m >= 1 is not merge-closed (a table of two providers can
-fail while the partition into their own records passes), so there the search runs from a root
-that is not m-private, and only a root left uncut (no cut with both halves m-private) is
-refused, with a message that does not claim that no partition exists. Every other node the
-search reaches is a half of an allowable cut, hence m-private.
+**Root check** (a table that is not m-private at the root is refused, never published:
+``docs/theory/m-privacy.md#err-root``; the tests check that the anonymizers' output is m-private,
+``docs/theory/m-privacy.md#properties``): Algorithm 2 would publish the whole table as one group
+when no cut is allowable, m-private or not. When m-privacy w.r.t. C is merge-closed (the union of
+two m-private groups is m-private: C EG-monotonic, as k and distinct-l are, or m = 0;
+:func:`~kerckhoffs.mprivacy.constraints.m_privacy_merge_closed`), a table that is not m-private has
+no m-private partition, so the algorithms refuse it up front. Frequency l-diversity with m >= 1 is
+not merge-closed (a table of two providers can fail while the partition into their own records
+passes), so there the search runs from a root that is not m-private, and only a root left uncut (no
+cut with both halves m-private) is refused, with a message that does not claim that no partition
+exists. Every other node the search reaches is a half of an allowable cut, hence m-private.
 
-**Provider interface** (spec 8, "reduced-disclosure coordinator"): the coordinator here drives
-the partitioning only through :class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA
-histograms, code histograms, cuts, the final submission); it never reads a record. The provider
-cut's halves come from the node's per-provider histograms without asking anyone. The tree is
-processed level by level: one ``codes_in_boxes`` for every QI and one ``hist_in_box`` for every
-candidate half of the level, then one batched m-privacy check of all halves with the exact
-vectorized verifier (:mod:`kerckhoffs.mprivacy.exact`), or half by half with a per-group
-verifier (``verifier=`` any name of :data:`kerckhoffs.mprivacy.verify.VERIFIERS`, for the
-experiments that count oracle calls). The verifiers are exact, so the partition does not depend
-on the verifier (property P16); the baseline with a per-group verifier checks the cuts in its
-order and stops at the first allowable one, and a half is not checked when its sibling failed.
+**Provider interface** (a "reduced-disclosure coordinator",
+``docs/theory/m-privacy.md#deployment``): the coordinator here drives the partitioning only through
+:class:`~kerckhoffs.mprivacy.providers.Providers` (counts, SA histograms, code histograms, cuts, the
+final submission); it never reads a record. The provider cut's halves come from the node's
+per-provider histograms without asking anyone. The tree is processed level by level: one
+``codes_in_boxes`` for every QI and one ``hist_in_box`` for every candidate half of the level, then
+one batched m-privacy check of all halves with the exact vectorized verifier
+(:mod:`kerckhoffs.mprivacy.exact`), or half by half with a per-group verifier (``verifier=`` any
+name of :data:`kerckhoffs.mprivacy.verify.VERIFIERS`, for the experiments that count oracle calls).
+The verifiers are exact, so the partition does not depend on the verifier (a property the tests
+check, ``docs/theory/m-privacy.md#properties``); the baseline with a per-group verifier checks the
+cuts in its order and stops at the first allowable one, and a half is not checked when its sibling
+failed.
 
-The provider column is a partitioning dimension only (resolution R19): the release publishes
+The provider column is a partitioning dimension only (the paper does not say whether it is
+published; we do not: ``docs/theory/m-privacy.md#err-provider-published``): the release publishes
 the QIs and the SA, and its provenance holds public parameters only (no provider ids, no
-counts). Provider cuts can give groups with overlapping or equal boxes (A32). Deterministic:
+counts). Provider cuts can give groups with overlapping or equal boxes (allowed; nothing downstream
+assumes disjoint boxes: ``docs/theory/m-privacy.md#err-overlap``). Deterministic:
 ``seed`` is not used.
 """
 
@@ -254,7 +264,9 @@ def coordinate(
     stats: dict[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Run the partitioning of spec 3.7 (``provider_aware``) or 3.8 through ``providers``;
+    """Run the partitioning of paper 003 Algorithm 2 (``provider_aware``,
+    ``docs/theory/m-privacy.md#provider-aware``) or of the baseline
+    (``docs/theory/m-privacy.md#baseline``) through ``providers``;
     returns the group id of every record (from the providers' submission). Raises
     :class:`~kerckhoffs.errors.ParameterError` when the whole table is not m-private.
     ``progress(level, open_boxes)`` is called before each level."""
@@ -585,7 +597,8 @@ def _run(
     options={
         "verifier": "exact (default, vectorized) | any per-group verifier: brute, direct, "
         "bottom-up, top-down, binary, adaptive (same partition, counts oracle calls)",
-        "cut": "balanced (default, spec R16) | median (Mondrian's strict lower median)",
+        "cut": "balanced (default, one split point per QI) | median (Mondrian's strict lower "
+        "median)",
     },
 )
 def mondrian_mprivacy(
@@ -598,11 +611,11 @@ def mondrian_mprivacy(
     providers: Providers | None = None,
     stats: dict[str, Any] | None = None,
 ) -> Release:
-    """The baseline of paper 003 (spec 3.8): strict top-down Mondrian, widest normalized QI
-    first with fall-back to the next, a cut allowed only when both halves are m-private
-    w.r.t. C. Models: one :class:`~kerckhoffs.models.MPrivacy` (required) and its constraint
-    (k, distinct-l, frequency l). Raises :class:`~kerckhoffs.errors.ParameterError` without
-    m-privacy, without a provider column, or when the whole table is not m-private.
+    """The baseline of paper 003 (``docs/theory/m-privacy.md#baseline``): strict top-down Mondrian,
+    widest normalized QI first with fall-back to the next, a cut allowed only when both halves are
+    m-private w.r.t. C. Models: one :class:`~kerckhoffs.models.MPrivacy` (required) and its
+    constraint (k, distinct-l, frequency l). Raises :class:`~kerckhoffs.errors.ParameterError`
+    without m-privacy, without a provider column, or when the whole table is not m-private.
 
     ``providers``: the back-end the coordinator talks to (default: :class:`LocalProviders`
     over ``table``). ``stats``: if a dict, filled with oracle calls, checks, nodes, groups,
@@ -640,7 +653,8 @@ def provider_aware(
     providers: Providers | None = None,
     stats: dict[str, Any] | None = None,
 ) -> Release:
-    """Provider-aware anonymization (paper 003 Algorithm 2, spec 3.7): per node one balanced
+    """Provider-aware anonymization (paper 003 Algorithm 2,
+    ``docs/theory/m-privacy.md#provider-aware``): per node one balanced
     cut per QI plus one provider cut; a cut is allowable when both halves are m-private
     w.r.t. C; the allowable cut with the best split score (Eq. 1, ``alpha``) is taken. Models,
     errors, ``providers`` and ``stats`` as :func:`mondrian_mprivacy`. ``seed`` is unused."""

@@ -1,12 +1,12 @@
 """Stratified pick-up: Anatomy run inside each large group of a partition (paper 000, Alg. 4).
 
-Spec ``asap.md`` 2.8 (Algorithm 4, Theorems 7.1 and 7.2). The look-ahead algorithms
-(Mondrian+, Hilb+ strict, MASK+) are algorithm-safe but publish coarse groups; stratified
-pick-up recovers utility without giving the safety back. Every input group ``G`` with
-``|G| >= 2l`` is replaced by the groups :func:`~kerckhoffs.algorithms.anatomy.anatomy_groups`
-builds from its rows, with the row taken from a bucket chosen **uniformly at random** (seeded);
-a group with ``|G| < 2l`` cannot hold two groups of ``l`` rows and passes through unchanged
-(being l-diverse, its SA values are already pairwise distinct).
+Paper 000 Algorithm 4, Theorems 7.1 and 7.2 (``docs/theory/asap.md#stratified-pickup``). The
+look-ahead algorithms (Mondrian+, Hilb+ strict, MASK+) are algorithm-safe but publish coarse groups;
+stratified pick-up recovers utility without giving the safety back. Every input group ``G`` with
+``|G| >= 2l`` is replaced by the groups :func:`~kerckhoffs.algorithms.anatomy.anatomy_groups` builds
+from its rows, with the row taken from a bucket chosen **uniformly at random** (seeded); a group
+with ``|G| < 2l`` cannot hold two groups of ``l`` rows and passes through unchanged (being
+l-diverse, its SA values are already pairwise distinct).
 
 - **Theorem 7.1.** Every group Anatomy builds has between ``l`` and ``2l - 1`` rows, all with
   distinct SA values; the output refines the input (each output group lies inside one input
@@ -14,12 +14,14 @@ a group with ``|G| < 2l`` cannot hold two groups of ``l`` rows and passes throug
 - **Theorem 7.2.** Pick-up preserves simulatability: inside ``G`` it reads nothing but the SA
   multiset of ``G`` (published, since ``G`` is the union of the groups it is cut into) and
   randomness. The row choice must be random: a deterministic, QI-ordered choice leaks
-  (spec 3.6 X3: 286 of 400 random instances violate ASAP in the spec's prototype).
+  (one of our edge-case vectors, ``docs/theory/asap.md#worked-examples``: 286 of 400 random
+  instances violate ASAP in our prototype).
   ``pick="lowest-row"`` exists only for auditors that demonstrate that leak.
 
 **Buckets.** Those of :func:`~kerckhoffs.algorithms.anatomy.sa_buckets`: one per SA value
 (paper 000's setting); with a sensitive subset in ``set`` mode the subset is one bucket. For
-MASK++ the caller passes the *published* (perturbed) SA values as ``sa`` (spec 2.8). An input
+MASK++ the caller passes the *published* (perturbed) SA values as ``sa`` (paper 000 section 7,
+``docs/theory/asap.md#plus-plus``). An input
 group is split only when its bucket profile is l-eligible (``|G| >= l * S_max`` over the
 buckets), which Theorem 7.1 assumes and every l-diverse group satisfies when all SA values
 count; under a sensitive subset a group may be l-diverse while a non-sensitive value fills more
@@ -67,7 +69,8 @@ def pickup(
     pick: str = "random",
     sa_log: SAReadLog | None = None,
 ) -> Partition:
-    """Stratified pick-up (spec ``asap.md`` 2.8) of ``partition`` at diversity ``l``.
+    """Stratified pick-up (``docs/theory/asap.md#stratified-pickup``) of ``partition`` at diversity
+    ``l``.
 
     ``partition`` is a :class:`~kerckhoffs.release.Partition` (or a group id per row) of
     ``table``, normally the l-diverse output of a simulatable algorithm. Each group with at

@@ -143,14 +143,14 @@ class AlgorithmInfo:
     - ``family``: the algorithm family (``"hilb"`` for Hilb and all its variants); ``base``:
       the algorithm a ``+``/``++`` variant refines (``hilb++`` -> ``hilb+``), None for an
       original;
-    - ``randomized``: draws secret randomness (DESIGN.md section 5);
+    - ``randomized``: draws secret randomness (``docs/theory/choices.md#secret-randomness``);
     - ``minimal``: generalizes a set of tuples only when publishing them less generalized
       would violate its requirement (the minimality principle, paper 001 Definition 3: the
       minimality attack applies);
     - ``sa_blind``: forms its groups on the QIs only (k-anonymity; MASK), so the grouping
       excludes no assignment of the sensitive values (paper 001 Theorem 4, case 1);
     - ``frontier``: closes groups along the Hilbert order with a frontier that may skip rows
-      (the Hilb attack, paper 000 Algorithm 7, applies; spec ``asap.md`` 2.6);
+      (the Hilb attack, paper 000 Algorithm 7, applies; ``docs/theory/asap.md#hilb-plus``);
     - ``perturbs_sa``: publishes SA values other than the original ones (paper 001's MASK and
       paper 000's MASK+ and MASK++), which an audit built on published values cannot see.
     """

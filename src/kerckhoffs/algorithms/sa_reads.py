@@ -1,11 +1,12 @@
 """Logging the SA statistics an algorithm reads, for the information-flow audit.
 
-Paper 000's sufficient condition for algorithm safety (spec ``asap.md`` 1.9 and 1.10 item 2):
-every SA statistic the algorithm consults must be computable from the release, i.e. it must be
-computed on a row set that is a union of published groups. An algorithm that takes an
-``sa_log`` option records, for every SA statistic it reads, the row sets it was computed on;
-:func:`kerckhoffs.audits.information_flow.audit` (or :meth:`SAReadLog.violations`) then says
-whether each set is a union of published groups. Works at any size: the records are arrays.
+Paper 000's sufficient condition for algorithm safety (section 5.3,
+``docs/theory/asap.md#sufficient-conditions``; the information-flow audit,
+``docs/theory/asap.md#audits``): every SA statistic the algorithm consults must be computable from
+the release, i.e. it must be computed on a row set that is a union of published groups. An algorithm
+that takes an ``sa_log`` option records, for every SA statistic it reads, the row sets it was
+computed on; :func:`kerckhoffs.audits.information_flow.audit` (or :meth:`SAReadLog.violations`) then
+says whether each set is a union of published groups. Works at any size: the records are arrays.
 
 A record is sparse: ``rows`` (row indices) and ``set_ids`` (which set each row belongs to), so
 an algorithm that evaluates many candidate sets at once (Mondrian's candidate halves of every

@@ -1,6 +1,8 @@
 """The registered ``sequence`` algorithm: the publisher of paper 002 over an explicit, public
 sequence of candidate generalizations (Zhang, Wang, Jajodia and Brodsky, "Exclusive Strategy
-for Generalization Algorithms in Micro-Data Disclosure"; spec ``exclusive.md`` 2.6-2.8).
+for Generalization Algorithms in Micro-Data Disclosure", DBSec 2008;
+``docs/theory/disclosure-sets.md#naive``, ``docs/theory/disclosure-sets.md#inclusive`` and
+``docs/theory/disclosure-sets.md#exclusive``).
 
 The candidates are given by QI values (a TOML file, option ``sequence``; format in
 :mod:`kerckhoffs.disclosure.sequence_file`), best first, e.g. paper 002's Table 2 as age
@@ -10,15 +12,15 @@ single hierarchy does, so this is the algorithm that publishes the running examp
 
 Strategies (option ``disclosure``):
 
-- ``naive`` (default, spec 2.6; the paper's "traditional" publisher): release the first
-  candidate whose groups pass the privacy check (the closed-form CHK on ``PER``). Unsafe: an
-  adversary who knows the candidates learns that every earlier one failed; the
-  ``disclosure-set`` attack computes what that reveals (running example: Ellen and Fen hold
+- ``naive`` (default, ``docs/theory/disclosure-sets.md#naive``; the paper's "traditional"
+  publisher): release the first candidate whose groups pass the privacy check (the closed-form CHK
+  on ``PER``). Unsafe: an adversary who knows the candidates learns that every earlier one failed;
+  the ``disclosure-set`` attack computes what that reveals (running example: Ellen and Fen hold
   gastritis in every table that remains possible).
-- ``exclusive`` (spec 2.8): stop at the naive choice; release it only if CHK holds on its
-  disclosure set, else nothing.
-- ``inclusive`` (spec 2.7): release the first candidate whose recursive disclosure set
-  passes CHK, else nothing.
+- ``exclusive`` (``docs/theory/disclosure-sets.md#exclusive``): stop at the naive choice; release it
+  only if CHK holds on its disclosure set, else nothing.
+- ``inclusive`` (``docs/theory/disclosure-sets.md#inclusive``): release the first candidate whose
+  recursive disclosure set passes CHK, else nothing.
 
 When no candidate before the naive choice could pass on any table (none at all, or each has
 a group too small for the models), both safe strategies release the naive choice without
@@ -225,8 +227,9 @@ def _strategy(
 
 
 def _passes(table: Table, labels: np.ndarray, models: list[PrivacyModel]) -> bool:
-    """The naive check: every model holds on the candidate's groups (the models' own check,
-    which is CHK on ``PER`` in closed form, spec 2.3, and also covers a sensitive subset)."""
+    """The naive check: every model holds on the candidate's groups (the models' own check, which is
+    CHK on ``PER`` in closed form, ``docs/theory/disclosure-sets.md#per``, and also covers a
+    sensitive subset)."""
     release = Release(table, Partition(labels), Scheme.GENERALIZATION, table.sa)
     return all(r.satisfied for r in release.check(models))
 

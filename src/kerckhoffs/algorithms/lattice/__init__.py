@@ -1,9 +1,10 @@
 """Full-domain generalization over the hierarchy lattice (Samarati 2001; LeFevre, DeWitt and
 Ramakrishnan 2005, "Incognito").
 
-Every quasi-identifier is generalized to *one level* of its hierarchy for the whole table
-(global recoding, spec ``minimality.md`` 2.3); the algorithm publishes the minimal lattice node
-satisfying the privacy models with the least information loss. One job per module:
+Every quasi-identifier is generalized to *one level* of its hierarchy for the whole table (global
+recoding, paper 001 section 2, ``docs/theory/minimality.md#recoding``); the algorithm publishes the
+minimal lattice node satisfying the privacy models with the least information loss. One job per
+module:
 
 - :mod:`kerckhoffs.data.lattice`: the lattice itself (level vectors, node numbering, the
   groups of a node), a structure of the table's hierarchies that the disclosure sets of
@@ -36,7 +37,8 @@ So with suppression the Samarati search is refused, violating nodes tag their sp
 only under k-anonymity / distinct l-diversity alone (where the number of violating rows cannot
 grow upward), and the searches still return exactly the minimal nodes. With suppression
 the loss is not monotone either (a suppressed row costs 1), so the chosen node is the best
-*minimal* node, as the minimality principle (spec ``minimality.md`` 2.6) describes the
+*minimal* node, as the minimality principle (paper 001 Definition 3,
+``docs/theory/minimality.md#minimality-principle``) describes the
 algorithms paper 001 attacks, not necessarily the best satisfying node.
 
 Every public name is importable from this package.

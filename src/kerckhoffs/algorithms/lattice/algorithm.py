@@ -3,7 +3,8 @@
 **Published cells.** The release carries its cells (:func:`full_domain_cells`): each group
 publishes the label of its node at the chosen level (``[35-39]``, ``university``,
 ``Person``), not the lowest common ancestor of the rows it happens to hold, so the file is the
-full-domain table of spec ``minimality.md`` 4.12 (Table XVIII(a) publishes ``Person`` for a
+full-domain table of paper 001's attack-by-mechanism example
+(``docs/theory/minimality.md#worked-examples``; Table XVIII(a) publishes ``Person`` for a
 group of women only). Suppressed rows form one group whose QI cells are the roots (``*``).
 The provenance records the chosen level vector.
 """

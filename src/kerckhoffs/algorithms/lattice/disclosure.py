@@ -1,30 +1,32 @@
-"""Disclosure sets for the lattice publisher: the exclusive and inclusive strategies of paper
-002 (Zhang, Wang, Jajodia and Brodsky, "Exclusive Strategy for Generalization Algorithms in
-Micro-Data Disclosure", sections 3-4; spec ``exclusive.md`` 2.5-2.8, 3.8).
+"""Disclosure sets for the lattice publisher: the exclusive and inclusive strategies of paper 002
+(Zhang, Wang, Jajodia and Brodsky, "Exclusive Strategy for Generalization Algorithms in Micro-Data
+Disclosure", DBSec 2008, sections 3-4; ``docs/theory/disclosure-sets.md#disclosure-set``,
+``docs/theory/disclosure-sets.md#exclusive`` and ``docs/theory/disclosure-sets.md#edge-cases``).
 
-The ``lattice`` algorithm is the paper's **naive** publisher: without suppression it releases
-the first node of :func:`~kerckhoffs.algorithms.lattice.generalization_sequence` whose groups
-satisfy the models (spec 2.6). An adversary who knows this learns that every earlier node
-failed, which rules out original tables; what remains is the **disclosure set**
-``DS = {X in PER(G_c) : no earlier node passes on X}`` (spec 2.8, ``DS_excl``, equal to the
-naive adversary's knowledge). The **exclusive** strategy releases the naive choice only if
-the models' CHK holds on that set, else nothing; the **inclusive** strategy releases the
-first node whose (recursive) disclosure set passes.
+The ``lattice`` algorithm is the paper's **naive** publisher: without suppression it releases the
+first node of :func:`~kerckhoffs.algorithms.lattice.generalization_sequence` whose groups satisfy
+the models (``docs/theory/disclosure-sets.md#naive``). An adversary who knows this learns that every
+earlier node failed, which rules out original tables; what remains is the **disclosure set**
+``DS = {X in PER(G_c) : no earlier node passes on X}`` (``DS_excl``,
+``docs/theory/disclosure-sets.md#exclusive``, equal to the naive adversary's knowledge). The
+**exclusive** strategy releases the naive choice only if the models' CHK holds on that set, else
+nothing; the **inclusive** strategy releases the first node whose (recursive) disclosure set passes.
 
-**Candidates that can never pass.** A node with a group smaller than the least group size
-the models allow (``k`` for k-anonymity; for the l-diversity models the fewest rows their
-CHK can pass with, :func:`~kerckhoffs.disclosure.least_group_size`; :func:`min_group_size`)
-fails on *every* possible table, and on every set of them, since the partition depends only
-on the QIs (spec [AMB-3]). Such nodes remove no table from any disclosure set and are never
-released under any strategy, so dropping them from the sequence changes no outcome.
+**Candidates that can never pass.** A node with a group smaller than the least group size the models
+allow (``k`` for k-anonymity; for the l-diversity models the fewest rows their CHK can pass with,
+:func:`~kerckhoffs.disclosure.least_group_size`; :func:`min_group_size`) fails on *every* possible
+table, and on every set of them, since the partition depends only on the QIs (the paper does not say
+that generalization functions read only the QIs; we assume they do:
+``docs/theory/disclosure-sets.md#err-qi-only``). Such nodes remove no table from any disclosure set
+and are never released under any strategy, so dropping them from the sequence changes no outcome.
 
 **The exact shortcut.** If every node before the naive choice ``c`` can never pass,
-``DS = PER(G_c)`` for both strategies, and CHK on ``PER(G_c)`` is the naive check itself (in
-``PER`` each person takes each value with the group's share, spec 2.3): the release is
-provably as safe as its naive check, and no table is enumerated. This is what decides real
-data, where ``|PER|`` has thousands of digits. Otherwise the disclosure set is enumerated by
-the engine (:mod:`kerckhoffs.disclosure`) on the candidates that can pass, and refused with
-one line (its size as ``about 10^N``) when ``|PER|`` exceeds the bound.
+``DS = PER(G_c)`` for both strategies, and CHK on ``PER(G_c)`` is the naive check itself (in ``PER``
+each person takes each value with the group's share, ``docs/theory/disclosure-sets.md#per``): the
+release is provably as safe as its naive check, and no table is enumerated. This is what decides
+real data, where ``|PER|`` has thousands of digits. Otherwise the disclosure set is enumerated by
+the engine (:mod:`kerckhoffs.disclosure`) on the candidates that can pass, and refused with one line
+(its size as ``about 10^N``) when ``|PER|`` exceeds the bound.
 
 Earlier nodes are examined top-down by height: a node that can never pass has only such
 nodes below it (the least group size only grows under generalization), so its whole
@@ -72,8 +74,9 @@ DISCLOSURES = ("naive", "exclusive", "inclusive")
 """The lattice publisher's strategies (option ``disclosure``)."""
 
 MAX_INCLUSIVE_NODES = 64
-"""Most candidate nodes the inclusive strategy walks with enumeration (its disclosure sets
-are recursive, spec 5.1: exponential in the number of candidates)."""
+"""Most candidate nodes the inclusive strategy walks with enumeration (its disclosure sets are
+recursive, paper 002's cost of the inclusive strategy,
+``docs/theory/disclosure-sets.md#complexity``: exponential in the number of candidates)."""
 
 
 @dataclass(frozen=True)

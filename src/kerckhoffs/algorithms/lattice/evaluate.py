@@ -13,16 +13,16 @@ numbering differs), so the verdict, group count, violating rows and loss do not 
 :func:`~kerckhoffs.algorithms.lattice.search.evaluate_node` runs it on the rows themselves (one
 cell per row), the reference the tests compare against.
 
-**Cost per node** (issue 15): a node's groups come from a mixed-radix key over the QIs that
-are not at their root (a QI at its root maps every cell to node 0 and is skipped), ranked
-densely when its domain is small, else hashed; one ``bincount`` gives the histogram. The loss
-of a node that suppresses nothing is not computed from its groups at all: every row is
-published at the node's levels, so paper 001's Definition 7 sum over groups is the sum over
+**Cost per node** (``docs/theory/choices.md#performance``): a node's groups come from a mixed-radix
+key over the QIs that are not at their root (a QI at its root maps every cell to node 0 and is
+skipped), ranked densely when its domain is small, else hashed; one ``bincount`` gives the
+histogram. The loss of a node that suppresses nothing is not computed from its groups at all: every
+row is published at the node's levels, so paper 001's Definition 7 sum over groups is the sum over
 rows, a per-QI, per-level constant (:meth:`.LossScale.node_key`). Group columns (for a kept
 frequency set, or the loss with suppressed rows) are gathered from one cell per group.
 
-**Monotone models (generalization property, spec ``minimality.md`` 2.6).** If a node
-satisfies the model, so does every generalization of it, because a generalization only
+**Monotone models (generalization property, ``docs/theory/minimality.md#minimality-principle``).**
+If a node satisfies the model, so does every generalization of it, because a generalization only
 *merges* groups and each accepted model survives merging two satisfying groups ``A`` and ``B``:
 
 - :class:`~kerckhoffs.models.KAnonymity`: ``|A u B| >= |A| >= k``;

@@ -9,22 +9,21 @@ same published node; they differ in how many nodes they evaluate.
   every other node is evaluated, from the frequency set of a child.
 - ``"two-way"`` (default): the same bottom-up frontier plus a top-down one, which tags every
   specialization of a violating node as violating (the contrapositive of the generalization
-  property); at each step the top-down frontier advances unless the next bottom layer has at
-  most ``1/TOP_DOWN_BIAS`` (1/8) as many untagged nodes as the next top layer. The bias is
-  measured, not derived: a top-down node is cheap (near the top few QIs are left below their
-  root, and the layer rolls up from one small *anchor*, :meth:`.Evaluator.prepare`) and a
-  violating one tags its whole down-set, while the lowest layers are the most expensive to
-  evaluate (frequency sets nearly the table's size) and, under k-anonymity on real data,
-  rarely satisfy. On Adult with k = 5 the minimal nodes sit near the top of the lattice (no
-  suppression: every rare value must be generalized away), so bottom-up alone evaluates
-  15,269 of the 15,360 nodes, two-way with equal weights (bias 1, issue 15's starting point)
-  450 and with bias 8 208; on ARX's Adult (6,480 nodes, k = 5) 208 -> 111 (ARX 3.9's Flash
-  checks 142). Tried on eleven settings (the five of ``tests/test_lattice_arx.py``; ARX's
-  Adult and the 45,222-row Adult with k = 2; the latter with l = 2; distinct l = 3 on SA
-  occupation; 5,000 generated hospital rows with k = 2 and 5), bias 8 evaluates 28-54% fewer
-  nodes than bias 1 on every one, and biases 32 or 1,000 save at most 3 more nodes on the
-  five. Any bias gives the same minimal nodes: it only changes which frontier tags a node
-  first.
+  property); at each step the top-down frontier advances unless the next bottom layer has at most
+  ``1/TOP_DOWN_BIAS`` (1/8) as many untagged nodes as the next top layer. The bias is measured, not
+  derived: a top-down node is cheap (near the top few QIs are left below their root, and the layer
+  rolls up from one small *anchor*, :meth:`.Evaluator.prepare`) and a violating one tags its whole
+  down-set, while the lowest layers are the most expensive to evaluate (frequency sets nearly the
+  table's size) and, under k-anonymity on real data, rarely satisfy. On Adult with k = 5 the minimal
+  nodes sit near the top of the lattice (no suppression: every rare value must be generalized away),
+  so bottom-up alone evaluates 15,269 of the 15,360 nodes, two-way with equal weights (bias 1, the
+  starting point of our speed work, ``docs/theory/choices.md#performance``) 450 and with bias 8 208;
+  on ARX's Adult (6,480 nodes, k = 5) 208 -> 111 (ARX 3.9's Flash checks 142). Tried on eleven
+  settings (the five of ``tests/test_lattice_arx.py``; ARX's Adult and the 45,222-row Adult with k =
+  2; the latter with l = 2; distinct l = 3 on SA occupation; 5,000 generated hospital rows with k =
+  2 and 5), bias 8 evaluates 28-54% fewer nodes than bias 1 on every one, and biases 32 or 1,000
+  save at most 3 more nodes on the five. Any bias gives the same minimal nodes: it only changes
+  which frontier tags a node first.
 - ``"samarati"``: Samarati's binary search on the height for the lowest height holding a
   satisfying node (sound because, for a monotone predicate, a satisfying node at height ``h``
   has a satisfying parent at ``h + 1``), then every node of that height is evaluated; the

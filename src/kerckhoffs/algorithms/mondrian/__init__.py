@@ -1,12 +1,14 @@
 """Mondrian: strict multidimensional median partitioning (LeFevre, DeWitt, Ramakrishnan 2006).
 
-Top-down recursion (spec ``asap.md`` 2.1 and 2.3): a group ``G`` is cut on one quasi-identifier
-at its median into ``L = {t : t[dim] <= split}`` and ``R = G - L``; the dimensions are tried in
-order of decreasing *normalized range* ``(max code - min code over G) / W_dim`` (``W_dim`` the
-width of the column's code domain; ties go to the lower column index), falling back to the next
-dimension when the cut is not allowed; a group with no allowed cut is published whole.
+Top-down recursion (paper 000 section 6.2.1; ``docs/theory/asap.md#mondrian``): a group ``G`` is cut
+on one quasi-identifier at its median into ``L = {t : t[dim] <= split}`` and ``R = G - L``; the
+dimensions are tried in order of decreasing *normalized range*
+``(max code - min code over G) / W_dim`` (``W_dim`` the width of the column's code domain; ties go
+to the lower column index), falling back to the next dimension when the cut is not allowed; a group
+with no allowed cut is published whole.
 
-- **Median** (``median="lower"``, the spec's default): the smallest value ``v`` with
+- **Median** (``median="lower"``, our default:
+  ``docs/theory/asap.md#err-mondrian-median``): the smallest value ``v`` with
   ``|{t in G : t[dim] <= v}| >= ceil(|G|/2)``. ``median="upper"`` takes the value at sorted
   position ``floor(|G|/2)`` (0-based) and sends the rows equal to it to the right half, so the
   two options mirror each other (with ``<= upper median`` the cut of two distinct values would
@@ -21,14 +23,15 @@ dimension when the cut is not allowed; a group with no allowed cut is published 
   its lowest common hierarchy node (:meth:`kerckhoffs.release.Release.generalized_cells`).
 - **Allowable cuts** are a parameter, a :class:`CutRule` evaluated on the statistics of the
   candidate halves (:class:`CutStats`), vectorized over all candidate cuts. Built in:
-  :class:`KAnonymityCut` (``|L| >= k and |R| >= k``, spec 2.3) and :class:`LDiversityCut`
-  (frequency l-diversity ``|L| >= l * c(L)`` and ``|R| >= l * c(R)``, spec 2.1, with ``c`` the
-  subset-aware bounded count of :attr:`~kerckhoffs.models.GroupHistogram.sensitive_count`).
-  Given both models, both must hold (:class:`AllCuts`).
+  :class:`KAnonymityCut` (``|L| >= k and |R| >= k``, k-anonymity Mondrian) and
+  :class:`LDiversityCut` (frequency l-diversity ``|L| >= l * c(L)`` and ``|R| >= l * c(R)``, paper
+  000's Mondrian, with ``c`` the subset-aware bounded count of
+  :attr:`~kerckhoffs.models.GroupHistogram.sensitive_count`). Given both models, both must hold
+  (:class:`AllCuts`).
 
-Speed (issue 15, "Mondrian by counting"): the recursion runs level by level, all groups of
-one depth at once, and decides every cut by counting; nothing loops over rows or groups in
-Python.
+Speed ("Mondrian by counting", ``docs/theory/choices.md#performance``): the recursion runs level by
+level, all groups of one depth at once, and decides every cut by counting; nothing loops over rows
+or groups in Python.
 
 One job per module:
 
@@ -41,9 +44,9 @@ One job per module:
 
 Every public name is importable from this package.
 
-Original Mondrian for l-diversity is *not* algorithm-safe (spec 2.1, Theorem 5.1): a rejected
+Original Mondrian for l-diversity is *not* algorithm-safe (paper 000, Theorem 5.1): a rejected
 cut consults ``S_max`` of halves that are never published. Mondrian+ (paper 000 Algorithm 1,
-spec 2.2) fixes that with one different cut rule, see :class:`CutRule`.
+``docs/theory/asap.md#mondrian-plus``) fixes that with one different cut rule, see :class:`CutRule`.
 """
 
 from kerckhoffs.algorithms.mondrian.algorithm import (

@@ -126,8 +126,9 @@ def mondrian(
     categorical_cuts: str = "median",
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Mondrian for k-anonymity, frequency l-diversity (spec ``asap.md`` 2.1, 2.3), entropy
-    l-diversity and t-closeness (paper 004's constrained Mondrian, spec ``composition.md`` 3.4).
+    """Mondrian for k-anonymity, frequency l-diversity (paper 000 section 6.2.1,
+    ``docs/theory/asap.md#mondrian``), entropy l-diversity and t-closeness (paper 004's
+    constrained Mondrian, ``docs/theory/composition.md#mondrian``).
 
     Reads ``k`` from :class:`~kerckhoffs.models.KAnonymity`, ``l`` from
     :class:`~kerckhoffs.models.LDiversity`, entropy ``l`` from
@@ -138,7 +139,8 @@ def mondrian(
     a table that is not l-eligible (``|T| < l * c(T)``). Deterministic: ``seed`` is
     not used. Returns a generalization release whose every group satisfies the models.
 
-    ``sa_log`` records the SA statistics read (information-flow audit, spec 1.10 item 2):
+    ``sa_log`` records the SA statistics read (information-flow audit,
+    ``docs/theory/asap.md#audits``):
     under l-diversity, ``S_max`` of the whole table and of every candidate half; a rejected
     cut's halves are never published, so the audit fails wherever a cut was rejected on them.
 
@@ -208,7 +210,8 @@ def mondrian_plus(
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Mondrian+ (paper 000 Algorithm 1, Theorem 6.1; spec ``asap.md`` 2.2, interpretation A).
+    """Mondrian+ (paper 000 Algorithm 1, Theorem 6.1; ``docs/theory/asap.md#mondrian-plus``),
+    one cut per step (``docs/theory/asap.md#err-single-cut``).
 
     Mondrian with ONE different cut rule, :class:`LookAheadCut`: a cut of ``G`` is allowed
     only when both halves have at least ``l * S_max(G)`` rows (``c(G)`` under a sensitive
@@ -216,14 +219,15 @@ def mondrian_plus(
     read is ``S_max`` of the groups being cut (and of the table, for l-eligibility), each a
     union of published groups, so the release is algorithm-safe (Theorem 5.3) and ``sa_log``
     (information-flow audit) finds no violation. The printed Algorithm 1 is not executable
-    (``G1, G2`` used before defined, ``InputSet`` never updated: spec ``asap.md`` section 8,
-    A4); this is its canonical recursion (spec 2.2), whose output
-    does not depend on the order groups are processed in.
+    (``G1, G2`` used before defined, ``InputSet`` never updated:
+    ``docs/theory/asap.md#err-mondrian-plus-listing``); this is its canonical recursion, whose
+    output does not depend on the order groups are processed in.
 
     Requires :class:`~kerckhoffs.models.LDiversity`; a :class:`~kerckhoffs.models.KAnonymity`
     given on top also bounds every half by ``k``. Same checks and refusals as :func:`mondrian`
     (one-line :class:`~kerckhoffs.errors.ParameterError`, e.g. a table that is not
-    l-eligible, spec 3.6 X8). Deterministic: ``seed`` is not used. Groups are
+    l-eligible, one of our edge-case vectors in ``docs/theory/asap.md#worked-examples``).
+    Deterministic: ``seed`` is not used. Groups are
     coarser than Mondrian's (lower utility, paper 000 Figure 10i); Mondrian++ refines them.
     """
     rule, params = plus_rule_from_models(table, models, "mondrian+")
@@ -265,9 +269,9 @@ def mondrian_plus_plus(
     cuts: str = "strict",
     sa_log: SAReadLog | None = None,
 ) -> Release:
-    """Mondrian++ (paper 000 Algorithms 5 and 6; spec ``asap.md`` 2.9): :func:`mondrian_plus`,
-    then stratified pick-up (:func:`kerckhoffs.algorithms.pickup.pickup`, seeded by ``seed``)
-    inside every group of at least ``2 l`` rows.
+    """Mondrian++ (paper 000 Algorithms 5 and 6; ``docs/theory/asap.md#plus-plus``):
+    :func:`mondrian_plus`, then stratified pick-up (:func:`kerckhoffs.algorithms.pickup.pickup`,
+    seeded by ``seed``) inside every group of at least ``2 l`` rows.
 
     The pick-up groups hold pairwise distinct SA values and ``l' .. 2 l' - 1`` rows, with
     ``l' = max(ceil(l), k)`` (``k`` from a :class:`~kerckhoffs.models.KAnonymity` given on top,

@@ -66,7 +66,9 @@ def level_histogram(
     buffer: np.ndarray | None = None,
     columns: Sequence[int] | None = None,
 ) -> LevelHistogram:
-    """The (group, cell) histogram of one level (Mondrian's counting step, issue 15).
+    """The (group, cell) histogram of one level (Mondrian's counting step).
+
+    See ``docs/theory/choices.md#performance``.
 
     ``group`` (int64) per active unit, ``cells`` its cell (``[n]``) or one cell per QI
     (``[n, d]``), ``first_cell <= cell < first_cell + width``; ``weight`` the rows each unit

@@ -60,10 +60,10 @@ class CutRule:
 
     Subclasses set ``reads_group_sa`` / ``reads_halves_sa`` to the SA statistics they need
     (also an audit of what a rule reads: statistics of halves that end up unpublished are what
-    makes original Mondrian leak, spec 2.1) and implement :meth:`allowed`.
+    makes original Mondrian leak, paper 000 Theorem 5.1) and implement :meth:`allowed`.
 
-    **Mondrian+ is one different rule** (paper 000 Algorithm 1; spec ``asap.md`` 2.2, global
-    look-ahead),
+    **Mondrian+ is one different rule** (paper 000 Algorithm 1, global look-ahead;
+    ``docs/theory/asap.md#mondrian-plus``),
     :class:`LookAheadCut`: a cut of ``G`` is allowed only when both halves have at least
     ``l * S_max(G)`` rows. It reads the SA of ``G`` only, which is always a union of published
     groups, so it never consults an unpublished statistic (equivalently, a k-anonymity cut
@@ -85,7 +85,8 @@ class CutRule:
 
 
 class KAnonymityCut(CutRule):
-    """k-anonymity Mondrian (spec ``asap.md`` 2.3): allowed iff ``|L| >= k`` and ``|R| >= k``."""
+    """k-anonymity Mondrian (``docs/theory/asap.md#mondrian``): allowed iff ``|L| >= k`` and
+    ``|R| >= k``."""
 
     def __init__(self, k: int) -> None:
         self.k = int(k)
@@ -98,7 +99,8 @@ class KAnonymityCut(CutRule):
 
 
 class LDiversityCut(CutRule):
-    """Frequency l-diversity Mondrian (spec ``asap.md`` 2.1): allowed iff
+    """Frequency l-diversity Mondrian (paper 000 section 6.2.1,
+    ``docs/theory/asap.md#mondrian``): allowed iff
     ``|L| >= l * c(L)`` and ``|R| >= l * c(R)``, ``c`` the subset-aware bounded count."""
 
     reads_halves_sa = True
@@ -118,9 +120,9 @@ class LDiversityCut(CutRule):
 
 
 class LookAheadCut(CutRule):
-    """Mondrian+'s global look-ahead (paper 000, Algorithm 1 and Theorem 6.1; spec ``asap.md``
-    2.2): allowed iff ``|L| >= l * c(G)`` and ``|R| >= l * c(G)``, ``c(G)`` the bounded count
-    of the group being cut (``S_max(G)`` when every SA value counts).
+    """Mondrian+'s global look-ahead (paper 000, Algorithm 1 and Theorem 6.1;
+    ``docs/theory/asap.md#mondrian-plus``): allowed iff ``|L| >= l * c(G)`` and ``|R| >= l * c(G)``,
+    ``c(G)`` the bounded count of the group being cut (``S_max(G)`` when every SA value counts).
 
     The worst case, every copy of the most frequent value landing in one half, still leaves
     that half l-diverse: ``c(L) / |L| <= c(G) / |L| <= 1 / l`` (eq. 20). Unlike
@@ -164,8 +166,8 @@ class AllCuts(CutRule):
 
 
 class EntropyLDiversityCut(CutRule):
-    """Entropy l-diversity Mondrian (paper 004 Def. 4; spec ``composition.md`` 3.4): allowed
-    iff both halves have SA entropy ``>= log l``."""
+    """Entropy l-diversity Mondrian (paper 004 Def. 4; ``docs/theory/composition.md#mondrian``):
+    allowed iff both halves have SA entropy ``>= log l``."""
 
     reads_halves_sa = True
     reads_halves_hist = True
@@ -186,8 +188,8 @@ class EntropyLDiversityCut(CutRule):
 
 
 class TClosenessCut(CutRule):
-    """t-closeness Mondrian (paper 004 Def. 5; spec ``composition.md`` 3.4): allowed iff both
-    halves are within EMD ``t`` of the table's SA distribution ``totals``."""
+    """t-closeness Mondrian (paper 004 Def. 5; ``docs/theory/composition.md#mondrian``): allowed iff
+    both halves are within EMD ``t`` of the table's SA distribution ``totals``."""
 
     reads_halves_sa = True
     reads_halves_hist = True

@@ -98,7 +98,8 @@ def mondrian_groups(
     No precondition is checked here: a table whose root violates the rule's model comes back
     as one group. Group ids are in order of first appearance in the rows.
 
-    How (module docstring; issue 15 "Mondrian by counting"): the recursion runs level by
+    How (module docstring; "Mondrian by counting",
+    ``docs/theory/choices.md#performance``): the recursion runs level by
     level, and each level is three steps, each a pure function of arrays so that a level can
     be computed on chunks of the table and summed (what a distributed run does):
 
