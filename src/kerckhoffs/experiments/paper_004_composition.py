@@ -41,28 +41,21 @@ the sets of distinct SA values of the individual's classes in the releases
   planned 5; the 6-minute budget of this module decides), each seed a new draw of the
   subsets; the plots show the median over seeds.
 
-The paper's ambiguities resolved here, in our register (``docs/theory/composition.md#errors``; paper
-004 sections 4-5):
-
-- t-closeness distance (``docs/theory/composition.md#err-emd``): the t-closeness distance is not
-  specified; EMD, equal ground distance for a categorical SA, ordered distance for a numeric one.
-- Average drop (``docs/theory/composition.md#err-average-drop``): "average drop" may be per release
-  or a mean of per-person drops; both are reported, the figures plot the per-release one.
-- Subset sizes (``docs/theory/composition.md#err-subset-sizes``): the subsets' sizes are not given;
-  the records outside the overlap are split evenly and disjointly between the subsets.
-- Entropy unit (``docs/theory/composition.md#err-entropy-units``): the entropy's unit is not given;
-  bits (only the ordering of SAs matters).
-- Grids (``docs/theory/composition.md#err-grids``): the figures' parameter grids are missing; our
-  defaults above.
+The paper's ambiguities, resolved as the error rows of ``docs/theory/composition.md#errors``
+say (paper 004 sections 4-5): the t-closeness distance is EMD, equal ground distance for a
+categorical SA, ordered for a numeric one (``#err-emd``); the "average drop" is reported both
+per release and as a mean of per-person drops, the figures plot the first
+(``#err-average-drop``); the records outside the overlap are split evenly and disjointly
+(``#err-subset-sizes``); entropy is in bits (``#err-entropy-units``); the grids are ours, above
+(``#err-grids``).
 
 Caching: releases are cached per (dataset, SA, scheme, parameters, seed, subset) and attack
 metrics per scenario in the run's :class:`~kerckhoffs.experiments.base.Context`, so figures
 sharing a setting (Figs 1-4 and 6, Figs 5 and 6) compute it once.
 
-The tables, the anonymization schemes and the attack's figure numbers are in
-:mod:`.paper_004_setting` (shared with :mod:`.paper_004_dp`; the names the figures use are
-re-exported here); this module holds the subsets, releases and attack of the figures, their
-measures and the experiments.
+The tables, schemes and attack summary are in :mod:`.paper_004_setting` (shared with
+:mod:`.paper_004_dp`, re-exported here); this module holds the subsets, releases, measures and
+experiments.
 """
 
 from __future__ import annotations
