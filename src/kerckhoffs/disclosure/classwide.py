@@ -1,6 +1,6 @@
 """The class-wide engine: the three publishers' outcomes for **every** table of a multiset class at
-once (our addition, so that the reproduction of paper 002's examples fits its time budget:
-``docs/theory/disclosure-sets.md#algorithms``, ``docs/theory/choices.md#reproduction-budget``; the
+once (our addition, so that the reproduction of paper 002's examples fits its time budget,
+``docs/theory/choices.md#reproduction-budget``; ``docs/theory/disclosure-sets.md#algorithms``; the
 strategies: ``#naive``, ``#inclusive``, ``#exclusive``; the outcomes: ``#worked-examples``).
 
 Every disclosure set of paper 002 is a subset of a PER set, and every PER set of a table lies
