@@ -5,7 +5,8 @@ which original values the group's rows may hold. kerckhoffs writes ``[lo-hi]`` o
 for a numeric column and the lowest common hierarchy node for a categorical one
 (:meth:`~kerckhoffs.data.table.EncodedColumn.generalize`, whose inverse this module is);
 full-domain generalization writes hierarchy nodes for both kinds; other tools write other
-forms. Every consumer (locating individuals, paper 004 spec ``composition.md`` 3.3; the
+forms. Every consumer (locating individuals, paper 004,
+``docs/theory/composition.md#locators``; the
 minimality attack, paper 001 section 4; the utility metrics, which measure the published
 cover) reads cells here, so a release one of them reads is read the same way by the others.
 

@@ -556,8 +556,9 @@ def assign_providers(
     """One provider label per record, for tables that have no provider column (Adult, Census).
 
     Paper 003 (Goryczka, Xiong, Fung, "m-Privacy for Collaborative Data Publishing") section
-    V distributes the Adult records among ``n`` providers "uniformly or exponentially"; spec
-    ``mprivacy.md`` 3.10 fixes how (its resolution for the unstated parameters): provider
+    V distributes the Adult records among ``n`` providers "uniformly or exponentially"; our
+    resolution fixes how (the paper leaves the split's parameters unstated:
+    ``docs/theory/m-privacy.md#procedures``, ``#err-provider-sizes``): provider
     weights ``w_i ~ Exp(1)`` i.i.d. (``split="exponential"``) or all equal (``"uniform"``),
     and each record goes to provider ``i`` with probability ``w_i / sum(w)``; no provider is
     left empty. The repair is done up front: ``n`` distinct records drawn at random get one

@@ -1,11 +1,11 @@
 """Generalization hierarchies (taxonomy trees) in the ARX CSV format.
 
-A hierarchy lists one row per leaf, from the leaf up to the root: ``leaf;level1;...;*``.
-On load the leaves are put in depth-first order (siblings adjacent, nodes in order of first
-appearance in the file), so that every node covers a contiguous range of leaf indices. The
-encoded table uses these indices as codes (DESIGN.md section 2), which makes the lowest
-common ancestor of a set of leaves the lowest common ancestor of its smallest and largest code
-(spec ``asap.md`` 2.0, "QI encoding").
+A hierarchy lists one row per leaf, from the leaf up to the root: ``leaf;level1;...;*``. On load the
+leaves are put in depth-first order (siblings adjacent, nodes in order of first appearance in the
+file), so that every node covers a contiguous range of leaf indices. The encoded table uses these
+indices as codes (``docs/concepts.md``, section Table), which makes the lowest common ancestor of a
+set of leaves the lowest common ancestor of its smallest and largest code (the QI encoding of
+``docs/theory/asap.md#primitives``).
 
 Validation (a bad hierarchy file is refused with one line): rows of equal depth, unique leaves,
 one parent per node, a single root.

@@ -12,8 +12,9 @@ TOML is bounded in size, nesting and integer width, so no ``RecursionError`` or
 ``OverflowError`` escapes from what a user (or an adversary who edits a release) wrote.
 
 Writing (:func:`write_csv`) renders a DataFrame through pyarrow into exactly the bytes pandas'
-``to_csv(index=False)`` writes (issue 15: pandas' writer was a quarter of a 1M-row
-``anonymize``; pyarrow's is about 15x faster), so releases keep their bytes and digests.
+``to_csv(index=False)`` writes (measured in our performance work,
+``docs/theory/choices.md#performance``: pandas' writer was a quarter of a 1M-row ``anonymize``;
+pyarrow's is about 15x faster), so releases keep their bytes and digests.
 """
 
 from __future__ import annotations
@@ -293,14 +294,14 @@ def read_table(
 ) -> pd.DataFrame:
     """Read a CSV (with a header) or Parquet file into a DataFrame.
 
-    ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as
-    zip ``02134`` keep their leading zeros. A file whose header splits into a single column while
-    it contains another delimiter is reported as a delimiter mismatch. Only empty cells (and
-    the texts in ``na_values``) are missing: ``NA``, ``null`` and pandas' other default
-    missing markers are values. A header that names a column twice is refused (pandas would
-    silently rename the second one ``NAME.1``). ``columns``: read only these (those of them
-    the file has; the others are never parsed, so a wide file costs the memory of the
-    columns used: issue 15). ``category_columns`` (text columns) come back as pandas
+    ``sep=None`` sniffs the delimiter. ``text_columns`` are read as text, so codes such as zip
+    ``02134`` keep their leading zeros. A file whose header splits into a single column while it
+    contains another delimiter is reported as a delimiter mismatch. Only empty cells (and the texts
+    in ``na_values``) are missing: ``NA``, ``null`` and pandas' other default missing markers are
+    values. A header that names a column twice is refused (pandas would silently rename the second
+    one ``NAME.1``). ``columns``: read only these (those of them the file has; the others are never
+    parsed, so a wide file costs the memory of the columns used:
+    ``docs/theory/choices.md#performance``). ``category_columns`` (text columns) come back as pandas
     categoricals of their text (a CSV is then read in chunks of :data:`CHUNK_ROWS` rows, each
     chunk's text turned into codes at once, so a column's text is never held whole).
     """
@@ -439,7 +440,8 @@ def release_memory() -> None:
 
     Reading a CSV or writing a release frees hundreds of MB that the allocators would keep
     for the process, so the next step (Mondrian, the fail-closed check) would add its peak on
-    top of them (issue 15: the 3M-row ``anonymize`` peak)."""
+    top of them (``docs/theory/choices.md#performance``: the 3M-row ``anonymize``
+    peak)."""
     import ctypes
     import ctypes.util
 

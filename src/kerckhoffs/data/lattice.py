@@ -1,7 +1,7 @@
 """The generalization lattice of a table: nodes, levels and the groups of a node.
 
 Every quasi-identifier is generalized to *one level* of its hierarchy for the whole table
-(global recoding, spec ``minimality.md`` 2.3). A **lattice node** is a level vector
+(global recoding, ``docs/theory/minimality.md#recoding``). A **lattice node** is a level vector
 ``(l_1, ..., l_d)`` with ``0 <= l_j <= height_j``; node ``a`` generalizes node ``b`` when
 ``a >= b`` in every coordinate. The bottom ``(0, ..., 0)`` publishes the data as is, the top
 publishes every QI at its root (one group). Numeric QIs need a hierarchy or ``widths`` in the

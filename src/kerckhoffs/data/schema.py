@@ -1,6 +1,6 @@
 """Describing a microdata table: which column plays which role, and how QIs generalize.
 
-A schema says, per column, its *role* (DESIGN.md section 2):
+A schema says, per column, its *role* (``docs/concepts.md``, section Schema):
 
 - ``identifier``: explicit identifiers (name, SSN); never published.
 - ``quasi``: quasi-identifiers, generalized or bucketized by the anonymizers.

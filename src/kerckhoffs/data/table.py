@@ -1,7 +1,8 @@
 """The encoded table: every algorithm, check and attack works on its integer arrays.
 
-A DataFrame is encoded once (DESIGN.md section 2) into ``qi`` int32 [n, d], ``sa`` int32 [n]
-and ``provider`` int32 [n], with one :class:`EncodedColumn` per column to decode codes back.
+A DataFrame is encoded once (``docs/concepts.md``, section Table) into ``qi`` int32 [n, d], ``sa``
+int32 [n] and ``provider`` int32 [n], with one :class:`EncodedColumn` per column to decode codes
+back.
 
 - Categorical codes are leaf indices in the hierarchy's depth-first order, so each hierarchy
   node is a contiguous code range (the LCA of a group is the LCA of its min and max code).
@@ -165,10 +166,11 @@ class Table:
     ) -> Table:
         """Read ``path`` (CSV or Parquet) and encode it with ``schema``.
 
-        Only the columns the encoding uses are parsed (quasi-identifiers, sensitive,
-        provider; every column with ``keep_other``): identifiers and unlisted columns are
-        checked in the header but never read, so a wide file costs the memory of the columns
-        used (issue 15: 1.7 GB -> see ``benchmarks/bench_anonymize_memory.py``).
+        Only the columns the encoding uses are parsed (quasi-identifiers, sensitive, provider; every
+        column with ``keep_other``): identifiers and unlisted columns are checked in the header but
+        never read, so a wide file costs the memory of the columns used
+        (``docs/theory/choices.md#performance``: 1.7 GB -> see
+        ``benchmarks/bench_anonymize_memory.py``).
         """
         if schema.count is None:  # encode refuses a count column first
             check_columns(read_columns(path, sep), schema)

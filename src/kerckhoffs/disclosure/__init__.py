@@ -1,7 +1,7 @@
 """Disclosure sets: what an adversary who knows the publisher's algorithm learns from its
 choice among candidate generalizations (paper 002, Zhang, Wang, Jajodia and Brodsky,
-"Exclusive Strategy for Generalization Algorithms in Micro-Data Disclosure"; spec
-``exclusive.md``).
+"Exclusive Strategy for Generalization Algorithms in Micro-Data Disclosure"; explained in
+``docs/theory/disclosure-sets.md``, full citation at its top).
 
 A publisher tries generalizations from most to least useful. The **naive** publisher
 releases the first whose PER set passes CHK; the adversary then knows every earlier candidate

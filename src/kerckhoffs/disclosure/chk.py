@@ -1,25 +1,32 @@
 """CHK, the privacy property of paper 002: a predicate on a *set* of possible instances
-(spec ``exclusive.md`` 2.4 and 3.4), pluggable.
+(``docs/theory/disclosure-sets.md#chk``; our implementations: ``#chk-implementations``),
+pluggable.
 
-Every instance of a set is equally likely (spec [AMB-19]), so what an adversary holding the
+Every instance of a set is equally likely (the paper assumes a uniform prior over the
+distinct instances without saying so; we make it explicit:
+``docs/theory/disclosure-sets.md#err-uniform``), so what an adversary holding the
 set knows about person ``r`` is the share of the instances in which ``r`` takes each value:
 the **per-person value counts** ``int64 [n, n_sa]``. A CHK is a rule on such a count matrix,
 applied to every row (person) of it:
 
 - on a **set of instances** (:func:`chk_instances`, :meth:`Chk.people_pass`): the rows are
   the people, the counts are over the instances. The empty set has all-zero counts and
-  **fails** (spec [AMB-6]: CHK of the empty set is False).
-- on a **generalization** in closed form (:meth:`Chk.groups_pass`, spec's ``chk_per``): in
-  ``PER(G)`` person ``r`` of group ``g`` takes value ``v`` in exactly the share
-  ``n_{g,v} / |g|`` of the instances (spec 2.3), so a CHK that depends only on shares gives
-  the same verdict on the group's count row as on the person's. ``groups_pass`` therefore
-  applies the same rule to the signature's group rows: no enumeration.
+  **fails** (the paper leaves CHK of the empty set undefined; we define it as failing, a case
+  the publishers never reach: ``docs/theory/disclosure-sets.md#err-empty-chk``).
+- on a **generalization** in closed form (:meth:`Chk.groups_pass`,
+  ``docs/theory/disclosure-sets.md#chk-implementations``): in ``PER(G)`` person ``r`` of group ``g``
+  takes value ``v`` in exactly the share ``n_{g,v} / |g|`` of the instances
+  (``docs/theory/disclosure-sets.md#per``), so a CHK that depends only on shares gives the same
+  verdict on the group's count row as on the person's. ``groups_pass`` therefore applies the same
+  rule to the signature's group rows: no enumeration.
 
-Implementations (exact integer arithmetic, no floating point, spec 3.4):
+Implementations (exact integer arithmetic, no floating point,
+``docs/theory/disclosure-sets.md#chk-implementations``):
 
 - :class:`RecursiveCL`: recursive (c, l)-diversity, ``n_1 < c * (n_l + ... + n_m)``, strict.
   The paper's recursive (2,2)-diversity is ``RecursiveCL(2, 2)`` (our model
-  ``recursive-cl=2,2``), equivalent to "max share < 2/3" (spec 2.4).
+  ``recursive-cl=2,2``), equivalent to "max share < 2/3"
+  (``docs/theory/disclosure-sets.md#chk``).
 - :class:`MaxShare`: "no person takes any value in at least ``threshold`` of the instances"
   (strict ``<``), or at most (``strict=False``, frequency l-diversity's ``|G| >= l * max``).
 - :class:`DistinctL`: every person takes at least ``l`` distinct values over the set.
@@ -41,12 +48,14 @@ from kerckhoffs.errors import ParameterError
 
 @runtime_checkable
 class Chk(Protocol):
-    """A privacy property on sets of equally likely instances (spec 3.1 ``Chk``).
+    """A privacy property on sets of equally likely instances
+    (``docs/theory/disclosure-sets.md#data-model``).
 
     Both methods take count matrices ``[..., rows, n_sa]`` (any leading batch axes) and return
     one bool per batch entry (True: every row passes). ``people_pass`` must return False for an
     all-zero matrix (the empty set). ``groups_pass`` is the closed form on ``PER`` and must
-    equal ``people_pass`` of the enumerated ``PER`` (spec 6 T2); for a rule on value *shares*
+    equal ``people_pass`` of the enumerated ``PER`` (a tested property:
+    ``docs/theory/disclosure-sets.md#properties``); for a rule on value *shares*
     it is the same function.
     """
 
@@ -61,9 +70,9 @@ class Chk(Protocol):
 
 
 class ShareRule:
-    """Base for CHKs that depend only on each row's value shares: ``groups_pass`` is
-    ``people_pass`` (closed form on PER, spec 2.3), and the subclass writes :meth:`rows_pass`
-    (one bool per row, on integer counts)."""
+    """Base for CHKs that depend only on each row's value shares: ``groups_pass`` is ``people_pass``
+    (closed form on PER, ``docs/theory/disclosure-sets.md#per``), and the subclass writes
+    :meth:`rows_pass` (one bool per row, on integer counts)."""
 
     @property
     def name(self) -> str:
@@ -87,8 +96,8 @@ class ShareRule:
 @dataclass(frozen=True, repr=False)
 class RecursiveCL(ShareRule):
     """Recursive (c, l)-diversity per row: with the row's counts sorted ``n_1 >= n_2 >= ...``,
-    pass iff ``n_1 < c * (n_l + ... + n_m)`` (strict; spec 2.4). Fewer than ``l`` distinct
-    values -> empty tail -> fail. ``c`` is exact (a Fraction); the comparison is
+    pass iff ``n_1 < c * (n_l + ... + n_m)`` (strict; ``docs/theory/disclosure-sets.md#chk``). Fewer
+    than ``l`` distinct values -> empty tail -> fail. ``c`` is exact (a Fraction); the comparison is
     ``n_1 * den < num * tail`` on integers.
 
     >>> chk = RecursiveCL(2, 2)
@@ -124,7 +133,8 @@ class RecursiveCL(ShareRule):
 @dataclass(frozen=True, repr=False)
 class MaxShare(ShareRule):
     """Pass iff no row takes any value in ``threshold`` or more of the instances
-    (``strict=True``: share < threshold, spec 3.4's wording), or in more than ``threshold``
+    (``strict=True``: share < threshold, the paper's strict check:
+    ``docs/theory/disclosure-sets.md#chk``), or in more than ``threshold``
     (``strict=False``: share <= threshold). An all-zero row (empty set) fails."""
 
     threshold: Fraction = Fraction(2, 3)
@@ -222,8 +232,8 @@ def person_counts(instances: np.ndarray, n_sa: int) -> np.ndarray:
 
 
 def chk_instances(chk: Chk, instances: np.ndarray, n_sa: int) -> bool:
-    """CHK on a set of distinct, equally likely instances ``int [m, n]`` (spec 3.4
-    ``chk_set``); False for the empty set."""
+    """CHK on a set of distinct, equally likely instances ``int [m, n]`` (the enumerated
+    form of ``docs/theory/disclosure-sets.md#chk-implementations``); False for the empty set."""
     x = np.asarray(instances)
     if x.shape[0] == 0:
         return False
@@ -231,8 +241,8 @@ def chk_instances(chk: Chk, instances: np.ndarray, n_sa: int) -> bool:
 
 
 def chk_generalization(chk: Chk, sig: np.ndarray) -> bool:
-    """CHK on ``PER(G)`` in closed form from the signature ``[groups, n_sa]`` (spec 3.4
-    ``chk_per``)."""
+    """CHK on ``PER(G)`` in closed form from the signature ``[groups, n_sa]`` (the closed
+    form of ``docs/theory/disclosure-sets.md#chk-implementations``)."""
     return bool(chk.groups_pass(np.asarray(sig, dtype=np.int64)))
 
 
@@ -265,4 +275,5 @@ def chk_from_model(model: object) -> Chk:
 
 
 PAPER_CHK = RecursiveCL(Fraction(2), 2)
-"""The paper's CHK: recursive (2,2)-diversity, i.e. every share < 2/3 (spec 2.4)."""
+"""The paper's CHK: recursive (2,2)-diversity, i.e. every share < 2/3
+(``docs/theory/disclosure-sets.md#chk``)."""

@@ -1,5 +1,7 @@
-"""The class-wide engine: the three publishers' outcomes for **every** table of a multiset
-class at once (kerckhoffs issue 13 item 3; paper 002, spec ``exclusive.md`` 2.6-2.8, 4.7).
+"""The class-wide engine: the three publishers' outcomes for **every** table of a multiset class at
+once (our addition, so that the reproduction of paper 002's examples fits its time budget,
+``docs/theory/choices.md#reproduction-budget``; ``docs/theory/disclosure-sets.md#algorithms``; the
+strategies: ``#naive``, ``#inclusive``, ``#exclusive``; the outcomes: ``#worked-examples``).
 
 Every disclosure set of paper 002 is a subset of a PER set, and every PER set of a table lies
 in the table's **multiset class**: all distinct arrangements of its SA multiset over the n
@@ -11,10 +13,10 @@ signature. The engine then works level by level, with numpy over the whole class
 1. per level ``j``: each table's signature id (an exact int64 key per table, ``np.unique``),
    and the closed-form CHK on PER of each distinct signature;
 2. **naive**: the first level whose PER passes;
-3. **exclusive**: ``DS_excl(j, s)`` = the tables of signature ``s`` whose naive index is ``j``
-   (spec 2.8 key observation); per-person value counts of every such set by one bincount, CHK
-   per signature; a table's exclusive outcome is its naive index if that set passes, else φ.
-   The naive release is **unsafe** exactly when that set fails;
+3. **exclusive**: ``DS_excl(j, s)`` = the tables of signature ``s`` whose naive index is ``j`` (the
+   key observation of ``docs/theory/disclosure-sets.md#exclusive``); per-person value counts of
+   every such set by one bincount, CHK per signature; a table's exclusive outcome is its naive index
+   if that set passes, else φ. The naive release is **unsafe** exactly when that set fails;
 4. **inclusive**: ``alive_j`` = tables for which no earlier level released (``G_incl(X;
    g_1..g_{j-1}) = φ``); ``DS_incl(j, s)`` = alive tables of signature ``s``; CHK per signature;
    tables whose set passes are released at ``j`` and leave ``alive``.
@@ -82,7 +84,8 @@ class ClassOutcomes:
     levels: tuple[Level, ...]
 
     def joint_counts(self) -> dict[tuple[int, int, int], int]:
-        """``{(inclusive, exclusive, naive): number of tables}`` (spec 4.7's exhaustive table;
+        """``{(inclusive, exclusive, naive): number of tables}`` (the exhaustive outcome table of
+        ``docs/theory/disclosure-sets.md#worked-examples``;
         -1 = nothing)."""
         r = len(self.levels) + 1  # values -1..len-1, shifted to 0..len
         key = (self.inclusive.astype(np.int64) + 1) * r * r
@@ -161,7 +164,8 @@ def class_outcomes(
         u = per_pass[j].size
         at = naive == j
         # DS_excl(j, s): tables of signature s that no earlier PER check stopped (= naive == j
-        # where PER(j, s) passes; defined for every s, as spec 4.4 tabulates it)
+        # where PER(j, s) passes; defined for every s, as the paper's worked examples tabulate
+        # it: docs/theory/disclosure-sets.md#worked-examples)
         before = (naive == NOTHING) | (naive >= j)
         ex_size, ex_counts = _grouped_counts(big, ids, before, u, n_sa)
         ex_ok = np.asarray(chk.people_pass(ex_counts), dtype=bool) & (ex_size > 0)

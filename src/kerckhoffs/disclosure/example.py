@@ -1,6 +1,6 @@
-"""Paper 002's running example, embedded so that the demo runs from an installed package
-(spec ``exclusive.md`` 4.1-4.3; the same data as ``examples/disclosure``, a test keeps the two
-equal).
+"""Paper 002's running example, embedded so that the demo runs from an installed package (its Tables
+1, 2, 4 and 6: ``docs/theory/disclosure-sets.md#worked-examples``; the same data as
+``examples/disclosure``, a test keeps the two equal).
 
 Ten patients (Table 1), each with an age (the quasi-identifier) and a condition (the
 sensitive value), and the three candidate generalizations of Table 2, best first: ``g1``

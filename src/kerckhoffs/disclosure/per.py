@@ -1,5 +1,6 @@
 """Signatures and PER sets: every table consistent with a released generalization (paper 002
-section 2, spec ``exclusive.md`` 2.2-2.3 and 3.2-3.3).
+section 2: ``docs/theory/disclosure-sets.md#per``; our implementation: ``#signature``,
+``#per-enumeration``).
 
 A **possible instance** is one SA code per row (the ID/QI skeleton is public). The
 **signature** of an instance under generalization ``i`` is what the release shows: each
@@ -9,8 +10,8 @@ all distinct instances with that signature: the Cartesian product, over groups, 
 distinct arrangements of the group's multiset over its rows. Its size is a product of
 multinomials, computed exactly as a Python int without enumerating.
 
-Enumeration is bounded (spec 3.3 guard, 3.8 E6): past ``limit`` instances it raises
-:class:`TooManyInstances` *before* building anything (fail closed).
+Enumeration is bounded (``docs/theory/disclosure-sets.md#per-enumeration``, ``#edge-cases``): past
+``limit`` instances it raises :class:`TooManyInstances` *before* building anything (fail closed).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from kerckhoffs.disclosure.sequence import GeneralizationSequence
 from kerckhoffs.errors import ParameterError
 
 DEFAULT_LIMIT = 1_000_000
-"""Largest instance set enumerated by default (spec 3.3: ``max_instances`` default 10^6)."""
+"""Largest instance set enumerated by default (10^6; our bound:
+``docs/theory/disclosure-sets.md#per-enumeration``)."""
 
 
 def decimal_exponent(n: int) -> int:
@@ -60,7 +62,8 @@ def magnitude(n: int) -> str:
 
 
 class TooManyInstances(ParameterError):
-    """A set of possible instances is larger than the enumeration bound (spec 3.8 E6); the
+    """A set of possible instances is larger than the enumeration bound (an edge case of
+    ``docs/theory/disclosure-sets.md#edge-cases``); the
     engine refuses instead of running out of memory or time."""
 
     def __init__(self, size: int, limit: int, what: str = "PER set") -> None:
@@ -74,7 +77,8 @@ class TooManyInstances(ParameterError):
 
 
 def n_values(sa: np.ndarray) -> int:
-    """The SA domain size the engine uses for ``sa``: its largest code + 1 (spec 3.8 E8: values
+    """The SA domain size the engine uses for ``sa``: its largest code + 1 (our choice,
+    ``docs/theory/disclosure-sets.md#edge-cases``: values
     that do not occur never appear in any PER set, so the domain is not padded)."""
     return int(sa.max()) + 1 if sa.size else 0
 
@@ -83,7 +87,8 @@ def signature(
     seq: GeneralizationSequence, i: int, sa: np.ndarray | Sequence[int], n_sa: int | None = None
 ) -> np.ndarray:
     """The signature of the table ``sa`` under generalization ``i``: ``int64 [groups, n_sa]``
-    (spec 3.2 ``sig(i, X)``). ``n_sa`` defaults to ``max(sa) + 1``.
+    (``sig(i, X)``: ``docs/theory/disclosure-sets.md#signature``). ``n_sa`` defaults to
+    ``max(sa) + 1``.
 
     >>> seq = GeneralizationSequence.from_labels([[0, 0, 1, 1]])
     >>> signature(seq, 0, [1, 0, 1, 1]).tolist()
@@ -123,11 +128,13 @@ def _multinomial(counts: tuple[int, ...]) -> int:
 
 
 def per_size(seq: GeneralizationSequence, i: int, sig: np.ndarray) -> int:
-    """``|PER(G_i)|`` for the signature ``sig`` (spec 2.3): the product over groups of
-    ``|g|! / prod_v n_{g,v}!``, an exact Python int. The ``seq``/``i`` arguments name the
-    generalization the signature belongs to (its group sizes are checked against it).
+    """``|PER(G_i)|`` for the signature ``sig`` (``docs/theory/disclosure-sets.md#per``): the
+    product over groups of ``|g|! / prod_v n_{g,v}!``, an exact Python int. The ``seq``/``i``
+    arguments name the generalization the signature belongs to (its group sizes are checked against
+    it).
 
-    Running example (spec 4.4): 16, 144 and 432 under g1, g2, g3.
+    Running example (``docs/theory/disclosure-sets.md#worked-examples``): 16, 144 and 432 under g1,
+    g2, g3.
     """
     return _per_size(_check_signature(seq, i, sig))
 
@@ -184,10 +191,10 @@ def arrangements(counts: np.ndarray, dtype: type = np.int64) -> np.ndarray:
 def enumerate_per(
     seq: GeneralizationSequence, i: int, sig: np.ndarray, limit: int = DEFAULT_LIMIT
 ) -> np.ndarray:
-    """Every distinct table with signature ``sig`` under generalization ``i`` (spec 3.3
-    ``PER(i, sig)``): ``int64 [instances, n]``, one row per instance, each SA code in its row
-    position. Raises :class:`TooManyInstances` when ``|PER|`` exceeds ``limit``, before any
-    enumeration (fail closed).
+    """Every distinct table with signature ``sig`` under generalization ``i`` (``PER(i, sig)``:
+    ``docs/theory/disclosure-sets.md#per-enumeration``): ``int64 [instances, n]``, one row per
+    instance, each SA code in its row position. Raises :class:`TooManyInstances` when ``|PER|``
+    exceeds ``limit``, before any enumeration (fail closed).
 
     The instances are the Cartesian product of each group's arrangements, assembled with
     ``repeat``/``tile`` (no loop over instances).

@@ -1,25 +1,29 @@
-"""The three publishers of paper 002 on one table: naive, inclusive and exclusive (spec
-``exclusive.md`` 2.6-2.8 and 3.5-3.7).
+"""The three publishers of paper 002 on one table: naive, inclusive and exclusive
+(``docs/theory/disclosure-sets.md#naive``, ``#inclusive``, ``#exclusive``; our
+implementations: ``#inclusive-algorithm``, ``#exclusive-algorithm``, ``#naive-algorithm``).
 
 Each takes the candidate sequence, the secret table's SA codes (one per row) and a CHK, and
 returns an :class:`Outcome`: the released index (0-based, ``None`` = release nothing, φ) and
 the disclosure set that decided, i.e. what the adversary who knows the publisher's algorithm
 would know about each person.
 
-- **naive** (spec 2.6): the first ``i`` with ``CHK(PER(g_i(T)))``. Unsafe: the adversary's true
-  knowledge is ``{X in PER(G_i) : naive(X) = i}``, reported as its disclosure set, which may fail
-  CHK (the running example's ``g2`` release: ``E`` and ``F`` certainly have gastritis, c4).
-- **inclusive** (spec 2.7, 3.5; paper Table 3): the first ``i`` whose disclosure set
-  ``DS_incl(i, s) = {X in PER(i, s) : G_incl(X; g_1..g_{i-1}) = φ}`` passes CHK. Recursive: every
-  instance re-runs the truncated algorithm. Memoized on ``(i, signature)``, which is sound
-  because ``DS_incl`` depends only on its arguments (spec 3.5); ``memo=False`` recomputes
-  every disclosure set from scratch, the exponential cost of spec 5.1.
-- **exclusive** (spec 2.8, 3.6; paper Table 5): stop at the first ``i`` with
-  ``CHK(PER(g_i(T)))``; release it iff ``DS_excl(i, s) = {X in PER(i, s) : no j < i has
-  CHK(PER(g_j(X)))}`` passes CHK, else release nothing (do not try later candidates). Not
-  recursive: the filter is the closed-form check, vectorized over the PER instances.
-  ``DS_excl`` equals the naive adversary's knowledge (spec 2.8 key observation), so the
-  exclusive publisher is "naive, released only if safe against an adversary who knows it".
+- **naive** (``docs/theory/disclosure-sets.md#naive``): the first ``i`` with ``CHK(PER(g_i(T)))``.
+  Unsafe: the adversary's true knowledge is ``{X in PER(G_i) : naive(X) = i}``, reported as its
+  disclosure set, which may fail CHK (the running example's ``g2`` release: ``E`` and ``F``
+  certainly have gastritis, c4).
+- **inclusive** (paper 002 Table 3; ``docs/theory/disclosure-sets.md#inclusive``): the first ``i``
+  whose disclosure set ``DS_incl(i, s) = {X in PER(i, s) : G_incl(X; g_1..g_{i-1}) = φ}`` passes
+  CHK. Recursive: every instance re-runs the truncated algorithm. Memoized on ``(i, signature)``,
+  which is sound because ``DS_incl`` depends only on its arguments
+  (``docs/theory/disclosure-sets.md#inclusive-algorithm``); ``memo=False`` recomputes every
+  disclosure set from scratch, the exponential cost the paper states for the inclusive strategy
+  (``docs/theory/disclosure-sets.md#complexity``).
+- **exclusive** (paper 002 Table 5; ``docs/theory/disclosure-sets.md#exclusive``): stop at the first
+  ``i`` with ``CHK(PER(g_i(T)))``; release it iff ``DS_excl(i, s) = {X in PER(i, s) : no j < i has
+  CHK(PER(g_j(X)))}`` passes CHK, else release nothing (do not try later candidates). Not recursive:
+  the filter is the closed-form check, vectorized over the PER instances. ``DS_excl`` equals the
+  naive adversary's knowledge (the key observation of ``docs/theory/disclosure-sets.md#exclusive``),
+  so the exclusive publisher is "naive, released only if safe against an adversary who knows it".
 
 Every PER enumeration is bounded by ``limit`` (raises
 :class:`~kerckhoffs.disclosure.per.TooManyInstances`, fail closed).
@@ -67,8 +71,8 @@ class Step:
         return max_shares(self.counts, self.disclosure_size)
 
     def share(self, person: int, value: int) -> Fraction:
-        """The share of the disclosure set in which ``person`` takes ``value`` (spec 2.4
-        ``ratio(r, v)``)."""
+        """The share of the disclosure set in which ``person`` takes ``value`` (paper 002's
+        ``ratio(r, v)``: ``docs/theory/disclosure-sets.md#chk``)."""
         if not self.disclosure_size:
             return Fraction(0)
         return Fraction(int(self.counts[person, value]), self.disclosure_size)
@@ -79,12 +83,12 @@ class Outcome:
     """What one strategy does on one table.
 
     ``released``: index of the released generalization (0-based: 0 is the paper's g1) or None
-    (release nothing, φ). ``disclosure_size`` / ``max_share``: the disclosure set of the
-    *deciding* candidate (the released one; else the last one whose disclosure set the
-    strategy computed; ``0`` / ``()`` when none) and, per person, the largest share of any
-    value over it, exact. ``instances``: PER instances enumerated during the run (the cost
-    measure of spec 5). ``steps``: the top-level candidates whose disclosure sets were
-    computed, in order (the inclusive recursion's inner sets are not listed).
+    (release nothing, φ). ``disclosure_size`` / ``max_share``: the disclosure set of the *deciding*
+    candidate (the released one; else the last one whose disclosure set the strategy computed; ``0``
+    / ``()`` when none) and, per person, the largest share of any value over it, exact.
+    ``instances``: PER instances enumerated during the run (the cost measure of
+    ``docs/theory/disclosure-sets.md#complexity``). ``steps``: the top-level candidates whose
+    disclosure sets were computed, in order (the inclusive recursion's inner sets are not listed).
     """
 
     strategy: str
@@ -98,7 +102,8 @@ class Outcome:
     def safe(self) -> bool:
         """CHK holds on the released generalization's disclosure set (always for inclusive
         and exclusive; the naive publisher may fail it). Releasing nothing is safe (the
-        information leaked by φ is out of scope, spec [AMB-9])."""
+        information leaked by φ is out of scope: the paper ignores that publishing nothing also
+        leaks, and so do we, ``docs/theory/disclosure-sets.md#err-phi-leak``)."""
         return self.released is None or self.steps[-1].passes
 
 
@@ -147,7 +152,7 @@ class _Run:
             passes,
         )
 
-    # -- exclusive / naive: DS_excl (spec 3.6) -----------------------------------------------
+    # -- exclusive / naive: DS_excl (docs/theory/disclosure-sets.md#exclusive-algorithm) -----
     def ds_exclusive(self, i: int, sig: np.ndarray) -> Step:
         per = self.per(i, sig)
         keep = np.ones(per.shape[0], dtype=bool)
@@ -155,7 +160,7 @@ class _Run:
             keep &= ~self.per_pass(j, per)
         return self.step(i, sig, per, keep)
 
-    # -- inclusive: DS_incl (spec 3.5) -------------------------------------------------------
+    # -- inclusive: DS_incl (docs/theory/disclosure-sets.md#inclusive-algorithm) -------------
     def ds_inclusive(self, i: int, sig: np.ndarray, memo: bool) -> Step:
         key = (i, sig.tobytes())
         if memo and key in self.memo:
@@ -167,7 +172,9 @@ class _Run:
             if not rows.size:
                 break
             sigs = signatures(self.seq, j, per[rows], self.n_sa)
-            if j == 0:  # DS_incl(g_1(X)) = PER(g_1(X)) (spec 6 T8): the closed form decides
+            # DS_incl(g_1(X)) = PER(g_1(X)) (tested: the first disclosure sets of both
+            # strategies equal PER): the closed form decides
+            if j == 0:
                 alive[rows[np.asarray(self.chk.groups_pass(sigs))]] = False
             elif memo:
                 flat = sigs.reshape(rows.size, -1)
@@ -176,7 +183,7 @@ class _Run:
                     [self.ds_inclusive(j, u.reshape(sigs.shape[1:]), memo).passes for u in uniq]
                 )
                 alive[rows[ok[inv.ravel()]]] = False
-            else:  # the cost baseline of spec 5.1: every instance re-runs the recursion
+            else:  # the inclusive cost baseline (paper): every instance re-runs the recursion
                 ok = np.array([self.ds_inclusive(j, s, memo).passes for s in sigs])
                 alive[rows[ok]] = False
         out = self.step(i, sig, per, alive)
@@ -191,7 +198,8 @@ def naive(
     chk: Chk,
     limit: int = DEFAULT_LIMIT,
 ) -> Outcome:
-    """The naive publisher (spec 2.6): release the first candidate whose PER passes CHK.
+    """The naive publisher (``docs/theory/disclosure-sets.md#naive``): release the first
+    candidate whose PER passes CHK.
 
     The reported disclosure set is the adversary's true knowledge ``{X in PER(G_i) :
     naive(X) = i}`` (= ``DS_excl``); :attr:`Outcome.safe` says whether CHK holds on it.
@@ -216,9 +224,11 @@ def exclusive(
     chk: Chk,
     limit: int = DEFAULT_LIMIT,
 ) -> Outcome:
-    """The exclusive publisher (spec 2.8, 3.6; paper Table 5 ``G_e``): at the first candidate
-    whose PER passes CHK, release it if its disclosure set ``DS_excl`` passes CHK too, else
-    release nothing. Later candidates are never examined (spec 6 T16)."""
+    """The exclusive publisher (paper 002 Table 5 ``G_e``;
+    ``docs/theory/disclosure-sets.md#exclusive``): at the first candidate whose PER passes CHK,
+    release it if its disclosure set ``DS_excl`` passes CHK too, else release nothing. Later
+    candidates are never examined (a tested property:
+    ``docs/theory/disclosure-sets.md#properties``)."""
     run = _Run(seq, np.asarray(sa), chk, limit)
     for i in range(len(seq)):
         sig = run.sig(i)
@@ -235,12 +245,14 @@ def inclusive(
     memo: bool = True,
     limit: int = DEFAULT_LIMIT,
 ) -> Outcome:
-    """The inclusive publisher (spec 2.7, 3.5; paper Table 3 ``G`` and ``DS``): release the
-    first candidate whose disclosure set ``DS_incl`` passes CHK, else nothing.
+    """The inclusive publisher (paper 002 Table 3 ``G`` and ``DS``;
+    ``docs/theory/disclosure-sets.md#inclusive``): release the first candidate whose
+    disclosure set ``DS_incl`` passes CHK, else nothing.
 
-    ``memo`` caches ``DS_incl`` and its verdict per ``(i, signature)`` (results identical,
-    spec 6 T12); ``memo=False`` recomputes them for every instance (cost experiment). In
-    both modes the first candidate's disclosure set is its PER (spec 6 T8), so inside the
+    ``memo`` caches ``DS_incl`` and its verdict per ``(i, signature)`` (results identical:
+    the tests check that memoization changes nothing); ``memo=False`` recomputes them for
+    every instance (cost experiment). In both modes the first candidate's disclosure set is
+    its PER (tested: the first disclosure sets of both strategies equal PER), so inside the
     recursion its CHK is the closed form and its PER is not enumerated.
     """
     run = _Run(seq, np.asarray(sa), chk, limit)
@@ -266,8 +278,9 @@ def disclosure_set(
 ) -> Step:
     """The disclosure set of the table ``sa``'s generalization under candidate ``i``, as the
     adversary of ``strategy`` computes it, whether or not the strategy would reach ``i``
-    (spec 4.4 tabulates them all): ``"exclusive"`` (``DS_excl``, also the naive publisher's
-    true knowledge) or ``"inclusive"`` (``DS_incl``)."""
+    (the paper's examples tabulate them all:
+    ``docs/theory/disclosure-sets.md#worked-examples``): ``"exclusive"`` (``DS_excl``, also
+    the naive publisher's true knowledge) or ``"inclusive"`` (``DS_incl``)."""
     run = _Run(seq, np.asarray(sa), chk, limit)
     if not 0 <= i < len(seq):
         raise ParameterError(f"generalization index {i} outside 0..{len(seq) - 1}")

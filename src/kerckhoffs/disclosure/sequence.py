@@ -1,12 +1,15 @@
-"""The ordered sequence of candidate generalizations a publisher tries (paper 002, spec
-``exclusive.md`` 2.2).
+"""The ordered sequence of candidate generalizations a publisher tries (paper 002,
+``docs/theory/disclosure-sets.md#generalizations``).
 
-A generalization here is a **partition of the same n rows** (one int group label per row).
-The candidates are ordered from most to least useful; the sequence ends *implicitly* in the
-function ``g_n`` that releases nothing (``φ``, spec [AMB-4]), which is never stored: a
-strategy that releases nothing returns ``None``. The partitions are **not** assumed nested
-(spec 3.8 E4: in the running example ``g2`` splits ``g1``'s group ``{E, F}``), and they
-depend only on the QI (spec [AMB-3]), so a partition is the same for every possible instance.
+A generalization here is a **partition of the same n rows** (one int group label per row). The
+candidates are ordered from most to least useful; the sequence ends *implicitly* in the function
+``g_n`` that releases nothing (``φ``; the paper never uses it, we keep it as a sentinel:
+``docs/theory/disclosure-sets.md#err-phi``), which is never stored: a strategy that releases nothing
+returns ``None``. The partitions are **not** assumed nested (an edge case of
+``docs/theory/disclosure-sets.md#edge-cases``: in the running example ``g2`` splits ``g1``'s group
+``{E, F}``), and they depend only on the QI (the paper does not say so, every example does:
+``docs/theory/disclosure-sets.md#err-qi-only``), so a partition is the same for every possible
+instance.
 
 Indices are 0-based: ``seq[0]`` is the paper's ``g_1``.
 """

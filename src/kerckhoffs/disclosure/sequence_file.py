@@ -15,15 +15,16 @@ gives its partition of the data rows (0 = the first data row), as either
 plus an optional ``name`` (default ``g1``, ``g2``, ...) and ``group_names`` (display labels,
 one per group; checked for count only).
 
-**By QI values** (:func:`read_value_sequence`, :func:`read_sequence_by_values`): each entry
-names quasi-identifiers and, for each, its bins: closed numeric ranges
-``age = [[20, 29], [30, 39]]`` (disjoint; a value equal on both ends is one value) or, for a
-categorical QI, value sets ``sex = [["F"], ["M"]]``. A row's group is the combination of its
-bins; a QI the entry does not name is not split (published as ``*``). Such candidates depend
-only on public QI values, never on row ids or the sensitive values (spec [AMB-3]), so they
-apply to any table with those QIs: the publisher's own table, and the adversary's population
-(the ``sequence`` algorithm records them in its provenance; the ``disclosure-set`` attack
-re-applies them to the people it knows, spec 3.7). A value in no bin of an entry is an error.
+**By QI values** (:func:`read_value_sequence`, :func:`read_sequence_by_values`): each entry names
+quasi-identifiers and, for each, its bins: closed numeric ranges ``age = [[20, 29], [30, 39]]``
+(disjoint; a value equal on both ends is one value) or, for a categorical QI, value sets
+``sex = [["F"], ["M"]]``. A row's group is the combination of its bins; a QI the entry does not name
+is not split (published as ``*``). Such candidates depend only on public QI values, never on row ids
+or the sensitive values (the paper leaves this unsaid, every example does it:
+``docs/theory/disclosure-sets.md#err-qi-only``), so they apply to any table with those QIs: the
+publisher's own table, and the adversary's population (the ``sequence`` algorithm records them in
+its provenance; the ``disclosure-set`` attack re-applies them to the people it knows,
+``docs/theory/disclosure-sets.md#naive-algorithm``). A value in no bin of an entry is an error.
 
 Every problem is one :class:`InputError` line naming the file and the generalization.
 """

@@ -8,12 +8,14 @@
   :func:`normalized_average_group_size` (``C_avg``, LeFevre et al. 2006), all from each
   group's published cover (:func:`group_cover`).
 - :func:`qid_information_loss` and :func:`sa_distortion`: paper 001's ``Dist(T, T*)`` and the
-  distortion of the sensitive attribute (spec ``minimality.md`` 2.9, 3.9).
-- :class:`Workload` and :func:`query_error`: the COUNT-query relative error of spec
-  ``asap.md`` 2.14 (papers 000 and 001), one seeded workload applied to several releases.
-- :func:`draw_range_counts` and :func:`range_count_error`: paper 003's 2,500 random range
-  COUNT queries (spec ``mprivacy.md`` 3.10: ``qd`` uniform in ``[2, q/2]``, uniform endpoints,
-  no SA predicate), estimated by uniform spread in each group's box.
+  distortion of the sensitive attribute (``docs/theory/minimality.md#information-loss``,
+  ``#utility``).
+- :class:`Workload` and :func:`query_error`: the COUNT-query relative error of
+  ``docs/theory/asap.md#query-error`` (papers 000 and 001), one seeded workload applied to several
+  releases.
+- :func:`draw_range_counts` and :func:`range_count_error`: paper 003's 2,500 random range COUNT
+  queries (``docs/theory/m-privacy.md#procedures``: ``qd`` uniform in ``[2, q/2]``, uniform
+  endpoints, no SA predicate), estimated by uniform spread in each group's box.
 """
 
 from kerckhoffs.metrics.distortion import (

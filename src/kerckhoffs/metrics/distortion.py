@@ -1,30 +1,32 @@
-"""Paper 001's information loss of the quasi-identifiers and distortion of the sensitive
-attribute (spec ``minimality.md`` 2.9, Definitions 6-7, and 3.9).
+"""Paper 001's information loss of the quasi-identifiers and distortion of the sensitive attribute
+(Definitions 6-7: ``docs/theory/minimality.md#information-loss``; section 7.2:
+``docs/theory/minimality.md#utility``).
 
 **QID information loss** ``Dist(T, T*)`` (Definition 7): each published cell costs
-``(coverage(v*) - 1) / (base - 1)`` (0 when ``base = 1``), ``coverage(v*)`` the number of
-ground values under the published value ``v*`` (a ground value counts itself: spec AMB-25
-reads Definition 6's ``v' < v*`` as ``v' <= v*``) and ``base`` the number of ground values of
-the attribute; a row costs the weighted sum over the quasi-identifiers, ``weight(A) = 1/|QID|``
-as in the paper's experiments (weights summing to 1 keep the result in 0..1; spec AMB-26: Definition
-7's remark on the range is garbled), and
-``Dist`` is the average over the rows. Ground values are the encoded domain: every hierarchy
-leaf of a categorical QI (present in the data or not), every distinct value present of a
-numeric one; a numeric QI published as an interval (Mondrian-style local recoding) covers the
-values inside it (spec 2.9, last paragraph). The published value is the group's cover
-(:func:`~kerckhoffs.metrics.group_metrics.group_cover`), so a full-domain release counts the
-node its cells name and a suppressed row counts 1 on every attribute, which is the
-``information_loss`` the lattice search minimizes
-(:func:`kerckhoffs.algorithms.lattice.information_loss`). A bucketized release publishes the
-QIs exactly: 0 (spec 3.7, "two-table variant").
+``(coverage(v*) - 1) / (base - 1)`` (0 when ``base = 1``), ``coverage(v*)`` the number of ground
+values under the published value ``v*`` (a ground value counts itself: Definition 6's coverage
+counts strict descendants, ``v' < v*``, which we read as ``v' <= v*``;
+``docs/theory/minimality.md#err-coverage``) and ``base`` the number of ground values of the
+attribute; a row costs the weighted sum over the quasi-identifiers, ``weight(A) = 1/|QID|`` as in
+the paper's experiments (weights summing to 1 keep the result in 0..1; Definition 7's remark on the
+range is garbled: ``docs/theory/minimality.md#err-weights``), and ``Dist`` is the average over the
+rows. Ground values are the encoded domain: every hierarchy leaf of a categorical QI (present in the
+data or not), every distinct value present of a numeric one; a numeric QI published as an interval
+(Mondrian-style local recoding) covers the values inside it
+(``docs/theory/minimality.md#information-loss``). The published value is the group's cover
+(:func:`~kerckhoffs.metrics.group_metrics.group_cover`), so a full-domain release counts the node
+its cells name and a suppressed row counts 1 on every attribute, which is the ``information_loss``
+the lattice search minimizes (:func:`kerckhoffs.algorithms.lattice.information_loss`). A bucketized
+release publishes the QIs exactly: 0 (MASK's two-table variant: ``docs/theory/minimality.md#mask``).
 
-**SA distortion** (spec 2.9; spec AMB-27: paper 001 section 7.2 does not say over what it
-averages): the same cost on the sensitive attribute alone,
-weight 1, with ``v*`` the nearest common ancestor of the original and the published SA value
-in the SA's taxonomy (its hierarchy; a flat one when the schema gives none, so any changed
-value costs 1 in a two-value domain), averaged over *all* rows (undistorted rows cost 0).
-A numeric SA without a hierarchy uses the interval between the two values. Only the MASK
-family perturbs the SA; for every other release this is 0.
+**SA distortion** (``docs/theory/minimality.md#information-loss``; paper 001 section 7.2 does not
+say over what it averages, we average over all rows:
+``docs/theory/minimality.md#err-distortion-average``): the same cost on the sensitive attribute
+alone, weight 1, with ``v*`` the nearest common ancestor of the original and the published SA value
+in the SA's taxonomy (its hierarchy; a flat one when the schema gives none, so any changed value
+costs 1 in a two-value domain), averaged over *all* rows (undistorted rows cost 0). A numeric SA
+without a hierarchy uses the interval between the two values. Only the MASK family perturbs the SA;
+for every other release this is 0.
 
 Both need the release built on the original table: a release read back from its files has
 the published cells as its domain and no original SA to compare with.
@@ -92,7 +94,8 @@ def row_sa_distortion(release: Release) -> np.ndarray:
 
 
 def sa_distortion(release: Release) -> float:
-    """Distortion of the sensitive attribute (paper 001, spec 2.9): the average over all rows
+    """Distortion of the sensitive attribute (paper 001,
+    ``docs/theory/minimality.md#information-loss``): the average over all rows
     of :func:`row_sa_distortion`."""
     n = release.table.n
     return float(row_sa_distortion(release).sum() / n) if n else 0.0

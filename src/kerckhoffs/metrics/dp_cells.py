@@ -1,6 +1,6 @@
 """DP count tables as boxes with mass, for the query-error metrics (paper 004's DP releases,
-spec ``composition.md`` 3.8; the estimators of :mod:`kerckhoffs.metrics.query_error` and
-:mod:`kerckhoffs.metrics.range_count`).
+``docs/theory/composition.md#dp-mechanisms``; the estimators of
+:mod:`kerckhoffs.metrics.query_error` and :mod:`kerckhoffs.metrics.range_count`).
 
 A DP release (:class:`~kerckhoffs.dp.counts.DPRelease`) publishes a noisy count per cell of
 a public domain: each QI's hierarchy nodes at one level, optionally crossed with the SA. To

@@ -1,10 +1,11 @@
 """Per-group utility metrics of a release: the published cover of each group, GCP,
 discernibility and the (normalized) average group size.
 
-- :func:`group_cover`: the code range each group publishes on each quasi-identifier (the
-  set ``cover_g(A)`` of spec ``asap.md`` 2.14 and ``coverage[v*]`` of spec ``minimality.md``
-  2.9 are read off it). Every other metric here and in :mod:`~kerckhoffs.metrics.distortion`
-  and :mod:`~kerckhoffs.metrics.query_error` measures a generalized cell through it.
+- :func:`group_cover`: the code range each group publishes on each quasi-identifier (the set
+  ``cover_g(A)`` of ``docs/theory/asap.md#query-error`` and ``coverage[v*]`` of
+  ``docs/theory/minimality.md#information-loss`` are read off it). Every other metric here and in
+  :mod:`~kerckhoffs.metrics.distortion` and :mod:`~kerckhoffs.metrics.query_error` measures a
+  generalized cell through it.
 - :func:`gcp`: the global certainty penalty of Ghinita, Karras, Kalnis and Mamoulis ("Fast
   data anonymization with low information loss", VLDB 2007, section 2; the Hilb paper that
   paper 000 attacks), ``GCP(T*) = sum_G |G| * NCP(G) / (d * N)`` with ``NCP(G)`` the sum over

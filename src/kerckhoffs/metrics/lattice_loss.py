@@ -1,10 +1,12 @@
 """The measures that choose the published node among the minimal ones, computed exactly.
 
-- ``"loss"`` (default): paper 001 Definition 7 information loss (spec ``minimality.md`` 2.9),
+- ``"loss"`` (default): paper 001 Definition 7 information loss
+  (``docs/theory/minimality.md#information-loss``),
   ``Dist = (1/|T|) sum_t sum_A w_A (coverage(t*.A) - 1) / (base(A) - 1)`` with ``w_A = 1/|QID|``,
-  ``coverage`` the number of the column's domain values under the published node (every
-  hierarchy leaf for a categorical QI, every value present for a numeric one, spec 5.4) and
-  ``base`` the domain size; a suppressed row counts 1 (every attribute at the root).
+  ``coverage`` the number of the column's domain values under the published node (every hierarchy
+  leaf for a categorical QI, every value present for a numeric one, as in the hierarchies we propose
+  for paper 001's experiments: ``docs/theory/minimality.md#experiments``) and ``base`` the domain
+  size; a suppressed row counts 1 (every attribute at the root).
 - ``"discernibility"`` (Bayardo and Agrawal 2005): ``sum_G |G|^2``, a suppressed row ``|T|``.
 - ``"height"``: ``sum_j l_j``.
 
@@ -12,10 +14,11 @@ Ties go to the lexicographically lowest level vector. Losses are compared exactl
 numerators over one common denominator, :class:`LossScale`), never as rounded floats. Without
 suppression each metric is monotone along the lattice, so the chosen node is also the first
 satisfying node of :func:`generalization_sequence` (all nodes by ascending metric, ties
-lexicographic): the algorithm is paper 002's *naive* algorithm over that sequence, which is
-what the inclusive/exclusive strategies of spec ``exclusive.md`` 2.7-2.8 and the attack by
-mechanism of spec ``minimality.md`` 3.6 (Incognito-like, Tables XVI-XVIII) take as the known
-mechanism.
+lexicographic): the algorithm is paper 002's *naive* algorithm over that sequence, which is what the
+inclusive/exclusive strategies of paper 002 (``docs/theory/disclosure-sets.md#inclusive``,
+``#exclusive``) and the attack by mechanism of paper 001
+(``docs/theory/minimality.md#attack-by-mechanism``; Incognito-like, Tables XVI-XVIII) take as the
+known mechanism.
 """
 
 from __future__ import annotations
@@ -111,7 +114,8 @@ class LossScale:
 def information_loss(
     table: Table, node: Node | dict[str, int], suppressed: np.ndarray | None = None
 ) -> float:
-    """Paper 001 Definition 7 information loss of ``table`` published at ``node`` (spec 2.9).
+    """Paper 001 Definition 7 information loss of ``table`` published at ``node``
+    (``docs/theory/minimality.md#information-loss``).
 
     ``Dist = (1/|T|) sum_t sum_A (1/|QID|) (coverage(t*.A) - 1) / (base(A) - 1)`` (an
     attribute with ``base = 1`` contributes 0). ``suppressed`` (bool per row) marks rows
@@ -134,7 +138,8 @@ def generalization_sequence(table: Table, metric: str = "loss") -> list[Node]:
     """Every lattice node in ascending ``metric`` (no suppression), ties lexicographic.
 
     This is the ordered list of generalization functions ``g_1, g_2, ...`` of paper 002
-    (spec ``exclusive.md`` 2.2) and Zhang's phase 1 (spec ``minimality.md`` 3.6 item 3): the
+    (``docs/theory/disclosure-sets.md#generalizations``) and Zhang's phase 1 of the attack by
+    mechanism (``docs/theory/minimality.md#attack-by-mechanism``): the
     lattice algorithm publishes its first node satisfying the models (module docstring).
     ``"discernibility"`` groups the table at every node (the cost of a full scan).
     """

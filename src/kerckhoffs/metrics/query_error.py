@@ -1,26 +1,27 @@
-"""Query-workload relative error: the utility measure of paper 000 (spec ``asap.md`` 2.14,
-section 8.1.3) and paper 001 (spec ``minimality.md`` 3.9), the workload of Anatomy (Xiao and
-Tao 2006).
+"""Query-workload relative error: the utility measure of paper 000 (section 8.1.3,
+``docs/theory/asap.md#query-error``) and paper 001 (``docs/theory/minimality.md#utility``), the
+workload of Anatomy (Xiao and Tao 2006).
 
-**Queries.** ``SELECT COUNT(*) FROM T WHERE A_1 IN R_1 AND ... AND A_qd IN R_qd AND S IN R_S``:
-the ``qd`` quasi-identifiers are drawn uniformly without replacement among those in use; every
-predicate (the SA one included) covers ``b_A = ceil(|D_A| * sel^(1/(qd+1)))`` values of its
-attribute, a random contiguous range of its code domain, so the expected selectivity is about
-``sel``. Numeric attributes are ordered by value (the domain is the distinct values present,
-as the encoded table holds them); taxonomy attributes by the hierarchy's depth-first leaf
-order (every leaf, present or not), so a range is contiguous in the taxonomy, the spec's
-default (its "random subset" variant is not implemented). ``Act`` is the count on the original
-table; a query with ``Act = 0`` is discarded and redrawn (spec ``minimality.md`` AMB-24: paper 001
-section 7.2's relative error is undefined when the true count is 0):
-queries are drawn in pools from one seeded stream and the first ``n`` with a nonzero answer
-are kept, which is rejection sampling of independent queries.
+**Queries.** ``SELECT COUNT(*) FROM T WHERE A_1 IN R_1 AND ... AND A_qd IN R_qd AND S IN R_S``: the
+``qd`` quasi-identifiers are drawn uniformly without replacement among those in use; every predicate
+(the SA one included) covers ``b_A = ceil(|D_A| * sel^(1/(qd+1)))`` values of its attribute, a
+random contiguous range of its code domain, so the expected selectivity is about ``sel``. Numeric
+attributes are ordered by value (the domain is the distinct values present, as the encoded table
+holds them); taxonomy attributes by the hierarchy's depth-first leaf order (every leaf, present or
+not), so a range is contiguous in the taxonomy, our default (``docs/theory/asap.md#query-error``;
+its "random subset" variant is not implemented). ``Act`` is the count on the original table; a query
+with ``Act = 0`` is discarded and redrawn (paper 001 section 7.2's relative error is undefined when
+the true count is 0; we redraw such queries: ``docs/theory/minimality.md#err-zero-count``): queries
+are drawn in pools from one seeded stream and the first ``n`` with a nonzero answer are kept, which
+is rejection sampling of independent queries.
 
 A :class:`Workload` is drawn once per table (:meth:`Workload.draw`) and then applied to every
 release of that table (:func:`estimate`, :func:`query_error`), so algorithms are compared on
 the same queries.
 
-**Estimators** (spec 2.14), from the *published* SA (``release.sa_published``: the perturbed
-values of the MASK family, which is how paper 000 scores it):
+**Estimators** (``docs/theory/asap.md#query-error``), from the *published* SA
+(``release.sa_published``: the perturbed values of the MASK family, which is how paper 000 scores
+it):
 
 - generalization: ``Est = sum_G sum_{t in G, t.S in R_S} prod_A |R_A & cover_G(A)| /
   |cover_G(A)|`` (uniformity inside each published cell; ``cover_G(A)`` from
@@ -554,7 +555,8 @@ def reference_actual(table: Table, workload: Workload) -> np.ndarray:
 
 
 def reference_estimate(release: Release, workload: Workload) -> np.ndarray:
-    """``Est`` query by query, straight from the spec 2.14 formulas, vectorized over groups
+    """``Est`` query by query, straight from the formulas of
+    ``docs/theory/asap.md#query-error``, vectorized over groups
     (generalization) or rows (bucketization) only: the reference the fast path is checked
     against."""
     _check_release(release, workload)

@@ -1,11 +1,13 @@
-"""Random range COUNT queries of paper 003 (Goryczka, Xiong, Fung, section V.B; spec
-``mprivacy.md`` 3.10 and resolution A22/R22): the utility measure of the m-privacy
-anonymization experiments.
+"""Random range COUNT queries of paper 003 (Goryczka, Xiong, Fung, section V.B;
+``docs/theory/m-privacy.md#procedures``; the paper leaves the query error's definition, zero
+answers, ranges and selectivity open, resolved in ``docs/theory/m-privacy.md#err-query-error``): the
+utility measure of the m-privacy anonymization experiments.
 
-The paper only says "2,500 random count queries" and that the error is the difference between
-the anonymized and the original answers; the spec fixes the rest, which differs from the
-Anatomy workload of :mod:`kerckhoffs.metrics.query_error` (fixed ``qd``, fixed selectivity, an
-SA predicate), so it lives here:
+The paper only says "2,500 random count queries" and that the error is the difference between the
+anonymized and the original answers; our resolution fixes the rest
+(``docs/theory/m-privacy.md#err-query-error``), which differs from the Anatomy workload of
+:mod:`kerckhoffs.metrics.query_error` (fixed ``qd``, fixed selectivity, an SA predicate), so it
+lives here:
 
 - ``SELECT COUNT(*) FROM T WHERE a_1 <= A_1 <= b_1 AND ... AND a_qd <= A_qd <= b_qd``, no
   predicate on the SA;
@@ -18,8 +20,9 @@ SA predicate), so it lives here:
 - ``Est`` assumes records spread uniformly in each group's published box:
   ``Est = sum_G |G| prod_{A in preds} |cover_G(A) & [a, b]| / |cover_G(A)|``, the cover from
   :func:`~kerckhoffs.metrics.group_metrics.group_cover` (code intervals; every leaf under the
-  published node for a categorical QI with a hierarchy). Boxes may overlap (provider cuts
-  give groups with equal boxes, spec A32): the sum is over groups, no disjointness is assumed;
+  published node for a categorical QI with a hierarchy). Boxes may overlap (provider cuts give
+  groups with equal boxes, which the paper does not address; we allow them:
+  ``docs/theory/m-privacy.md#err-overlap``): the sum is over groups, no disjointness is assumed;
 - the error of a query is ``|Est - Act| / Act``; the mean (the paper's number) and the median.
 
 Both answers are the same sum over boxes carrying mass (a group's cover and size, or one
@@ -185,9 +188,10 @@ def draw_range_counts(
     qd_min: int = 2,
     qd_max: int | None = None,
 ) -> RangeCountWorkload:
-    """Draw paper 003's workload on ``table`` (spec 3.10): ``n_queries`` range COUNT queries
-    over ``qd`` uniform in ``[qd_min, qd_max]`` distinct QIs (default ``[2, floor(q/2)]``),
-    endpoints uniform in each domain; queries with no matching row are re-drawn.
+    """Draw paper 003's workload on ``table`` (``docs/theory/m-privacy.md#procedures``):
+    ``n_queries`` range COUNT queries over ``qd`` uniform in ``[qd_min, qd_max]`` distinct QIs
+    (default ``[2, floor(q/2)]``), endpoints uniform in each domain; queries with no matching row
+    are re-drawn.
 
     >>> from kerckhoffs.datasets import generate_hospital, hospital_schema
     >>> t = Table.encode(generate_hospital(300, seed=0), hospital_schema())

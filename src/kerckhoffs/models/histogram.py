@@ -1,8 +1,8 @@
 """The per-group SA histogram every privacy model is computed from.
 
-One ``np.bincount(group * n_sa + sa)`` (DESIGN.md section 2) gives ``counts[g, s]``, the
-number of rows of group ``g`` whose published SA code is ``s``. Models reduce it along the SA
-axis; nothing iterates over rows or groups in Python.
+One ``np.bincount(group * n_sa + sa)`` (``docs/theory/choices.md#count-representation``) gives
+``counts[g, s]``, the number of rows of group ``g`` whose published SA code is ``s``. Models reduce
+it along the SA axis; nothing iterates over rows or groups in Python.
 """
 
 from __future__ import annotations

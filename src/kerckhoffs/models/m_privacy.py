@@ -1,12 +1,12 @@
 """m-privacy (paper 003, Goryczka, Xiong, Fung, Definition 2.1): every group still satisfies
 the constraint C after any coalition of up to m data providers removes its own records.
 
-C is the other models of the same check (``--model k=30 --model distinct-l=4 --model
-m-privacy=3``): :func:`combine_m_privacy` hands them to the m-privacy model, which keeps them
-as data. Per group, ``m_eff = min(m, n_G - 1)`` (a coalition owning the whole group has no
-victim in it; spec mprivacy.md 2.6). The check reads the provider axis of the histogram
-(:class:`~kerckhoffs.models.histogram.ProviderCounts`) and runs the exact vectorized verifier
-of :mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never published.
+C is the other models of the same check (``--model k=30 --model distinct-l=4 --model m-privacy=3``):
+:func:`combine_m_privacy` hands them to the m-privacy model, which keeps them as data. Per group,
+``m_eff = min(m, n_G - 1)`` (a coalition owning the whole group has no victim in it;
+``docs/theory/m-privacy.md#per-group``). The check reads the provider axis of the histogram
+(:class:`~kerckhoffs.models.histogram.ProviderCounts`) and runs the exact vectorized verifier of
+:mod:`kerckhoffs.mprivacy.exact`; the provider column itself is never published.
 """
 
 from __future__ import annotations

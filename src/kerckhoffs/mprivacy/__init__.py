@@ -3,7 +3,8 @@ coalitions of up to m data providers.
 
 A provider coalition removes its own records from each published group and reads the rest;
 a group is m-private w.r.t. a constraint C when what is left satisfies C for every coalition
-of up to ``m_eff = min(m, n_G - 1)`` of its ``n_G`` providers (spec mprivacy.md 2.6).
+of up to ``m_eff = min(m, n_G - 1)`` of its ``n_G`` providers
+(``docs/theory/m-privacy.md#per-group``).
 
 - :mod:`.constraints`: C built from our model objects, with EG-monotonicity flags.
 - :mod:`.fitness`: the privacy fitness score (paper Eq. 1), which orders coalitions.
@@ -13,7 +14,7 @@ of up to ``m_eff = min(m, n_G - 1)`` of its ``n_G`` providers (spec mprivacy.md 
   top-down, binary, adaptive) and the exact one.
 - :mod:`.exact`: the vectorized exact verifier over whole partitions.
 - :mod:`.providers`: the provider interface the anonymizers drive (counts and histograms
-  only; spec 8), in process and behind a pickling wire.
+  only; ``docs/theory/m-privacy.md#deployment``), in process and behind a pickling wire.
 """
 
 from kerckhoffs.mprivacy.constraints import Constraint, constraint_from_models

@@ -1,5 +1,6 @@
 """The exact m-privacy verifier over a whole partition, vectorized (paper 003 section II,
-spec mprivacy.md 2.6 and 3.0; closed forms derived here, beyond the paper).
+``docs/theory/m-privacy.md#per-group`` and ``#verifier-machinery``; closed forms derived here,
+beyond the paper).
 
 Input: the nonzero ``(group, provider, SA value) -> count`` triples of a partition. Per
 group, ``m_eff = min(m, n_G - 1)``; m-privacy w.r.t. a conjunction is the conjunction of

@@ -4,7 +4,8 @@
 ``C = k-anonymity and l-diversity``, ``raw = (1 - alpha) |S| / k + alpha distinct(S) / l``.
 A score must be ``>= 1`` only if C holds, so a violating set is clamped to
 ``min(raw, 1 - eps)``: the paper prints ``max``, which would give every set a score of at
-least ``1 - eps`` (spec mprivacy.md 2.9; ``min`` is the resolution). The verifiers rank
+least ``1 - eps`` (``min`` is our resolution: ``docs/theory/m-privacy.md#fitness``,
+``#err-fitness-clamp``). The verifiers rank
 coalitions by it (``alpha = 0.3``), the anonymizer rates splits by it (``alpha = 0.8``).
 """
 
@@ -88,7 +89,7 @@ def fitness_batch_counts(
     """:func:`fitness_batch` for a counting constraint (:func:`is_counting`) from the sets'
     sizes and distinct-value counts alone, without histograms; the same floats, since each
     part's ratio is the same quotient and the parts are summed in the same order. The
-    verifiers rank coalitions by it (spec 2.10)."""
+    verifiers rank coalitions by it (``docs/theory/m-privacy.md#adaptive-ordering``)."""
     parts = constraint.parts
     w = weights_for(len(parts), alpha)
     counts = np.asarray(counts, dtype=np.int64)

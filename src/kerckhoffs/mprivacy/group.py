@@ -1,5 +1,5 @@
 """One equivalence group's per-provider statistics and the counted breach oracle
-(paper 003 section III; spec mprivacy.md 3.0).
+(paper 003 section III; ``docs/theory/m-privacy.md#verifier-machinery``).
 
 Everything the verifiers ask is a function of counts: ``c[p]`` (records of provider ``p`` in
 the group) and ``h[p, v]`` (of them, with SA value ``v``). The oracle answers "does
@@ -52,7 +52,8 @@ class GroupStats:
         return int(self.providers.size)
 
     def m_eff(self, m: int) -> int:
-        """``min(m, n_G - 1)``: a coalition owning every record has no victim (spec 2.6)."""
+        """``min(m, n_G - 1)``: a coalition owning every record has no victim
+        (``docs/theory/m-privacy.md#per-group``)."""
         if m < 0:
             raise ParameterError(f"m must be at least 0, got {m}")
         return min(int(m), self.n_providers - 1)

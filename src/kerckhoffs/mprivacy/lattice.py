@@ -109,12 +109,12 @@ class CoalitionVerdicts:
     background knowledge, :class:`kerckhoffs.attacks.knowledge.Knowledge`).
 
     UNRESOLVED is a boolean mask over the ``m_eff``-coalitions (numpy), so marking a
-    coalition safe resolves all its ``m_eff``-subsets in one vectorized step; that step is
-    deferred until UNRESOLVED is read. While every safe coalition is a top one (all
-    providers but one) the answers need no numpy at all: with ``P`` the providers left out
-    by the safe tops, the unresolved m-coalitions are exactly those containing ``P``.
-    SAFE keeps only maximal coalitions and BREACH only minimal ones (spec 3.0), which
-    answer ``known_safe`` / ``known_breach`` exactly as the full lists would, in fewer steps.
+    coalition safe resolves all its ``m_eff``-subsets in one vectorized step; that step is deferred
+    until UNRESOLVED is read. While every safe coalition is a top one (all providers but one) the
+    answers need no numpy at all: with ``P`` the providers left out by the safe tops, the unresolved
+    m-coalitions are exactly those containing ``P``. SAFE keeps only maximal coalitions and BREACH
+    only minimal ones (``docs/theory/m-privacy.md#verifier-machinery``), which answer ``known_safe``
+    / ``known_breach`` exactly as the full lists would, in fewer steps.
     """
 
     def __init__(self, n: int, m_eff: int) -> None:

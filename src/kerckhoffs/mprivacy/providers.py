@@ -1,10 +1,11 @@
 """The provider interface the m-privacy anonymizers drive (paper 003 section I and II.A;
-spec mprivacy.md section 8, "reduced-disclosure coordinator").
+``docs/theory/m-privacy.md#deployment``: a coordinator that learns counts only).
 
-Everything the anonymizers of spec 3.7 / 3.8 decide is a function of counts: the m-privacy
-check of a candidate half needs each provider's record count and SA histogram inside it, a
-balanced cut needs the code histogram of one quasi-identifier inside a box. So a coordinator
-(the trusted third party of the paper, or later an SMC front) can drive the whole binary space
+Everything the anonymizers of paper 003 (Algorithm 2 and the baseline:
+``docs/theory/m-privacy.md#provider-aware``, ``#baseline``) decide is a function of counts: the
+m-privacy check of a candidate half needs each provider's record count and SA histogram inside it, a
+balanced cut needs the code histogram of one quasi-identifier inside a box. So a coordinator (the
+trusted third party of the paper, or later an SMC front) can drive the whole binary space
 partitioning by asking the providers for those counts, and never sees a record:
 
 - :meth:`Providers.count_in_box`: per provider, the number of its records inside each box;
@@ -175,9 +176,9 @@ class Submission:
 # -- the interface -----------------------------------------------------------------------------
 @runtime_checkable
 class Providers(Protocol):
-    """What a coordinator may ask the data providers (module docstring). Public facts agreed
-    up front (spec section 8, step 1): the number of providers, the SA domain size and each
-    QI's code-domain size."""
+    """What a coordinator may ask the data providers (module docstring). Public facts agreed up
+    front (``docs/theory/m-privacy.md#deployment``): the number of providers, the SA domain size and
+    each QI's code-domain size."""
 
     n_providers: int
     n_sa: int
@@ -219,8 +220,9 @@ def _stable_sort(keys: np.ndarray) -> np.ndarray:
 # -- in process --------------------------------------------------------------------------------
 class LocalProviders:
     """All providers in this process, over one pooled :class:`~kerckhoffs.data.table.Table`
-    with a provider column (spec 8, "toolkit simulation"). Internally the active rows are kept
-    sorted per QI by (node, code, row) and once by (node, provider, SA, row); each active node
+    with a provider column (the in-process simulation of
+    ``docs/theory/m-privacy.md#deployment``). Internally the active rows are kept sorted per QI
+    by (node, code, row) and once by (node, provider, SA, row); each active node
     is one contiguous segment of every order, in the same segment order.
 
     ``pooled`` (the default) says the table holds every provider's records, so every active

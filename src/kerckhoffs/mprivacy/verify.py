@@ -1,24 +1,29 @@
-"""Verifying m-privacy of one group (paper 003 section III; spec mprivacy.md 3.1-3.6, 3.9).
+"""Verifying m-privacy of one group (paper 003 section III; ``docs/theory/m-privacy.md``:
+``#brute-force``, ``#direct``, ``#bottom-up``, ``#top-down``, ``#binary-verification``,
+``#adaptive``, ``#exhaustive``).
 
 Every verifier decides layer ``m_eff = min(m, n_G - 1)`` of the group's coalition lattice
 and returns the verdict with its oracle-call count (the paper's cost measure):
 
-- :func:`brute`: every coalition of size ``0..m_eff`` (the test oracle, spec 3.1); for a
+- :func:`brute`: every coalition of size ``0..m_eff`` (the test oracle,
+  ``docs/theory/m-privacy.md#brute-force``); for a
   constraint that is not EG-monotonic, :func:`exhaustive`.
 - :func:`direct`: the ``C(n_G, m_eff)`` m-coalitions in provider-id order (section III.B).
 - :func:`bottom_up`: layers ``0..m_eff``, strongest coalition first; stops at a breach.
 - :func:`top_down`: layers ``n_G - 1`` down to ``m_eff``, weakest first; a safe coalition
   prunes its sub-coalitions (downward pruning). Coalitions that contain no unresolved
   m-coalition are skipped too (checking them could not resolve anything).
-- :func:`binary`: Algorithm 1 as corrected (spec 3.5: its lines 6-7 are inverted in the
-  paper: a *safe* top coalition prunes its subsets and the search goes on; a breaching one
-  starts the binary search between it and its strongest unresolved m-subset).
+- :func:`binary`: Algorithm 1 as corrected (``docs/theory/m-privacy.md#binary-verification``; its
+  lines 6-7 are inverted in the paper, ``docs/theory/m-privacy.md#err-binary-inverted``: a *safe*
+  top coalition prunes its subsets and the search goes on; a breaching one starts the binary search
+  between it and its strongest unresolved m-subset).
 - :func:`adaptive`: binary for weak groups, top-down for robust ones (section III.E).
 - :func:`exact`: the closed forms of :mod:`kerckhoffs.mprivacy.exact` (no oracle calls).
 
 The pruning verifiers need an EG-monotonic C (Definition 2.3) and refuse any other.
 Coalition power is the fitness (Eq. 1, alpha = 0.3) of the records the coalition contributes;
-ties go to the higher raw score, then to the provider ranks (spec 2.10).
+ties go to the higher raw score, then to the provider ranks
+(``docs/theory/m-privacy.md#adaptive-ordering``).
 """
 
 from __future__ import annotations
@@ -335,7 +340,8 @@ def _require_monotone(constraint: Constraint, name: str) -> None:
 
 
 def brute(stats: GroupStats, m: int, constraint: Constraint) -> VerifyResult:
-    """Every coalition of ``0..m_eff`` providers (spec 3.1): the reference verifier."""
+    """Every coalition of ``0..m_eff`` providers
+    (``docs/theory/m-privacy.md#brute-force``): the reference verifier."""
     if not constraint.eg_monotonic:
         return exhaustive(stats, m, constraint)
     oracle = Oracle(stats, constraint)
@@ -348,7 +354,8 @@ def brute(stats: GroupStats, m: int, constraint: Constraint) -> VerifyResult:
 
 
 def exhaustive(stats: GroupStats, m: int, constraint: Constraint) -> VerifyResult:
-    """Definition 2.1 literally, for any histogram constraint (spec 3.9): for every
+    """Definition 2.1 literally, for any histogram constraint
+    (``docs/theory/m-privacy.md#exhaustive``): for every
     ``m_eff``-coalition I and every sub-multiset S of its records in the group, C holds on
     ``(G minus I's records) + S``. Exponential in the records: tiny groups only."""
     me = stats.m_eff(m)
@@ -437,7 +444,8 @@ def binary(
     alpha: float = ALPHA_VERIFY,
     own: list[tuple[float, float]] | None = None,
 ) -> VerifyResult:
-    """Algorithm 1 as corrected (spec 3.5): for each top coalition with an unresolved
+    """Algorithm 1 as corrected (``docs/theory/m-privacy.md#binary-verification``,
+    ``#err-binary-inverted``): for each top coalition with an unresolved
     m-subset, a safe one prunes its subsets; a breaching one is bisected against its
     strongest unresolved m-subset (weakest members added first) down to a safe / breaching
     pair one provider apart, which prunes both ways. ``own``: the providers' (score, raw
