@@ -48,7 +48,7 @@ def generator(seed: Seed | Any) -> np.random.Generator:
     across steps. Anything with a Generator's interface (the random-worlds auditor's
     enumerating generator) is passed through unchanged.
 
-    >>> bool(generator(7).integers(100) == generator(7).integers(100))
+    >>> generator(7).integers(100).item() == generator(7).integers(100).item()
     True
     """
     if seed is None or isinstance(seed, np.random.Generator):
