@@ -248,7 +248,7 @@ def build_figure(exp: Experiment, df: pd.DataFrame) -> Any:
         ax.remove()
     shared: dict[str, Any] = {}  # label -> handle, every panel's series in order
     long = False
-    styles = _styles(df, spec, ys)
+    styles = _styles(df, [spec, *spec.extra], ys)
     for ax, (one, panel) in zip(axes.flat, cells, strict=False):
         sub = df if panel is None else df[df[one.panels] == panel]
         one_ys = ys if one is spec else [one.y] if isinstance(one.y, str) else list(one.y)
@@ -358,14 +358,17 @@ def _straight_lines(ax: Any, df: pd.DataFrame, spec: Any) -> None:
         )
 
 
-def _styles(df: pd.DataFrame, spec: Any, ys: list[str]) -> dict[str | None, int]:
-    """One style index per line label over the whole figure, so that a label keeps its
-    colour, marker and dashes in every panel and the shared legend names each style once
-    (panels with different series used to restart the styles, one style for several
-    labels)."""
-    names = dict(spec.labels)
-    series = list(dict.fromkeys(df[spec.series])) if spec.series and len(df) else [None]
-    labels = [_label(names.get(s, s), y, ys) for s in series for y in ys]
+def _styles(df: pd.DataFrame, specs: list[Any], ys: list[str]) -> dict[str | None, int]:
+    """One style index per line label over the whole figure (the main plot's labels first,
+    then those only an extra panel draws), so that a label keeps its colour, marker and
+    dashes in every panel and the shared legend names each style once (panels with
+    different series used to restart the styles, one style for several labels)."""
+    labels = []
+    for one in specs:
+        one_ys = ys if one is specs[0] else [one.y] if isinstance(one.y, str) else list(one.y)
+        names = dict(one.labels)
+        series = list(dict.fromkeys(df[one.series])) if one.series and len(df) else [None]
+        labels += [_label(names.get(s, s), y, one_ys) for s in series for y in one_ys]
     return {lab: i for i, lab in enumerate(dict.fromkeys(labels))}
 
 
@@ -394,7 +397,7 @@ def _draw(
         sub = df if s is None else df[df[spec.series] == s]
         med = pd.to_numeric(sub.groupby(spec.x, sort=True)[y].median(), errors="coerce")
         label = _label(dict(spec.labels).get(s, s), y, ys)
-        i = styles.get(label, len(styles))  # a label only an extra panel draws: its own style
+        i = styles[label]
         if med.isna().all():  # every point refused or not measured: say so in the legend
             label = f"{label or y}: refused, no value"
         values.append(med.dropna().to_numpy())
