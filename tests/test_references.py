@@ -23,18 +23,15 @@ EXPLICIT_ID = re.compile(r"\{#([\w-]+)[^}]*\}|\bid=\"([\w-]+)\"")
 HEADING = re.compile(r"^#{1,6} +(.+?)\s*$", re.M)
 
 
-def _slug(heading: str) -> str:
-    """Python-Markdown's toc slug of a heading without an explicit id."""
-    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
-    return re.sub(r"[-\s]+", "-", text).strip("-")
-
-
 def anchors(page: Path) -> set[str]:
+    """A page's anchors: explicit ids, and the toc extension's slug of every other heading."""
+    from markdown.extensions.toc import slugify  # the slug mkdocs gives a heading
+
     text = page.read_text(encoding="utf-8")
     found = {a or b for a, b in EXPLICIT_ID.findall(text)}
     for heading in HEADING.findall(text):
         if "{#" not in heading:
-            found.add(_slug(heading))
+            found.add(slugify(heading, "-"))
     return found
 
 
