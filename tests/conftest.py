@@ -25,9 +25,9 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 @pytest.fixture(scope="session")
 def dask_client() -> Iterator[Any]:
-    """A small Dask cluster for the engine tests (issue: "tests on a small LocalCluster, 2
-    workers, processes"), started once per session, only when a test asks for it; the
-    catalogue's Parquet faults share it (tests/dask_shared.py)."""
+    """A small Dask cluster for the engine tests (a LocalCluster of 2 workers, in the test
+    process: tests/dask_shared.py says where the cross-process run is), started once per
+    session, only when a test asks for it; the catalogue's Parquet faults share it."""
     from dask_shared import close_shared, shared_client
 
     yield shared_client()

@@ -119,6 +119,16 @@ def test_every_command_runs_as_printed_in_order(folder: Path, warm_cli: WarmCli)
     assert ran >= 30
 
 
+def test_a_dask_run_across_worker_processes_stays_in_the_default_suite() -> None:
+    """The README's Dask command starts a local cluster of worker processes (``--workers``):
+    the default suite's one run whose tasks and results are pickled across processes (the
+    shared test cluster runs its workers in the test process: tests/dask_shared.py)."""
+    assert any(
+        "--engine dask" in c and "--workers" in c and argv_of(c) is not None
+        for c in _default_commands()
+    )
+
+
 def _real_data(command: str) -> bool:
     """Whether a command reads the real data (``../shared/data``, Adult)."""
     body = command.partition(" #")[0]
