@@ -43,7 +43,10 @@ def test_mask_gets_no_unearned_verdict_of_safety_on_a_few_tables(
     )
     assert "a generated 500-row table violates it" in lines[1]
     assert lines[-1] == "verdict: mask violates (information flow)"
-    assert not any("0 of" in line and "random worlds" in line.split(";")[0] for line in lines)
+    assert not any(
+        line.startswith("mask (k=3, m=2): 0 of") and "violate random worlds" in line
+        for line in lines
+    )
 
 
 @pytest.mark.slow
