@@ -25,6 +25,7 @@ from kerckhoffs.release.format import (
     Scheme,
 )
 from kerckhoffs.release.grouped import Bucketized, GroupedRelease
+from kerckhoffs.release.synthetic import SyntheticRelease
 from kerckhoffs.release.integrity import (
     checked_models,
     listed_files,
@@ -64,6 +65,7 @@ __all__ = [
     "Provenance",
     "Release",
     "Scheme",
+    "SyntheticRelease",
     "cell_table",
     "checked_models",
     "checks_json",

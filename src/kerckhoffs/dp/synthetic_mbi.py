@@ -1,0 +1,270 @@
+"""OpenDP's marginal-based synthetic data (``opendp.extras.mbi``: MST and AIM contingency
+tables, that is Private-PGM), as :mod:`kerckhoffs.dp.synthetic` uses it.
+
+MST: McKenna, Miklau and Sheldon, "Winning the NIST Contest: A scalable and general approach
+to differentially private synthetic data", Journal of Privacy and Confidentiality, 2021.
+AIM: McKenna, Mullins, Sheldon and Miklau, "AIM: An Adaptive and Iterative Mechanism for
+Differentially Private Synthetic Data", VLDB 2022. Both measure noisy marginals (every noise
+draw and every private selection is OpenDP's) and fit a graphical model to them (Private-PGM:
+McKenna, Sheldon and Miklau, "Graphical-model based estimation and inference for differential
+privacy", ICML 2019), which is post-processing.
+
+Two things are ours, both inside OpenDP's accounting:
+
+* :class:`BudgetedMST`: OpenDP 0.16's MST splits the selection budget into one share per
+  selected edge, each rounded up, so the shares add up to one ulp more than the budget and
+  every release fails with ``insufficient budget for query`` (upstream issue "Budget
+  accounting error in MST and AIM implementation"). The subclass asks its selection for
+  ``d_out * (1 - 1e-9)`` instead; the composition that checks every query is OpenDP's, and
+  the release's recorded loss is OpenDP's own map of the whole measurement. No OpenDP module
+  state is touched.
+* The noise scales OpenDP's MST searches for on every run (about a thousand measurements
+  built per release) are remembered by their public inputs (measure, sensitivity, budget,
+  marginal shapes): the remembered scale still goes through OpenDP's measurement and its
+  compositor, which refuses a query over its budget, so a wrong cache fails closed.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from kerckhoffs.errors import ParameterError
+
+INSTALL_HINT = "pip install 'kerckhoffs[dp]'"
+"""What a user without OpenDP's synthetic-data extra is told to run."""
+
+DEFAULT_ITERS = 300
+"""Mirror-descent iterations of the graphical-model fit (mbi's default is 1,000; on Adult
+300 fit the measured marginals as well within the noise and take a third of the time)."""
+
+
+def load() -> Any:
+    """``opendp.prelude`` with the ``contrib`` features on, after checking that OpenDP's
+    synthetic-data extra (mbi, jax, polars) is installed: a one-line ParameterError naming
+    the install command otherwise."""
+    try:
+        import mbi  # noqa: F401
+        import opendp.prelude as dp
+        import polars  # noqa: F401
+    except ImportError as exc:
+        raise ParameterError(
+            f"dp-synthetic needs OpenDP's synthetic-data extra ({exc.name} is missing): "
+            f"{INSTALL_HINT}"
+        ) from None
+    dp.enable_features("contrib")
+    return dp
+
+
+@functools.cache
+def estimator(iters: int) -> Callable[..., Any]:
+    """mbi's mirror descent with ``iters`` iterations (one function per count, so a
+    measurement built with it can be remembered)."""
+
+    def fit(domain: Any, loss_fn: Any, *, potentials: Any = None) -> Any:
+        from mbi.estimation import mirror_descent
+
+        return mirror_descent(domain, loss_fn, potentials=potentials, iters=iters)
+
+    fit.__name__ = f"mirror_descent_{iters}"
+    return fit
+
+
+_SCALES: dict[tuple[Any, ...], float] = {}
+"""Noise scales found by OpenDP's binary search, by the search's public inputs."""
+
+
+def _scaled(make: Callable[[float], Any], d_in: Any, d_out: float, key: tuple[Any, ...]) -> Any:
+    """``make(scale)`` at the scale OpenDP's ``binary_search_param`` finds for
+    ``(d_in, d_out)``, remembered by ``key``."""
+    from opendp.mod import binary_search_param
+
+    scale = _SCALES.get(key)
+    if scale is None:
+        scale = binary_search_param(make, d_in=d_in, d_out=d_out, T=float)
+        _SCALES[key] = scale
+    return make(scale)
+
+
+def budgeted_mst() -> type:
+    """The :class:`BudgetedMST` class (built on first use: OpenDP's extra is optional)."""
+    return _budgeted_mst()
+
+
+@functools.cache
+def _budgeted_mst() -> type:
+    load()
+    from opendp.combinators import then_adaptive_composition
+    from opendp.extras.mbi import MST
+    from opendp.extras.mbi._utilities import (
+        get_associated_metric,
+        get_cardinalities,
+        make_noise_marginals,
+        make_stable_marginals,
+        prior,
+    )
+
+    class BudgetedMST(MST):  # type: ignore[misc]
+        """OpenDP's MST with its selection asked for ``d_out * (1 - 1e-9)`` (module
+        docstring) and its noise scales remembered; otherwise OpenDP 0.16's
+        ``MST.make_marginals`` line for line."""
+
+        def make_marginals(
+            self,
+            input_domain: Any,
+            input_metric: Any,
+            output_measure: Any,
+            d_in: Any,
+            d_out: float,
+            *,
+            marginals: Any,
+            model: Any,
+        ) -> Any:
+            from opendp._internal import _new_pure_function
+
+            d_measure = d_out * self.measure_split
+            d_select = prior(prior(d_out - d_measure))
+            lp_metric = get_associated_metric(output_measure)
+            edges = list(itertools.combinations(input_domain.columns, 2))
+            t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
+            d_marginals = t_marginals.map(d_in)
+            sizes = get_cardinalities(input_domain)
+            shapes = {c: tuple(sizes[x] for x in c) for c in edges}
+            estimator = self.estimator
+            num_selections = self.num_selections
+
+            def function(qbl: Any) -> Any:
+                m_select = _mst_select(
+                    *t_marginals.output_space,
+                    output_measure,
+                    d_in=d_marginals,
+                    d_out=d_select * (1 - 1e-9),
+                    edges=edges,
+                    model=model,
+                    num_selections=num_selections,
+                )
+                selected = qbl(m_select)
+                key = (
+                    "measure",
+                    str(output_measure),
+                    tuple((shapes[c], d_marginals[c]) for c in selected),
+                    float(d_measure),
+                )
+                m_measure = _scaled(
+                    lambda s: make_noise_marginals(
+                        *t_marginals.output_space, output_measure, selected, scale=s
+                    ),
+                    d_marginals,
+                    d_measure,
+                    key,
+                )
+                all_marginals = marginals.add(*qbl(m_measure))
+                new_model = estimator(
+                    model.domain, all_marginals.flatten(), potentials=model.potentials
+                )
+                return all_marginals, new_model
+
+            return (
+                t_marginals
+                >> then_adaptive_composition(
+                    output_measure=output_measure,
+                    d_in=t_marginals.map(d_in),
+                    d_mids=[d_select, d_measure],
+                )
+                >> _new_pure_function(function)
+            )
+
+    return BudgetedMST
+
+
+def _mst_select(
+    input_domain: Any,
+    input_metric: Any,
+    output_measure: Any,
+    d_in: Any,
+    d_out: float,
+    edges: list[tuple[str, str]],
+    model: Any,
+    num_selections: int | None,
+) -> Any:
+    """OpenDP 0.16's ``_make_mst_select`` (report-noisy-max over the unconnected edges, one
+    share of ``d_out`` per selection) with its noise scale remembered."""
+    from opendp._internal import _make_transformation, _new_pure_function
+    from opendp.combinators import then_adaptive_composition
+    from opendp.extras.mbi._mst import _make_mst_scores
+    from opendp.extras.mbi._utilities import prior
+    from opendp.measurements import make_noisy_max
+    from scipy.cluster.hierarchy import DisjointSet
+
+    max_selections = len(model.domain.attrs) - 1
+    count = min(max(0, num_selections or max_selections), max_selections)
+    d_select = prior(d_out / count)
+    t_scores = _make_mst_scores(input_domain, input_metric, edges, model)
+    d_scores = t_scores.map(d_in)
+
+    def function(qbl: Any) -> list[tuple[str, str]]:
+        selected: list[tuple[str, str]] = []
+        components = DisjointSet(model.domain.attrs)
+        for _ in range(count):
+            unconnected = [i for i, e in enumerate(edges) if not components.connected(*e)]
+            t_unconnected = _make_transformation(
+                *t_scores.output_space,
+                *t_scores.output_space,
+                function=lambda scores, idx=unconnected: [scores[i] for i in idx],
+                stability_map=lambda d: d,
+            )
+            m_rnm = _scaled(
+                lambda s, t=t_unconnected: t
+                >> make_noisy_max(*t.output_space, output_measure=output_measure, scale=s),
+                d_scores,
+                d_select,
+                ("select", str(output_measure), float(d_scores), float(d_select)),
+            )
+            edge = edges[unconnected[qbl(m_rnm)]]
+            selected.append(edge)
+            components.merge(*edge)
+        return selected
+
+    return (
+        t_scores
+        >> then_adaptive_composition(output_measure, d_in=d_scores, d_mids=[d_select] * count)
+        >> _new_pure_function(function)
+    )
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest rho whose conversion to ``(epsilon', delta)`` by OpenDP
+    (``make_zCDP_to_approxDP`` then ``make_fix_delta``) has ``epsilon' <= epsilon`` (Bun and
+    Steinke, TCC 2016, Prop. 1.3, as OpenDP computes it), by bisection on OpenDP's map."""
+    lo, hi = 0.0, max(epsilon, 1e-12)
+    if _approx_epsilon(hi, delta) <= epsilon:  # pragma: no cover (rho <= epsilon always)
+        return hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if _approx_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    if lo <= 0:
+        raise ParameterError(f"epsilon {epsilon:g} with delta {delta:g} leaves no zCDP budget")
+    return lo
+
+
+@functools.lru_cache(maxsize=4096)
+def _approx_epsilon(rho: float, delta: float) -> float:
+    """OpenDP's epsilon for a ``rho``-zCDP measurement at ``delta``."""
+    dp = load()
+    proxy = dp.m.make_gaussian(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
+    # the Gaussian at scale 1 has rho = d_in**2 / 2, so d_in = sqrt(2 rho) gives rho
+    approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(proxy), delta)
+    return float(approx.map(math.sqrt(2 * rho))[0])
+
+
+__all__ = ["DEFAULT_ITERS", "INSTALL_HINT", "budgeted_mst", "estimator", "load", "zcdp_rho"]
