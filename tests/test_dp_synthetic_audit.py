@@ -53,7 +53,9 @@ def test_composition_attack_on_two_synthetic_releases_finds_nothing_beyond_chanc
     subsets, targets = make_subsets(source.n, 2, 40, seed=1, size=140)
     with_targets = correct_breaches(source, subsets, targets)
     others = np.setdiff1d(np.arange(source.n), np.concatenate(subsets))
-    without = [np.sort(np.concatenate([np.setdiff1d(s, targets), others[:40]])) for s in subsets[:1]]
+    without = [
+        np.sort(np.concatenate([np.setdiff1d(s, targets), others[:40]])) for s in subsets[:1]
+    ]
     without.append(np.sort(np.concatenate([np.setdiff1d(subsets[1], targets), others[40:80]])))
     baseline = correct_breaches(source, without, targets)
     m = targets.size

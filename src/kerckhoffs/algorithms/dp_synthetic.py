@@ -5,7 +5,7 @@ hierarchies give."""
 
 from __future__ import annotations
 
-from kerckhoffs.algorithms.dp import _levels, _target
+from kerckhoffs.algorithms.dp import dp_target, levels_option
 from kerckhoffs.algorithms.registry import register
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.synthetic import dp_synthetic
@@ -52,13 +52,13 @@ def dp_synthetic_algorithm(
     """Reads ``(epsilon, delta)`` from ``dp=EPS[,DELTA]``: delta 0 gives pure epsilon-DP,
     delta > 0 zCDP converted to it. ``seed`` is refused (OpenDP's noise cannot be seeded);
     label-dp is refused (the release is DP under substitution or add-remove)."""
-    target = _target(models, seed, NAME)
+    target = dp_target(models, seed, NAME)
     release = dp_synthetic(
         table,
         target.epsilon,
         delta=target.delta,
         method=method,
-        levels=_levels(levels, level),
+        levels=levels_option(levels, level),
         neighbours=neighbours,
         contributions=contributions,
         iters=iters,

@@ -150,7 +150,9 @@ def dp_synthetic(
     sizes = tuple(len(x) for x in labels)
     d_rows = k * (2 if nb == Neighbours.SUBSTITUTION else 1)
     rho = zcdp_rho(eps, dlt) if dlt > 0 else None
-    meas = _measurement(sizes, rho is not None, d_rows, rho if rho is not None else eps, how, fit_iters)
+    meas = _measurement(
+        sizes, rho is not None, d_rows, rho if rho is not None else eps, how, fit_iters
+    )
     loss, rho_map = privacy_map(meas, d_rows, dlt)
     if loss > eps or (rho is not None and rho_map is not None and rho_map > rho):
         raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} exceeds epsilon {eps}")
@@ -259,12 +261,12 @@ def synthesize(model: Any, sizes: tuple[int, ...]) -> list[np.ndarray]:
     digest = hashlib.sha256()
     for clique in sorted(model.potentials.cliques):
         digest.update(np.asarray(model.potentials[clique].values).tobytes())
-    state = np.random.get_state()
+    state = np.random.get_state()  # noqa: NPY002 (mbi draws from the global generator)
     try:
-        np.random.seed(int.from_bytes(digest.digest()[:4], "little"))
+        np.random.seed(int.from_bytes(digest.digest()[:4], "little"))  # noqa: NPY002
         df = model.synthetic_data(None, "round").df
     finally:
-        np.random.set_state(state)
+        np.random.set_state(state)  # noqa: NPY002
     cols = [df[n].to_numpy(dtype=np.int64) for n in names]
     keep = np.ones(len(df), dtype=bool)
     for c, s in zip(cols, sizes, strict=True):

@@ -49,7 +49,7 @@ def load() -> Any:
     synthetic-data extra (mbi, jax, polars) is installed: a one-line ParameterError naming
     the install command otherwise."""
     try:
-        import mbi  # noqa: F401
+        import mbi  # type: ignore[import-untyped]  # noqa: F401
         import opendp.prelude as dp
         import polars  # noqa: F401
     except ImportError as exc:
@@ -67,7 +67,7 @@ def estimator(iters: int) -> Callable[..., Any]:
     measurement built with it can be remembered)."""
 
     def fit(domain: Any, loss_fn: Any, *, potentials: Any = None) -> Any:
-        from mbi.estimation import mirror_descent
+        from mbi.estimation import mirror_descent  # type: ignore[import-untyped]
 
         return mirror_descent(domain, loss_fn, potentials=potentials, iters=iters)
 
@@ -121,7 +121,7 @@ def _budgeted_mst() -> type:
         prior,
     )
 
-    class BudgetedMST(MST):  # type: ignore[misc]
+    class BudgetedMST(MST):
         """OpenDP's MST with its selection asked for ``d_out * (1 - 1e-9)`` (module
         docstring) and its noise scales remembered; otherwise OpenDP 0.16's
         ``MST.make_marginals`` line for line."""
@@ -142,7 +142,7 @@ def _budgeted_mst() -> type:
             d_measure = d_out * self.measure_split
             d_select = prior(prior(d_out - d_measure))
             lp_metric = get_associated_metric(output_measure)
-            edges = list(itertools.combinations(input_domain.columns, 2))
+            edges: list[tuple[str, ...]] = list(itertools.combinations(input_domain.columns, 2))
             t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
             d_marginals = t_marginals.map(d_in)
             sizes = get_cardinalities(input_domain)
@@ -200,7 +200,7 @@ def _mst_select(
     output_measure: Any,
     d_in: Any,
     d_out: float,
-    edges: list[tuple[str, str]],
+    edges: list[tuple[str, ...]],
     model: Any,
     num_selections: int | None,
 ) -> Any:
@@ -218,20 +218,27 @@ def _mst_select(
     t_scores = _mst_scores(input_domain, input_metric, edges, model)
     d_scores = t_scores.map(d_in)
 
-    def function(qbl: Any) -> list[tuple[str, str]]:
-        selected: list[tuple[str, str]] = []
+    def function(qbl: Any) -> list[tuple[str, ...]]:
+        selected: list[tuple[str, ...]] = []
         components = DisjointSet(model.domain.attrs)
         for _ in range(count):
             unconnected = [i for i, e in enumerate(edges) if not components.connected(*e)]
             t_unconnected = _make_transformation(
-                *t_scores.output_space,
-                *t_scores.output_space,
+                t_scores.output_domain,
+                t_scores.output_metric,
+                t_scores.output_domain,
+                t_scores.output_metric,
                 function=lambda scores, idx=unconnected: [scores[i] for i in idx],
                 stability_map=lambda d: d,
             )
+
+            def rnm(s: float, t: Any = t_unconnected) -> Any:
+                return t >> make_noisy_max(
+                    t.output_domain, t.output_metric, output_measure=output_measure, scale=s
+                )
+
             m_rnm = _scaled(
-                lambda s, t=t_unconnected: t
-                >> make_noisy_max(*t.output_space, output_measure=output_measure, scale=s),
+                rnm,
                 d_scores,
                 d_select,
                 ("select", str(output_measure), float(d_scores), float(d_select)),
@@ -248,7 +255,9 @@ def _mst_select(
     )
 
 
-def _mst_scores(input_domain: Any, input_metric: Any, queries: list[tuple[str, str]], model: Any) -> Any:
+def _mst_scores(
+    input_domain: Any, input_metric: Any, queries: list[tuple[str, ...]], model: Any
+) -> Any:
     """OpenDP 0.16's ``_make_mst_scores`` (each pair's L1 distance between its exact marginal
     and the model's, stability ``max`` of the marginals' distances), with the model's pair
     marginals computed as outer products when the model is a product of one-way marginals
@@ -260,10 +269,12 @@ def _mst_scores(input_domain: Any, input_metric: Any, queries: list[tuple[str, s
 
     independent = all(len(c) <= 1 for c in model.cliques)
     if independent:
-        ones = {a: np.asarray(model.project((a,)).values, dtype=np.float64) for a in model.domain.attrs}
+        ones = {
+            a: np.asarray(model.project((a,)).values, dtype=np.float64) for a in model.domain.attrs
+        }
         total = float(model.total)
 
-    def synth(query: tuple[str, str]) -> np.ndarray:
+    def synth(query: tuple[str, ...]) -> np.ndarray:
         if independent:
             return np.outer(ones[query[0]], ones[query[1]]) / max(total, 1e-300)
         return np.asarray(model.project(query).values)

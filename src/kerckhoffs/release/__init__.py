@@ -25,7 +25,6 @@ from kerckhoffs.release.format import (
     Scheme,
 )
 from kerckhoffs.release.grouped import Bucketized, GroupedRelease
-from kerckhoffs.release.synthetic import SyntheticRelease
 from kerckhoffs.release.integrity import (
     checked_models,
     listed_files,
@@ -36,6 +35,7 @@ from kerckhoffs.release.integrity import (
 from kerckhoffs.release.partition import Partition, group_histogram, mix64, stable_order
 from kerckhoffs.release.provenance import SEED_KEYS, Provenance
 from kerckhoffs.release.reader import csv_text, text_categories
+from kerckhoffs.release.synthetic import SyntheticRelease
 from kerckhoffs.release.writer import (
     PARQUET_ROW_GROUP,
     TEXT_DTYPE,

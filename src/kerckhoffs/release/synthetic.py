@@ -80,7 +80,9 @@ class SyntheticRelease(Release, schemes=(Scheme.SYNTHETIC,)):
 
     def __post_init__(self) -> None:
         if Scheme(self.scheme) != Scheme.SYNTHETIC:
-            raise ValueError(f"a synthetic release publishes by scheme synthetic, not {self.scheme}")
+            raise ValueError(
+                f"a synthetic release publishes by scheme synthetic, not {self.scheme}"
+            )
         object.__setattr__(self, "sa_published", self.table.sa)
         if self.partition.n != self.table.n:
             raise ValueError(f"partition has {self.partition.n} rows, table has {self.table.n}")
@@ -241,7 +243,12 @@ class SyntheticRelease(Release, schemes=(Scheme.SYNTHETIC,)):
         axes = [
             {"role": "quasi", **{k: q.get(k) for k in ("name", "kind", "level")}}
             for q in meta["quasi"]
-        ] + [{"role": "sensitive", **{k: meta["sensitive"].get(k) for k in ("name", "kind", "level")}}]
+        ] + [
+            {
+                "role": "sensitive",
+                **{k: meta["sensitive"].get(k) for k in ("name", "kind", "level")},
+            }
+        ]
         rho = info.get("rho")
         table = synthetic_table(text, quasi, sa)
         return cls(
