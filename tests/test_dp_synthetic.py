@@ -192,3 +192,14 @@ def test_zcdp_add_remove_with_bounded_contributions() -> None:
 
     assert _approx_epsilon(zcdp_rho(1.0, 1e-6) * 1.01, 1e-6) > 1.0
     assert r.noise.mechanism.value == "gaussian"
+
+
+def test_no_synthetic_rows_is_a_release_too() -> None:
+    """The model's estimated total can round to no row (tiny table, small epsilon): the
+    release is still built, written and read back, with its marginals."""
+    from kerckhoffs.release.synthetic import qi_groups, synthetic_table
+
+    empty = synthetic_table(
+        pd.DataFrame({"sex": [], "zip": [], "disease": []}), ["sex", "zip"], "disease"
+    )
+    assert empty.n == 0 and qi_groups(empty).n == 0

@@ -226,7 +226,11 @@ def _measurement(
 
     names = _names(len(sizes))
     domain = dp.lazyframe_domain([dp.series_domain(n, dp.atom_domain(T=dp.i64)) for n in names])
-    algorithm = (budgeted_mst() if method == "mst" else AIM)(estimator=estimator(iters))
+    algorithm = (
+        budgeted_mst()(estimator=estimator(iters), oneway="unkeyed")
+        if method == "mst"
+        else AIM(estimator=estimator(iters))
+    )
     measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
     meas, _, _ = make_contingency_table(
         domain,

@@ -75,6 +75,9 @@ def estimator(iters: int) -> Callable[..., Any]:
     return fit
 
 
+ONEWAY_SHARE = 0.5
+"""The share of the budget on the one-way marginals (OpenDP 0.16's default for MST)."""
+
 _SCALES: dict[tuple[Any, ...], float] = {}
 """Noise scales found by OpenDP's binary search, by the search's public inputs."""
 
@@ -122,9 +125,19 @@ def _budgeted_mst() -> type:
     )
 
     class BudgetedMST(MST):
-        """OpenDP's MST with its selection asked for ``d_out * (1 - 1e-9)`` (module
-        docstring) and its noise scales remembered; otherwise OpenDP 0.16's
-        ``MST.make_marginals`` line for line."""
+        """OpenDP 0.16's MST (one-way marginals, report-noisy-max choice of a spanning tree of
+        pairs, the chosen pairs measured, a model fitted) with its selection asked for
+        ``d_out * (1 - 1e-9)`` (module docstring), its noise scales found by
+        :func:`_scaled`, and the one-way marginals measured here, with the shares OpenDP
+        gives them (half the budget; of the rest, ``1 - measure_split`` to the choice),
+        rather than by OpenDP's table builder, which binary-searches their scale over a
+        thousand compiled Polars plans each time it is built. Build it with
+        ``oneway="unkeyed"`` so the table builder leaves the one-way marginals to it."""
+
+        @property
+        def needs_model(self) -> bool:
+            """The model is fitted here, after the one-way marginals."""
+            return False
 
         def make_marginals(
             self,
@@ -137,56 +150,64 @@ def _budgeted_mst() -> type:
             marginals: Any,
             model: Any,
         ) -> Any:
+            from mbi import Domain  # type: ignore[import-untyped]
             from opendp._internal import _new_pure_function
 
-            d_measure = d_out * self.measure_split
-            d_select = prior(prior(d_out - d_measure))
+            d_one = d_out * ONEWAY_SHARE
+            rest = prior(prior(d_out - d_one))
+            d_measure = rest * self.measure_split
+            d_select = prior(prior(rest - d_measure))
             lp_metric = get_associated_metric(output_measure)
+            singles: list[tuple[str, ...]] = [(c,) for c in input_domain.columns]
             edges: list[tuple[str, ...]] = list(itertools.combinations(input_domain.columns, 2))
-            t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
+            t_marginals = make_stable_marginals(
+                input_domain, input_metric, lp_metric, singles + edges
+            )
             d_marginals = t_marginals.map(d_in)
             sizes = get_cardinalities(input_domain)
-            shapes = {c: tuple(sizes[x] for x in c) for c in edges}
+            domain = Domain.fromdict(sizes)
             estimator = self.estimator
             num_selections = self.num_selections
 
+            def noisy(cliques: list[tuple[str, ...]], budget: float, name: str) -> Any:
+                key = (
+                    name,
+                    str(output_measure),
+                    tuple((tuple(sizes[x] for x in c), d_marginals[c]) for c in cliques),
+                    float(budget),
+                )
+                return _scaled(
+                    lambda s: make_noise_marginals(
+                        *t_marginals.output_space, output_measure, cliques, scale=s
+                    ),
+                    d_marginals,
+                    budget,
+                    key,
+                )
+
             def function(qbl: Any) -> Any:
+                ones = marginals.add(*qbl(noisy(singles, d_one, "one-way")))
+                first = estimator(domain, ones.flatten())
                 m_select = _mst_select(
                     *t_marginals.output_space,
                     output_measure,
                     d_in=d_marginals,
                     d_out=d_select * (1 - 1e-9),
                     edges=edges,
-                    model=model,
+                    model=first,
                     num_selections=num_selections,
                 )
                 selected = qbl(m_select)
-                key = (
-                    "measure",
-                    str(output_measure),
-                    tuple((shapes[c], d_marginals[c]) for c in selected),
-                    float(d_measure),
-                )
-                m_measure = _scaled(
-                    lambda s: make_noise_marginals(
-                        *t_marginals.output_space, output_measure, selected, scale=s
-                    ),
-                    d_marginals,
-                    d_measure,
-                    key,
-                )
-                all_marginals = marginals.add(*qbl(m_measure))
-                new_model = estimator(
-                    model.domain, all_marginals.flatten(), potentials=model.potentials
-                )
-                return all_marginals, new_model
+                all_marginals = ones.add(*qbl(noisy(selected, d_measure, "measure")))
+                fitted = estimator(domain, all_marginals.flatten(), potentials=first.potentials)
+                return all_marginals, fitted
 
             return (
                 t_marginals
                 >> then_adaptive_composition(
                     output_measure=output_measure,
                     d_in=t_marginals.map(d_in),
-                    d_mids=[d_select, d_measure],
+                    d_mids=[d_one, d_select, d_measure],
                 )
                 >> _new_pure_function(function)
             )

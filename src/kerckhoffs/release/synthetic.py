@@ -11,6 +11,7 @@ Files: ``synthetic.csv`` / ``synthetic.parquet`` (the rows), ``marginals.csv`` /
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,10 +271,25 @@ class SyntheticRelease(Release, schemes=(Scheme.SYNTHETIC,)):
 
 
 def synthetic_table(rows: pd.DataFrame, quasi: list[str], sa: str) -> Table:
-    """The synthetic rows encoded: each column categorical over its labels."""
+    """The synthetic rows encoded: each column categorical over its labels. No rows is a
+    possible DP output (the model's estimated total can be 0): the table is then an encoded
+    placeholder row cut to none."""
     cols = [Column(q, Role.QUASI, kind=Kind.CATEGORICAL) for q in quasi]
     cols.append(Column(sa, Role.SENSITIVE, kind=Kind.CATEGORICAL))
-    return Table.encode(rows[[*quasi, sa]].astype(str), Schema(tuple(cols)), strict_sensitive=False)
+    schema = Schema(tuple(cols))
+    frame = rows[[*quasi, sa]].astype(str)
+    if len(frame):
+        return Table.encode(frame, schema, strict_sensitive=False)
+    placeholder = Table.encode(
+        pd.DataFrame({c: ["*"] for c in [*quasi, sa]}), schema, strict_sensitive=False
+    )
+    return dataclasses.replace(
+        placeholder,
+        qi=np.asfortranarray(placeholder.qi[:0]),
+        sa=placeholder.sa[:0],
+        row_ids=None if placeholder.row_ids is None else placeholder.row_ids[:0],
+        index=None if placeholder.index is None else placeholder.index[:0],
+    )
 
 
 def qi_groups(table: Table) -> Partition:
