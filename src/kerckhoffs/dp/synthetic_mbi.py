@@ -39,9 +39,10 @@ from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 INSTALL_HINT = "pip install 'kerckhoffs[dp]'"
 """What a user without OpenDP's synthetic-data extra is told to run."""
 
-DEFAULT_ITERS = 300
-"""Mirror-descent iterations of the graphical-model fit (mbi's default is 1,000; on Adult
-300 fit the measured marginals as well within the noise and take a third of the time)."""
+DEFAULT_ITERS = 1000
+"""Mirror-descent iterations of the graphical-model fit (mbi's default). On Adult at epsilon
+1 the mean total variation distance of the 2-way marginals was 0.133 at 100 iterations,
+0.103 at 300 and 0.096 at 1,000, at about the same CPU time (jax's compilation dominates)."""
 
 
 def load() -> Any:
@@ -150,7 +151,7 @@ def _budgeted_mst() -> type:
             marginals: Any,
             model: Any,
         ) -> Any:
-            from mbi import Domain  # type: ignore[import-untyped]
+            from mbi import Domain
             from opendp._internal import _new_pure_function
 
             d_one = d_out * ONEWAY_SHARE
