@@ -43,6 +43,7 @@ CASES = {
     "dp-histogram": (["dp=1"], ["dp=1", "k=5"]),
     "dp-marginals": (["dp=1"], ["dp=1", "k=5"]),
     "dp-rr": (["dp=1"], ["dp=1", "k=5"]),
+    "dp-synthetic": (["dp=1"], ["dp=1", "k=5"]),
 }
 # options an algorithm needs (its candidate generalizations; a public cell domain)
 OPTIONS = {
@@ -50,9 +51,10 @@ OPTIONS = {
     "dp-histogram": ["-O", "levels=age:4,sex:1,zip:1"],
     "dp-marginals": ["-O", "marginals=zip;zip+nationality", "-O", "levels=zip:1"],
     "dp-rr": ["-O", "levels=age:4,sex:1,zip:1"],
+    "dp-synthetic": ["-O", "levels=age:4,sex:1"],
 }
 # OpenDP cannot be seeded: these refuse --seed (tests/test_dp_histogram.py), so run unseeded
-UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr"}
+UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr", "dp-synthetic"}
 
 
 run = run_cli

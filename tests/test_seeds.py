@@ -47,6 +47,7 @@ MODELS = {  # models each registered algorithm can enforce on 400 demo rows
     "dp-histogram": ["dp=1"],
     "dp-marginals": ["dp=1"],
     "dp-rr": ["dp=1"],
+    "dp-synthetic": ["dp=1"],
 }
 # options an algorithm needs (its candidate generalizations, by age)
 OPTIONS = {
@@ -55,7 +56,7 @@ OPTIONS = {
     "dp-marginals": ["-O", "marginals=zip;zip+nationality", "-O", "levels=zip:1"],
     "dp-rr": ["-O", "levels=age:4,sex:1,zip:1"],
 }
-UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr"}
+UNSEEDABLE = {"dp-histogram", "dp-marginals", "dp-rr", "dp-synthetic"}
 """OpenDP cannot be seeded: these refuse a seed, so nothing is published with it."""
 
 

@@ -7,6 +7,7 @@ Importing this package registers every algorithm in
 from kerckhoffs.algorithms import (  # noqa: F401  (importing a module registers its algorithm)
     anatomy,
     dp,
+    dp_synthetic,
     hilb,
     lattice,
     local_recoding,

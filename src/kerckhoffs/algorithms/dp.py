@@ -278,3 +278,9 @@ def dp_rr_algorithm(
     }
     release = release.with_provenance(Provenance(RR, params))
     return release
+
+
+dp_target = _target
+"""The DP target of an unseedable DP algorithm (``dp-synthetic`` reads its target so)."""
+levels_option = _levels
+"""``levels``, also accepted as ``level`` (shared with ``dp-synthetic``)."""

@@ -351,7 +351,12 @@ def _print_outcome(
 
     sizes = release.partition.sizes
     noise = getattr(release, "noise", None)
-    if release.scheme == Scheme.DP and noise is not None:
+    if release.scheme == Scheme.SYNTHETIC and noise is not None:  # the synthetic rows only
+        output.out.print(
+            f"{name}: {counted(release.table.n, 'synthetic row')} fitted to "
+            f"{len(noise.parts)} noisy marginals (DP under {noise.neighbours.value} neighbours)"
+        )
+    elif release.scheme == Scheme.DP and noise is not None:
         how = (
             f"randomized response, each answer kept with probability {1 - float(noise.scale):.4g}"
             if noise.mechanism.value == "randomized-response"

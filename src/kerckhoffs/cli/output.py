@@ -366,7 +366,7 @@ def print_singletons(release: Release, as_it_stands: bool = False) -> None:
     from kerckhoffs.models.scope import singletons
     from kerckhoffs.release import Scheme
 
-    if release.scheme == Scheme.DP:
+    if release.scheme in (Scheme.DP, Scheme.SYNTHETIC):
         return
     alone = singletons(release.partition.group)
     if alone:

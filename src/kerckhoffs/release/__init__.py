@@ -35,6 +35,7 @@ from kerckhoffs.release.integrity import (
 from kerckhoffs.release.partition import Partition, group_histogram, mix64, stable_order
 from kerckhoffs.release.provenance import SEED_KEYS, Provenance
 from kerckhoffs.release.reader import csv_text, text_categories
+from kerckhoffs.release.synthetic import SyntheticRelease
 from kerckhoffs.release.writer import (
     PARQUET_ROW_GROUP,
     TEXT_DTYPE,
@@ -64,6 +65,7 @@ __all__ = [
     "Provenance",
     "Release",
     "Scheme",
+    "SyntheticRelease",
     "cell_table",
     "checked_models",
     "checks_json",

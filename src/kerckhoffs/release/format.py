@@ -22,6 +22,8 @@ class Scheme(StrEnum):
     BUCKETIZATION = "bucketization"
     DP = "dp"
     """A noisy count table over a public cell domain (paper 004; :mod:`kerckhoffs.dp.counts`)."""
+    SYNTHETIC = "synthetic"
+    """DP synthetic rows fitted to noisy marginals (MST/AIM; :mod:`kerckhoffs.dp.synthetic`)."""
 
 
 __all__ = ["COUNT", "FORMAT", "FORMAT_VERSION", "GROUP", "META", "TABLE_SUFFIXES", "Scheme"]

@@ -27,6 +27,7 @@ TABLES = {
     Scheme.GENERALIZATION: ["release"],
     Scheme.BUCKETIZATION: ["qit", "st"],
     Scheme.DP: ["counts"],
+    Scheme.SYNTHETIC: ["synthetic", "marginals"],
 }
 """The tables each scheme publishes (``NAME.csv`` / ``NAME.parquet``)."""
 
