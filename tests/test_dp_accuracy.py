@@ -40,6 +40,7 @@ from kerckhoffs.release import Release
 from kerckhoffs.release.count import COUNT_LOWER, COUNT_UPPER, DPRelease
 
 LOW, HIGH = 0.93, 0.97
+XY = Hierarchy([["x", "*"], ["y", "*"]])
 
 
 def exact_coverage(mechanism: str, scale: float, h: int) -> float:
@@ -86,9 +87,7 @@ def grid_table(na: int = 40, nb: int = 50, seed: int = 3) -> tuple[Table, np.nda
     cols = (
         Column("a", Role.QUASI, kind=Kind.CATEGORICAL, hierarchy=Hierarchy([[v, "*"] for v in a])),
         Column("b", Role.QUASI, kind=Kind.CATEGORICAL, hierarchy=Hierarchy([[v, "*"] for v in b])),
-        Column(
-            "s", Role.SENSITIVE, kind=Kind.CATEGORICAL, hierarchy=Hierarchy([["x", "*"], ["y", "*"]])
-        ),
+        Column("s", Role.SENSITIVE, kind=Kind.CATEGORICAL, hierarchy=XY),
     )
     return Table.encode(df, Schema(cols)), truth
 
@@ -164,9 +163,7 @@ def rr_table(groups: int = 1000, per: int = 20, seed: int = 5) -> tuple[Table, n
     df = pd.DataFrame({"q": np.repeat(qi, per), "s": np.where(sa.reshape(-1), "x", "y")})
     cols = (
         Column("q", Role.QUASI, kind=Kind.CATEGORICAL, hierarchy=Hierarchy([[v, "*"] for v in qi])),
-        Column(
-            "s", Role.SENSITIVE, kind=Kind.CATEGORICAL, hierarchy=Hierarchy([["x", "*"], ["y", "*"]])
-        ),
+        Column("s", Role.SENSITIVE, kind=Kind.CATEGORICAL, hierarchy=XY),
     )
     x = sa.sum(axis=1)
     return Table.encode(df, Schema(cols)), np.stack([x, per - x], axis=1).reshape(-1)
