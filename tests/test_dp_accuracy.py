@@ -255,3 +255,28 @@ def test_tampered_interval_and_old_releases(tmp_path: Path) -> None:
     neg = files.copy()
     neg.loc[0, [COUNT, COUNT_LOWER, COUNT_UPPER]] -= 1000
     assert DPRelease.from_counts(neg, meta).counts[COUNT].iloc[0] < 0
+
+
+def test_a_stated_width_is_recomputed_not_trusted() -> None:
+    """release.json claiming a narrower interval than OpenDP's accuracy gives for its scale
+    (with the columns to match) is refused on reading: an interval is a claim."""
+    rel = dp_marginals(grid_table(4, 5)[0], 1.0, "a+b;a", weights="1,3")
+    meta = rel.metadata()
+    files = rel.to_pandas()
+    assert len(set(meta["dp"]["accuracy"]["half_width"])) == 2  # one per marginal's scale
+    DPRelease.from_counts(files, meta)
+    meta["dp"]["accuracy"]["half_width"][0] -= 1
+    files.loc[:19, COUNT_LOWER] += 1
+    files.loc[:19, COUNT_UPPER] -= 1
+    with pytest.raises(InputError, match="half_width"):
+        DPRelease.from_counts(files, meta)
+
+
+@pytest.mark.parametrize("mechanism", ["geometric", "laplace", "gaussian"])
+def test_degenerate_scales_still_get_a_sound_width(mechanism: str) -> None:
+    """Where OpenDP's accuracy overflows (scale about 1e-308) the closed-form tail bound
+    gives 0; at the largest scale a release accepts (2^52) the width is finite and a count
+    plus it fits an int64."""
+    assert half_width(mechanism, 2e-308) <= 1  # noise 0 there; OpenDP says 1 for Gaussian
+    big = half_width(mechanism, 2.0**52)
+    assert 0 < big < 2**60 and big >= 2.0**52

@@ -56,6 +56,10 @@ RESPONSES = "responses"
 :func:`rr_intervals`'s ``estimate``."""
 ESTIMATORS = (UNBIASED, CLAMPED, RESPONSES)
 
+_MAX_WIDTH = 2**60
+"""Largest half-width read back (a scale is at most 2^52, so a stated width is far below;
+a count plus it still fits an int64)."""
+
 _METHODS = {
     "geometric": ("discrete_laplacian_scale_to_accuracy", "floor"),
     "gaussian": ("discrete_gaussian_scale_to_accuracy", "floor"),
@@ -88,9 +92,22 @@ def half_width(mechanism: str, scale: float, level: float = ACCURACY_LEVEL) -> i
     name = str(mechanism)
     if name not in _METHODS:
         raise ParameterError(f"no accuracy for mechanism {name!r} (noisy counts only)")
-    a = float(getattr(opendp.accuracy, _METHODS[name][0])(float(scale), 1.0 - lv))
+    alpha = 1.0 - lv
+    a = float(getattr(opendp.accuracy, _METHODS[name][0])(float(scale), alpha))
+    if not math.isfinite(a):  # OpenDP overflows at a degenerate scale (about 1e-300)
+        a = _tail_bound(name, float(scale), alpha)
     h = math.ceil(a - 0.5) if name == "laplace" else math.floor(a)
     return max(h, 0)
+
+
+def _tail_bound(mechanism: str, scale: float, alpha: float) -> float:
+    """An ``a`` with ``P(|Z| >= a) <= alpha`` from the tails' closed forms, for scales where
+    OpenDP's accuracy function overflows: (discrete) Laplace ``P(|Z| >= t) <= 2 exp(-t/b)``,
+    so ``a = b ln(2/alpha)``; discrete Gaussian, sub-Gaussian with variance proxy ``σ²``
+    (Canonne, Kamath and Steinke, "The discrete Gaussian for differential privacy", NeurIPS
+    2020), ``P(|Z| >= t) <= 2 exp(-t²/(2σ²))``, so ``a = σ sqrt(2 ln(2/alpha))``."""
+    log = math.log(2.0 / alpha)
+    return scale * (math.sqrt(2.0 * log) if mechanism == "gaussian" else log)
 
 
 def count_accuracy(
@@ -100,6 +117,8 @@ def count_accuracy(
     ``dp.accuracy``): the level, one half-width per run of cells noised at one scale
     (``cells[i]`` cells at ``scales[i]``, in the published order) and how it was computed."""
     lv = check_level(level)
+    if str(mechanism) not in _METHODS:
+        raise ParameterError(f"no accuracy for mechanism {mechanism!r} (noisy counts only)")
     fn, rounding = _METHODS[str(mechanism)]
     return {
         "level": lv,
@@ -128,21 +147,21 @@ def rr_accuracy(level: float = ACCURACY_LEVEL) -> dict[str, Any]:
 
 
 def cell_half_widths(accuracy: dict[str, Any], cells: int) -> np.ndarray:
-    """float64 [cells]: each published cell's half-width from an ``accuracy`` record of
+    """int64 [cells]: each published cell's half-width from an ``accuracy`` record of
     :func:`count_accuracy` (a record whose runs do not add up to ``cells`` is a one-line
     ParameterError)."""
     widths = accuracy.get("half_width")
     runs = accuracy.get("cells")
     if not isinstance(widths, list) or not isinstance(runs, list) or len(widths) != len(runs):
         raise ParameterError("dp.accuracy: half_width and cells must be lists of one length")
-    try:
-        w = np.asarray(widths, dtype=np.float64)
-        r = np.asarray(runs, dtype=np.int64)
-    except (TypeError, ValueError):
-        raise ParameterError("dp.accuracy: half_width and cells must be numbers") from None
-    if int(r.sum()) != cells or (r < 0).any() or not (np.isfinite(w) & (w >= 0)).all():
+    if not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _MAX_WIDTH
+        for v in [*widths, *runs]
+    ):
+        raise ParameterError("dp.accuracy: half_width and cells must be non-negative integers")
+    if sum(runs) != cells:
         raise ParameterError(f"dp.accuracy: its runs do not describe the {cells:,} cells")
-    return np.repeat(w, r)
+    return np.repeat(np.asarray(widths, dtype=np.int64), np.asarray(runs, dtype=np.int64))
 
 
 def rr_intervals(
@@ -165,12 +184,37 @@ def rr_intervals(
     return est.reshape(-1), (est - h).reshape(-1), (est + h).reshape(-1)
 
 
+def accuracy_line(estimator: str, accuracy: dict[str, Any] | None) -> str:
+    """One line for the CLI: which estimator the counts are and their stated interval.
+
+    >>> accuracy_line("unbiased", {"level": 0.95, "of": "count", "half_width": [6, 9]})
+    'counts: unbiased (may be negative); 95% interval per count: ±6 to ±9'
+    """
+    if accuracy is None:
+        return (
+            "counts: clamped at 0 and rounded (biased upward for small counts; "
+            "written before intervals were stated)"
+            if estimator == CLAMPED
+            else f"counts: {estimator}, no interval stated"
+        )
+    level = f"{100 * float(accuracy.get('level', ACCURACY_LEVEL)):g}%"
+    if accuracy.get("of") == "estimate":
+        return (
+            "counts: of randomized responses; estimate_count estimates the records per cell, "
+            f"with a {level} Hoeffding interval (estimate_lower, estimate_upper; conservative)"
+        )
+    widths = sorted({int(w) for w in accuracy.get("half_width", [])})
+    span = f"±{widths[0]}" if len(widths) == 1 else f"±{widths[0]} to ±{widths[-1]}"
+    return f"counts: {estimator} (may be negative); {level} interval per count: {span}"
+
+
 __all__ = [
     "ACCURACY_LEVEL",
     "CLAMPED",
     "ESTIMATORS",
     "RESPONSES",
     "UNBIASED",
+    "accuracy_line",
     "cell_half_widths",
     "check_level",
     "count_accuracy",

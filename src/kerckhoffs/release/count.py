@@ -30,6 +30,8 @@ from kerckhoffs.dp.accuracy import (
     ACCURACY_LEVEL,
     UNBIASED,
     cell_half_widths,
+    check_level,
+    count_accuracy,
     rr_intervals,
 )
 from kerckhoffs.dp.mechanisms import NoiseSpec, parse_neighbours
@@ -157,16 +159,24 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
         if acc is None:
             return out
         count = out[COUNT].to_numpy(dtype=np.int64)
-        level = float(acc.get("level", ACCURACY_LEVEL))
+        level = check_level(acc.get("level", ACCURACY_LEVEL))
         if acc.get("of") == "estimate":
             part = next((p for p in self.noise.parts if "keep_probability" in p), {})
-            k = int(part.get("categories", 0))
-            if k < 2 or count.size % k:
+            k, keep = part.get("categories"), part.get("keep_probability")
+            if (
+                not isinstance(k, int)
+                or isinstance(k, bool)
+                or k < 2
+                or count.size % k
+                or isinstance(keep, bool)
+                or not isinstance(keep, int | float)
+                or not 0 < keep < 1
+            ):
                 raise ParameterError("release.json: dp-rr parts do not describe the cells")
-            est, lo, hi = rr_intervals(count, k, float(part["keep_probability"]), level)
+            est, lo, hi = rr_intervals(count, k, float(keep), level)
             out[ESTIMATE], out[ESTIMATE_LOWER], out[ESTIMATE_UPPER] = est, lo, hi
             return out
-        h = np.rint(cell_half_widths(acc, count.size)).astype(np.int64)
+        h = cell_half_widths(acc, count.size)
         out[COUNT_LOWER], out[COUNT_UPPER] = count - h, count + h
         return out
 
@@ -341,10 +351,13 @@ def _check_derived(release: DPRelease, counts: pd.DataFrame) -> None:
     """A published interval or estimate column must be what ``count`` and release.json give
     (:meth:`DPRelease.to_pandas`); otherwise a one-line InputError naming the column."""
     present = [c for c in DERIVED if c in counts.columns]
-    if not present:
+    if release.noise.accuracy is None:
+        if present:
+            raise InputError(f"count table: column {present[0]!r} but no dp.accuracy")
         return
     try:
         expected = release.to_pandas()
+        _check_stated_widths(release.noise)
     except ParameterError as e:
         raise InputError(str(e)) from None
     for col in present:
@@ -359,6 +372,29 @@ def _check_derived(release: DPRelease, counts: pd.DataFrame) -> None:
                 f"count table: column {col!r} does not match the counts and the accuracy "
                 "release.json records"
             )
+
+
+def _check_stated_widths(noise: NoiseSpec) -> None:
+    """The half-widths release.json states must be those OpenDP's accuracy functions give
+    for its mechanism, scales and level (:func:`~kerckhoffs.dp.accuracy.count_accuracy`):
+    an interval is a claim, so it is recomputed, not trusted. A one-line ParameterError
+    otherwise."""
+    acc = noise.accuracy
+    if acc is None or acc.get("of") == "estimate":
+        return
+    marginals = [p for p in noise.parts if p.get("name") == "marginal"]
+    raw = [p.get("scale") for p in marginals] if marginals else [noise.scale]
+    scales = [float(v) for v in raw if isinstance(v, int | float) and not isinstance(v, bool)]
+    runs = acc.get("cells")
+    if len(scales) != len(raw) or not isinstance(runs, list):
+        raise ParameterError("release.json: dp.parts scales are not numbers")
+    level = acc.get("level", ACCURACY_LEVEL)
+    want = count_accuracy(noise.mechanism.value, scales, runs, level)
+    if want["half_width"] != acc.get("half_width"):
+        raise ParameterError(
+            "release.json: dp.accuracy.half_width is not what OpenDP's accuracy gives for "
+            f"the recorded scale and level ({want['half_width'][:3]})"
+        )
 
 
 def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
