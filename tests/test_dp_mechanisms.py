@@ -315,16 +315,22 @@ def test_consistent_totals_by_hand() -> None:
 
 
 def test_marginals_sum_consistently() -> None:
-    """dp-marginals post-processes its tables to one common total (issue 14: cells sum
-    consistently); without it each table keeps its own noisy total."""
+    """dp-marginals with consistent=True adds a second column post-processed to one common
+    total (cells sum consistently, non-negative); ``count`` stays the unbiased noisy count,
+    and without the option there is no second column."""
     from kerckhoffs.datasets import generate_hospital, hospital_schema
     from kerckhoffs.dp.counts import COUNT
     from kerckhoffs.dp.marginals import MARGINAL, dp_marginals
+    from kerckhoffs.release.count import CONSISTENT
 
     table = Table.encode(generate_hospital(400, 5), hospital_schema())
-    rel = dp_marginals(table, 1.0, "zip;zip+nationality", levels="zip:1,nationality:1")
-    totals = rel.counts.groupby(MARGINAL)[COUNT].sum()
-    assert totals.nunique() == 1 and (rel.counts[COUNT] >= 0).all()
+    marg = "zip;zip+nationality"
+    rel = dp_marginals(table, 1.0, marg, levels="zip:1,nationality:1", consistent=True)
+    totals = rel.counts.groupby(MARGINAL)[CONSISTENT].sum()
+    assert totals.nunique() == 1 and (rel.counts[CONSISTENT] >= 0).all()
+    assert rel.counts[COUNT].dtype == np.int64 and rel.noise.estimator == "unbiased"
+    plain = dp_marginals(table, 1.0, marg, levels="zip:1,nationality:1")
+    assert CONSISTENT not in plain.to_pandas().columns
 
 
 # -- neighbour notions and what each implies -------------------------------------------------------

@@ -235,15 +235,18 @@ def test_release_json_says_what_each_mechanism_post_processed() -> None:
     records' counts as drawn: nothing is clamped or rounded)."""
     from kerckhoffs.dp.counts import dp_histogram
     from kerckhoffs.dp.marginals import dp_marginals
-    from kerckhoffs.dp.mechanisms import CLAMP_AND_ROUND
+    from kerckhoffs.dp.mechanisms import ROUND
 
     t = table()
-    assert dp_rr(t, 1.0).noise.to_dict()["post_processing"].startswith("none:")
-    assert dp_histogram(t, 1.0).noise.to_dict()["post_processing"] == CLAMP_AND_ROUND
-    both = dp_marginals(t, 1.0, "sex;zip+disease").noise.to_dict()["post_processing"]
-    assert both.startswith("one common total for every marginal")
-    alone = dp_marginals(t, 1.0, "sex;zip+disease", consistent=False).noise
-    assert alone.to_dict()["post_processing"] == CLAMP_AND_ROUND
+    rr = dp_rr(t, 1.0).noise.to_dict()
+    assert rr["post_processing"].startswith("none:") and rr["estimator"] == "responses"
+    hist = dp_histogram(t, 1.0).noise.to_dict()
+    assert (hist["post_processing"], hist["estimator"]) == (ROUND, "unbiased")
+    both = dp_marginals(t, 1.0, "sex;zip+disease", consistent=True).noise.to_dict()
+    assert both["post_processing"].startswith(f"{ROUND}; column consistent: one common total")
+    assert both["estimator"] == "unbiased"
+    alone = dp_marginals(t, 1.0, "sex;zip+disease").noise
+    assert alone.to_dict()["post_processing"] == ROUND
 
 
 # -- the neighbour notion each mode meets ---------------------------------------------------------

@@ -347,6 +347,7 @@ def _print_outcome(
     with it); for groups their sizes and the time; then the models' results."""
     import numpy as np
 
+    from kerckhoffs.dp.accuracy import accuracy_line
     from kerckhoffs.release import Scheme
 
     sizes = release.partition.sizes
@@ -367,6 +368,7 @@ def _print_outcome(
             f"{name}: {counted(release.table.n, 'cell')} of noisy counts ({how}; DP under "
             f"{noise.neighbours.value} neighbours)",
         )
+        output.out.print(accuracy_line(noise.estimator, noise.accuracy))
     else:
         output.out.print(
             f"{name}: {counted(rows, 'row')} -> "

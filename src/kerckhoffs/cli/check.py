@@ -130,6 +130,10 @@ def check(
         )
         + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
     )
+    if release.scheme == Scheme.DP and (noise := getattr(release, "noise", None)) is not None:
+        from kerckhoffs.dp.accuracy import accuracy_line
+
+        output.out.print(accuracy_line(noise.estimator, noise.accuracy))
     print_results(results)
     print_singletons(release, as_it_stands=not data.is_dir() and not published)
     for r in results:

@@ -10,9 +10,10 @@ it is refused. EVERY cell of the domain is published, empty ones too (releasing 
 non-empty cells leaks; ``docs/theory/composition.md#dp-mechanisms``).
 
 Counting is one ``np.bincount`` over mixed-radix cell codes; the noise is OpenDP's
-(:mod:`kerckhoffs.dp.mechanisms`); post-processing sees only the noisy vector. The published
-files are ``counts.csv`` / ``counts.parquet`` (cell labels + noisy ``count``, cells in domain
-order, a function of the public domain only) and ``release.json`` (epsilon, delta, neighbour
+(:mod:`kerckhoffs.dp.mechanisms`); post-processing (rounding, no clamping: the counts are unbiased)
+sees only the noisy vector. The published files are ``counts.csv`` / ``counts.parquet`` (cell
+labels + noisy ``count`` + its interval ``count_lower``/``count_upper``, cells in domain order,
+a function of the public domain only) and ``release.json`` (epsilon, delta, neighbour
 notion, sensitivity, mechanism, scale, OpenDP's privacy map, OpenDP version; never a seed,
 the number of rows or a true count).
 
@@ -34,6 +35,7 @@ import pandas as pd
 
 from kerckhoffs.data.schema import MissingPolicy
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, count_accuracy
 from kerckhoffs.dp.domain import MAX_CELLS, CellDomain, cell_domain, parse_levels
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
@@ -173,11 +175,15 @@ def dp_histogram(
     provenance: Provenance | None = None,
     delta: float = 0.0,
     selection: float = 0.1,
+    accuracy: float = ACCURACY_LEVEL,
 ) -> DPRelease:
     """An ``epsilon``-DP noisy count table of ``table`` over a public cell domain.
 
     Counts every cell (:func:`cell_domain`, :func:`true_counts`), adds OpenDP's noise with
-    scale ``Δ/ε`` (``Δ`` = 2 under substitution, 1 under add/remove), clamps at 0 and rounds.
+    scale ``Δ/ε`` (``Δ`` = 2 under substitution, 1 under add/remove) and rounds: each count is
+    the unbiased noisy count (not clamped; it may be negative), with its interval at level
+    ``accuracy`` (:mod:`kerckhoffs.dp.accuracy`; columns ``count_lower``/``count_upper`` of
+    :meth:`DPRelease.to_pandas` and of the published files).
     Fails closed (:class:`PrivacyCheckFailed`) if OpenDP's privacy map exceeds ``epsilon``.
     ``mechanism="gaussian"`` needs ``delta > 0`` and is ``(epsilon, delta)``-DP
     (:func:`~kerckhoffs.dp.mechanisms.gaussian_measurement`).
@@ -230,6 +236,10 @@ def dp_histogram(
         raise PrivacyCheckFailed(
             f"OpenDP's privacy map {noise.privacy_map} exceeds epsilon {noise.epsilon}"
         )
+    noise = replace(
+        noise,
+        accuracy=count_accuracy(noise.mechanism.value, [noise.scale], [domain.size], accuracy),
+    )
     published = post_process(add_noise(true_counts(key, domain.size), measurement, noise))
     n_q = table.d
     frame, cells_table = domain_cells(domain, n_q, table.sa_name)

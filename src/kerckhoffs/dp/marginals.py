@@ -14,13 +14,15 @@ joint call with ``Δ = 2q`` (the same guarantee; ``docs/theory/composition.md#dp
 
 The published ``counts`` table stacks the marginals: a ``marginal`` column names each
 (``age+sex``), the attribute columns hold cell labels, ``*`` for an attribute the marginal
-does not cross.
+does not cross; ``count`` is the unbiased noisy count with its interval
+(``count_lower``/``count_upper``, :mod:`kerckhoffs.dp.accuracy`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -28,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, count_accuracy
 from kerckhoffs.dp.counts import (
     COUNT,
     MAX_CELLS,
@@ -41,7 +44,7 @@ from kerckhoffs.dp.counts import (
     true_counts,
 )
 from kerckhoffs.dp.mechanisms import (
-    CLAMP_AND_ROUND,
+    ROUND,
     Mechanism,
     Neighbours,
     NoiseSpec,
@@ -57,6 +60,7 @@ from kerckhoffs.dp.mechanisms import (
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release import Partition, Provenance, Scheme
+from kerckhoffs.release.count import CONSISTENT
 
 MARGINAL = "marginal"
 """The published column naming each cell's marginal."""
@@ -197,13 +201,17 @@ def dp_marginals(
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
     delta: float = 0.0,
-    consistent: bool = True,
+    consistent: bool = False,
+    accuracy: float = ACCURACY_LEVEL,
 ) -> DPRelease:
     """An ``(epsilon, delta)``-DP release of several marginal count tables of ``table``.
 
-    ``consistent`` (default): the marginals are post-processed to one common total
-    (:func:`~kerckhoffs.dp.mechanisms.consistent_totals`), so they sum consistently;
-    otherwise each is clamped and rounded on its own.
+    ``count`` is each cell's unbiased noisy count (rounded, not clamped: it may be negative)
+    with its interval at level ``accuracy`` (:mod:`kerckhoffs.dp.accuracy`; half-widths per
+    marginal, since their scales differ with ``weights``). ``consistent=True`` adds a second
+    estimator, the column ``consistent``: the marginals post-processed to one common total
+    (:func:`~kerckhoffs.dp.mechanisms.consistent_totals`: clamped at 0, scaled, rounded), so
+    they sum consistently; it is biased (clamping) and no interval is stated for it.
 
     ``marginals`` names the attribute sets (QIs and the SA); ``levels`` the hierarchy level
     of each attribute (0 = leaves; the level must be public, as for
@@ -236,14 +244,19 @@ def dp_marginals(
         for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
     ]
     joint = consistent and len(raw) > 1
-    if joint:
-        variances = [d.size * 2.0 * spec.scale**2 for d, spec in zip(domains, specs, strict=True)]
-        published = consistent_totals(raw, variances)
-    else:
-        published = [post_process(r) for r in raw]
     counts, cells_table = _stacked(table, sets, domains, names_used)
-    counts[COUNT] = np.concatenate(published)
+    counts[COUNT] = np.concatenate([post_process(r) for r in raw])
+    if joint:  # a second estimator beside the unbiased counts, read from them only
+        per_cell = 1.0 if mech == Mechanism.GAUSSIAN else 2.0  # sigma^2, or Laplace's 2 b^2
+        variances = [d.size * per_cell * s.scale**2 for d, s in zip(domains, specs, strict=True)]
+        counts[CONSISTENT] = np.concatenate(consistent_totals(raw, variances))
     noise = _composed_noise(sets, lv, specs, mech, nb, eps, dlt, total_cells, joint)
+    noise = replace(
+        noise,
+        accuracy=count_accuracy(
+            mech.value, [s.scale for s in specs], [d.size for d in domains], accuracy
+        ),
+    )
     if noise.privacy_map > eps or noise.delta > dlt:  # pragma: no cover (_measure ensures it)
         raise PrivacyCheckFailed(f"the marginals' privacy maps exceed epsilon {eps!r}")
     columns = {c.name: c for c in [*table.qi_columns, table.sa_column]}
@@ -335,8 +348,9 @@ def _composed_noise(
     joint: bool,
 ) -> NoiseSpec:
     """What ``release.json`` records of the marginals' noise: one part per marginal, the
-    sum of their privacy maps and deltas (basic composition, rounded up: :func:`sum_up`),
-    and the post-processing (``joint``: one common total for every marginal)."""
+        sum of their privacy maps and deltas (basic composition, rounded up: :func:`sum_up`),
+        and the post-processing (``joint``: a second column with one common total for every
+    marginal)."""
     parts = tuple(
         {
             "name": "marginal",
@@ -364,11 +378,11 @@ def _composed_noise(
         parts,
         specs[0].norm,
         (
-            "one common total for every marginal (inverse-variance weighted mean of their noisy "
-            "sums), then clamped at 0, scaled to that total and rounded by largest remainders "
-            "(sees only the noisy counts)"
+            f"{ROUND}; column consistent: one common total for every marginal "
+            "(inverse-variance weighted mean of their noisy sums), then clamped at 0, scaled "
+            "to that total and rounded by largest remainders (biased; no interval stated)"
             if joint
-            else CLAMP_AND_ROUND
+            else ROUND
         ),
     )
 

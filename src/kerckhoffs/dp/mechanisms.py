@@ -14,9 +14,13 @@ ulps when OpenDP's conservative floating-point privacy map would report more tha
 OpenDP reports for ``d_in = Δ`` (``measurement.map(Δ)``) is what a release records and what the
 fail-closed check compares with the target, never our own arithmetic.
 
-Post-processing (:func:`post_process`: clamp at 0, round) takes only the noisy vector, so it
+Post-processing (:func:`post_process`: round to integers) takes only the noisy vector, so it
 keeps the guarantee (``docs/theory/composition.md#dp-mechanisms``; a tested property:
-post-processing never reads the raw data, ``docs/theory/composition.md#properties``).
+post-processing never reads the raw data, ``docs/theory/composition.md#properties``). It does
+not clamp at 0: a clamped count is biased upward where the true count is small (a sum of many
+small cells grows by about the noise's mean absolute value per cell), while the rounded noisy
+count is unbiased and may be negative. Each count's interval at a stated level is
+:mod:`kerckhoffs.dp.accuracy`'s.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from kerckhoffs.dp.accuracy import CLAMPED, ESTIMATORS
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 
@@ -163,6 +168,12 @@ def opendp_version() -> str:
 
 
 CLAMP_AND_ROUND = "clamped at 0 and rounded (sees only the noisy counts)"
+"""The post-processing of a noisy count vector in releases written before the counts were
+published unbiased (what a ``release.json`` without ``estimator`` read back means)."""
+ROUND = (
+    "rounded to integers, not clamped: the noisy count is unbiased and may be negative "
+    "(sees only the noisy counts)"
+)
 """The post-processing of a noisy count vector (Laplace, geometric, Gaussian)."""
 
 
@@ -190,25 +201,38 @@ class NoiseSpec:
     norm: str = "l1"
     """Which norm :attr:`sensitivity` is in: ``l1`` (Laplace, geometric), ``l2`` (Gaussian),
     ``records`` (randomized response: one person changes one record)."""
-    post_processing: str = CLAMP_AND_ROUND
+    post_processing: str = ROUND
     """What was done to the noisy output before publication (it sees only that output, so it
     costs no privacy): said in release.json so a reader knows what the counts are."""
+    estimator: str = "unbiased"
+    """Which estimator of the true counts the published ``count`` column is
+    (:data:`kerckhoffs.dp.accuracy.ESTIMATORS`): ``unbiased`` (the rounded noisy count, may be
+    negative), ``clamped`` (releases written before: clamped at 0, biased upward for small
+    counts) or ``responses`` (dp-rr: counts of randomized responses)."""
+    accuracy: dict[str, Any] | None = None
+    """The stated interval of every count (:mod:`kerckhoffs.dp.accuracy`): its level, its
+    half-widths and how they were computed; None for releases written before."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
-        return {
-            "mechanism": self.mechanism.value,
-            "neighbours": self.neighbours.value,
-            "sensitivity": self.sensitivity,
-            "scale": self.scale,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "privacy_map": self.privacy_map,
-            "opendp": self.opendp,
-            "cells": self.cells,
-            "sensitivity_norm": self.norm,
-            "post_processing": self.post_processing,
-        } | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
+        return (
+            {
+                "mechanism": self.mechanism.value,
+                "neighbours": self.neighbours.value,
+                "sensitivity": self.sensitivity,
+                "scale": self.scale,
+                "epsilon": self.epsilon,
+                "delta": self.delta,
+                "privacy_map": self.privacy_map,
+                "opendp": self.opendp,
+                "cells": self.cells,
+                "sensitivity_norm": self.norm,
+                "post_processing": self.post_processing,
+                "estimator": self.estimator,
+            }
+            | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
+            | ({"accuracy": dict(self.accuracy)} if self.accuracy is not None else {})
+        )
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
@@ -239,6 +263,15 @@ class NoiseSpec:
             p.get("perturb") == "cell" for p in parts
         ):
             nb = Neighbours.SENSITIVE_VALUE
+        estimator = str(data.get("estimator", CLAMPED))
+        if estimator not in ESTIMATORS:
+            raise ParameterError(
+                f"{where}: field 'dp.estimator' must be one of {', '.join(ESTIMATORS)}, "
+                f"got {estimator!r}"
+            )
+        accuracy = data.get("accuracy")
+        if accuracy is not None and not isinstance(accuracy, dict):
+            raise ParameterError(f"{where}: field 'dp.accuracy' is not an object")
         return cls(
             mech,
             nb,
@@ -252,6 +285,8 @@ class NoiseSpec:
             tuple(parts),
             str(data.get("sensitivity_norm", "l1")),
             str(data.get("post_processing", CLAMP_AND_ROUND)),
+            estimator,
+            accuracy,
         )
 
 
@@ -537,10 +572,16 @@ def add_noise(counts: np.ndarray, measurement: Any, spec: NoiseSpec) -> np.ndarr
 
 
 def post_process(noisy: np.ndarray) -> np.ndarray:
-    """Clamp at 0 and round to integers (``docs/theory/composition.md#dp-mechanisms``): a
+    """Round to integers, without clamping (``docs/theory/composition.md#dp-mechanisms``): a
     function of the noisy output only, so the release stays ``ε``-DP (a tested property:
-    post-processing never reads the raw data)."""
-    return np.rint(np.clip(np.asarray(noisy, dtype=np.float64), 0, None)).astype(np.int64)
+    post-processing never reads the raw data).
+
+    The noise is symmetric about 0 and ``rint`` is odd (``rint(-x) = -rint(x)``), so the
+    rounded count ``c + rint(Z)`` has mean ``c``: the published count is unbiased and may be
+    negative. Clamping at 0 would bias every small count upward (a sum of many empty cells
+    would grow with their number); a consumer that needs non-negative numbers clamps for
+    itself."""
+    return np.rint(np.asarray(noisy, dtype=np.float64)).astype(np.int64)
 
 
 def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -> list[np.ndarray]:
@@ -574,6 +615,7 @@ def consistent_totals(noisy: Sequence[np.ndarray], variances: Sequence[float]) -
 
 __all__ = [
     "MAX_SCALE",
+    "ROUND",
     "STANDARD_NEIGHBOURS",
     "Mechanism",
     "Neighbours",

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, RESPONSES, rr_accuracy
 from kerckhoffs.dp.counts import (
     COUNT,
     MAX_CELLS,
@@ -280,6 +281,7 @@ def dp_rr(
     max_cells: int = MAX_CELLS,
     models: Sequence[PrivacyModel] = (),
     provenance: Provenance | None = None,
+    accuracy: float = ACCURACY_LEVEL,
 ) -> DPRelease:
     """The ``dp-rr`` release: k-ary randomized response per record, published as the count
     table of responses over every cell of the public domain (QI cells x SA values).
@@ -304,6 +306,11 @@ def dp_rr(
     ``n``. A schema dropping rows with missing values is refused
     (:func:`~kerckhoffs.dp.counts.refuse_missing_drop`). Fails closed if OpenDP's map exceeds
     ``epsilon``.
+
+    The published ``count`` is of responses (``noise.estimator`` ``responses``); what it
+    estimates, the number of records in each cell, is ``estimate_count`` of
+    :meth:`DPRelease.to_pandas` and of the files, with its Hoeffding interval at level
+    ``accuracy`` (``estimate_lower``/``estimate_upper``; :mod:`kerckhoffs.dp.accuracy`).
     """
     refuse_missing_drop(table, "dp-rr")
     eps, _ = check_budget(epsilon)
@@ -349,6 +356,8 @@ def dp_rr(
         ),
         "records",
         "none: the counts are those of the randomized records, as drawn",
+        RESPONSES,
+        rr_accuracy(accuracy),
     )
     n_q = table.d
     axes = [

@@ -4,6 +4,11 @@ delta, neighbour notion, sensitivity, mechanism, scale, OpenDP's privacy map, Op
 version; never a seed, the number of rows or a true count). How the counts are made is
 :mod:`kerckhoffs.dp.counts`; this module is what is published and read back.
 
+Each count comes with its interval at a stated level (:mod:`kerckhoffs.dp.accuracy`;
+``release.json`` records the level, the half-widths and how they were computed, under
+``dp.accuracy``), and ``dp.estimator`` says which estimator the counts are (``unbiased``: may
+be negative; ``clamped`` for releases written before, which still read back).
+
 A :class:`DPRelease` holds the published cell table itself as its :attr:`~DPRelease.table`
 (one row per cell, each its own group), in memory as when read back: no statistic computed on
 it can reach the input rows.
@@ -21,6 +26,14 @@ import pandas as pd
 
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.accuracy import (
+    ACCURACY_LEVEL,
+    UNBIASED,
+    cell_half_widths,
+    check_level,
+    count_accuracy,
+    rr_intervals,
+)
 from kerckhoffs.dp.mechanisms import NoiseSpec, parse_neighbours
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
@@ -37,6 +50,24 @@ from kerckhoffs.release.writer import checks_json, writable_models, write_releas
 
 COUNTS = "counts"
 """The published table's name (``counts.csv`` / ``counts.parquet``)."""
+COUNT_LOWER = "count_lower"
+"""Published column: the lower end of each noisy count's interval
+(:mod:`kerckhoffs.dp.accuracy`)."""
+COUNT_UPPER = "count_upper"
+"""Published column: the upper end of each noisy count's interval."""
+CONSISTENT = "consistent"
+"""Published column of dp-marginals with ``consistent=True``: the counts post-processed to one
+common total (clamped at 0, scaled, rounded); a second estimator beside ``count``, with no
+stated interval."""
+ESTIMATE = "estimate_count"
+"""dp-rr: the unbiased estimate of the number of records in each cell (from the responses)."""
+ESTIMATE_LOWER = "estimate_lower"
+"""dp-rr: the lower end of the estimate's interval (Hoeffding; :mod:`kerckhoffs.dp.accuracy`)."""
+ESTIMATE_UPPER = "estimate_upper"
+"""dp-rr: the upper end of the estimate's interval."""
+DERIVED = (COUNT_LOWER, COUNT_UPPER, ESTIMATE, ESTIMATE_LOWER, ESTIMATE_UPPER)
+"""Published columns computed from ``count`` and release.json alone: read back, they are
+recomputed and must match."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,11 +139,53 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
         """Cells are published in domain order."""
         return np.arange(len(self.counts), dtype=np.int32)
 
+    def to_pandas(self) -> pd.DataFrame:
+        """The published count table, for analysis in Python: one row per cell in domain
+        order, the cell labels (and ``marginal`` for dp-marginals), ``count`` and its interval.
+
+        Noisy counts (dp-histogram, dp-marginals): ``count`` is the unbiased noisy count (may
+        be negative; ``noise.estimator``), ``count_lower``/``count_upper`` its interval at
+        ``noise.accuracy["level"]`` (each covers its true count with at least that
+        probability, cell by cell; :mod:`kerckhoffs.dp.accuracy`). dp-marginals with
+        ``consistent=True`` adds ``consistent`` (one common total; no interval stated).
+        dp-rr: ``count`` is of randomized responses; ``estimate_count`` estimates the number
+        of records in the cell and ``estimate_lower``/``estimate_upper`` is its interval.
+        A release written before intervals were stated has ``count`` only.
+
+        >>> # dp_histogram(table, 1.0).to_pandas()[["count", "count_lower", "count_upper"]]
+        """
+        out = self.counts.copy()
+        acc = self.noise.accuracy
+        if acc is None:
+            return out
+        count = out[COUNT].to_numpy(dtype=np.int64)
+        level = check_level(acc.get("level", ACCURACY_LEVEL))
+        if acc.get("of") == "estimate":
+            part = next((p for p in self.noise.parts if "keep_probability" in p), {})
+            k, keep = part.get("categories"), part.get("keep_probability")
+            if (
+                not isinstance(k, int)
+                or isinstance(k, bool)
+                or k < 2
+                or count.size % k
+                or isinstance(keep, bool)
+                or not isinstance(keep, int | float)
+                or not 0 < keep < 1
+            ):
+                raise ParameterError("release.json: dp-rr parts do not describe the cells")
+            est, lo, hi = rr_intervals(count, k, float(keep), level)
+            out[ESTIMATE], out[ESTIMATE_LOWER], out[ESTIMATE_UPPER] = est, lo, hi
+            return out
+        h = cell_half_widths(acc, count.size)
+        out[COUNT_LOWER], out[COUNT_UPPER] = count - h, count + h
+        return out
+
     def frames(self, include_other: bool = False) -> dict[str, pd.DataFrame]:
-        """``{"counts": ...}``: the published table."""
+        """``{"counts": ...}``: the published table (:meth:`to_pandas`: counts and their
+        intervals)."""
         if include_other:
             raise ParameterError("a DP release publishes counts only, never row-level columns")
-        return {COUNTS: self.counts}
+        return {COUNTS: self.to_pandas()}
 
     def verify(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Read the metadata and table about to be written back (:meth:`from_counts`) and
@@ -205,12 +278,21 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
                 f"count table has {len(counts):,} cells, release.json says {noise.cells:,}"
             )
         raw = pd.to_numeric(counts[COUNT], errors="coerce").to_numpy(dtype=np.float64)
-        if not (np.isfinite(raw).all() and (raw >= 0).all() and (raw == np.rint(raw)).all()):
-            raise InputError("count table: counts must be non-negative integers")
+        signed = noise.estimator == UNBIASED  # unbiased counts may be negative
+        if not (
+            np.isfinite(raw).all() and (signed or (raw >= 0).all()) and (raw == np.rint(raw)).all()
+        ):
+            kind = "integers" if signed else "non-negative integers"
+            raise InputError(f"count table: counts must be {kind}")
         frame = counts[names].astype(str).reset_index(drop=True)
         if "marginal" in counts.columns:  # dp-marginals: which marginal each cell is in
             frame.insert(0, "marginal", counts["marginal"].astype(str).to_numpy(dtype=object))
         frame[COUNT] = raw.astype(np.int64)
+        if CONSISTENT in counts.columns:
+            second = pd.to_numeric(counts[CONSISTENT], errors="coerce").to_numpy(np.float64)
+            if not (np.isfinite(second).all() and (second == np.rint(second)).all()):
+                raise InputError(f"count table: column {CONSISTENT!r} must hold integers")
+            frame[CONSISTENT] = second.astype(np.int64)
         sa_name = str(sa.get("name", "sensitive"))
         table = cell_table(
             frame[names],
@@ -237,6 +319,7 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
             axes=axes,
             models=checked_models(meta),
         )
+        _check_derived(release, counts)
         if corrected:
             notes = [
                 f"release.json records neighbours {recorded}, but its randomized response "
@@ -264,6 +347,56 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
         return cls.from_counts(frames[COUNTS], meta).with_published_metadata(meta)
 
 
+def _check_derived(release: DPRelease, counts: pd.DataFrame) -> None:
+    """A published interval or estimate column must be what ``count`` and release.json give
+    (:meth:`DPRelease.to_pandas`); otherwise a one-line InputError naming the column."""
+    present = [c for c in DERIVED if c in counts.columns]
+    if release.noise.accuracy is None:
+        if present:
+            raise InputError(f"count table: column {present[0]!r} but no dp.accuracy")
+        return
+    try:
+        expected = release.to_pandas()
+        _check_stated_widths(release.noise)
+    except ParameterError as e:
+        raise InputError(str(e)) from None
+    for col in present:
+        got = pd.to_numeric(counts[col], errors="coerce").to_numpy(dtype=np.float64)
+        want = (
+            expected[col].to_numpy(dtype=np.float64)
+            if col in expected.columns
+            else np.full(got.size, np.nan)
+        )
+        if not np.allclose(got, want, rtol=1e-9, atol=1e-9):
+            raise InputError(
+                f"count table: column {col!r} does not match the counts and the accuracy "
+                "release.json records"
+            )
+
+
+def _check_stated_widths(noise: NoiseSpec) -> None:
+    """The half-widths release.json states must be those OpenDP's accuracy functions give
+    for its mechanism, scales and level (:func:`~kerckhoffs.dp.accuracy.count_accuracy`):
+    an interval is a claim, so it is recomputed, not trusted. A one-line ParameterError
+    otherwise."""
+    acc = noise.accuracy
+    if acc is None or acc.get("of") == "estimate":
+        return
+    marginals = [p for p in noise.parts if p.get("name") == "marginal"]
+    raw = [p.get("scale") for p in marginals] if marginals else [noise.scale]
+    scales = [float(v) for v in raw if isinstance(v, int | float) and not isinstance(v, bool)]
+    runs = acc.get("cells")
+    if len(scales) != len(raw) or not isinstance(runs, list):
+        raise ParameterError("release.json: dp.parts scales are not numbers")
+    level = acc.get("level", ACCURACY_LEVEL)
+    want = count_accuracy(noise.mechanism.value, scales, runs, level)
+    if want["half_width"] != acc.get("half_width"):
+        raise ParameterError(
+            "release.json: dp.accuracy.half_width is not what OpenDP's accuracy gives for "
+            f"the recorded scale and level ({want['half_width'][:3]})"
+        )
+
+
 def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: str) -> Table:
     """The cell table: one row per cell, each axis a categorical column of its labels (an
     SA left out of the cells is the constant ``*``)."""
@@ -275,4 +408,15 @@ def cell_table(cells: pd.DataFrame, quasi: list[str], sa: str | None, sa_name: s
     return Table.encode(df, Schema(tuple(cols)), strict_sensitive=False)
 
 
-__all__ = ["COUNT", "COUNTS", "DPRelease", "cell_table"]
+__all__ = [
+    "CONSISTENT",
+    "COUNT",
+    "COUNTS",
+    "COUNT_LOWER",
+    "COUNT_UPPER",
+    "ESTIMATE",
+    "ESTIMATE_LOWER",
+    "ESTIMATE_UPPER",
+    "DPRelease",
+    "cell_table",
+]
