@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kerckhoffs.dp.loss import Measure
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 
@@ -193,22 +194,38 @@ class NoiseSpec:
     post_processing: str = CLAMP_AND_ROUND
     """What was done to the noisy output before publication (it sees only that output, so it
     costs no privacy): said in release.json so a reader knows what the counts are."""
+    measure: Measure = Measure.PURE
+    """The measure the guarantee was proved under (:class:`~kerckhoffs.dp.loss.Measure`):
+    pure for Laplace, geometric, randomized response and noisy max; zero-concentrated for
+    the Gaussian, whose ``(epsilon, delta)`` is OpenDP's conversion of :attr:`rho`."""
+    rho: float | None = None
+    """The zCDP rho OpenDP's map reports at the release's sensitivity (zCDP releases only):
+    what a privacy ledger composes (Bun and Steinke, TCC 2016, Lemma 2.3)."""
+    contributions: int = 1
+    """The most rows one person contributes: the privacy map was computed at ``d_in`` of
+    that many rows (:mod:`kerckhoffs.dp.contributions`), so the loss is per person."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
-        return {
-            "mechanism": self.mechanism.value,
-            "neighbours": self.neighbours.value,
-            "sensitivity": self.sensitivity,
-            "scale": self.scale,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "privacy_map": self.privacy_map,
-            "opendp": self.opendp,
-            "cells": self.cells,
-            "sensitivity_norm": self.norm,
-            "post_processing": self.post_processing,
-        } | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
+        return (
+            {
+                "mechanism": self.mechanism.value,
+                "neighbours": self.neighbours.value,
+                "sensitivity": self.sensitivity,
+                "scale": self.scale,
+                "epsilon": self.epsilon,
+                "delta": self.delta,
+                "privacy_map": self.privacy_map,
+                "opendp": self.opendp,
+                "cells": self.cells,
+                "sensitivity_norm": self.norm,
+                "post_processing": self.post_processing,
+                "measure": self.measure.value,
+                "contributions": self.contributions,
+            }
+            | ({"rho": self.rho} if self.rho is not None else {})
+            | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
+        )
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "release.json") -> NoiseSpec:
@@ -239,6 +256,7 @@ class NoiseSpec:
             p.get("perturb") == "cell" for p in parts
         ):
             nb = Neighbours.SENSITIVE_VALUE
+        measure, rho, contributions = _accounting_fields(data, num("delta"), where)
         return cls(
             mech,
             nb,
@@ -252,7 +270,41 @@ class NoiseSpec:
             tuple(parts),
             str(data.get("sensitivity_norm", "l1")),
             str(data.get("post_processing", CLAMP_AND_ROUND)),
+            measure,
+            rho,
+            contributions,
         )
+
+
+def _accounting_fields(
+    data: dict[str, Any], delta: float, where: str
+) -> tuple[Measure, float | None, int]:
+    """``measure``, ``rho`` and ``contributions`` of a ``release.json`` ``"dp"`` record. A
+    file written before they were recorded reads as one row per person, pure when its delta
+    is 0 and otherwise approximate (its ``(epsilon, delta)`` composes by basic composition,
+    which holds whatever the mechanism)."""
+    raw = data.get("measure")
+    if raw is None:
+        measure = Measure.PURE if delta == 0 else Measure.APPROXIMATE
+    else:
+        try:
+            measure = Measure(str(raw))
+        except ValueError:
+            known = ", ".join(m.value for m in Measure)
+            raise ParameterError(
+                f"{where}: field 'dp.measure' {raw!r} is not one of {known}"
+            ) from None
+    rho = data.get("rho")
+    if measure == Measure.ZCDP:
+        if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 <= rho < math.inf:
+            raise ParameterError(f"{where}: field 'dp.rho' is missing or not a number >= 0")
+        rho = float(rho)
+    else:
+        rho = None
+    n = data.get("contributions", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParameterError(f"{where}: field 'dp.contributions' must be an integer >= 1")
+    return measure, rho, n
 
 
 def as_float(value: Any) -> float:
@@ -322,9 +374,12 @@ def count_measurement(
     mechanism: Mechanism | str = Mechanism.GEOMETRIC,
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
     delta: float = 0.0,
+    contributions: int = 1,
 ) -> tuple[Any, NoiseSpec]:
     """The OpenDP measurement adding noise to a count vector of ``cells`` cells, and its
-    :class:`NoiseSpec`.
+    :class:`NoiseSpec`. ``contributions``: the most rows one person has in the counts
+    (:mod:`kerckhoffs.dp.contributions`); the sensitivity is that many rows' (``2N`` under
+    substitution, ``N`` under add/remove), so the loss is per person.
 
     Scale ``b = Δ/ε``; if OpenDP's map at ``d_in = Δ`` exceeds ``ε`` by floating-point
     rounding, ``b`` moves up one ulp at a time until it does not. A map still above ``ε``
@@ -335,11 +390,12 @@ def count_measurement(
     nb = count_neighbours(neighbours)
     if cells < 1:
         raise ParameterError("the cell domain is empty")
+    rows = check_contributions(contributions)
     if mech == Mechanism.GAUSSIAN:
-        return gaussian_measurement(cells, eps, dlt, nb)
+        return gaussian_measurement(cells, eps, dlt, nb, rows)
     if mech == Mechanism.RANDOMIZED_RESPONSE:
         raise ParameterError("randomized-response perturbs records, not counts: use dp-rr")
-    sens = histogram_sensitivity(nb)
+    sens = histogram_sensitivity(nb) * rows
     integer = mech == Mechanism.GEOMETRIC
     scale = sens / eps
     refuse_scale(scale, eps, f"{mech.value} noise")
@@ -350,8 +406,29 @@ def count_measurement(
         scale = float(np.nextafter(scale, np.inf))
     else:  # pragma: no cover (OpenDP's map is within a few ulps of Δ/b)
         raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
-    spec = NoiseSpec(mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells)
+    spec = NoiseSpec(
+        mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells, contributions=rows
+    )
     return meas, spec
+
+
+def with_pure_part(rho: float | None, epsilon: float) -> float | None:
+    """The zCDP rho of a zCDP release (``rho``; None for a pure one, which stays None) composed
+    with a pure ``epsilon``-DP step: an epsilon-DP mechanism is ``epsilon²/2``-zCDP and zCDP
+    composes by adding rho (Bun and Steinke, TCC 2016, Prop. 1.4 and Lemma 2.3)."""
+    return None if rho is None else rho + float(epsilon) ** 2 / 2
+
+
+def check_contributions(value: object) -> int:
+    """``value`` as a number of rows per person (an integer >= 1); else one-line
+    ParameterError."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not (isinstance(value, int) or text.isdigit()):
+        raise ParameterError(f"contributions {value!r}: expected a whole number of rows >= 1")
+    rows = int(text)
+    if rows < 1:
+        raise ParameterError(f"contributions {value!r}: expected a whole number of rows >= 1")
+    return rows
 
 
 @functools.lru_cache(maxsize=256)
@@ -384,12 +461,15 @@ def gaussian_measurement(
     epsilon: float,
     delta: float,
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    contributions: int = 1,
 ) -> tuple[Any, NoiseSpec]:
     """OpenDP's discrete Gaussian on a count vector of ``cells`` cells, made
     ``(epsilon, delta)``-DP (``docs/theory/composition.md#dp-mechanisms``; Dwork-Roth 2014).
 
     The L2 sensitivity is ``sqrt 2`` under substitution, 1 under add/remove
-    (:func:`l2_histogram_sensitivity`). OpenDP's Gaussian is zCDP (``rho = Δ2²/(2σ²)``);
+    (:func:`l2_histogram_sensitivity`), times ``contributions`` (a person's ``N`` rows may
+    all leave one cell for another: ``sqrt(N² + N²)``). OpenDP's Gaussian is zCDP
+    (``rho = Δ2²/(2σ²)``, recorded as the release's :attr:`NoiseSpec.rho`);
     ``make_zCDP_to_approxDP`` + ``make_fix_delta`` turn it into the ``(epsilon', delta)``
     its map reports. The smallest scale ``σ`` with ``epsilon' <= epsilon`` is found by
     bisection on OpenDP's map (tighter than Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, which
@@ -408,7 +488,8 @@ def gaussian_measurement(
         )
     if cells < 1:
         raise ParameterError("the cell domain is empty")
-    d_in = l2_histogram_sensitivity(nb)
+    rows = check_contributions(contributions)
+    d_in = l2_histogram_sensitivity(nb) * rows
     sigma = _gaussian_scale(d_in, eps, dlt)
     zcdp, meas, loss = _gaussian(int(cells), sigma, dlt, d_in)
     if loss > eps:  # pragma: no cover (the bisection's upper end always satisfies it)
@@ -427,6 +508,9 @@ def gaussian_measurement(
         cells,
         ({"name": "gaussian", "rho": rho, "delta": dlt},),
         "l2",
+        measure=Measure.ZCDP,
+        rho=rho,
+        contributions=rows,
     )
     return meas, spec
 
@@ -581,6 +665,7 @@ __all__ = [
     "add_noise",
     "as_float",
     "check_budget",
+    "check_contributions",
     "consistent_totals",
     "count_measurement",
     "count_neighbours",
@@ -594,4 +679,5 @@ __all__ = [
     "post_process",
     "refuse_scale",
     "shown_number",
+    "with_pure_part",
 ]
