@@ -205,6 +205,13 @@ class NoiseSpec:
     """The most rows one person contributes: the privacy map was computed at ``d_in`` of
     that many rows (:mod:`kerckhoffs.dp.contributions`), so the loss is per person."""
 
+    def __post_init__(self) -> None:
+        if self.measure == Measure.ZCDP and not (
+            self.rho is not None and math.isfinite(self.rho)
+        ):  # a rho beyond a float says nothing: its (epsilon, delta) is what holds
+            object.__setattr__(self, "measure", Measure.APPROXIMATE)
+            object.__setattr__(self, "rho", None)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
         return (
@@ -416,7 +423,10 @@ def with_pure_part(rho: float | None, epsilon: float) -> float | None:
     """The zCDP rho of a zCDP release (``rho``; None for a pure one, which stays None) composed
     with a pure ``epsilon``-DP step: an epsilon-DP mechanism is ``epsilon²/2``-zCDP and zCDP
     composes by adding rho (Bun and Steinke, TCC 2016, Prop. 1.4 and Lemma 2.3)."""
-    return None if rho is None else rho + float(epsilon) ** 2 / 2
+    if rho is None:
+        return None
+    eps = float(epsilon)
+    return rho + (eps * eps / 2 if eps < 1e150 else math.inf)
 
 
 def check_contributions(value: object) -> int:
