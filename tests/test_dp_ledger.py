@@ -294,7 +294,7 @@ def test_round_trip_and_seal(tmp_path: Path) -> None:
     assert back.spent().equals(led.spent())
     assert back.entries[0].path == "/rel/A" and back.entries[0].digest == "sha256:" + "a" * 64
     doc = json.loads(path.read_text())
-    assert doc["format"] == "kerckhoffs-ledger" and doc["version"] == 2
+    assert doc["format"] == "kerckhoffs-ledger" and doc["version"] == 3
     assert doc["neighbours"] == "substitution"
     assert doc["releases"][0]["neighbours"] == "substitution"
     # an edit that gives budget back (0.5 -> 0.1) is refused
@@ -514,7 +514,7 @@ def test_version_1_is_read_and_charged_conservatively(tmp_path: Path, monkeypatc
     assert "older kerckhoffs" in " ".join(out.split()) and "conservatively" in out
     led.record("new", 0.25, 0.0, ["ann"])
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2
+    assert doc["version"] == 3
     assert [e["neighbours"] for e in doc["releases"]] == ["unknown", "substitution"]
     assert Ledger.load(path).spent().loc["ann", "epsilon"] == pytest.approx(1.25)
 
