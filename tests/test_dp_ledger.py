@@ -1021,3 +1021,31 @@ def test_docstring_examples_run() -> None:
     for module in (kerckhoffs.dp.ledger, kerckhoffs.dp.publish):
         failed, tried = doctest.testmod(module)
         assert tried > 0 and failed == 0, module.__name__
+
+
+def test_anonymize_with_a_bound_charges_p2_once_and_budget_shows_the_measure(  # type: ignore[no-untyped-def]
+    data, tmp_path, monkeypatch, capsys
+):
+    """``-O contributions=2`` with ``--ledger``: the release keeps at most two rows of each
+    person (P2 has two), computes its map at two rows, and P2 pays once (not 2 x 0.5 as in
+    :func:`test_anonymize_records_before_publishing`). Without --ledger there are no ids to
+    bound by: one error line, nothing written."""
+    ledger = tmp_path / "l.json"
+    code, out, err = anonymize(
+        monkeypatch, capsys, data, tmp_path / "r1", "--ledger", ledger, "--budget", "1",
+        "-O", "contributions=2",
+    )  # fmt: skip
+    assert code == 0, err
+    led = Ledger.load(ledger)
+    assert led.entries[0].contributions == 2
+    assert led.spent()["epsilon"].to_dict() == pytest.approx(
+        {"007": 0.5, "P2": 0.5, "P3": 0.5, "P4": 0.5}
+    )
+    meta = json.loads((tmp_path / "r1" / "release.json").read_text())
+    assert meta["dp"]["contributions"] == 2 and meta["dp"]["sensitivity"] == 4
+    code, out, err = run_cli(monkeypatch, capsys, "budget", ledger)
+    assert code == 0, err
+    assert "pure" in out and "rows/person" in " ".join(out.split())
+    code, out, err = anonymize(monkeypatch, capsys, data, tmp_path / "r2", "-O", "contributions=2")
+    assert code == 2 and errors(err) == 1 and "identifier column" in err
+    assert not (tmp_path / "r2").exists()

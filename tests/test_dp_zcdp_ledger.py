@@ -350,3 +350,53 @@ def test_tester_on_a_bounded_contribution_histogram(
     lower, claimed = audit_bounded(ids, d, d2, 800)
     assert claimed <= EPS
     assert (lower > claimed) == broken, (lower, claimed)
+
+
+# -- publishing with a bound -------------------------------------------------------------------
+def test_publish_bounds_by_the_ledgers_identifier_and_charges_once(tmp_path: Path) -> None:
+    import kerckhoffs as kh
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+
+    df = generate_hospital(40, seed=0)
+    df.loc[[3, 4, 5], "patient_id"] = "P000002"  # four rows of P000002 under a bound of 3
+    df.loc[[7, 8], "patient_id"] = "P000006"  # three rows of P000006
+    levels = "age:4,sex:1,zip:1,nationality:1"
+
+    def publish(name: str, model: str = "dp=0.5", **options: object) -> kh.Publication:
+        return kh.publish(
+            df, tmp_path / name, tmp_path / "ledger.json", schema=hospital_schema(),
+            algorithm="dp-histogram", models=[model], budget=(3, 1e-6),
+            options={"levels": levels, **options},
+        )  # fmt: skip
+
+    pub = publish("r1", "dp=0.5,1e-6", contributions=3, mechanism="gaussian")
+    assert pub.entry.contributions == 3 and pub.entry.measure == ZCDP
+    meta = json.loads((tmp_path / "r1" / "release.json").read_text())
+    assert meta["dp"]["contributions"] == 3 and meta["dp"]["measure"] == "zero-concentrated"
+    assert "dropped" not in json.dumps(meta) and "truncat" not in json.dumps(meta)
+    spent = Ledger.load(tmp_path / "ledger.json").spent()
+    # everyone, P000002's four rows (only three used) and P000006's three included, pays once
+    assert spent["epsilon"].to_numpy() == pytest.approx([pub.entry.epsilon] * len(spent))
+    members = pd.Series(pub.entry.members).value_counts()
+    assert int(members.max()) == 3  # the ledger records the rows the release could use
+    unbounded = publish("r2")  # made for one row: P000002 pays by group privacy over 4 rows
+    assert unbounded.entry.contributions == 1
+    again = Ledger.load(tmp_path / "ledger.json").spent()["epsilon"]
+    assert again["P000002"] == pytest.approx(pub.entry.epsilon + 4 * unbounded.entry.epsilon)
+
+
+def test_contributions_without_identifiers_are_refused() -> None:
+    import kerckhoffs as kh
+    from kerckhoffs.datasets import generate_hospital, hospital_schema
+
+    df = generate_hospital(30, seed=1)
+    with pytest.raises(ParameterError, match="identifier"):
+        kh.anonymize(
+            df, schema=hospital_schema(), algorithm="dp-histogram", models=["dp=1"],
+            levels="age:4,sex:1,zip:1,nationality:1", contributions=2,
+        )  # fmt: skip
+    with pytest.raises(ParameterError, match="contributions"):
+        kh.anonymize(
+            df, schema=hospital_schema(), algorithm="dp-histogram", models=["dp=1"],
+            levels="age:4,sex:1,zip:1,nationality:1", contributions="two",
+        )  # fmt: skip

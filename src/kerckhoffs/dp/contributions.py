@@ -70,9 +70,8 @@ def bound_contributions(
     if persons is None:
         if bound > 1:
             raise ParameterError(
-                f"contributions={bound}: bounding each person's rows needs to know whose rows "
-                "they are: give the schema a column of role identifier and publish with "
-                "--ledger (kh.publish), or pass each row's id as persons= in Python"
+                f"contributions={bound} needs each row's person: an identifier column and "
+                "--ledger (kh.publish; persons= in Python)"
             )
         return table, 1
     ids = pd.Series(np.asarray(persons, dtype=object))
