@@ -235,6 +235,25 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
     return float(approx.map(d_in)[0])
 
 
+@functools.lru_cache(maxsize=256)
+def zcdp_rho_within(epsilon: float, delta: float) -> float:
+    """The largest rho (to float resolution, from below) whose :func:`zcdp_epsilon` at
+    ``delta`` is at most ``epsilon``: the most a zCDP release that states ``(epsilon, delta)``
+    by OpenDP's conversion can spend (the conversion increases with rho). 0 for ``delta`` 0.
+    Bisection on OpenDP's conversion (about 60 conversions, remembered)."""
+    if delta <= 0 or epsilon <= 0:
+        return 0.0
+    lo, hi = 0.0, max(float(epsilon), 1e-300)  # epsilon >= rho for any conversion
+    if zcdp_epsilon(hi, delta) <= epsilon:
+        return hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if zcdp_epsilon(mid, delta) <= epsilon else (lo, mid)
+    return lo
+
+
 def zcdp_epsilons(rho: np.ndarray, delta: float) -> np.ndarray:
     """:func:`zcdp_epsilon` of each rho (one OpenDP conversion per distinct value)."""
     r = np.asarray(rho, dtype=np.float64)
@@ -368,4 +387,5 @@ __all__ = [
     "steps_per_row",
     "zcdp_epsilon",
     "zcdp_epsilons",
+    "zcdp_rho_within",
 ]

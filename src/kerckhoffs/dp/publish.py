@@ -58,6 +58,7 @@ from kerckhoffs.dp.composition import (
     parse_budget,
     parse_notion,
     steps_per_row,
+    zcdp_rho_within,
 )
 from kerckhoffs.dp.contributions import first_rows
 from kerckhoffs.dp.individual_filter import with_public_records, without_rows
@@ -161,7 +162,8 @@ class LedgerTransaction:
             opts["persons"] = ids[row_ids]
         elif bound > 1:
             raise InputError(f"{info.name} does not bound each person's rows (contributions)")
-        left = self._left_out(ids, target.epsilon, target.delta, notion, name, bound)
+        expected = expected_loss(info.name, opts, target, notion, bound)
+        left = self._left_out(ids, expected, name)
         left_rows = left[row_ids]
         if left_rows.any():
             table = (
@@ -171,6 +173,7 @@ class LedgerTransaction:
             )
         release = api.anonymize_table(table, algorithm, models, options=opts, verify=False)
         loss = _stated_loss(release, info.name, notion, target, bound)
+        _within_expected(loss, expected, info.name)
         members = ids[~left]
         if bound > 1:  # the release used at most `bound` rows of each: one group step each
             members = members[first_rows(members, bound)]
@@ -211,34 +214,27 @@ class LedgerTransaction:
             release, results, charged[0], self.path, self.ledger.neighbours, self.created
         )
 
-    def _left_out(
-        self,
-        ids: np.ndarray,
-        epsilon: float,
-        delta: float,
-        notion: str,
-        name: str,
-        contributions: int = 1,
-    ) -> np.ndarray:
+    def _left_out(self, ids: np.ndarray, expected: PrivacyLoss, name: str) -> np.ndarray:
         """For each input row, whether its person is left out: their total after a release
-        at the target ``(epsilon, delta)`` (charged as an ``(epsilon, delta)`` entry, which
-        bounds what the release will be charged whatever its measure; ``contributions`` rows
-        at most of each person used) would exceed the budget (a function of their own history
-        and number of rows only). With ``refuse``, any such person refuses all."""
+        charged at most ``expected`` (:func:`expected_loss`: the target's loss, in the
+        measure the release will have; at most ``contributions`` rows of each person used)
+        would exceed the budget (a function of their own history and number of rows only).
+        With ``refuse``, any such person refuses all."""
         if self.budget is None:
             return np.zeros(ids.size, dtype=bool)
         codes, uniq = pd.factorize(ids)
-        k = np.minimum(np.bincount(codes, minlength=len(uniq)), contributions)
+        k = np.minimum(np.bincount(codes, minlength=len(uniq)), expected.contributions)
         uniq = np.asarray(uniq, dtype=object)
         b_eps, b_delta = self.budget
         added = entry_spend(
             k,
-            epsilon,
-            delta,
-            notion,
+            expected.epsilon,
+            expected.delta,
+            expected.neighbours,
             self.ledger.neighbours,
-            measure=Measure.PURE if delta == 0 else Measure.APPROXIMATE,
-            contributions=contributions,
+            measure=expected.measure,
+            rho=expected.rho,
+            contributions=expected.contributions,
         )
         after_eps, after_delta = (self.ledger.spend_of(uniq) + added).totals(b_delta)
         over = (after_eps > b_eps * (1 + TOLERANCE)) | (after_delta > b_delta * (1 + TOLERANCE))
@@ -249,6 +245,43 @@ class LedgerTransaction:
             )
             raise BudgetExceeded(BudgetCheck(True, table, self.budget).message(f"release {name}"))
         return np.asarray(over[codes], dtype=bool)
+
+
+ZCDP_ALGORITHMS = ("dp-synthetic",)
+"""Algorithms whose releases are zCDP whatever their options (AIM and MST)."""
+
+
+def expected_loss(
+    algorithm: str, options: Mapping[str, Any], target: Any, notion: str, contributions: int
+) -> PrivacyLoss:
+    """The most a release of ``algorithm`` with ``options`` for the DP ``target`` can be
+    charged, in the measure it will have, known before it is computed (the individual filter
+    decides with it; :func:`_within_expected` checks the release against it): zCDP for the
+    Gaussian mechanism and the synthetic-data algorithms, at the largest rho whose OpenDP
+    conversion at the target's delta is within its epsilon
+    (:func:`~kerckhoffs.dp.composition.zcdp_rho_within`); otherwise pure, at the target's
+    epsilon (Laplace, geometric, randomized response and noisy max spend no delta)."""
+    mechanism = str(options.get("mechanism", "")).strip().lower()
+    if mechanism == "gaussian" or algorithm.startswith(ZCDP_ALGORITHMS):
+        rho = zcdp_rho_within(target.epsilon, target.delta) * (1 + TOLERANCE)
+        return PrivacyLoss(target.epsilon, target.delta, notion, Measure.ZCDP, rho, contributions)
+    return PrivacyLoss(target.epsilon, 0.0, notion, Measure.PURE, None, contributions)
+
+
+def _within_expected(loss: PrivacyLoss, expected: PrivacyLoss, algorithm: str) -> None:
+    """Fail closed unless ``loss`` is charged no more than ``expected`` in every composition
+    route: the same measure, and no larger delta or rho (its epsilon was checked against the
+    target). What is compared depends on the algorithm and its parameters only, never on
+    the data, so a refusal here says nothing about anyone."""
+    over_rho = loss.measure == Measure.ZCDP and (loss.rho or 0.0) > (expected.rho or 0.0)
+    over_delta = loss.delta > expected.delta * (1 + TOLERANCE)
+    if loss.measure != expected.measure or over_delta or over_rho:
+        raise PrivacyCheckFailed(
+            f"release not written: {algorithm}'s release is charged as {loss.measure.value} "
+            f"(delta {loss.delta:g}, rho {loss.rho}), more than the individual filter allowed "
+            f"for ({expected.measure.value}, delta {expected.delta:g}, rho {expected.rho}); "
+            "nothing charged"
+        )
 
 
 def _stated_loss(
