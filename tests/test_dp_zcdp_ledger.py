@@ -400,3 +400,41 @@ def test_contributions_without_identifiers_are_refused() -> None:
             df, schema=hospital_schema(), algorithm="dp-histogram", models=["dp=1"],
             levels="age:4,sex:1,zip:1,nationality:1", contributions="two",
         )  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.sampled_from("abcde"), min_size=1, max_size=40),
+    new=st.lists(st.sampled_from("abcde"), max_size=10),
+    bound=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
+def test_which_rows_are_kept_depends_on_each_persons_own_rows(
+    rows: list[str], new: list[str], bound: int, seed: int
+) -> None:
+    """Change every row of person ``a`` (remove them, insert others anywhere): everyone
+    else keeps the same rows, in order, and nobody keeps more than ``bound``. Oracle: each
+    person's first ``bound`` rows, counted by a plain loop."""
+
+    def oracle(ids: list[str]) -> list[int]:
+        seen: dict[str, int] = {}
+        keep = []
+        for i, p in enumerate(ids):
+            seen[p] = seen.get(p, 0) + 1
+            if seen[p] <= bound:
+                keep.append(i)
+        return keep
+
+    ids = np.array(rows, dtype=object)
+    kept = np.flatnonzero(first_rows(ids, bound)).tolist()
+    assert kept == oracle(rows)
+    rng = np.random.default_rng(seed)
+    others = [p for p in rows if p != "a"]
+    changed = list(others)
+    for p in ["a"] * len(new):
+        changed.insert(int(rng.integers(0, len(changed) + 1)), p)
+    keep2 = first_rows(np.array(changed, dtype=object), bound)
+    kept_others = [p for p, k in zip(changed, keep2, strict=True) if k and p != "a"]
+    assert kept_others == [rows[i] for i in kept if rows[i] != "a"]
+    assert max(pd.Series([p for p, k in zip(changed, keep2, strict=True) if k]).value_counts(),
+               default=0) <= bound  # fmt: skip

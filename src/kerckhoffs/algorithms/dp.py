@@ -11,6 +11,7 @@ import numpy as np
 
 from kerckhoffs.algorithms.registry import refuse_others, register
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.contributions import CONTRIBUTION_OPTIONS
 from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
 from kerckhoffs.dp.marginals import dp_marginals
 from kerckhoffs.dp.mechanisms import check_contributions
@@ -33,15 +34,6 @@ def _levels(levels: str | dict[str, int] | None, level: str | None) -> str | dic
     if level is not None and levels is not None:
         raise ParameterError("give levels= or level=, not both")
     return levels if level is None else level
-
-
-CONTRIBUTION_OPTIONS = {
-    "contributions": "N: keep at most N rows per person and make the release DP for a whole "
-    "person's rows (default 1; N > 1 needs the identifier column: anonymize --ledger)",
-    "persons": "each row's person (set by --ledger / kh.publish from the identifier column)",
-}
-"""The options of a count release that bounds each person's rows
-(:mod:`kerckhoffs.dp.contributions`)."""
 
 
 @register(

@@ -32,6 +32,15 @@ from kerckhoffs.data.table import Table
 from kerckhoffs.dp.mechanisms import check_contributions
 from kerckhoffs.errors import ParameterError
 
+CONTRIBUTION_OPTIONS = {
+    "contributions": "N: keep at most N rows per person and make the release DP for a whole "
+    "person's rows (default 1; N > 1 needs the identifier column: anonymize --ledger)",
+    "persons": "each row's person (set by --ledger / kh.publish from the identifier column)",
+}
+"""The options of an algorithm that bounds each person's rows: :func:`kerckhoffs.publish`
+passes ``persons`` (each table row's id, from the ledger's identifier column) to every
+algorithm that declares it."""
+
 
 def first_rows(persons: np.ndarray, bound: int) -> np.ndarray:
     """For each row, whether it is among its person's first ``bound`` rows (input order).
@@ -114,4 +123,10 @@ def selection_per_person(choice: dict[str, Any], contributions: int) -> dict[str
     }
 
 
-__all__ = ["bound_contributions", "first_rows", "selection_per_person", "without_rows"]
+__all__ = [
+    "CONTRIBUTION_OPTIONS",
+    "bound_contributions",
+    "first_rows",
+    "selection_per_person",
+    "without_rows",
+]
