@@ -374,6 +374,7 @@ def test_publish_bounds_by_the_ledgers_identifier_and_charges_once(tmp_path: Pat
     meta = json.loads((tmp_path / "r1" / "release.json").read_text())
     assert meta["dp"]["contributions"] == 3 and meta["dp"]["measure"] == "zero-concentrated"
     assert "dropped" not in json.dumps(meta) and "truncat" not in json.dumps(meta)
+    assert not any(str(p) in json.dumps(meta) for p in df["patient_id"])  # no id published
     spent = Ledger.load(tmp_path / "ledger.json").spent()
     # everyone, P000002's four rows (only three used) and P000006's three included, pays once
     assert spent["epsilon"].to_numpy() == pytest.approx([pub.entry.epsilon] * len(spent))
