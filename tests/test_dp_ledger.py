@@ -294,7 +294,7 @@ def test_round_trip_and_seal(tmp_path: Path) -> None:
     assert back.spent().equals(led.spent())
     assert back.entries[0].path == "/rel/A" and back.entries[0].digest == "sha256:" + "a" * 64
     doc = json.loads(path.read_text())
-    assert doc["format"] == "kerckhoffs-ledger" and doc["version"] == 2
+    assert doc["format"] == "kerckhoffs-ledger" and doc["version"] == 3
     assert doc["neighbours"] == "substitution"
     assert doc["releases"][0]["neighbours"] == "substitution"
     # an edit that gives budget back (0.5 -> 0.1) is refused
@@ -514,7 +514,7 @@ def test_version_1_is_read_and_charged_conservatively(tmp_path: Path, monkeypatc
     assert "older kerckhoffs" in " ".join(out.split()) and "conservatively" in out
     led.record("new", 0.25, 0.0, ["ann"])
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2
+    assert doc["version"] == 3
     assert [e["neighbours"] for e in doc["releases"]] == ["unknown", "substitution"]
     assert Ledger.load(path).spent().loc["ann", "epsilon"] == pytest.approx(1.25)
 
@@ -1021,3 +1021,31 @@ def test_docstring_examples_run() -> None:
     for module in (kerckhoffs.dp.ledger, kerckhoffs.dp.publish):
         failed, tried = doctest.testmod(module)
         assert tried > 0 and failed == 0, module.__name__
+
+
+def test_anonymize_with_a_bound_charges_p2_once_and_budget_shows_the_measure(  # type: ignore[no-untyped-def]
+    data, tmp_path, monkeypatch, capsys
+):
+    """``-O contributions=2`` with ``--ledger``: the release keeps at most two rows of each
+    person (P2 has two), computes its map at two rows, and P2 pays once (not 2 x 0.5 as in
+    :func:`test_anonymize_records_before_publishing`). Without --ledger there are no ids to
+    bound by: one error line, nothing written."""
+    ledger = tmp_path / "l.json"
+    code, out, err = anonymize(
+        monkeypatch, capsys, data, tmp_path / "r1", "--ledger", ledger, "--budget", "1",
+        "-O", "contributions=2",
+    )  # fmt: skip
+    assert code == 0, err
+    led = Ledger.load(ledger)
+    assert led.entries[0].contributions == 2
+    assert led.spent()["epsilon"].to_dict() == pytest.approx(
+        {"007": 0.5, "P2": 0.5, "P3": 0.5, "P4": 0.5}
+    )
+    meta = json.loads((tmp_path / "r1" / "release.json").read_text())
+    assert meta["dp"]["contributions"] == 2 and meta["dp"]["sensitivity"] == 4
+    code, out, err = run_cli(monkeypatch, capsys, "budget", ledger)
+    assert code == 0, err
+    assert "pure" in out and "rows/person" in " ".join(out.split())
+    code, out, err = anonymize(monkeypatch, capsys, data, tmp_path / "r2", "-O", "contributions=2")
+    assert code == 2 and errors(err) == 1 and "identifier column" in err
+    assert not (tmp_path / "r2").exists()

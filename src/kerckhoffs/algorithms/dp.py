@@ -7,10 +7,14 @@ count table of responses, :mod:`kerckhoffs.dp.randomized_response`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from kerckhoffs.algorithms.registry import refuse_others, register
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.contributions import CONTRIBUTION_OPTIONS
 from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
 from kerckhoffs.dp.marginals import dp_marginals
+from kerckhoffs.dp.mechanisms import check_contributions
 from kerckhoffs.dp.randomized_response import dp_rr
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
@@ -50,6 +54,7 @@ def _levels(levels: str | dict[str, int] | None, level: str | None) -> str | dic
         "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
         "neighbours": "substitution (default; sensitivity 2) | add-remove (sensitivity 1)",
         "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
+        **CONTRIBUTION_OPTIONS,
     },
 )
 def dp_histogram_algorithm(
@@ -64,6 +69,8 @@ def dp_histogram_algorithm(
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
     selection: float | str = 0.1,
+    contributions: int | str = 1,
+    persons: np.ndarray | None = None,
 ) -> DPRelease:
     """Reads epsilon from :class:`~kerckhoffs.models.DifferentialPrivacy` (``dp=EPS``; a
     delta is met with delta 0 by Laplace and geometric noise, which are pure epsilon-DP, and
@@ -82,6 +89,8 @@ def dp_histogram_algorithm(
         models=models,
         delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
         selection=_fraction(selection),
+        contributions=check_contributions(contributions),
+        persons=persons,
     )
     params = {
         "mechanism": release.noise.mechanism.value,
@@ -164,6 +173,7 @@ MARGINALS = "dp-marginals"
         "the level must come from a hierarchy file or be the root",
         "neighbours": "substitution (default; sensitivity 2 per marginal) | add-remove (1)",
         "max_cells": f"largest total number of cells (default {MAX_CELLS:,})",
+        **CONTRIBUTION_OPTIONS,
     },
 )
 def dp_marginals_algorithm(
@@ -178,6 +188,8 @@ def dp_marginals_algorithm(
     level: str | None = None,
     neighbours: str = "substitution",
     max_cells: int = MAX_CELLS,
+    contributions: int | str = 1,
+    persons: np.ndarray | None = None,
 ) -> DPRelease:
     """Reads epsilon (and a Gaussian's delta) from ``dp=EPS[,DELTA]``; the shares of the
     marginals add up to it (basic composition). ``seed`` is refused (OpenDP)."""
@@ -195,6 +207,8 @@ def dp_marginals_algorithm(
         max_cells=int(max_cells),
         models=models,
         delta=target.delta if str(mechanism).strip().lower() == "gaussian" else 0.0,
+        contributions=check_contributions(contributions),
+        persons=persons,
     )
     params = {
         "marginals": [p["attributes"] for p in release.noise.parts],

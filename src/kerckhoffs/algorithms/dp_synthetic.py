@@ -5,9 +5,12 @@ hierarchies give."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from kerckhoffs.algorithms.dp import dp_target, levels_option
 from kerckhoffs.algorithms.registry import register
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp.contributions import CONTRIBUTION_OPTIONS, bound_contributions
 from kerckhoffs.dp.synthetic import dp_synthetic
 from kerckhoffs.dp.synthetic_mbi import DEFAULT_ITERS
 from kerckhoffs.models.base import PrivacyModel
@@ -32,8 +35,7 @@ NAME = "dp-synthetic"
         "columns at level 1 of their hierarchy file); the level must come from a hierarchy "
         "file or be the root",
         "neighbours": "substitution (default) | add-remove",
-        "contributions": "the most rows one person has (default 1); the privacy map is "
-        "OpenDP's at that many rows",
+        **CONTRIBUTION_OPTIONS,
         "iters": f"mirror-descent iterations of the model fit (default {DEFAULT_ITERS})",
     },
 )
@@ -46,13 +48,16 @@ def dp_synthetic_algorithm(
     levels: str | dict[str, int] | None = None,
     level: str | None = None,
     neighbours: str = "substitution",
-    contributions: int = 1,
+    contributions: int | str = 1,
+    persons: np.ndarray | None = None,
     iters: int = DEFAULT_ITERS,
 ) -> SyntheticRelease:
     """Reads ``(epsilon, delta)`` from ``dp=EPS[,DELTA]``: delta 0 gives pure epsilon-DP,
     delta > 0 zCDP converted to it. ``seed`` is refused (OpenDP's noise cannot be seeded);
     label-dp is refused (the release is DP under substitution or add-remove)."""
     target = dp_target(models, seed, NAME)
+    # at most N rows per person (their first N), so OpenDP's map at N rows is per person
+    table, rows = bound_contributions(table, persons, contributions)
     release = dp_synthetic(
         table,
         target.epsilon,
@@ -60,7 +65,7 @@ def dp_synthetic_algorithm(
         method=method,
         levels=levels_option(levels, level),
         neighbours=neighbours,
-        contributions=contributions,
+        contributions=rows,
         iters=iters,
         models=models,
     )

@@ -69,6 +69,10 @@ def quantile(values: pd.Series, p: float) -> float:
     return float(v[lo] + (v[hi] - v[lo]) * (h - lo))
 
 
+MEASURES = {"max-divergence": "pure", "zero-concentrated": "zCDP", "approximate": "(eps, delta)"}
+"""How ``kerckhoffs budget`` names each entry's measure."""
+
+
 def budget(
     ledger: Annotated[Path, typer.Argument(help="The ledger file (JSON) to read.")],
     worst: Annotated[int, typer.Option(help="How many of the worst-off people to list.")] = 10,
@@ -83,8 +87,10 @@ def budget(
     """Show the privacy loss each person has paid across the releases of a ledger.
 
     Totals are by basic composition (the sum of epsilons and of deltas over the releases a
-    person is in). Lists the releases, quantiles and a histogram of the totals, and the
-    worst-off people.
+    person is in) or, with a --budget whose delta is above 0, the smaller of that and zCDP
+    composition (the zCDP releases' rho added, converted at the budget's delta). Lists the
+    releases (with their measure and rows per person), quantiles and a histogram of the
+    totals, and the worst-off people.
     """
     from kerckhoffs.dp.composition import parse_budget
     from kerckhoffs.dp.ledger import Ledger
@@ -94,25 +100,36 @@ def budget(
         raise InputError(f"--worst {worst}: must be >= 0")
     b = parse_budget(limit) if limit is not None else None
     led = Ledger.load(ledger)
-    spent = led.spent()
+    spent = led.spent(b[1] if b is not None and b[1] > 0 else None)
     rel = led.releases()
+    zcdp = bool((rel["measure"] == "zero-concentrated").any()) if len(rel) else False
+    how = (
+        f"the smaller of basic and zCDP composition (rho converted at delta {b[1]:g})"
+        if zcdp and b is not None and b[1] > 0
+        else "basic composition (a person's loss is the sum over the releases holding them)"
+        + ("; give --budget EPS,DELTA to compose the zCDP releases by rho" if zcdp else "")
+    )
     out.print(
         f"ledger {ledger}: {len(rel):,} release(s), {len(spent):,} people; budget under "
-        f"{led.neighbours} neighbours; basic composition (a person's loss is the sum over the "
-        "releases holding them)",
+        f"{led.neighbours} neighbours; {how}",
         soft_wrap=True,
     )
     if len(rel) == 0:
         out.print("no release recorded yet")
         return
     t = table(
-        "release", "epsilon", "delta", "neighbours", "people", "rows", "recorded (UTC)", "digest"
-    )
+        "release", "epsilon", "delta", "neighbours", "measure", "rows/person", "people", "rows",
+        "recorded (UTC)", "digest",
+    )  # fmt: skip
     for r in rel.itertuples(index=False):
         digest = str(r.digest)[:19] if r.digest else "-"
+        measure = MEASURES.get(str(r.measure), str(r.measure))
+        if r.rho is not None and r.rho == r.rho:
+            measure += f" rho={_num(r.rho)}"
         t.add_row(
-            value(r.name), _num(r.epsilon), _num(r.delta), str(r.neighbours), f"{r.people:,}",
-            f"{r.rows:,}", str(r.recorded)[:16].replace("T", " "), digest,
+            value(r.name), _num(r.epsilon), _num(r.delta), str(r.neighbours), measure,
+            str(r.contributions), f"{r.people:,}", f"{r.rows:,}",
+            str(r.recorded)[:16].replace("T", " "), digest,
         )  # fmt: skip
     out.print(fit_words(t, out.width))
     _say_conversions(rel, led.neighbours)

@@ -36,6 +36,7 @@ import pandas as pd
 from kerckhoffs.data.schema import MissingPolicy
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, count_accuracy
+from kerckhoffs.dp.contributions import bound_contributions, selection_per_person
 from kerckhoffs.dp.domain import MAX_CELLS, CellDomain, cell_domain, parse_levels
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
@@ -43,6 +44,7 @@ from kerckhoffs.dp.mechanisms import (
     add_noise,
     count_measurement,
     post_process,
+    with_pure_part,
 )
 from kerckhoffs.dp.select import choose_levels
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
@@ -176,6 +178,8 @@ def dp_histogram(
     delta: float = 0.0,
     selection: float = 0.1,
     accuracy: float = ACCURACY_LEVEL,
+    contributions: int = 1,
+    persons: np.ndarray | None = None,
 ) -> DPRelease:
     """An ``epsilon``-DP noisy count table of ``table`` over a public cell domain.
 
@@ -192,8 +196,13 @@ def dp_histogram(
     (:func:`kerckhoffs.dp.select.choose_levels`, OpenDP's noisy max) spending the fraction
     ``selection`` of epsilon on the choice and the rest on the counts; the recorded privacy
     map is the sum of both maps, each recorded in ``noise.parts``.
+
+    ``contributions=N`` with ``persons`` (each row's identifier) keeps at most ``N`` rows per
+    person and computes every map at ``N`` rows (:mod:`kerckhoffs.dp.contributions`), so
+    ``epsilon`` is per person.
     """
     refuse_missing_drop(table, "dp-histogram")
+    table, rows = bound_contributions(table, persons, contributions)
     auto, pinned = _parse_auto(levels)
     eps_total = float(epsilon)
     choice: dict[str, Any] | None = None
@@ -202,19 +211,22 @@ def dp_histogram(
             raise ParameterError(f"selection must be a fraction in (0, 1), got {selection!r}")
         eps_sel = eps_total * float(selection)
         epsilon = (eps_total - eps_sel) * (1 - 1e-12)  # the two maps' sum stays <= eps_total
-        _, probe = count_measurement(1, epsilon, mechanism, neighbours, delta)
+        _, probe = count_measurement(1, epsilon, mechanism, neighbours, delta, rows)
         sa_level = pinned.pop(table.sa_name, 0)
         levels, choice = choose_levels(
             table,
-            eps_sel,
+            eps_sel / rows,
             count_scale=probe.scale,
             with_sa=with_sa,
             sa_level=sa_level,
             max_cells=max_cells,
             fixed=pinned,
         )
+        choice = selection_per_person(choice, rows)
     domain, key = cell_domain(table, levels, with_sa=with_sa, max_cells=max_cells)
-    measurement, noise = count_measurement(domain.size, epsilon, mechanism, neighbours, delta)
+    measurement, noise = count_measurement(
+        domain.size, epsilon, mechanism, neighbours, delta, contributions=rows
+    )
     if choice is not None:
         counts_part = {
             "name": "counts",
@@ -227,6 +239,7 @@ def dp_histogram(
             epsilon=eps_total,
             privacy_map=noise.privacy_map + choice["privacy_map"],
             parts=(choice, counts_part, *noise.parts),
+            rho=with_pure_part(noise.rho, choice["privacy_map"]),
         )
         if noise.privacy_map > eps_total:  # pragma: no cover (1e-12 headroom above)
             raise PrivacyCheckFailed(

@@ -35,22 +35,8 @@ import pandas as pd
 from kerckhoffs.data.hierarchy import format_value
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.data.table import EncodedColumn, Table, encode_column, sensitive_flags
+from kerckhoffs.dp.contributions import without_rows
 from kerckhoffs.dp.randomized_response import uniform_below
-
-
-def without_rows(table: Table, drop: np.ndarray) -> Table:
-    """``table`` without the rows where ``drop`` is true (same code domains)."""
-    keep = np.flatnonzero(~np.asarray(drop, dtype=bool))
-    return dataclasses.replace(
-        table,
-        qi=np.asfortranarray(table.qi[keep]),
-        sa=table.sa[keep],
-        provider=None if table.provider is None else table.provider[keep],
-        row_ids=None if table.row_ids is None else table.row_ids[keep],
-        index=None if table.index is None else table.index[keep],
-        other=None if table.other is None else table.other.iloc[keep].reset_index(drop=True),
-        notes=list(table.notes),
-    )
 
 
 def with_public_records(table: Table, replace: np.ndarray) -> Table:

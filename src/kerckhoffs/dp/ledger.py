@@ -20,9 +20,35 @@ publisher's private file, like the input data it was made from, and must never b
 every candidate). It is written readable by its owner only (mode 0600) and keeps the mode
 it has when rewritten.
 
-**Several rows.** A person with ``k`` rows in one release (several visits) pays under *group
-privacy* over ``k`` neighbouring steps (Dwork and Roth 2014, Theorem 2.2, and its
-``(eps, delta)`` form by induction): ``k eps`` and ``delta (1 + e^eps + ... + e^((k-1) eps))``.
+**Measures.** Each entry records the measure its guarantee was proved under
+(:class:`~kerckhoffs.dp.loss.Measure`). A person's total is formed from every entry holding
+them in three ways, each a composition theorem, and the smallest is charged
+(:meth:`kerckhoffs.dp.composition.Spend.totals`):
+
+* *basic*: the sum of every entry's ``(epsilon, delta)`` (Dwork and Roth 2014, Thm. 3.16);
+* *zCDP + basic*: the zCDP entries (the Gaussian, AIM, MST) add their rho (Bun and Steinke,
+  "Concentrated Differential Privacy", TCC 2016, Lemma 2.3), converted to ``(epsilon,
+  delta_B)`` once at the budget's delta ``delta_B`` by OpenDP's conversion
+  (:func:`~kerckhoffs.dp.composition.zcdp_epsilon`), plus the other entries by basic
+  composition;
+* *all zCDP*: the same with the pure entries counted as ``epsilon²/2``-zCDP (Bun and Steinke
+  2016, Prop. 1.4).
+
+Ten Gaussian releases at rho 0.0244 cost ``(10 x 1, 10 x 1e-5)`` by the first and
+``(3.15, 1e-5)`` by the second. Without a budget delta (``spent()``, a pure budget) only basic
+composition applies. Each theorem holds for releases whose privacy parameters were fixed
+before they ran; the ledger (like any privacy filter) also lets later releases be chosen
+after earlier ones, for which basic composition (Rogers et al., "Privacy Odometers and
+Filters", NeurIPS 2016) and zCDP filters (Whitehouse et al., "Fully-Adaptive Composition in
+Differential Privacy", ICML 2023) are each proved; taking the smaller of the two per person
+is not covered by either proof.
+
+**Several rows.** A release made for ``N`` rows per person (``contributions``,
+:mod:`kerckhoffs.dp.contributions`) covers any change of up to ``N`` rows of one person. A
+person with ``r`` rows in it pays for ``k = ceil(r / N)`` neighbouring steps (``r <= N``: once,
+at the release's loss), under *group privacy* (Dwork and Roth 2014, Theorem 2.2, and its
+``(eps, delta)`` form by induction): ``k eps`` and ``delta (1 + e^eps + ... + e^((k-1) eps))``;
+a zCDP entry ``k² rho`` (Bun and Steinke 2016, Prop. 1.9).
 
 **Neighbour notions.** A release is DP with respect to a notion of neighbouring tables:
 *substitution* (one person's record changes, the number of rows ``n`` is public) or
@@ -43,11 +69,13 @@ budget), and an epsilon of 710 or more (``e^eps`` beyond a float) is handled in 
 
 File format (JSON, one line, written atomically and sealed like ``release.json``)::
 
-    {"format": "kerckhoffs-ledger", "version": 2, "composition": "basic",
+    {"format": "kerckhoffs-ledger", "version": 3, "composition": "basic+zcdp",
      "neighbours": "substitution",                    # the budget's notion
      "people": ["P001", "P002", ...],                 # every person ever recorded, as given
      "releases": [{"name": ..., "path": ..., "digest": "sha256:..." | null,
                    "epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove",
+                   "measure": "max-divergence" | "zero-concentrated" | "approximate",
+                   "rho": 0.0244 | null, "contributions": 1,
                    "recorded": "2025-01-01T12:00:00Z",
                    "members": [0, 1, 1, 5, ...]}],   # indices into people, one per row
      "integrity": "sha256:..."}                       # SHA-256 of the file itself
@@ -56,7 +84,9 @@ Version 1 (written before entries recorded their notion) is still read: its budg
 substitution and each of its entries, whose notion is unknown, is charged as an add-remove
 release converted to substitution (the larger of the two possible charges); ``kerckhoffs
 budget`` says so. The next release recorded rewrites the file as version 2, the old entries
-marked ``"neighbours": "unknown"``.
+marked ``"neighbours": "unknown"``. Version 2 (before entries recorded their measure) is read
+with each entry pure when its delta is 0, approximate otherwise (basic composition, which
+holds whatever the mechanism), one row per person; the next save writes version 3.
 
 The self-digest refuses a ledger edited outside kerckhoffs (an edit that drops an entry would
 silently give people budget back); like ``release.json``'s, it guards against accidents, not
@@ -79,6 +109,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -95,13 +126,13 @@ from kerckhoffs.dp.composition import (
     SUBSTITUTION,
     UNKNOWN,
     BudgetExceeded,
-    charge,
+    Spend,
     check_loss,
+    entry_spend,
     exceeds,
     notion_text,
     parse_budget,
     parse_notion,
-    saturated_sum,
     steps_per_row,
 )
 from kerckhoffs.dp.ledger_file import (
@@ -116,11 +147,15 @@ from kerckhoffs.dp.ledger_file import (
     sha_on_disk,
     text_field,
 )
+from kerckhoffs.dp.loss import Measure, PrivacyLoss
+from kerckhoffs.dp.mechanisms import check_contributions
 from kerckhoffs.errors import InputError, ParameterError
 
 FORMAT = "kerckhoffs-ledger"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+COMPOSITION = {1: "basic", 2: "basic", 3: "basic+zcdp"}
+"""The ``composition`` each version's file states."""
 
 
 # -- entries -----------------------------------------------------------------------------------
@@ -138,6 +173,9 @@ class Entry:
     digest: str | None = None
     recorded: str = ""
     neighbours: str = SUBSTITUTION
+    measure: Measure = Measure.PURE
+    rho: float | None = None
+    contributions: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as stored in the ledger file."""
@@ -148,9 +186,26 @@ class Entry:
             "epsilon": self.epsilon,
             "delta": self.delta,
             "neighbours": self.neighbours,
+            "measure": self.measure.value,
+            "rho": self.rho,
+            "contributions": self.contributions,
             "recorded": self.recorded,
             "members": self.members.tolist(),
         }
+
+    def spend(self, n: int, ledger_neighbours: str) -> Spend:
+        """What each of the ledger's ``n`` people pays for this entry (:class:`Spend`)."""
+        rows = np.bincount(self.members, minlength=n)
+        return entry_spend(
+            rows,
+            self.epsilon,
+            self.delta,
+            self.neighbours,
+            ledger_neighbours,
+            measure=self.measure,
+            rho=self.rho,
+            contributions=self.contributions,
+        )
 
 
 @dataclass(frozen=True)
@@ -276,8 +331,8 @@ class Ledger:
 
     @classmethod
     def _read_doc(cls, doc: dict[str, Any], version: int, path: Path) -> Ledger:
-        if doc.get("composition") != "basic":
-            raise Malformed("its composition is not 'basic'")
+        if doc.get("composition") != COMPOSITION[version]:
+            raise Malformed(f"its composition is not {COMPOSITION[version]!r}")
         if version == 1:
             notion = SUBSTITUTION
         else:
@@ -319,6 +374,7 @@ class Ledger:
                         f"{where} is under {entry_notion} neighbours, which a ledger under "
                         f"{notion} cannot hold"
                     ) from None
+            measure, rho, rows = _accounting(e, delta, version, where)
             entries.append(
                 Entry(
                     name=str(text_field(e.get("name"), f"{where}: name")),
@@ -329,6 +385,9 @@ class Ledger:
                     digest=text_field(e.get("digest"), f"{where}: digest", optional=True),
                     recorded=str(text_field(e.get("recorded", ""), f"{where}: recorded")),
                     neighbours=entry_notion,
+                    measure=measure,
+                    rho=rho,
+                    contributions=rows,
                 )
             )
         return cls(path, list(people), entries, notion, legacy=version == 1)
@@ -346,39 +405,41 @@ class Ledger:
             idx[new] = start + pd.Index(fresh).get_indexer(ids[new])
         return np.asarray(idx, dtype=np.int64)
 
-    def _totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _spend(self) -> tuple[Spend, np.ndarray]:
         n = len(self.people)
-        eps, delta, releases = np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64)
+        spend, releases = Spend.zeros(n), np.zeros(n, dtype=np.int64)
         for e in self.entries:  # a loop over releases, not rows
-            k = np.bincount(e.members, minlength=n)
-            e_eps, e_delta = charge(k, e.epsilon, e.delta, e.neighbours, self.neighbours)
-            with np.errstate(over="ignore"):  # a sum beyond a float saturates at inf
-                eps += e_eps
-                delta += e_delta
-            releases += k > 0
-        return eps, delta, releases
+            spend = spend + e.spend(n, self.neighbours)
+            releases += np.bincount(e.members, minlength=n) > 0
+        return spend, releases
 
-    def totals_of(self, people: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The totals ``(epsilon, delta)`` spent so far by each of ``people`` (distinct ids;
-        0 for someone the ledger does not know)."""
+    def spend_of(self, people: np.ndarray) -> Spend:
+        """What each of ``people`` (distinct ids) has spent so far, by composition rule (0 for
+        someone the ledger does not know)."""
         ids = np.asarray(people, dtype=object)
-        eps, delta = np.zeros(len(ids)), np.zeros(len(ids))
-        if self.people and len(ids):
-            tot_eps, tot_delta, _ = self._totals()
-            idx = pd.Index(self.people).get_indexer(ids)
-            seen = idx >= 0
-            eps[seen] = tot_eps[idx[seen]]
-            delta[seen] = tot_delta[idx[seen]]
-        return eps, delta
+        if not self.people or not len(ids):
+            return Spend.zeros(len(ids))
+        spend, _ = self._spend()
+        return spend.take(np.asarray(pd.Index(self.people).get_indexer(ids), dtype=np.int64))
 
-    def spent(self) -> pd.DataFrame:
-        """Each person's total loss by basic composition under the ledger's notion: a
-        DataFrame indexed by ``person`` with columns ``epsilon``, ``delta`` (sums over the
-        releases holding them, group privacy for several rows; ``inf`` when beyond a float)
-        and ``releases`` (how many releases hold them)."""
-        eps, delta, releases = self._totals()
+    def totals_of(
+        self, people: np.ndarray, delta: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The totals ``(epsilon, delta)`` spent so far by each of ``people`` (distinct ids;
+        0 for someone the ledger does not know), zCDP entries converted at ``delta`` (module
+        docstring; None: basic composition only)."""
+        return self.spend_of(people).totals(delta)
+
+    def spent(self, delta: float | None = None) -> pd.DataFrame:
+        """Each person's total loss under the ledger's notion: a DataFrame indexed by
+        ``person`` with columns ``epsilon``, ``delta`` (the smallest valid total, zCDP entries
+        converted at ``delta``; basic composition when it is None; ``inf`` when beyond a
+        float), ``rho`` (the zCDP entries' rho, group privacy included) and ``releases`` (how
+        many releases hold them)."""
+        spend, releases = self._spend()
+        eps, dlt = spend.totals(delta)
         return pd.DataFrame(
-            {"epsilon": eps, "delta": delta, "releases": releases},
+            {"epsilon": eps, "delta": dlt, "rho": spend.rho, "releases": releases},
             index=pd.Index(self.people, name="person", dtype=object),
         )
 
@@ -390,10 +451,14 @@ class Ledger:
         budget: float | str | tuple[float, float],
         *,
         neighbours: str = SUBSTITUTION,
+        measure: Measure | str = Measure.PURE,
+        rho: float | None = None,
+        contributions: int = 1,
     ) -> BudgetCheck:
-        """Whether a release with ``(epsilon, delta)`` under ``neighbours`` over ``people``
-        (one id per row) would take anyone's total over ``budget`` (``epsilon`` or
-        ``(epsilon, delta)``; module docstring for the tolerance). Reaching the budget
+        """Whether a release with ``(epsilon, delta)`` under ``neighbours`` (``measure``,
+        ``rho`` and ``contributions`` as for :meth:`record`) over ``people`` (one id per row)
+        would take anyone's total over ``budget`` (``epsilon`` or ``(epsilon, delta)``; zCDP
+        converted at its delta; module docstring for the tolerance). Reaching the budget
         exactly is allowed."""
         eps, d = check_loss(epsilon, delta)
         b_eps, b_delta = parse_budget(budget)
@@ -401,10 +466,11 @@ class Ledger:
         codes, uniq = pd.factorize(ids)
         k = np.bincount(codes, minlength=len(uniq))
         uniq = np.asarray(uniq, dtype=object)
-        before_eps, before_delta = self.totals_of(uniq)
-        add_eps, add_delta = charge(k, eps, d, parse_notion(neighbours), self.neighbours)
-        after_eps = saturated_sum(before_eps, add_eps)
-        after_delta = saturated_sum(before_delta, add_delta)
+        m, r, n = _loss_fields(measure, rho, contributions)
+        added = entry_spend(
+            k, eps, d, parse_notion(neighbours), self.neighbours, measure=m, rho=r, contributions=n
+        )
+        after_eps, after_delta = (self.spend_of(uniq) + added).totals(b_delta)
         over = exceeds(after_eps, b_eps) | exceeds(after_delta, b_delta)
         table = pd.DataFrame(
             {"epsilon": after_eps[over], "delta": after_delta[over]},
@@ -420,6 +486,9 @@ class Ledger:
         people: Iterable[Any],
         *,
         neighbours: str = SUBSTITUTION,
+        measure: Measure | str = Measure.PURE,
+        rho: float | None = None,
+        contributions: int = 1,
         path: str | Path | None = None,
         digest: str | None = None,
         budget: float | str | tuple[float, float] | None = None,
@@ -427,7 +496,10 @@ class Ledger:
     ) -> Entry:
         """Add a release over ``people`` (one id per row) with loss ``(epsilon, delta)``
         under ``neighbours`` (``substitution`` or ``add-remove``; module docstring for how
-        it is charged on this ledger, and what is refused).
+        it is charged on this ledger, and what is refused). ``measure``: what the guarantee was
+        proved under (a zCDP release gives its ``rho``); ``contributions``: the rows per person
+        its map was computed for (:meth:`record_loss` takes all of it from a
+        :class:`~kerckhoffs.dp.loss.PrivacyLoss`).
 
         With ``budget`` the release is refused (:class:`BudgetExceeded`, nothing changed) if
         it would take anyone over. A ledger with a :attr:`path` is saved atomically at once,
@@ -438,10 +510,13 @@ class Ledger:
         eps, d = check_loss(epsilon, delta)
         notion = parse_notion(neighbours)
         steps_per_row(notion, self.neighbours)
+        m, r, n = _loss_fields(measure, rho, contributions)
         if not str(release_name).strip():
             raise ParameterError("release_name: give the release a name")
         if budget is not None:
-            check = self.would_exceed(people, eps, d, budget, neighbours=notion)
+            check = self.would_exceed(
+                people, eps, d, budget, neighbours=notion, measure=m, rho=r, contributions=n
+            )
             if check:
                 raise BudgetExceeded(check.message(f"release {release_name!r}"))
         before = len(self.people)
@@ -458,6 +533,9 @@ class Ledger:
             digest=digest,
             recorded=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             neighbours=notion,
+            measure=m,
+            rho=r,
+            contributions=n,
         )
         self.entries.append(entry)
         if self.path is not None:
@@ -469,13 +547,31 @@ class Ledger:
                 raise
         return entry
 
+    def record_loss(
+        self, release_name: str, loss: PrivacyLoss, people: Iterable[Any], **kw: Any
+    ) -> Entry:
+        """:meth:`record` of a release's :class:`~kerckhoffs.dp.loss.PrivacyLoss` (what
+        ``release.accounting()`` returns): its epsilon, delta, neighbours, measure, rho and
+        contributions. Other keywords as for :meth:`record`."""
+        return self.record(
+            release_name,
+            loss.epsilon,
+            loss.delta,
+            people,
+            neighbours=loss.neighbours,
+            measure=loss.measure,
+            rho=loss.rho,
+            contributions=loss.contributions,
+            **kw,
+        )
+
     # -- writing ---------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The ledger file's bytes, sealed with its own SHA-256 (module docstring)."""
         doc = {
             "format": FORMAT,
             "version": VERSION,
-            "composition": "basic",
+            "composition": COMPOSITION[VERSION],
             "neighbours": self.neighbours,
             "people": self.people,
             "releases": [e.to_dict() for e in self.entries],
@@ -513,14 +609,17 @@ class Ledger:
         return target
 
     def releases(self) -> pd.DataFrame:
-        """One row per recorded release: name, epsilon, delta, neighbours, people
-        (distinct), rows, recorded (UTC), path, digest."""
+        """One row per recorded release: name, epsilon, delta, neighbours, measure, rho,
+        contributions, people (distinct), rows, recorded (UTC), path, digest."""
         return pd.DataFrame(
             {
                 "name": [e.name for e in self.entries],
                 "epsilon": [e.epsilon for e in self.entries],
                 "delta": [e.delta for e in self.entries],
                 "neighbours": [e.neighbours for e in self.entries],
+                "measure": [e.measure.value for e in self.entries],
+                "rho": [e.rho for e in self.entries],
+                "contributions": [e.contributions for e in self.entries],
                 "people": [int(np.unique(e.members).size) for e in self.entries],
                 "rows": [int(e.members.size) for e in self.entries],
                 "recorded": [e.recorded for e in self.entries],
@@ -528,6 +627,40 @@ class Ledger:
                 "digest": [e.digest for e in self.entries],
             }
         )
+
+
+def _loss_fields(
+    measure: Measure | str, rho: float | None, contributions: object
+) -> tuple[Measure, float | None, int]:
+    """``measure``, ``rho`` and ``contributions`` of a release checked: a zCDP release needs a
+    rho that is a finite number >= 0 (other measures keep none); one-line ParameterError."""
+    try:
+        m = Measure(getattr(measure, "value", measure))
+    except ValueError:
+        known = ", ".join(x.value for x in Measure)
+        raise ParameterError(f"measure {measure!r}: expected one of {known}") from None
+    if m != Measure.ZCDP:
+        return m, None, check_contributions(contributions)
+    if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 <= rho < math.inf:
+        raise ParameterError(f"rho {rho!r}: a zCDP release needs a finite rho >= 0")
+    return m, float(rho), check_contributions(contributions)
+
+
+def _accounting(
+    e: dict[str, Any], delta: float, version: int, where: str
+) -> tuple[Measure, float | None, int]:
+    """An entry's measure, rho and contributions as read (defaults before version 3: pure
+    when delta is 0, else approximate; one row per person)."""
+    if version < 3:
+        return (Measure.PURE if delta == 0 else Measure.APPROXIMATE), None, 1
+    rho = e.get("rho")
+    if rho is not None:
+        rho = loss_number(rho, f"{where}: rho")
+    try:
+        return _loss_fields(text_field(e.get("measure"), f"{where}: measure") or "", rho,
+                            e.get("contributions"))  # fmt: skip
+    except ParameterError as exc:
+        raise Malformed(f"{where}: {exc}") from None
 
 
 def _as_ids(people: Iterable[Any]) -> np.ndarray:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, count_accuracy
+from kerckhoffs.dp.contributions import bound_contributions
 from kerckhoffs.dp.counts import (
     COUNT,
     MAX_CELLS,
@@ -150,6 +151,7 @@ def _measure(
     neighbours: Neighbours,
     target: float,
     target_delta: float = 0.0,
+    contributions: int = 1,
 ) -> tuple[list[Any], list[NoiseSpec]]:
     """One OpenDP measurement per part; the shares shrink by a relative 1e-12 (a few
     times at most) if the exact sum of OpenDP's maps (:func:`exact_sum`) exceeds the target by
@@ -161,7 +163,7 @@ def _measure(
     for attempt in range(4):
         shrink = (1 - 1e-12) ** attempt
         built = [
-            count_measurement(c, e * shrink, mechanism, neighbours, d)
+            count_measurement(c, e * shrink, mechanism, neighbours, d, contributions)
             for c, e, d in zip(cells, epsilons, deltas, strict=True)
         ]
         if exact_sum([s.privacy_map for _, s in built]) <= target:
@@ -203,6 +205,8 @@ def dp_marginals(
     delta: float = 0.0,
     consistent: bool = False,
     accuracy: float = ACCURACY_LEVEL,
+    contributions: int = 1,
+    persons: np.ndarray | None = None,
 ) -> DPRelease:
     """An ``(epsilon, delta)``-DP release of several marginal count tables of ``table``.
 
@@ -218,11 +222,13 @@ def dp_marginals(
     :func:`~kerckhoffs.dp.counts.dp_histogram`); ``weights`` splits epsilon (and a Gaussian's
     delta) unequally. Each marginal lists every cell of its public domain. The recorded
     privacy map is the sum of OpenDP's maps (basic composition); a sum above ``epsilon``
-    fails closed.
+    fails closed. ``contributions=N`` with ``persons``: at most ``N`` rows per person, maps at
+    ``N`` rows (:mod:`kerckhoffs.dp.contributions`).
 
     >>> # dp_marginals(table, 1.0, "age+sex;zip+disease", levels="age:2")
     """
     refuse_missing_drop(table, "dp-marginals")
+    table, rows = bound_contributions(table, persons, contributions)
     eps, dlt = check_budget(epsilon, delta)
     mech, nb = parse_mechanism(mechanism), count_neighbours(neighbours)
     sets = parse_marginals(marginals)
@@ -238,7 +244,8 @@ def dp_marginals(
         )
     shares = split_budget(eps, len(sets), weights)
     dshares = split_delta(dlt, shares)
-    meas, specs = _measure([d.size for d in domains], shares, dshares, mech, nb, eps, dlt)
+    sizes = [d.size for d in domains]
+    meas, specs = _measure(sizes, shares, dshares, mech, nb, eps, dlt, rows)
     raw = [
         add_noise(true_counts(k, d.size), m, spec)
         for d, k, m, spec in zip(domains, keys, meas, specs, strict=True)
@@ -384,6 +391,9 @@ def _composed_noise(
             if joint
             else ROUND
         ),
+        measure=specs[0].measure,
+        rho=None if specs[0].rho is None else sum_up([s.rho or 0.0 for s in specs]),
+        contributions=specs[0].contributions,
     )
 
 

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from kerckhoffs.dp.accuracy import CLAMPED, ESTIMATORS
+from kerckhoffs.dp.loss import Measure
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
 
@@ -212,6 +213,23 @@ class NoiseSpec:
     accuracy: dict[str, Any] | None = None
     """The stated interval of every count (:mod:`kerckhoffs.dp.accuracy`): its level, its
     half-widths and how they were computed; None for releases written before."""
+    measure: Measure = Measure.PURE
+    """The measure the guarantee was proved under (:class:`~kerckhoffs.dp.loss.Measure`):
+    pure for Laplace, geometric, randomized response and noisy max; zero-concentrated for
+    the Gaussian, whose ``(epsilon, delta)`` is OpenDP's conversion of :attr:`rho`."""
+    rho: float | None = None
+    """The zCDP rho OpenDP's map reports at the release's sensitivity (zCDP releases only):
+    what a privacy ledger composes (Bun and Steinke, TCC 2016, Lemma 2.3)."""
+    contributions: int = 1
+    """The most rows one person contributes: the privacy map was computed at ``d_in`` of
+    that many rows (:mod:`kerckhoffs.dp.contributions`), so the loss is per person."""
+
+    def __post_init__(self) -> None:
+        if self.measure == Measure.ZCDP and not (
+            self.rho is not None and math.isfinite(self.rho)
+        ):  # a rho beyond a float says nothing: its (epsilon, delta) is what holds
+            object.__setattr__(self, "measure", Measure.APPROXIMATE)
+            object.__setattr__(self, "rho", None)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (what ``release.json`` holds under ``"dp"``)."""
@@ -229,7 +247,10 @@ class NoiseSpec:
                 "sensitivity_norm": self.norm,
                 "post_processing": self.post_processing,
                 "estimator": self.estimator,
+                "measure": self.measure.value,
+                "contributions": self.contributions,
             }
+            | ({"rho": self.rho} if self.rho is not None else {})
             | ({"parts": [dict(p) for p in self.parts]} if self.parts else {})
             | ({"accuracy": dict(self.accuracy)} if self.accuracy is not None else {})
         )
@@ -272,6 +293,7 @@ class NoiseSpec:
         accuracy = data.get("accuracy")
         if accuracy is not None and not isinstance(accuracy, dict):
             raise ParameterError(f"{where}: field 'dp.accuracy' is not an object")
+        measure, rho, contributions = _accounting_fields(data, num("delta"), where)
         return cls(
             mech,
             nb,
@@ -287,7 +309,41 @@ class NoiseSpec:
             str(data.get("post_processing", CLAMP_AND_ROUND)),
             estimator,
             accuracy,
+            measure,
+            rho,
+            contributions,
         )
+
+
+def _accounting_fields(
+    data: dict[str, Any], delta: float, where: str
+) -> tuple[Measure, float | None, int]:
+    """``measure``, ``rho`` and ``contributions`` of a ``release.json`` ``"dp"`` record. A
+    file written before they were recorded reads as one row per person, pure when its delta
+    is 0 and otherwise approximate (its ``(epsilon, delta)`` composes by basic composition,
+    which holds whatever the mechanism)."""
+    raw = data.get("measure")
+    if raw is None:
+        measure = Measure.PURE if delta == 0 else Measure.APPROXIMATE
+    else:
+        try:
+            measure = Measure(str(raw))
+        except ValueError:
+            known = ", ".join(m.value for m in Measure)
+            raise ParameterError(
+                f"{where}: field 'dp.measure' {raw!r} is not one of {known}"
+            ) from None
+    rho = data.get("rho")
+    if measure == Measure.ZCDP:
+        if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 <= rho < math.inf:
+            raise ParameterError(f"{where}: field 'dp.rho' is missing or not a number >= 0")
+        rho = float(rho)
+    else:
+        rho = None
+    n = data.get("contributions", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParameterError(f"{where}: field 'dp.contributions' must be an integer >= 1")
+    return measure, rho, n
 
 
 def as_float(value: Any) -> float:
@@ -357,9 +413,12 @@ def count_measurement(
     mechanism: Mechanism | str = Mechanism.GEOMETRIC,
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
     delta: float = 0.0,
+    contributions: int = 1,
 ) -> tuple[Any, NoiseSpec]:
     """The OpenDP measurement adding noise to a count vector of ``cells`` cells, and its
-    :class:`NoiseSpec`.
+    :class:`NoiseSpec`. ``contributions``: the most rows one person has in the counts
+    (:mod:`kerckhoffs.dp.contributions`); the sensitivity is that many rows' (``2N`` under
+    substitution, ``N`` under add/remove), so the loss is per person.
 
     Scale ``b = Δ/ε``; if OpenDP's map at ``d_in = Δ`` exceeds ``ε`` by floating-point
     rounding, ``b`` moves up one ulp at a time until it does not. A map still above ``ε``
@@ -370,11 +429,12 @@ def count_measurement(
     nb = count_neighbours(neighbours)
     if cells < 1:
         raise ParameterError("the cell domain is empty")
+    rows = check_contributions(contributions)
     if mech == Mechanism.GAUSSIAN:
-        return gaussian_measurement(cells, eps, dlt, nb)
+        return gaussian_measurement(cells, eps, dlt, nb, rows)
     if mech == Mechanism.RANDOMIZED_RESPONSE:
         raise ParameterError("randomized-response perturbs records, not counts: use dp-rr")
-    sens = histogram_sensitivity(nb)
+    sens = histogram_sensitivity(nb) * rows
     integer = mech == Mechanism.GEOMETRIC
     scale = sens / eps
     refuse_scale(scale, eps, f"{mech.value} noise")
@@ -385,8 +445,32 @@ def count_measurement(
         scale = float(np.nextafter(scale, np.inf))
     else:  # pragma: no cover (OpenDP's map is within a few ulps of Δ/b)
         raise PrivacyCheckFailed(f"OpenDP's privacy map {loss} stays above epsilon {eps}")
-    spec = NoiseSpec(mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells)
+    spec = NoiseSpec(
+        mech, nb, sens, scale, eps, dlt, loss, opendp_version(), cells, contributions=rows
+    )
     return meas, spec
+
+
+def with_pure_part(rho: float | None, epsilon: float) -> float | None:
+    """The zCDP rho of a zCDP release (``rho``; None for a pure one, which stays None) composed
+    with a pure ``epsilon``-DP step: an epsilon-DP mechanism is ``epsilon²/2``-zCDP and zCDP
+    composes by adding rho (Bun and Steinke, TCC 2016, Prop. 1.4 and Lemma 2.3)."""
+    if rho is None:
+        return None
+    eps = float(epsilon)
+    return rho + (eps * eps / 2 if eps < 1e150 else math.inf)
+
+
+def check_contributions(value: object) -> int:
+    """``value`` as a number of rows per person (an integer >= 1); else one-line
+    ParameterError."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not (isinstance(value, int) or text.isdigit()):
+        raise ParameterError(f"contributions {value!r}: expected a whole number of rows >= 1")
+    rows = int(text)
+    if rows < 1:
+        raise ParameterError(f"contributions {value!r}: expected a whole number of rows >= 1")
+    return rows
 
 
 @functools.lru_cache(maxsize=256)
@@ -419,12 +503,15 @@ def gaussian_measurement(
     epsilon: float,
     delta: float,
     neighbours: Neighbours | str = Neighbours.SUBSTITUTION,
+    contributions: int = 1,
 ) -> tuple[Any, NoiseSpec]:
     """OpenDP's discrete Gaussian on a count vector of ``cells`` cells, made
     ``(epsilon, delta)``-DP (``docs/theory/composition.md#dp-mechanisms``; Dwork-Roth 2014).
 
     The L2 sensitivity is ``sqrt 2`` under substitution, 1 under add/remove
-    (:func:`l2_histogram_sensitivity`). OpenDP's Gaussian is zCDP (``rho = Δ2²/(2σ²)``);
+    (:func:`l2_histogram_sensitivity`), times ``contributions`` (a person's ``N`` rows may
+    all leave one cell for another: ``sqrt(N² + N²)``). OpenDP's Gaussian is zCDP
+    (``rho = Δ2²/(2σ²)``, recorded as the release's :attr:`NoiseSpec.rho`);
     ``make_zCDP_to_approxDP`` + ``make_fix_delta`` turn it into the ``(epsilon', delta)``
     its map reports. The smallest scale ``σ`` with ``epsilon' <= epsilon`` is found by
     bisection on OpenDP's map (tighter than Dwork-Roth's ``Δ2·sqrt(2 ln(1.25/δ))/ε``, which
@@ -443,7 +530,8 @@ def gaussian_measurement(
         )
     if cells < 1:
         raise ParameterError("the cell domain is empty")
-    d_in = l2_histogram_sensitivity(nb)
+    rows = check_contributions(contributions)
+    d_in = l2_histogram_sensitivity(nb) * rows
     sigma = _gaussian_scale(d_in, eps, dlt)
     zcdp, meas, loss = _gaussian(int(cells), sigma, dlt, d_in)
     if loss > eps:  # pragma: no cover (the bisection's upper end always satisfies it)
@@ -462,6 +550,9 @@ def gaussian_measurement(
         cells,
         ({"name": "gaussian", "rho": rho, "delta": dlt},),
         "l2",
+        measure=Measure.ZCDP,
+        rho=rho,
+        contributions=rows,
     )
     return meas, spec
 
@@ -623,6 +714,7 @@ __all__ = [
     "add_noise",
     "as_float",
     "check_budget",
+    "check_contributions",
     "consistent_totals",
     "count_measurement",
     "count_neighbours",
@@ -636,4 +728,5 @@ __all__ = [
     "post_process",
     "refuse_scale",
     "shown_number",
+    "with_pure_part",
 ]

@@ -53,16 +53,19 @@ from kerckhoffs.dp.composition import (
     SUBSTITUTION,
     TOLERANCE,
     BudgetExceeded,
-    charge,
+    entry_spend,
     notion_text,
     parse_budget,
     parse_notion,
-    saturated_sum,
     steps_per_row,
+    zcdp_rho_within,
 )
+from kerckhoffs.dp.contributions import first_rows
 from kerckhoffs.dp.individual_filter import with_public_records, without_rows
 from kerckhoffs.dp.ledger import BudgetCheck, Entry, Ledger
 from kerckhoffs.dp.ledger_file import lock
+from kerckhoffs.dp.loss import Measure, PrivacyLoss
+from kerckhoffs.dp.mechanisms import check_contributions
 from kerckhoffs.errors import InputError, KerckhoffsError, ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import ModelResult, PrivacyModel
 from kerckhoffs.models.differential_privacy import DifferentialPrivacy
@@ -148,13 +151,19 @@ class LedgerTransaction:
         opts = dict(options or {})
         notion = parse_notion(opts.get("neighbours", SUBSTITUTION))
         steps_per_row(notion, self.ledger.neighbours)  # refused before any work
+        bound = check_contributions(opts.get("contributions", 1))
         out = Path(out_dir)
         name = out.name or str(out)
         ids = people_of_input(data, self.column, sep=sep)
         row_ids = table.row_ids if table.row_ids is not None else np.arange(table.n)
         if row_ids.size and int(row_ids.max()) >= ids.size:
             raise InputError(f"the table has rows the data {data} does not (is it its table?)")
-        left = self._left_out(ids, target.epsilon, target.delta, notion, name)
+        if "persons" in info.options:  # bounded by the ledger's own identifier column
+            opts["persons"] = ids[row_ids]
+        elif bound > 1:
+            raise InputError(f"{info.name} does not bound each person's rows (contributions)")
+        expected = expected_loss(info.name, opts, target, notion, bound)
+        left = self._left_out(ids, expected, name)
         left_rows = left[row_ids]
         if left_rows.any():
             table = (
@@ -163,19 +172,20 @@ class LedgerTransaction:
                 else with_public_records(table, left_rows)
             )
         release = api.anonymize_table(table, algorithm, models, options=opts, verify=False)
-        loss = _stated_loss(release, info.name, notion, target)
+        loss = _stated_loss(release, info.name, notion, target, bound)
+        _within_expected(loss, expected, info.name)
         members = ids[~left]
+        if bound > 1:  # the release used at most `bound` rows of each: one group step each
+            members = members[first_rows(members, bound)]
         final = os.path.abspath(out)
         charged: list[Entry] = []
 
         def write_ahead(staged: Path) -> None:
             charged.append(
-                self.ledger.record(
+                self.ledger.record_loss(
                     name,
-                    loss[0],
-                    loss[1],
+                    loss,
                     members,
-                    neighbours=notion,
                     path=final,
                     digest=release_digest(staged),
                     budget=self.budget,
@@ -204,22 +214,29 @@ class LedgerTransaction:
             release, results, charged[0], self.path, self.ledger.neighbours, self.created
         )
 
-    def _left_out(
-        self, ids: np.ndarray, epsilon: float, delta: float, notion: str, name: str
-    ) -> np.ndarray:
+    def _left_out(self, ids: np.ndarray, expected: PrivacyLoss, name: str) -> np.ndarray:
         """For each input row, whether its person is left out: their total after a release
-        at the target ``(epsilon, delta)`` would exceed the budget (a function of their own
-        history and number of rows only). With ``refuse``, any such person refuses all."""
+        charged at most ``expected`` (:func:`expected_loss`: the target's loss, in the
+        measure the release will have; at most ``contributions`` rows of each person used)
+        would exceed the budget (a function of their own history and number of rows only).
+        With ``refuse``, any such person refuses all."""
         if self.budget is None:
             return np.zeros(ids.size, dtype=bool)
         codes, uniq = pd.factorize(ids)
-        k = np.bincount(codes, minlength=len(uniq))
+        k = np.minimum(np.bincount(codes, minlength=len(uniq)), expected.contributions)
         uniq = np.asarray(uniq, dtype=object)
-        before_eps, before_delta = self.ledger.totals_of(uniq)
-        add_eps, add_delta = charge(k, epsilon, delta, notion, self.ledger.neighbours)
-        after_eps = saturated_sum(before_eps, add_eps)
-        after_delta = saturated_sum(before_delta, add_delta)
         b_eps, b_delta = self.budget
+        added = entry_spend(
+            k,
+            expected.epsilon,
+            expected.delta,
+            expected.neighbours,
+            self.ledger.neighbours,
+            measure=expected.measure,
+            rho=expected.rho,
+            contributions=expected.contributions,
+        )
+        after_eps, after_delta = (self.ledger.spend_of(uniq) + added).totals(b_delta)
         over = (after_eps > b_eps * (1 + TOLERANCE)) | (after_delta > b_delta * (1 + TOLERANCE))
         if over.any() and self.over_budget == "refuse":
             table = pd.DataFrame(
@@ -230,30 +247,78 @@ class LedgerTransaction:
         return np.asarray(over[codes], dtype=bool)
 
 
-def _stated_loss(release: Release, algorithm: str, notion: str, target: Any) -> tuple[float, float]:
-    """The release's ``(epsilon, delta)``, after checking that it states one, under the
-    notion the computation assumed, within the target (fail closed otherwise)."""
-    loss = privacy_loss_of(release)
-    if loss is None:
+ZCDP_ALGORITHMS = ("dp-synthetic",)
+"""Algorithms whose releases are zCDP whenever their target has a delta > 0 (AIM and MST with
+Gaussian noise; with delta 0 they are pure epsilon-DP, with Laplace noise)."""
+
+
+def expected_loss(
+    algorithm: str, options: Mapping[str, Any], target: Any, notion: str, contributions: int
+) -> PrivacyLoss:
+    """The most a release of ``algorithm`` with ``options`` for the DP ``target`` can be
+    charged, in the measure it will have, known before it is computed (the individual filter
+    decides with it; :func:`_within_expected` checks the release against it): zCDP for the
+    Gaussian mechanism and the synthetic-data algorithms given a delta > 0, at the largest
+    rho whose OpenDP conversion at the target's delta is within its epsilon
+    (:func:`~kerckhoffs.dp.composition.zcdp_rho_within`); otherwise pure, at the target's
+    epsilon (Laplace, geometric, randomized response and noisy max spend no delta)."""
+    mechanism = str(options.get("mechanism", "")).strip().lower()
+    zcdp_synthetic = algorithm.startswith(ZCDP_ALGORITHMS) and float(target.delta) > 0
+    if mechanism == "gaussian" or zcdp_synthetic:
+        rho = zcdp_rho_within(target.epsilon, target.delta) * (1 + TOLERANCE)
+        return PrivacyLoss(target.epsilon, target.delta, notion, Measure.ZCDP, rho, contributions)
+    return PrivacyLoss(target.epsilon, 0.0, notion, Measure.PURE, None, contributions)
+
+
+def _within_expected(loss: PrivacyLoss, expected: PrivacyLoss, algorithm: str) -> None:
+    """Fail closed unless ``loss`` is charged no more than ``expected`` in every composition
+    route: the same measure, and no larger delta or rho (its epsilon was checked against the
+    target). What is compared depends on the algorithm and its parameters only, never on
+    the data, so a refusal here says nothing about anyone."""
+    over_rho = loss.measure == Measure.ZCDP and (loss.rho or 0.0) > (expected.rho or 0.0)
+    over_delta = loss.delta > expected.delta * (1 + TOLERANCE)
+    if loss.measure != expected.measure or over_delta or over_rho:
+        raise PrivacyCheckFailed(
+            f"release not written: {algorithm}'s release is charged as {loss.measure.value} "
+            f"(delta {loss.delta:g}, rho {loss.rho}), more than the individual filter allowed "
+            f"for ({expected.measure.value}, delta {expected.delta:g}, rho {expected.rho}); "
+            "nothing charged"
+        )
+
+
+def _stated_loss(
+    release: Release, algorithm: str, notion: str, target: Any, contributions: int = 1
+) -> PrivacyLoss:
+    """The release's :class:`~kerckhoffs.dp.loss.PrivacyLoss` (:func:`accounting_of`), after
+    checking that it states one, under the notion the computation assumed, for the rows per
+    person asked, within the target (fail closed otherwise)."""
+    loss = accounting_of(release)
+    if loss is None and privacy_loss_of(release) is None:
         raise InputError(
             f"--ledger needs a DP release (one that states its epsilon and delta); {algorithm}'s "
             "release does not"
         )
-    stated = neighbours_of(release)
-    if stated is None:
+    if loss is None:
         raise InputError(
             f"--ledger: {algorithm}'s release does not state its neighbour notion; it cannot "
             "be charged"
         )
+    stated = notion_text(loss.neighbours)
     if stated != notion:
         parse_notion(stated)  # a notion no ledger holds: say that
         raise PrivacyCheckFailed(
             f"release not written: {algorithm}'s release is DP under {stated} neighbours, not "
             f"{notion} as its options said; nothing charged"
         )
-    if loss[0] > target.epsilon * (1 + TOLERANCE) or loss[1] > target.delta * (1 + TOLERANCE):
+    if loss.contributions != contributions:
         raise PrivacyCheckFailed(
-            f"release not written: its privacy loss (epsilon {loss[0]:g}, delta {loss[1]:g}) "
+            f"release not written: {algorithm}'s privacy map is for {loss.contributions} row(s) "
+            f"per person, not the {contributions} asked; nothing charged"
+        )
+    eps, delta = loss.epsilon, loss.delta
+    if eps > target.epsilon * (1 + TOLERANCE) or delta > target.delta * (1 + TOLERANCE):
+        raise PrivacyCheckFailed(
+            f"release not written: its privacy loss (epsilon {eps:g}, delta {delta:g}) "
             f"exceeds the target ({target.parameter}); nothing charged"
         )
     return loss
@@ -456,6 +521,23 @@ def privacy_loss_of(release: object) -> tuple[float, float] | None:
     return float(eps), float(delta)
 
 
+def accounting_of(release: object) -> PrivacyLoss | None:
+    """What a ledger charges for ``release``: ``release.accounting()`` when it has one (every
+    DP release: its measure, rho and rows per person too), else its :func:`privacy_loss_of`
+    and :func:`neighbours_of` as an ``(epsilon, delta)`` loss for one row per person (pure when
+    delta is 0); None when it states no loss or no notion."""
+    method = getattr(release, "accounting", None)
+    if method is not None:
+        loss = method()
+        if isinstance(loss, PrivacyLoss):
+            return loss
+    pair, notion = privacy_loss_of(release), neighbours_of(release)
+    if pair is None or notion is None:
+        return None
+    measure = Measure.PURE if pair[1] == 0 else Measure.APPROXIMATE
+    return PrivacyLoss(pair[0], pair[1], notion, measure)
+
+
 def neighbours_of(release: object) -> str | None:
     """The neighbour notion a DP release states (``release.noise.neighbours``, as text), or
     None when it states none."""
@@ -468,6 +550,7 @@ __all__ = [
     "OVER_BUDGET",
     "LedgerTransaction",
     "Publication",
+    "accounting_of",
     "identifier_column",
     "ledger_transaction",
     "neighbours_of",

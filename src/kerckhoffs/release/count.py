@@ -34,6 +34,7 @@ from kerckhoffs.dp.accuracy import (
     count_accuracy,
     rr_intervals,
 )
+from kerckhoffs.dp.loss import PrivacyLoss
 from kerckhoffs.dp.mechanisms import NoiseSpec, parse_neighbours
 from kerckhoffs.errors import InputError, ParameterError
 from kerckhoffs.models.base import ModelResult, PrivacyModel
@@ -118,6 +119,15 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
         epsilon-DP mechanisms: Laplace, geometric, randomized response; > 0 for the
         Gaussian)."""
         return (self.noise.privacy_map, self.noise.delta)
+
+    def accounting(self) -> PrivacyLoss:
+        """What a privacy ledger charges for this release (:mod:`kerckhoffs.dp.ledger`): its
+        :meth:`privacy_loss`, neighbour notion, measure (zCDP for the Gaussian, with its
+        rho), and the rows per person its map was computed for."""
+        n = self.noise
+        return PrivacyLoss(
+            n.privacy_map, n.delta, n.neighbours.value, n.measure, n.rho, n.contributions
+        )
 
     def check(self, models: Sequence[PrivacyModel] | None = None) -> list[ModelResult]:
         """Compare the recorded privacy loss and neighbour notion with each DP target
