@@ -362,6 +362,11 @@ def _print_outcome(
             f"{name}: {counted(release.table.n, 'cell')} of noisy counts ({how}; DP under "
             f"{noise.neighbours.value} neighbours)",
         )
+        from kerckhoffs.dp.select import selection_line
+
+        chosen = selection_line(noise.parts, noise.epsilon)
+        for line in ([chosen] if chosen else []) + list(release.notes):
+            output.out.print(line)
     else:
         output.out.print(
             f"{name}: {counted(rows, 'row')} -> "

@@ -153,8 +153,9 @@ def _check_level(table: Table, col: EncodedColumn, level: int) -> None:
         raise ParameterError(f"levels: column {col.name!r} has levels 0..{height}, not {level}")
     if level != height and not is_public(table, col.name):
         raise ParameterError(
-            f"column {col.name!r}: it has no public domain, so it can only be counted at its "
-            f"root (levels={col.name}:{height}); to count it finer, {DECLARE_DOMAIN}"
+            f"column {col.name!r}: its domain is not public (the schema declares none), so it "
+            f"can only be counted at its root (levels={col.name}:{height}); to count it "
+            f"finer, {DECLARE_DOMAIN}"
         )
 
 

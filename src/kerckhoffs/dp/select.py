@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,7 +249,9 @@ def choose_levels(
             + DECLARE_DOMAIN
         )
     cap = min(int(max_cells), AUTO_MAX_CELLS)
-    tau = math.ceil(THRESHOLD_SCALES * count_scale) if threshold is None else int(threshold)
+    tau = (
+        math.ceil(round(THRESHOLD_SCALES * count_scale, 9)) if threshold is None else int(threshold)
+    )
     if tau < 1:
         raise ParameterError(f"threshold must be at least 1, got {threshold!r}")
     cost = empty_cost(tau)
@@ -358,6 +360,18 @@ def describe(levels: Mapping[str, int], roots: Mapping[str, int]) -> str:
     )
 
 
+def selection_line(parts: Sequence[Mapping[str, Any]], epsilon: float) -> str | None:
+    """``levels chosen with DP (epsilon 0.1 of 1): age:3 ... (720 cells)`` from a release's
+    ``noise.parts`` (``epsilon``: the release's), or None when the levels were given."""
+    part = next((p for p in parts if p.get("name") == SELECTION), None)
+    if part is None:
+        return None
+    return (
+        f"levels chosen with DP (epsilon {part['privacy_map']:.3g} of {epsilon:.3g}): "
+        f"{part['levels']} ({int(part['cells']):,} cells)"
+    )
+
+
 __all__ = [
     "AUTO_MAX_CELLS",
     "PICK_SHARE",
@@ -368,5 +382,6 @@ __all__ = [
     "empty_cost",
     "noisy_max_measurement",
     "search_rounds",
+    "selection_line",
     "utility",
 ]
