@@ -42,7 +42,9 @@ def kerckhoffs(*args: str) -> subprocess.CompletedProcess[str]:
 
 def prepare(name: str, path: Path) -> None:
     if not path.exists():
-        done = kerckhoffs("datasets", "prepare", name, "--from", str(DATA / name), "--out", str(path))
+        done = kerckhoffs(
+            "datasets", "prepare", name, "--from", str(DATA / name), "--out", str(path)
+        )
         if done.returncode:
             raise SystemExit(done.stderr)
 
@@ -55,8 +57,18 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 out = Path(tmp) / "X"
                 t0 = time.perf_counter()
-                done = kerckhoffs("anonymize", str(data), "--schema", str(schema), "-a",
-                                  "dp-histogram", "--model", "dp=1", "--out", str(out))  # fmt: skip
+                done = kerckhoffs(
+                    "anonymize",
+                    str(data),
+                    "--schema",
+                    str(schema),
+                    "-a",
+                    "dp-histogram",
+                    "--model",
+                    "dp=1",
+                    "--out",
+                    str(out),
+                )
                 wall = time.perf_counter() - t0
                 if done.returncode:
                     raise SystemExit(done.stderr or done.stdout)
@@ -78,8 +90,10 @@ def main() -> None:
         kept = {q: sum(r.get(q) not in ("*", "", None) for r in mine) for q in qis}
         cells = sorted(int(r["cells"]) for r in mine)
         walls = sorted(float(r["wall_s"]) for r in mine)
-        print(f"{name}: {len(mine)} runs, wall median {walls[len(walls) // 2]:.2f} s; cells "
-              f"median {cells[len(cells) // 2]:,} (min {cells[0]:,}, max {cells[-1]:,})")  # fmt: skip
+        print(
+            f"{name}: {len(mine)} runs, wall median {walls[len(walls) // 2]:.2f} s; cells "
+            f"median {cells[len(cells) // 2]:,} (min {cells[0]:,}, max {cells[-1]:,})"
+        )
         print("  kept above *: " + ", ".join(f"{q} {k}/{len(mine)}" for q, k in kept.items()))
 
 
