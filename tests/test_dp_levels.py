@@ -256,3 +256,15 @@ def test_cli_prints_the_levels_it_chose(
     out = " ".join(out.split())
     assert "levels chosen with DP (epsilon 0.1 of 1): age:" in out and " cells)" in out
     assert "300 row" not in out  # no row count
+
+
+def test_query_boxes_read_a_column_counted_at_its_root_without_hierarchy() -> None:
+    """age has no hierarchy (numeric, no bounds): at its root its box is the whole domain."""
+    from kerckhoffs.metrics.dp_cells import dp_cell_boxes
+
+    t = Table.encode(people(200), schema(sex={"values": ("F", "M")}))
+    r = dp_histogram(t, 1.0, levels="age:0,sex:0,job:1")
+    lo, hi, count, _ = dp_cell_boxes(r, t)
+    assert (
+        len(count) == 2 and (lo[:, 0] == 0).all() and (hi[:, 0] == t.qi_columns[0].size - 1).all()
+    )
