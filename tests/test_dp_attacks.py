@@ -238,7 +238,7 @@ def attack_twice(table: Table, epsilon: float | None) -> dict:
     if epsilon is None:
         rels: list[Release] = [exact_release(table, {}), exact_release(table, {})]
     else:
-        rels = [dp_histogram(table, epsilon, with_sa=True) for _ in range(2)]
+        rels = [dp_histogram(table, epsilon, levels="leaves", with_sa=True) for _ in range(2)]
     pop = pd.DataFrame({"who": table.qi_columns[0].decode(table.qi[:, 0])})
     locs = locate_all(rels, pop, table.schema)
     truth = table.decode_sa(table.sa)

@@ -200,17 +200,6 @@ def test_marginals_read_back_and_refusals(tmp_path: Path) -> None:
 
 
 # -- levels=auto: the exponential mechanism / noisy max (spec 3.8) ---------------------------
-def test_auto_candidates_come_from_the_schema() -> None:
-    from kerckhoffs.dp.select import candidate_levels
-
-    # sex 0..1, zip 0..2 (hierarchy objects given); age's cells come from the data: root only
-    c = candidate_levels(table(), 100)
-    assert len(c) == 6 and {x["age"] for x in c} == {3}
-    assert candidate_levels(table(), 2) == [{"sex": 0, "zip": 2, "age": 3},
-                                            {"sex": 1, "zip": 1, "age": 3},
-                                            {"sex": 1, "zip": 2, "age": 3}]  # fmt: skip
-
-
 def test_auto_utility_sensitivity_bruteforce() -> None:
     """Moving one record between any two cells changes u by at most 2 (module docstring)."""
     from kerckhoffs.dp.select import utility
@@ -230,14 +219,20 @@ def test_auto_utility_sensitivity_bruteforce() -> None:
 
 
 def test_auto_picks_the_best_candidate_with_a_large_budget_and_records_both() -> None:
-    # by hand, 500 rows (300 M, 200 F, all zip 100), tau small: u = 2*populated - cells:
-    # (sex0,zip0) -2, (0,1) 0, (0,2) 2, (1,0) -1, (1,1) 0, (1,2) 1: the best is sex 0, zip 2
+    # by hand, 500 rows (300 M, 200 F, all zip 100), threshold 1, an empty cell costs 1:
+    # u = 2 * #populated - #cells; the path (sex, zip) from (1, 2) u 1: round 1 (0, 2) u 2
+    # beats (1, 1) u 0; round 2 forced (0, 1) u 0; round 3 forced (0, 0) u -2; the stop
+    # picks (0, 2); age (widths from the data) stays at its root 3
     r = dp_histogram(table(500), 200.0, levels="auto", selection=0.5)
     assert {a["name"]: a["level"] for a in r.axes} == {"sex": 0, "zip": 2, "age": 3}
-    sel, counts = r.noise.parts[:2]
-    assert sel["name"] == "level selection" and sel["candidates"] == 6
+    sel = r.noise.parts[0]
+    counts = next(p for p in r.noise.parts if p["name"] == "counts")
+    rounds = [p for p in r.noise.parts if p["name"].startswith("level selection: round")]
+    assert sel["name"] == "level selection" and sel["rounds"] == 3 and len(rounds) == 3
+    assert [p["chosen"] for p in rounds] == ["sex:0", "zip:1", "zip:0"]
+    assert sel["threshold"] == 1 and sel["empty_cost"] == 1 and sel["levels"] == "sex:0 zip:* age:*"
     assert sel["epsilon"] == 100.0 and sel["privacy_map"] <= 100.0 and sel["sensitivity"] == 2
-    assert sel["scale"] == pytest.approx(2 * 2 / 100.0)  # non-monotonic: eps = 2 d_in / scale
+    assert all(p["scale"] == pytest.approx(2 * 2 / 25.0) for p in rounds)  # 75 / 3 a round
     assert r.noise.privacy_map == pytest.approx(200.0) and r.noise.privacy_map <= 200.0
     assert r.noise.privacy_map == sel["privacy_map"] + counts["privacy_map"]
     assert "scores" not in json.dumps(r.noise.to_dict())
@@ -259,7 +254,7 @@ def test_auto_pin_and_refusals(tmp_path: Path) -> None:
     assert Release.from_published(tmp_path / "a").privacy_loss() == r.privacy_loss()
     with pytest.raises(ParameterError, match="selection"):
         dp_histogram(table(), 1.0, levels="auto", selection=1.5)
-    with pytest.raises(ParameterError, match="no candidate"):
+    with pytest.raises(ParameterError, match="max_cells"):
         dp_histogram(table(), 1.0, levels="auto", max_cells=0)
 
 

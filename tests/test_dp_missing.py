@@ -23,7 +23,7 @@ DISEASE = Hierarchy([["Flu", "*"], ["Cold", "*"], ["?", "*"]], "disease")
 value of the public domain whether or not a row lacks its value."""
 
 DP_RUNS = [
-    ("dp-histogram", ["dp=1"], {"with_sa": True}),
+    ("dp-histogram", ["dp=1"], {"with_sa": True, "levels": "leaves"}),
     ("dp-marginals", ["dp=1"], {"marginals": "sex;zip+disease"}),
     ("dp-rr", ["dp=1"], {}),
     ("dp-rr", ["label-dp=1"], {"perturb": "sa"}),

@@ -16,6 +16,7 @@ from kerckhoffs.dp.counts import MAX_CELLS, DPRelease, dp_histogram
 from kerckhoffs.dp.marginals import dp_marginals
 from kerckhoffs.dp.mechanisms import check_contributions
 from kerckhoffs.dp.randomized_response import dp_rr
+from kerckhoffs.dp.select import AUTO_MAX_CELLS, SELECTION
 from kerckhoffs.errors import ParameterError
 from kerckhoffs.models.base import PrivacyModel, format_number
 from kerckhoffs.models.differential_privacy import (
@@ -47,10 +48,13 @@ def _levels(levels: str | dict[str, int] | None, level: str | None) -> str | dic
         "mechanism": "geometric (default; discrete Laplace) | laplace (continuous, rounded) | "
         "gaussian (discrete Gaussian, needs dp=EPS,DELTA with DELTA > 0)",
         "level": "the same as levels (either one)",
-        "levels": "NAME:LEVEL,... hierarchy level of each QI (default 0, the leaves); "
-        "the level must come from a hierarchy file or be the root; auto (or auto,NAME:LEVEL "
-        "pinning some): chosen with DP (OpenDP noisy max), charged to the budget",
-        "selection": "with levels=auto: the fraction of epsilon spent choosing (default 0.1)",
+        "levels": "auto (default: chosen with DP, a greedy top-down OpenDP noisy max within "
+        f"{AUTO_MAX_CELLS:,} cells, charged to the budget; auto,NAME:LEVEL pins some) | "
+        "NAME:LEVEL,... the hierarchy level of each QI (missing names: 0) | leaves (every QI "
+        "at level 0); a level below the root needs a public domain in the schema (hierarchy, "
+        "bounds and bins, or values)",
+        "selection": "with levels chosen with DP: the fraction of epsilon spent choosing "
+        "(default 0.1)",
         "with_sa": "false (default) | true: cross the cells with the sensitive attribute",
         "neighbours": "substitution (default; sensitivity 2) | add-remove (sensitivity 1)",
         "max_cells": f"largest cell domain built (default {MAX_CELLS:,})",
@@ -95,9 +99,7 @@ def dp_histogram_algorithm(
     params = {
         "mechanism": release.noise.mechanism.value,
         "levels": {a["name"]: a["level"] for a in release.axes},
-        "levels_chosen_with_dp": any(
-            p.get("name") == "level selection" for p in release.noise.parts
-        ),
+        "levels_chosen_with_dp": any(p.get("name") == SELECTION for p in release.noise.parts),
         "with_sa": sa,
         "neighbours": release.noise.neighbours.value,
         "models": [m.to_dict() for m in models],

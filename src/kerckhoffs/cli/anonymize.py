@@ -369,6 +369,11 @@ def _print_outcome(
             f"{noise.neighbours.value} neighbours)",
         )
         output.out.print(accuracy_line(noise.estimator, noise.accuracy))
+        from kerckhoffs.dp.select import selection_line
+
+        chosen = selection_line(noise.parts, noise.epsilon)
+        for line in ([chosen] if chosen else []) + list(release.notes):
+            output.out.print(line)
     else:
         output.out.print(
             f"{name}: {counted(rows, 'row')} -> "

@@ -9,7 +9,8 @@ set of leaves the lowest common ancestor of its smallest and largest code (the Q
 
 Validation (a bad hierarchy file is refused with one line): rows of equal depth, unique leaves,
 one parent per node, a single root.
-Builders: :meth:`Hierarchy.intervals` for numeric columns (nested widths such as 5, 10, 20)
+Builders: :meth:`Hierarchy.intervals` for numeric columns (nested widths such as 5, 10, 20),
+:meth:`Hierarchy.bounded` (the public interval hierarchy of a schema's ``bounds`` and ``bins``)
 and :meth:`Hierarchy.flat` (every leaf directly under ``*``).
 """
 
@@ -242,3 +243,37 @@ class Hierarchy:
             row.append(ROOT)
             rows.append(row)
         return cls(rows, name=name)
+
+    @classmethod
+    def bounded(cls, lo: int, hi: int, width: int, name: str = "bounded") -> Hierarchy:
+        """The public interval hierarchy of the integers ``lo..hi``: bins of ``width``
+        starting at ``lo``, then of 2, 4, 8, ... times ``width`` until one bin would hold every
+        value, then ``*``; labels ``[a-b]`` clipped to ``hi``. Built from the schema's
+        ``bounds`` and ``bins`` alone (never the data), so a DP release may publish its nodes.
+
+        >>> Hierarchy.bounded(17, 30, 5).rows()[0]
+        ['17', '[17-21]', '[17-26]', '*']
+        """
+        lo, hi, width = int(lo), int(hi), int(width)
+        if width < 1 or lo > hi:
+            raise HierarchyError(f"{name}: needs lo <= hi and width >= 1, got {lo}, {hi}, {width}")
+        if hi - lo + 1 > 1_000_000:
+            raise HierarchyError(
+                f"{name}: {hi - lo + 1:,} values is too many leaves (at most "
+                "1,000,000); give a hierarchy file"
+            )
+        values = np.arange(lo, hi + 1, dtype=np.int64)
+        widths = []
+        w = width
+        while w < hi - lo + 1:
+            widths.append(w)
+            w *= 2
+        columns = [values.astype(str).astype(object)]
+        for w in widths:
+            start = lo + (values - lo) // w * w
+            end = np.minimum(start + w - 1, hi)
+            columns.append(
+                np.array([f"[{a}-{b}]" for a, b in zip(start, end, strict=True)], object)
+            )
+        columns.append(np.full(len(values), ROOT, dtype=object))
+        return cls([list(r) for r in zip(*columns, strict=True)], name=name)

@@ -29,15 +29,36 @@ Schemas are built in Python or read from TOML::
     role = "quasi"
     kind = "numeric"
     hierarchy = "hierarchies/age.csv"              # optional; relative to the TOML file
+    bounds = [17, 90]                              # optional: the public range of the values
+
+    [columns.hours]
+    role = "quasi"
+    bounds = [1, 99]                               # public range, and with bins a public
+    bins = 10                                      # interval hierarchy: widths 10, 20, 40, ...
+
+    [columns.sex]
+    role = "quasi"
+    values = ["Female", "Male"]                    # the public value list of a categorical
 
     [columns.education]
     role = "sensitive"
 
 Columns present in the data but absent from the schema have role ``other``.
+
+*Public domains.* A differentially private release may only publish cells of a domain that
+comes from the schema, never from the data (which values occur is itself private; D. Kifer
+and A. Machanavajjhala, "No Free Lunch in Data Privacy", SIGMOD 2011; OpenDP and Tumult
+Analytics ask for declared keys for the same reason). A column has one when the schema gives a
+hierarchy file, numeric ``bounds`` with a bin width ``bins`` (a public interval hierarchy,
+:meth:`~kerckhoffs.data.hierarchy.Hierarchy.bounded`), or a categorical ``values`` list
+(:attr:`Column.public_domain`). ``bounds`` and ``values`` also restrict the data: a value
+outside them is a one-line :class:`~kerckhoffs.errors.InputError` naming the file, column,
+value and row, and a hierarchy node holding no declared value is no cell of a DP release.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -104,6 +125,9 @@ class Column:
     ``hierarchy`` is a path to an ARX-format CSV or a :class:`~kerckhoffs.data.hierarchy.Hierarchy`;
     ``widths`` asks for an interval hierarchy built from the data (numeric columns only);
     ``missing`` overrides the schema-wide missing-value policy for this column.
+    ``bounds = (lo, hi)`` (numeric) and ``values`` (categorical) declare the column's public
+    domain; ``bins`` (with integer bounds, no hierarchy) makes it a public interval hierarchy
+    (module docstring, *Public domains*).
     """
 
     name: str
@@ -112,6 +136,9 @@ class Column:
     hierarchy: Any = None
     widths: tuple[int, ...] | None = None
     missing: MissingPolicy | None = None
+    bounds: tuple[float, float] | None = None
+    bins: int | None = None
+    values: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", _enum(Role, self.role, f"column {self.name!r}: role"))
@@ -147,6 +174,7 @@ class Column:
                 raise SchemaError(f"column {self.name!r}: widths apply to numeric columns only")
         if self.hierarchy is not None and self.widths is not None:
             raise SchemaError(f"column {self.name!r}: give a hierarchy or widths, not both")
+        self._check_domain()
         if self.role == Role.COUNT and (
             self.kind is not None or self.hierarchy is not None or self.widths is not None
         ):
@@ -154,6 +182,66 @@ class Column:
                 f"column {self.name!r}: a count column (positive integers: how many "
                 "individuals each line stands for) takes no kind, hierarchy or widths"
             )
+
+    def _check_domain(self) -> None:
+        """Validate ``bounds``, ``bins`` and ``values`` (one-line SchemaError each)."""
+        where = f"column {self.name!r}"
+        if self.bounds is not None:
+            try:
+                lo, hi = (float(b) for b in self.bounds)
+            except (TypeError, ValueError):
+                raise SchemaError(
+                    f"{where}: bounds must be two numbers [LO, HI], got {self.bounds!r}"
+                ) from None
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                raise SchemaError(
+                    f"{where}: bounds must be finite with LO <= HI, got {self.bounds}"
+                )
+            if self.kind == Kind.CATEGORICAL:
+                raise SchemaError(
+                    f"{where}: bounds apply to numeric columns (a categorical "
+                    "column declares values = [...])"
+                )
+            pair = tuple(int(b) if float(b).is_integer() else float(b) for b in (lo, hi))
+            object.__setattr__(self, "bounds", pair)
+        if self.bins is not None:
+            if self.bounds is None:
+                raise SchemaError(f"{where}: bins needs bounds = [LO, HI]")
+            if self.hierarchy is not None or self.widths is not None:
+                raise SchemaError(f"{where}: give bins or a hierarchy/widths, not both")
+            if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1:
+                raise SchemaError(
+                    f"{where}: bins must be a positive integer width, got {self.bins!r}"
+                )
+            if not all(isinstance(b, int) for b in self.bounds):
+                raise SchemaError(f"{where}: bins need integer bounds, got {self.bounds}")
+        if self.values is not None:
+            if isinstance(self.values, str) or not all(
+                isinstance(v, str | int) and not isinstance(v, bool) for v in self.values
+            ):
+                raise SchemaError(f"{where}: values must be a list of texts, got {self.values!r}")
+            vals = tuple(str(v) for v in self.values)
+            if not vals or len(set(vals)) != len(vals):
+                raise SchemaError(f"{where}: values must be a non-empty list without repeats")
+            if self.kind == Kind.NUMERIC or self.bounds is not None or self.widths is not None:
+                raise SchemaError(
+                    f"{where}: values apply to categorical columns (a numeric "
+                    "column declares bounds = [LO, HI])"
+                )
+            object.__setattr__(self, "values", vals)
+
+    @property
+    def public_domain(self) -> bool:
+        """Whether the schema declares the column's domain (a hierarchy, ``bounds`` with
+        ``bins``, or ``values``): only then may a DP release publish cells finer than ``*``."""
+        return self.hierarchy is not None or self.bins is not None or self.values is not None
+
+
+DECLARE_DOMAIN = (
+    "give it a hierarchy file (hierarchy = ...), numeric bounds and a bin width "
+    "(bounds = [LO, HI], bins = W) or a value list (values = [...]) in the schema"
+)
+"""The three ways a schema declares a column's public domain, for messages."""
 
 
 @dataclass(frozen=True)
@@ -304,7 +392,7 @@ class Schema:
         columns_raw = raw.get("columns")
         if not isinstance(columns_raw, dict) or not columns_raw:
             raise SchemaError(f"{source}: no [columns.NAME] tables")
-        col_keys = {"role", "kind", "hierarchy", "widths", "missing"}
+        col_keys = {"role", "kind", "hierarchy", "widths", "missing", "bounds", "bins", "values"}
         cols = []
         for name, opts in columns_raw.items():
             if not isinstance(opts, dict):
@@ -324,6 +412,11 @@ class Schema:
                 raise SchemaError(
                     f"{source}: column {name!r}: widths must be a list such as [5, 10, 20]"
                 )
+            for key in ("bounds", "values"):
+                if key in opts and not isinstance(opts[key], list):
+                    raise SchemaError(f"{source}: column {name!r}: {key} must be a list")
+                if key in opts:
+                    opts[key] = tuple(opts[key])
             cols.append(
                 Column(name, hierarchy=hierarchy, widths=tuple(widths) if widths else None, **opts)
             )

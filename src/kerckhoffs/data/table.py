@@ -184,7 +184,9 @@ class Table:
             columns=used,
             category_columns=[c.name for c in _used_columns(schema) if c.name in text],
         )
-        table = cls.encode(df, schema, keep_other=keep_other, columns_checked=True)
+        table = cls.encode(
+            df, schema, keep_other=keep_other, columns_checked=True, source=str(path)
+        )
         del df
         release_memory()  # the parsed text, freed, back to the OS before the algorithm runs
         return table
@@ -199,6 +201,7 @@ class Table:
         strict_sensitive: bool = True,
         columns_checked: bool = False,
         first_row: int = 0,
+        source: str = "",
     ) -> Table:
         """Encode ``df`` with ``schema`` (see the module docstring for the rules).
 
@@ -210,7 +213,8 @@ class Table:
         ``first_row``: how many data rows of its file come before ``df``'s first (``df`` is a
         slice of the file, a Dask partition), so that errors name rows as the file numbers
         them. No row, or none left once missing values are dropped, is
-        :class:`~kerckhoffs.errors.EmptyTable`.
+        :class:`~kerckhoffs.errors.EmptyTable`. ``source`` names the file in the error for a
+        value outside the schema's declared domain (``bounds``, ``values``).
         """
         if schema.count is not None:  # its lines are groups, not people: refuse, never guess
             raise SchemaError(
@@ -268,7 +272,7 @@ class Table:
         cols = [*schema.quasi, sa_col]
 
         def encode_one(col: Column) -> tuple[np.ndarray, EncodedColumn]:
-            return encode_column(col, series[col.name], schema, rows_named)
+            return encode_column(col, series[col.name], schema, rows_named, source)
 
         # factorizing arrow-backed strings releases the GIL: columns encode in parallel
         if n * len(cols) >= 100_000:
@@ -425,8 +429,71 @@ def _first_row(codes: np.ndarray, code: int, row_ids: np.ndarray) -> int:
     return int(row_ids[int(np.argmax(codes == code))]) + 1
 
 
+def _outside_domain(col: Column, value: object, row: int, source: str, declared: str) -> InputError:
+    """The one-line error for a data value outside the schema's declared domain."""
+    where = f"{source}: " if source else ""
+    return InputError(
+        f"{where}column {col.name!r}: value {format_value(value)!r} (data row {row}) is "
+        f"outside the domain the schema declares ({declared})"
+    )
+
+
+def _check_bounds(
+    col: Column, values: np.ndarray, codes: np.ndarray, row_ids: np.ndarray, source: str
+) -> Hierarchy | None:
+    """Refuse values outside ``col.bounds``; with ``col.bins`` the public interval hierarchy
+    (:meth:`Hierarchy.bounded`), which needs integer values."""
+    if col.bounds is None:
+        return None
+    lo, hi = col.bounds
+    declared = f"bounds = [{lo}, {hi}]"
+    out = (values < lo) | (values > hi)
+    if out.any():
+        i = int(np.argmax(out))
+        raise _outside_domain(col, values[i], _first_row(codes, i, row_ids), source, declared)
+    if col.bins is None:
+        return None
+    if values.dtype.kind not in "iu":
+        frac = values != np.floor(values)
+        i = int(np.argmax(frac))
+        raise _outside_domain(
+            col, values[i], _first_row(codes, i, row_ids), source, declared + ", integers (bins)"
+        )
+    return Hierarchy.bounded(int(lo), int(hi), int(col.bins), name=f"{col.name} bins")
+
+
+def _declared_values(
+    col: Column,
+    hierarchy: Hierarchy | None,
+    labels: np.ndarray,
+    local: np.ndarray,
+    row_ids: np.ndarray,
+    source: str,
+) -> Hierarchy | None:
+    """Refuse data values outside ``col.values``; the column's hierarchy: the given one (every
+    declared value must be its leaf) or the flat one over the declared values."""
+    if col.values is None:
+        return hierarchy
+    declared = set(col.values)
+    for i, label in enumerate(labels):
+        if label not in declared:
+            shown = ", ".join(col.values[:5]) + (", ..." if len(col.values) > 5 else "")
+            raise _outside_domain(
+                col, label, _first_row(local, i, row_ids), source, f"values = [{shown}]"
+            )
+    if hierarchy is None:
+        return Hierarchy.flat(col.values, name=f"{col.name} values", keep_order=True)
+    missing = [v for v in col.values if not hierarchy.contains(v)]
+    if missing:
+        raise SchemaError(
+            f"column {col.name!r}: declared value {missing[0]!r} is not in hierarchy "
+            f"{hierarchy.name}"
+        )
+    return hierarchy
+
+
 def encode_column(
-    col: Column, s: pd.Series, schema: Schema, row_ids: np.ndarray
+    col: Column, s: pd.Series, schema: Schema, row_ids: np.ndarray, source: str = ""
 ) -> tuple[np.ndarray, EncodedColumn]:
     kind = _column_kind(col, s)
     hierarchy = _load_hierarchy(col, schema)
@@ -461,6 +528,9 @@ def encode_column(
         if integral and np.all(np.abs(values) < 2**53):
             values = values.astype(np.int64)
         leaf_of_code = None
+        bounded = _check_bounds(col, values, codes, row_ids, source)
+        if bounded is not None:
+            hierarchy = bounded
         if col.widths is not None:
             hierarchy = Hierarchy.intervals(values, col.widths, name=f"{col.name} intervals")
         if hierarchy is not None:
@@ -481,6 +551,7 @@ def encode_column(
     local, uniques = pd.factorize(s, sort=False)
     uniques = np.asarray(uniques, dtype=object)
     labels = np.array([format_value(u) for u in uniques], dtype=object)
+    hierarchy = _declared_values(col, hierarchy, labels, local, row_ids, source)
     if hierarchy is None:
         if pd.api.types.is_numeric_dtype(s):
             order = np.argsort(np.asarray(uniques), kind="stable")

@@ -37,7 +37,7 @@ from kerckhoffs.data.schema import MissingPolicy
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, count_accuracy
 from kerckhoffs.dp.contributions import bound_contributions, selection_per_person
-from kerckhoffs.dp.domain import MAX_CELLS, CellDomain, cell_domain, parse_levels
+from kerckhoffs.dp.domain import MAX_CELLS, CellDomain, cell_domain, parse_levels, root_level
 from kerckhoffs.dp.mechanisms import (
     Mechanism,
     Neighbours,
@@ -46,7 +46,7 @@ from kerckhoffs.dp.mechanisms import (
     post_process,
     with_pure_part,
 )
-from kerckhoffs.dp.select import choose_levels
+from kerckhoffs.dp.select import AUTO_MAX_CELLS, choose_levels
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 from kerckhoffs.models.base import PrivacyModel
 from kerckhoffs.release.count import COUNT, COUNTS, DPRelease, cell_table
@@ -96,14 +96,42 @@ def true_counts(key: np.ndarray, cells: int) -> np.ndarray:
     return np.bincount(key, minlength=cells).astype(np.int64)
 
 
-def _parse_auto(levels: Mapping[str, int] | str | None) -> tuple[bool, dict[str, int]]:
-    """``(True, pinned levels)`` for ``auto`` / ``auto,age:2``; ``(False, {})`` otherwise."""
+LEAVES = "leaves"
+"""``levels="leaves"``: every column at level 0, its leaves (the default before levels were
+chosen with DP)."""
+
+
+def parse_auto(levels: Mapping[str, int] | str | None) -> tuple[bool, dict[str, int]]:
+    """``(True, pinned levels)`` when the levels are to be chosen with DP: none given,
+    ``auto``, or ``auto,age:2`` pinning some; ``(False, explicit levels)`` otherwise
+    (``leaves``: every level 0)."""
+    if levels is None or (isinstance(levels, str) and not levels.strip()):
+        return True, {}
     if not isinstance(levels, str):
-        return False, {}
+        return False, parse_levels(levels)
     head, _, rest = levels.strip().partition(",")
+    if head.strip().lower() == LEAVES:
+        return False, parse_levels(rest)
     if head.strip().lower() != "auto":
-        return False, {}
+        return False, parse_levels(levels)
     return True, parse_levels(rest)
+
+
+def all_at_root(table: Table, levels: Mapping[str, int]) -> bool:
+    """Whether every QI of ``levels`` is at its root (one cell per SA node, if crossed)."""
+    return all(levels.get(c.name, 0) == root_level(c) for c in table.qi_columns)
+
+
+def selection_note(table: Table, levels: Mapping[str, int]) -> list[str]:
+    """The note a release whose DP-chosen levels put every QI at its root carries (never a
+    one-cell answer silently)."""
+    if not all_at_root(table, levels):
+        return []
+    return [
+        "levels chosen with DP: every quasi-identifier at its root *, so the table has one "
+        "cell (per sensitive value if crossed); the data are too few for finer cells at this "
+        "epsilon, or pin levels (levels=auto,NAME:LEVEL) or give a larger epsilon"
+    ]
 
 
 CACHED_CELLS = 4096
@@ -192,10 +220,18 @@ def dp_histogram(
     ``mechanism="gaussian"`` needs ``delta > 0`` and is ``(epsilon, delta)``-DP
     (:func:`~kerckhoffs.dp.mechanisms.gaussian_measurement`).
 
-    ``levels="auto"`` (or ``"auto,age:2"`` pinning some) chooses the QI levels with DP
-    (:func:`kerckhoffs.dp.select.choose_levels`, OpenDP's noisy max) spending the fraction
-    ``selection`` of epsilon on the choice and the rest on the counts; the recorded privacy
-    map is the sum of both maps, each recorded in ``noise.parts``.
+    With no ``levels`` (or ``"auto"``, or ``"auto,age:2"`` pinning some) the QI levels are
+    chosen with DP (:func:`kerckhoffs.dp.select.choose_levels`: a greedy top-down search,
+    each step OpenDP's noisy max, within ``min(max_cells, AUTO_MAX_CELLS)`` cells) spending
+    the fraction ``selection`` of epsilon on the choice and the rest on the counts; the
+    recorded privacy map is the sum of both, each round's recorded in ``noise.parts``. A
+    choice with every QI at its root says so in the release's notes; no QI with a public
+    domain is refused before any epsilon is spent. ``levels="age:2,sex:0"`` gives them
+    (missing names: 0); ``levels="leaves"`` puts every column at its leaves.
+
+    >>> r = dp_histogram(table, 1.0)  # doctest: +SKIP
+    >>> r.noise.parts[0]["chosen"]  # doctest: +SKIP
+    {'age': 2, 'workclass': 1, ...}
 
     ``contributions=N`` with ``persons`` (each row's identifier) keeps at most ``N`` rows per
     person and computes every map at ``N`` rows (:mod:`kerckhoffs.dp.contributions`), so
@@ -203,9 +239,11 @@ def dp_histogram(
     """
     refuse_missing_drop(table, "dp-histogram")
     table, rows = bound_contributions(table, persons, contributions)
-    auto, pinned = _parse_auto(levels)
+    auto, pinned = parse_auto(levels)
+    if not auto:
+        levels = pinned
     eps_total = float(epsilon)
-    choice: dict[str, Any] | None = None
+    choice: list[dict[str, Any]] | None = None
     if auto:
         if not (0 < float(selection) < 1):
             raise ParameterError(f"selection must be a fraction in (0, 1), got {selection!r}")
@@ -219,10 +257,10 @@ def dp_histogram(
             count_scale=probe.scale,
             with_sa=with_sa,
             sa_level=sa_level,
-            max_cells=max_cells,
+            max_cells=min(max_cells, AUTO_MAX_CELLS),
             fixed=pinned,
         )
-        choice = selection_per_person(choice, rows)
+        choice = [selection_per_person(p, rows) if "privacy_map" in p else p for p in choice]
     domain, key = cell_domain(table, levels, with_sa=with_sa, max_cells=max_cells)
     measurement, noise = count_measurement(
         domain.size, epsilon, mechanism, neighbours, delta, contributions=rows
@@ -237,9 +275,9 @@ def dp_histogram(
         noise = replace(
             noise,
             epsilon=eps_total,
-            privacy_map=noise.privacy_map + choice["privacy_map"],
-            parts=(choice, counts_part, *noise.parts),
-            rho=with_pure_part(noise.rho, choice["privacy_map"]),
+            privacy_map=noise.privacy_map + choice[0]["privacy_map"],
+            parts=(*choice, counts_part, *noise.parts),
+            rho=with_pure_part(noise.rho, choice[0]["privacy_map"]),
         )
         if noise.privacy_map > eps_total:  # pragma: no cover (1e-12 headroom above)
             raise PrivacyCheckFailed(
@@ -276,21 +314,27 @@ def dp_histogram(
         axes=axes,
         models=tuple(models),
     )
+    if choice is not None:
+        release = release.with_notes(selection_note(table, choice[0]["chosen"]))
     return release
 
 
 __all__ = [
     "COUNT",
     "COUNTS",
+    "LEAVES",
     "MAX_CELLS",
     "CellDomain",
     "DPRelease",
+    "all_at_root",
     "cached_layout",
     "cell_domain",
     "cell_table",
     "domain_cells",
     "dp_histogram",
+    "parse_auto",
     "parse_levels",
     "refuse_missing_drop",
+    "selection_note",
     "true_counts",
 ]

@@ -47,8 +47,9 @@ union of the two intervals' failures; the event was fixed before the test part w
 So "bound > claimed ε" is a violation found at false-alarm rate ``α``; "bound <= ε" is no
 proof of privacy, only the absence of evidence against it.
 
-``levels=auto`` is audited as the mechanism of its own it is (the noisy-max choice of levels,
-then counts at those levels): its published choice (:func:`level_choice`) against the loss the
+A choice of levels with DP (``levels=auto``, the default) is audited as the mechanism of its
+own it is (the noisy-max rounds and stop of :mod:`kerckhoffs.dp.select`, then counts at
+those levels): its published choice (:func:`level_choice`) against the loss the
 release records for the choice (:func:`selection_loss`); the counts at a fixed choice are a
 ``dp_histogram`` audit, and the two compose.
 """
@@ -538,10 +539,9 @@ def anonymizer(
 
 
 def level_choice(candidates: Sequence[Mapping[str, int]]) -> Observe:
-    """An :data:`Observe` for ``levels=auto``: the one-hot vector of the candidate level
-    vector the release chose (read from its published axes; ``candidates`` in the order of
-    :func:`kerckhoffs.dp.select.candidate_levels`), so the event "candidate ``j`` chosen" is
-    ``X_j >= 1``."""
+    """An :data:`Observe` for levels chosen with DP: the one-hot vector of the level vector
+    the release chose among ``candidates`` (every vector it can choose; read from its
+    published axes), so the event "candidate ``j`` chosen" is ``X_j >= 1``."""
     keys = [tuple(sorted(c.items())) for c in candidates]
 
     def observe(release: DPRelease) -> np.ndarray:
@@ -553,12 +553,13 @@ def level_choice(candidates: Sequence[Mapping[str, int]]) -> Observe:
     return observe
 
 
-def selection_loss(release: DPRelease) -> tuple[float, float]:
-    """The ``(epsilon, delta)`` a ``levels=auto`` release records for its choice of levels
-    (the ``level selection`` part: the claim :func:`level_choice` is audited against)."""
-    part = next((p for p in release.noise.parts if p.get("name") == "level selection"), None)
+def selection_loss(release: DPRelease, part_name: str = "level selection") -> tuple[float, float]:
+    """The ``(epsilon, delta)`` a release whose levels were chosen with DP records for its
+    choice (the ``level selection`` part: the claim :func:`level_choice` is audited against;
+    ``part_name="level selection: stop"`` the stop's alone, for a table whose path is forced)."""
+    part = next((p for p in release.noise.parts if p.get("name") == part_name), None)
     if part is None:
-        raise ParameterError("the release did not choose its levels with DP (levels=auto)")
+        raise ParameterError(f"the release records no {part_name!r} (levels chosen with DP)")
     return float(part["privacy_map"]), float(part["delta"])
 
 

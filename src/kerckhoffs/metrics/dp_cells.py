@@ -85,7 +85,7 @@ def dp_cell_boxes(
     lo = np.zeros((n_cells, source.d), dtype=np.int64)
     hi = np.zeros((n_cells, source.d), dtype=np.int64)
     for j, name in enumerate(names):
-        if name not in quasi:
+        if name not in quasi or source.qi_columns[j].hierarchy is None:  # absent, or its root
             hi[:, j] = source.qi_columns[j].size - 1
             continue
         level = int(axes[name]["level"])

@@ -111,6 +111,13 @@ class DPRelease(Release, schemes=(Scheme.DP,)):
             f"scale {n.scale:g}, epsilon {n.privacy_map:g} ({n.neighbours.value}))"
         )
 
+    @property
+    def levels_chosen(self) -> dict[str, Any] | None:
+        """The record of a choice of levels made with DP (``chosen``, ``levels`` as text such
+        as ``age:3 sex:*``, ``cells``, ``epsilon``, ``privacy_map``): the ``level selection``
+        part of :attr:`noise`; None when the levels were given."""
+        return next((p for p in self.noise.parts if p.get("name") == "level selection"), None)
+
     def privacy_loss(self) -> tuple[float, float]:
         """``(epsilon, delta)`` of this release under its neighbour notion
         (``noise.neighbours``: substitution, add-remove, or sensitive-value for dp-rr with
