@@ -75,10 +75,7 @@ def marginal_labels(release: object) -> list[str]:
     return ["|".join(map(str, r)) for r in frame[cols].itertuples(index=False)]
 
 
-@pytest.mark.slow
-def test_stochastic_tester_passes_the_shipped_release_and_catches_a_broken_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def run_both_audits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worst-case neighbours on a tiny domain (two columns of 2 and 3 values, 12 rows; one
     row substituted), observing the noisy marginals. A call costs about 1.5 s (mbi's model
     fit compiles its jax update on every call), so 60 samples a side: the broken variant
@@ -130,3 +127,34 @@ def test_stochastic_tester_passes_the_shipped_release_and_catches_a_broken_one(
     )
     broken = audit(0.5)
     assert broken.violated, broken.summary()
+
+
+@pytest.mark.slow
+def test_stochastic_tester_passes_the_shipped_release_and_catches_a_broken_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:func:`run_both_audits` with mbi's model fit run on every call."""
+    run_both_audits(monkeypatch)
+
+
+def test_stochastic_tester_in_the_default_suite_with_the_fit_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same audit, every step of the shipped function run, except that mbi's model fit
+    (mirror descent, third-party post-processing of the noisy marginals, 1.2 s a call of jax
+    compilation) is run once per domain and its model reused: what the tester observes, the
+    published noisy marginals, is computed before the fit, so the audit reads the same
+    output distribution (the slow test above runs the fit every time)."""
+    import mbi.estimation  # type: ignore[import-untyped]
+
+    real_fit = mbi.estimation.mirror_descent
+    fitted: dict[object, object] = {}
+
+    def remembered(domain: object, loss_fn: object, **kwargs: object) -> object:
+        key = (tuple(domain.attrs), tuple(domain.shape), kwargs.get("potentials") is None)  # type: ignore[attr-defined]
+        if key not in fitted:
+            fitted[key] = real_fit(domain, loss_fn, **kwargs)
+        return fitted[key]
+
+    monkeypatch.setattr(mbi.estimation, "mirror_descent", remembered)
+    run_both_audits(monkeypatch)
