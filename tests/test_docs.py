@@ -195,3 +195,49 @@ def test_theory_pages_cite_their_paper_and_list_its_errors() -> None:
         head = page.read_text(encoding="utf-8").split("\n## ", 1)[0]
         assert re.search(r"^> .+\d{4}\.$", head, flags=re.M), page.name
         assert "{#errors}" in page.read_text(encoding="utf-8"), page.name
+
+
+def sh_commands(page: str) -> list[str]:
+    """The commands of a page's ``sh`` blocks: examples on the real data beside the project
+    (``../shared/data``), run by :func:`test_guide_adult_commands_run` under ``-m slow``."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    out, current = [], ""
+    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            if not current and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            current += line[:-1] if line.endswith("\\") else line
+            if not line.endswith("\\"):
+                out.append(current)
+                current = ""
+    return out
+
+
+@pytest.mark.slow
+def test_guide_adult_commands_run(tmp_path: Path) -> None:
+    """The DP guide's worked examples on Adult run as printed, in order, in a folder beside
+    which ``../shared`` is the real data (as in a clone of the project), exit 0 each, with no
+    traceback and no ``error:`` line."""
+    shared = ROOT.parent / "shared"
+    if not (shared / "data" / "adult").is_dir():
+        pytest.skip("../shared/data/adult is not beside the project")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (tmp_path / "shared").symlink_to(shared)
+    shutil.copytree(ROOT / "examples", folder / "examples")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    commands = sh_commands("guide/dp.md")
+    assert len(commands) >= 3
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        where = f"{command}\nstdout: {done.stdout[-1500:]}\nstderr: {done.stderr[-1500:]}"
+        assert "Traceback" not in done.stdout + done.stderr, where
+        assert done.returncode == 0, where
+        assert not any(ln.startswith("error:") for ln in done.stderr.splitlines()), where

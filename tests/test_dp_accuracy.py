@@ -105,7 +105,7 @@ def release_and_truth(kind: str, mechanism: str) -> tuple[DPRelease, np.ndarray]
     t, truth = grid_table()
     eps, delta = BUDGETS[mechanism]
     if kind == "histogram":
-        return dp_histogram(t, eps, mechanism=mechanism, delta=delta), truth
+        return dp_histogram(t, eps, levels="leaves", mechanism=mechanism, delta=delta), truth
     marg = "a+b;a"
     rel = dp_marginals(t, 2 * eps, marg, mechanism=mechanism, delta=delta)
     doms = [marginal_domain(t, m, {}) for m in (("a", "b"), ("a",))]
@@ -208,7 +208,7 @@ def small() -> Table:
 def test_files_release_json_and_read_back(tmp_path: Path) -> None:
     """The files hold count_lower/count_upper; release.json the estimator, level, half-width
     and method; reading back gives the same to_pandas(); negative counts read back."""
-    rel = dp_histogram(small(), 0.05, models=[DifferentialPrivacy(0.05)])
+    rel = dp_histogram(small(), 0.05, levels="leaves", models=[DifferentialPrivacy(0.05)])
     rel.write(tmp_path / "r")
     meta = json.loads((tmp_path / "r" / "release.json").read_text())
     acc = meta["dp"]["accuracy"]
@@ -224,19 +224,19 @@ def test_files_release_json_and_read_back(tmp_path: Path) -> None:
 
 def test_accuracy_level_option_and_refusals() -> None:
     t = small()
-    r90 = dp_histogram(t, 1.0, accuracy=0.9)
+    r90 = dp_histogram(t, 1.0, levels="leaves", accuracy=0.9)
     assert r90.noise.accuracy["level"] == 0.9
     assert r90.noise.accuracy["half_width"] == [half_width("geometric", 2.0, 0.9)]
     for bad in (0, 1, 1.5, "x"):
         with pytest.raises(ParameterError, match="accuracy level"):
-            dp_histogram(t, 1.0, accuracy=bad)  # type: ignore[arg-type]
+            dp_histogram(t, 1.0, levels="leaves", accuracy=bad)  # type: ignore[arg-type]
 
 
 def test_tampered_interval_and_old_releases(tmp_path: Path) -> None:
     """A published interval that does not match count and release.json is refused; a
     release written before (no estimator, no accuracy) still reads, with non-negative counts
     required as before, and has no interval columns."""
-    rel = dp_histogram(small(), 1.0)
+    rel = dp_histogram(small(), 1.0, levels="leaves")
     meta = rel.metadata()
     files = rel.to_pandas()
     bad = files.copy()
