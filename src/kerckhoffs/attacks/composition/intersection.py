@@ -344,6 +344,17 @@ DP_REASON = "a DP release publishes noisy counts, not groups; see dp-intersectio
 """Why the intersection attack refuses a DP release (its ``applies`` and its error)."""
 
 
+SYNTHETIC_REASON = (
+    "a synthetic release publishes rows drawn from a DP model, not anyone's record: the "
+    "attack's premise (each target's value is in their class) does not hold, and a value it "
+    "infers says something only where it is right more often than chance"
+)
+"""Why the intersection attack does not run on a synthetic release (its ``applies``): a
+perfect breach there names a value of synthetic rows, not a disclosure, and only the
+share of correct ones beyond chance would say anything (tests/test_dp_synthetic_audit.py
+measures it)."""
+
+
 def refuse_dp(releases: Sequence[Release]) -> None:
     """A one-line ParameterError when a release is a DP count table: Algorithm 1 reads each
     class's exact SA values, which a DP release does not publish (its cells hold noisy
@@ -636,6 +647,9 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     known = [r for r in knowledge.releases if isinstance(r, Release)]
     if any(r.scheme == Scheme.DP for r in [*releases, *known]) or Scheme.DP.value in on_disk:
         return DP_REASON
+    synthetic = Scheme.SYNTHETIC
+    if any(r.scheme == synthetic for r in [*releases, *known]) or synthetic.value in on_disk:
+        return SYNTHETIC_REASON
     n = len(releases) + len(knowledge.releases)
     if n < 2:
         return (
