@@ -127,11 +127,13 @@ PREPARE = "kerckhoffs datasets prepare demo --rows 2000 --seed 0 --out hospital.
 """What the guide pages read besides ``examples/``: the README's generated hospital table."""
 
 
-def shell_commands(page: str) -> list[str]:
-    """The commands of a page's ``bash`` blocks, continuation lines joined, comments skipped."""
+def shell_commands(page: str, fence: str = "bash") -> list[str]:
+    """The commands of a page's ``bash`` blocks (or ``fence`` blocks: ``sh`` holds the
+    examples on the real data beside the project, run under ``-m slow``), continuation lines
+    joined, comments skipped."""
     text = (DOCS / page).read_text(encoding="utf-8")
     out, current = [], ""
-    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+    for block in re.findall(rf"```{fence}\n(.*?)```", text, flags=re.S):
         for line in block.splitlines():
             if not current and (not line.strip() or line.lstrip().startswith("#")):
                 continue
@@ -197,22 +199,6 @@ def test_theory_pages_cite_their_paper_and_list_its_errors() -> None:
         assert "{#errors}" in page.read_text(encoding="utf-8"), page.name
 
 
-def sh_commands(page: str) -> list[str]:
-    """The commands of a page's ``sh`` blocks: examples on the real data beside the project
-    (``../shared/data``), run by :func:`test_guide_adult_commands_run` under ``-m slow``."""
-    text = (DOCS / page).read_text(encoding="utf-8")
-    out, current = [], ""
-    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
-        for line in block.splitlines():
-            if not current and (not line.strip() or line.lstrip().startswith("#")):
-                continue
-            current += line[:-1] if line.endswith("\\") else line
-            if not line.endswith("\\"):
-                out.append(current)
-                current = ""
-    return out
-
-
 @pytest.mark.slow
 def test_guide_adult_commands_run(tmp_path: Path) -> None:
     """The DP guide's worked examples on Adult run as printed, in order, in a folder beside
@@ -226,7 +212,7 @@ def test_guide_adult_commands_run(tmp_path: Path) -> None:
     (tmp_path / "shared").symlink_to(shared)
     shutil.copytree(ROOT / "examples", folder / "examples")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    commands = sh_commands("guide/dp.md")
+    commands = shell_commands("guide/dp.md", fence="sh")
     assert len(commands) >= 3
     for command in commands:
         done = subprocess.run(
