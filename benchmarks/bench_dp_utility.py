@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _timing import RESULTS, SHARED_DATA
 import kerckhoffs.algorithms  # noqa: F401  (registers every algorithm)
+from _timing import RESULTS, SHARED_DATA
 from kerckhoffs.algorithms.registry import get as get_algorithm
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
@@ -218,9 +218,7 @@ def main() -> None:
     methods: dict[str, Callable[[], Any]] = {
         "dp-synthetic": synthetic,
         "dp-histogram": lambda: get_algorithm("dp-histogram").run(table, dp, with_sa=True),
-        "dp-marginals": lambda: get_algorithm("dp-marginals").run(
-            table, dp, marginals=marginals
-        ),
+        "dp-marginals": lambda: get_algorithm("dp-marginals").run(table, dp, marginals=marginals),
         "mondrian k=5": lambda: get_algorithm("mondrian").run(table, [KAnonymity(5)], seed=0),
     }
     if "--only" in sys.argv:

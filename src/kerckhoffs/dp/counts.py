@@ -228,11 +228,6 @@ def dp_histogram(
     choice with every QI at its root says so in the release's notes; no QI with a public
     domain is refused before any epsilon is spent. ``levels="age:2,sex:0"`` gives them
     (missing names: 0); ``levels="leaves"`` puts every column at its leaves.
-
-    >>> r = dp_histogram(table, 1.0)  # doctest: +SKIP
-    >>> r.noise.parts[0]["chosen"]  # doctest: +SKIP
-    {'age': 2, 'workclass': 1, ...}
-
     ``contributions=N`` with ``persons`` (each row's identifier) keeps at most ``N`` rows per
     person and computes every map at ``N`` rows (:mod:`kerckhoffs.dp.contributions`), so
     ``epsilon`` is per person.
