@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from kerckhoffs.dp import opendp_core
 from kerckhoffs.dp.loss import Measure
 from kerckhoffs.dp.mechanisms import as_float, shown_number
 from kerckhoffs.errors import ParameterError
@@ -222,7 +223,7 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
     """OpenDP's conversion of a bare ``rho`` (:func:`zcdp_epsilon`): a Gaussian measurement of
     scale 1, whose zCDP map at ``d_in`` is ``d_in²/2``, at the smallest ``d_in`` OpenDP maps
     to ``rho`` or more (never less: the conversion is of a rho at least the one charged)."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     gauss = dp.m.make_gaussian(

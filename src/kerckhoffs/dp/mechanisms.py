@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from kerckhoffs.dp import opendp_core
 from kerckhoffs.dp.accuracy import CLAMPED, ESTIMATORS
 from kerckhoffs.dp.loss import Measure
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
@@ -482,7 +483,7 @@ def _laplace(integer: bool, cells: int, scale: float, sensitivity: int) -> tuple
     draws fresh noise on every call, so reusing one reuses the mechanism, never its noise.
     The key holds everything the measurement depends on, so a different sensitivity or scale
     builds a different one."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     if integer:
@@ -560,7 +561,7 @@ def gaussian_measurement(
 def _build_gaussian(cells: int, sigma: float, delta: float, d_in: float) -> tuple[Any, Any, float]:
     """OpenDP's discrete Gaussian on ``cells`` counts at scale ``sigma`` (zCDP), the same
     turned into ``(epsilon, delta)``-DP, and that epsilon at ``d_in``."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     space = (dp.vector_domain(dp.atom_domain(T="i64"), size=cells), dp.l2_distance(T="f64"))

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from kerckhoffs.data.table import Table
+from kerckhoffs.dp import opendp_core
 from kerckhoffs.dp.accuracy import ACCURACY_LEVEL, RESPONSES, rr_accuracy
 from kerckhoffs.dp.counts import (
     COUNT,
@@ -87,7 +88,7 @@ def keep_probability(epsilon: float, k: int) -> tuple[float, float]:
 def opendp_privacy_map(epsilon: float, k: int) -> float:
     """The privacy loss OpenDP's ``make_randomized_response`` reports for ``k`` categories
     at keep probability :func:`keep_probability` (what a release would record)."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     p, _ = keep_probability(epsilon, k)
@@ -116,7 +117,7 @@ def expected_response(freq: list[Fraction], p: Fraction, q: Fraction) -> list[Fr
 def _map_for(keep: float, k: int) -> float:
     """OpenDP's ``make_randomized_response`` privacy map for ``k`` categories at ``keep``
     (remembered by its arguments: about 0.5 ms a build, a pure function of them)."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     return float(dp.m.make_randomized_response(list(range(k)), keep, T="i64").map(1))
@@ -184,7 +185,7 @@ def opendp_uniform_u64(size: int) -> np.ndarray:
 def _bitvec_u64(size: int) -> np.ndarray:
     """Uniform 64-bit integers from OpenDP's public bit-vector randomized response with flip
     probability 1/2 (exactly fair bits; the fallback of :func:`opendp_uniform_u64`)."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     meas = dp.m.make_randomized_response_bitvec(

@@ -61,6 +61,7 @@ import numpy as np
 
 from kerckhoffs.data.schema import DECLARE_DOMAIN
 from kerckhoffs.data.table import EncodedColumn, Table
+from kerckhoffs.dp import opendp_core
 from kerckhoffs.dp.domain import axis_codes, axis_labels, cell_domain, is_public, root_level
 from kerckhoffs.errors import ParameterError, PrivacyCheckFailed
 
@@ -119,7 +120,7 @@ def _noisy_max(candidates: int, scale: float, sensitivity: int) -> tuple[Any, fl
     """OpenDP's report-noisy-max over ``candidates`` scores (exponential noise of ``scale``,
     not monotonic) and its map at ``sensitivity``; remembered by its arguments (an OpenDP
     measurement draws afresh on every call)."""
-    import opendp.prelude as dp
+    dp = opendp_core.core()
 
     dp.enable_features("contrib")
     space = (
