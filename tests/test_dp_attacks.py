@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from budget import examples
 from kerckhoffs.attacks.composition import (
     DP_REASON,
-    dp_intersection,
+    chance,
     intersect,
     intersection_attack,
 )
@@ -385,7 +385,7 @@ CHANCES = st.sampled_from([0.0, 0.05, 0.1, 0.25, 0.5, 0.9, 1.0])
 @settings(max_examples=examples(100), deadline=None)
 @given(st.lists(CHANCES, min_size=1, max_size=9), st.integers(0, 10))
 def test_chance_tail_is_the_poisson_binomial_tail(p: list[float], c: int) -> None:
-    assert dp_intersection.chance_tail(np.array(p), c) == pytest.approx(brute_tail(p, c), abs=1e-12)
+    assert chance.chance_tail(np.array(p), c) == pytest.approx(brute_tail(p, c), abs=1e-12)
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -396,13 +396,13 @@ def test_chance_tail_bound_is_never_below_the_exact_tail(
     """Above EXACT_TERMS claims the Chernoff bound stands in: it may only overstate the
     chance (so fewer releases are called UNSAFE, never more)."""
     c = data.draw(st.integers(0, len(p) + 1))
-    exact = dp_intersection.chance_tail(np.array(p), c)
-    original = dp_intersection.EXACT_TERMS
+    exact = chance.chance_tail(np.array(p), c)
+    original = chance.EXACT_TERMS
     try:
-        dp_intersection.EXACT_TERMS = 0
-        bound = dp_intersection.chance_tail(np.array(p), c)
+        chance.EXACT_TERMS = 0
+        bound = chance.chance_tail(np.array(p), c)
     finally:
-        dp_intersection.EXACT_TERMS = original
+        chance.EXACT_TERMS = original
     assert bound >= exact - 1e-12
 
 
@@ -411,8 +411,8 @@ def test_a_few_lucky_guesses_are_not_a_disclosure() -> None:
     does as well once in 100 (0.1 * 0.1), far from one in 30,000. The normal approximation
     used before put it 4.3 standard deviations above the mean (0.2 +- 0.42) and called it a
     disclosure; the README's DP audit hit such cases about one run in 20."""
-    assert dp_intersection.chance_tail(np.array([0.1, 0.1]), 2) == pytest.approx(0.01)
-    assert dp_intersection.chance_tail(np.array([0.1, 0.1]), 2) > dp_intersection.FALSE_ALARM
+    assert chance.chance_tail(np.array([0.1, 0.1]), 2) == pytest.approx(0.01)
+    assert chance.chance_tail(np.array([0.1, 0.1]), 2) > chance.FALSE_ALARM
     # eight claims, all right, each a tenth: 1e-8, a disclosure
-    assert dp_intersection.chance_tail(np.full(8, 0.1), 8) == pytest.approx(1e-8)
-    assert dp_intersection.chance_tail(np.full(8, 0.1), 8) < dp_intersection.FALSE_ALARM
+    assert chance.chance_tail(np.full(8, 0.1), 8) == pytest.approx(1e-8)
+    assert chance.chance_tail(np.full(8, 0.1), 8) < chance.FALSE_ALARM

@@ -167,3 +167,25 @@ def test_stochastic_tester_in_the_default_suite_with_the_fit_remembered(
 
     monkeypatch.setattr(mbi.estimation, "mirror_descent", remembered)
     run_both_audits(monkeypatch)
+
+
+def test_audit_runs_the_intersection_on_synthetic_releases_only_against_chance() -> None:
+    """What ``kerckhoffs audit`` runs: on synthetic releases the intersection attack applies
+    only when the population holds the targets' true values, and then its breaches count
+    only beyond chance (``details['beyond_chance']``); without them it says why it cannot
+    judge."""
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.attacks.registry import applicable, get_attack
+
+    source = random_table(320, seed=7)
+    subsets, targets = make_subsets(source.n, 2, 40, seed=1, size=140)
+    releases = [dp_synthetic(take_rows(source, s), 1.0) for s in subsets]
+    qis = {c.name: c.decode(source.qi[targets, j]) for j, c in enumerate(source.qi_columns)}
+    labels = np.asarray(source.sa_column.labels, dtype=object)
+    without = pd.DataFrame(qis)
+    why = dict((i.name, w) for i, w in applicable(releases, Knowledge(population=without)))
+    assert "not anyone's record" in str(why["intersection"])
+    population = pd.DataFrame(qis | {source.sa_name: labels[source.sa[targets]]})
+    result = get_attack("intersection").run(releases, Knowledge(population=population))
+    assert result.details["beyond_chance"] is False
+    assert not result.tuples["breached"].any()

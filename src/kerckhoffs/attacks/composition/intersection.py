@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.attacks.composition.chance import against_chance
 from kerckhoffs.attacks.knowledge import Knowledge, NotHaving, not_having_mask
 from kerckhoffs.attacks.locate import (
     NOT_FOUND,
@@ -345,14 +346,24 @@ DP_REASON = "a DP release publishes noisy counts, not groups; see dp-intersectio
 
 
 SYNTHETIC_REASON = (
-    "a synthetic release publishes rows drawn from a DP model, not anyone's record: the "
-    "attack's premise (each target's value is in their class) does not hold, and a value it "
-    "infers says something only where it is right more often than chance"
+    "a synthetic release publishes rows drawn from a DP model, not anyone's record: a value "
+    "the attack infers says something only where it is right more often than chance, which "
+    "needs the targets' true values (a population column named like the sensitive attribute)"
 )
-"""Why the intersection attack does not run on a synthetic release (its ``applies``): a
-perfect breach there names a value of synthetic rows, not a disclosure, and only the
-share of correct ones beyond chance would say anything (tests/test_dp_synthetic_audit.py
-measures it)."""
+"""Why the intersection attack does not run on a synthetic release without the targets' true
+values (its ``applies``): a perfect breach there names a value of synthetic rows, not a
+disclosure; with them, the breaches are judged against chance
+(:func:`kerckhoffs.attacks.composition.chance.against_chance`)."""
+
+
+def _synthetic(releases: Sequence[Release], knowledge: Knowledge) -> bool:
+    """Whether a synthetic release is among the attacked or known ones (in memory or on
+    disk)."""
+    metas = [meta_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
+    known = [r for r in knowledge.releases if isinstance(r, Release)]
+    return any(r.scheme == Scheme.SYNTHETIC for r in [*releases, *known]) or any(
+        m is not None and m.get("scheme") == Scheme.SYNTHETIC.value for m in metas
+    )
 
 
 def refuse_dp(releases: Sequence[Release]) -> None:
@@ -647,9 +658,11 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     known = [r for r in knowledge.releases if isinstance(r, Release)]
     if any(r.scheme == Scheme.DP for r in [*releases, *known]) or Scheme.DP.value in on_disk:
         return DP_REASON
-    synthetic = Scheme.SYNTHETIC
-    if any(r.scheme == synthetic for r in [*releases, *known]) or synthetic.value in on_disk:
-        return SYNTHETIC_REASON
+    if _synthetic(releases, knowledge):
+        sa = releases[0].table.sa_name if releases else None
+        pop = knowledge.population
+        if pop is None or sa not in pop.columns:
+            return SYNTHETIC_REASON
     n = len(releases) + len(knowledge.releases)
     if n < 2:
         return (
@@ -717,7 +730,7 @@ def run_intersection(
     ids = population["id"].to_numpy() if "id" in population.columns else None
     sa = every[0].table.sa_name
     truth = population[sa].to_numpy() if sa in population.columns else None
-    return intersection_attack(
+    result = intersection_attack(
         every,
         locations,
         confidence=confidence,
@@ -725,6 +738,9 @@ def run_intersection(
         ids=ids,
         true_values=truth,
     )
+    if truth is not None and _synthetic(releases, knowledge):
+        against_chance(result)  # synthetic rows are no one's record: breaches vs chance
+    return result
 
 
 __all__ = [
