@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 20
 SETS = {
     "adult": (Path("/tmp/adult.csv"), ROOT / "examples/adult/schema.toml"),
     "census": (Path("/tmp/census.csv"), ROOT / "examples/census/schema.toml"),
@@ -95,7 +95,32 @@ def main() -> None:
             f"median {cells[len(cells) // 2]:,} (min {cells[0]:,}, max {cells[-1]:,})"
         )
         print("  kept above *: " + ", ".join(f"{q} {k}/{len(mine)}" for q, k in kept.items()))
+    plot()
+
+
+def plot() -> None:
+    """``results/dp_levels_adult.png`` from the CSV: per data set, in how many runs each QI
+    was kept above ``*`` (``python benchmarks/dp_levels_adult.py --plot`` redraws it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    df = pd.read_csv(OUT, dtype=str)
+    fig, axes = plt.subplots(1, len(SETS), figsize=(11, 4))
+    for ax, name in zip(axes, SETS, strict=True):
+        mine = df[df["data"] == name].dropna(axis=1, how="all")
+        qis = [c for c in mine.columns if c not in ("data", "run", "wall_s", "cells")]
+        kept = [int((mine[q] != "*").sum()) for q in qis]
+        ax.barh(qis, kept, color="#4477aa")
+        ax.set_xlim(0, len(mine))
+        ax.set_xlabel(f"runs kept above * (of {len(mine)})")
+        ax.set_title(f"{name}: levels chosen with DP, dp=1")
+        ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(OUT.with_suffix(".png"), dpi=110)
 
 
 if __name__ == "__main__":
-    main()
+    plot() if "--plot" in sys.argv else main()
