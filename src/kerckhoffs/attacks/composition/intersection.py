@@ -356,13 +356,11 @@ disclosure; with them, the breaches are judged against chance
 (:func:`kerckhoffs.attacks.composition.chance.against_chance`)."""
 
 
-def _synthetic(releases: Sequence[Release], knowledge: Knowledge) -> bool:
-    """Whether a synthetic release is among the attacked or known ones (in memory or on
-    disk)."""
-    metas = [meta_on_disk(p) for p in knowledge.releases if not isinstance(p, Release)]
-    known = [r for r in knowledge.releases if isinstance(r, Release)]
-    return any(r.scheme == Scheme.SYNTHETIC for r in [*releases, *known]) or any(
-        m is not None and m.get("scheme") == Scheme.SYNTHETIC.value for m in metas
+def _synthetic(releases: Sequence[Release], on_disk: Sequence[object] = ()) -> bool:
+    """Whether a synthetic release is among ``releases`` (in memory) or the schemes
+    ``on_disk`` read from the known releases' ``release.json``."""
+    return any(r.scheme == Scheme.SYNTHETIC for r in releases) or (
+        Scheme.SYNTHETIC.value in on_disk
     )
 
 
@@ -658,7 +656,7 @@ def _applies(releases: Sequence[Release], knowledge: Knowledge) -> str | None:
     known = [r for r in knowledge.releases if isinstance(r, Release)]
     if any(r.scheme == Scheme.DP for r in [*releases, *known]) or Scheme.DP.value in on_disk:
         return DP_REASON
-    if _synthetic(releases, knowledge):
+    if _synthetic([*releases, *known], on_disk):
         sa = releases[0].table.sa_name if releases else None
         pop = knowledge.population
         if pop is None or sa not in pop.columns:
@@ -738,7 +736,7 @@ def run_intersection(
         ids=ids,
         true_values=truth,
     )
-    if truth is not None and _synthetic(releases, knowledge):
+    if truth is not None and _synthetic(every):
         against_chance(result)  # synthetic rows are no one's record: breaches vs chance
     return result
 
