@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from kerckhoffs.data.table import Table
     from kerckhoffs.dp.publish import Publication, publish
     from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
+    from kerckhoffs.metrics.reidentification import ReidentificationRisk
     from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
 
 _WHERE = {
@@ -64,6 +65,7 @@ _WHERE = {
         "kerckhoffs.data.schema",
     ),
     "Table": "kerckhoffs.data.table",
+    "ReidentificationRisk": "kerckhoffs.metrics.reidentification",
     "Publication": "kerckhoffs.dp.publish",
     "publish": "kerckhoffs.dp.publish",
     "KerckhoffsError": "kerckhoffs.errors",
@@ -109,6 +111,7 @@ __all__ = [
     "PrivacyCheckFailed",
     "Provenance",
     "Publication",
+    "ReidentificationRisk",
     "Release",
     "Role",
     "Schema",

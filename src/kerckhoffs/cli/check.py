@@ -23,10 +23,30 @@ from kerckhoffs.cli.output import (
 )
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError
+from kerckhoffs.models.base import format_number
 
 if TYPE_CHECKING:
     from kerckhoffs.models import ModelResult
     from kerckhoffs.release import Release
+
+
+PopulationOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--population",
+        help="A CSV of a population holding every released person among others (their "
+        "original QI values): adds the journalist re-identification risk. Needs --schema.",
+    ),
+]
+RiskThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        "--risk-threshold",
+        help="A record is at risk when its re-identification risk is above this.",
+        min=0.0,
+        max=1.0,
+    ),
+]
 
 
 def check(
@@ -64,6 +84,8 @@ def check(
             "file is refused).",
         ),
     ] = None,
+    population: PopulationOpt = None,
+    risk_threshold: RiskThresholdOpt = 0.2,
     engine: EngineOption = "memory",
     scheduler: SchedulerOption = None,
     workers: WorkersOption = None,
@@ -85,6 +107,7 @@ def check(
             ("--no-verify", no_verify),
             ("--providers", providers),
             ("--sep", sep),
+            ("--population", population),
         ]
         for flag, given in flags:
             refuse(flag, given)
@@ -106,20 +129,16 @@ def check(
     if not data.is_dir() and schema is None:
         what = "a published table" if published else "a data file"
         raise InputError(f"checking {what} needs --schema SCHEMA.toml")
+    if population is not None and schema is None:
+        raise InputError(
+            f"--population {population}: needs --schema (its kinds and hierarchies say which "
+            "population values each published cell covers)"
+        )
     sch = Schema.from_toml(schema) if schema else None
     release = as_release(
         data, schema=sch, providers=providers, published=published, verify=not no_verify, sep=sep
     )
-    if data.is_dir():
-        for note in release.notes:
-            err.print(f"note: {note}", soft_wrap=True)
-        what = f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
-    elif published:
-        what = f"published table {data}"
-    else:
-        for note in release.table.notes:
-            output.out.print(f"note: {note}")
-        what = f"{data} as it stands (each distinct QI combination is a group)"
+    what = _what(data, release, published)
     results = check_models(release, models=models).results
     output.out.print(
         (
@@ -135,12 +154,57 @@ def check(
 
         output.out.print(accuracy_line(noise.estimator, noise.accuracy))
     print_results(results)
+    if release.scheme not in (Scheme.DP, Scheme.SYNTHETIC):
+        _print_risk(release, population, risk_threshold, sch)
+    elif population is not None:
+        err.print("note: --population: re-identification risk is not defined on a DP release")
     print_singletons(release, as_it_stands=not data.is_dir() and not published)
     for r in results:
         if not r.satisfied and worst > 0 and release.scheme != Scheme.DP:
             _print_worst(release, r, worst)
     if not all(r.satisfied for r in results):
         raise typer.Exit(1)
+
+
+def _what(data: Path, release: Release, published: bool) -> str:
+    """What is checked, for the headline (its notes printed first)."""
+    if data.is_dir():
+        for note in release.notes:
+            err.print(f"note: {note}", soft_wrap=True)
+        return f"release {data} ({release.provenance.algorithm}, {release.scheme.value})"
+    if published:
+        return f"published table {data}"
+    for note in release.table.notes:
+        output.out.print(f"note: {note}")
+    return f"{data} as it stands (each distinct QI combination is a group)"
+
+
+def _print_risk(
+    release: Release, population: Path | None, threshold: float, schema: Schema | None
+) -> None:
+    """The prosecutor, marketer and (with a population) journalist risks, as
+    :func:`kerckhoffs.metrics.reidentification.reidentification_risk` computes them."""
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.metrics.reidentification import reidentification_risk
+
+    people = None
+    if population is not None:
+        people = Knowledge.from_path(population).population
+    r = reidentification_risk(release, people, threshold=threshold, schema=schema)
+    num, pct = format_number, (lambda x: f"{format_number(round(100 * x, 2))} %")
+    output.out.print(
+        f"re-identification risk (a record is at risk above {num(threshold)}): prosecutor "
+        f"highest {num(r.prosecutor_highest)}, average {num(r.prosecutor_average)}, records at "
+        f"risk {pct(r.prosecutor_at_risk)}, sample uniques {pct(r.sample_uniques)}; marketer "
+        f"{num(r.marketer)}"
+    )
+    if r.journalist_highest is not None:
+        output.out.print(
+            f"journalist (population of {counted(r.population_rows or 0, 'row')}): highest "
+            f"{num(r.journalist_highest)}, average {num(r.journalist_average or 0.0)}, records "
+            f"at risk {pct(r.journalist_at_risk or 0.0)}, population uniques "
+            f"{pct(r.population_uniques or 0.0)}"
+        )
 
 
 def _print_worst(release: Release, r: ModelResult, n: int) -> None:

@@ -22,6 +22,11 @@ from kerckhoffs.data.provider_rows import read_provider_rows, release_integrity
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.data.table import Table
 from kerckhoffs.errors import ParameterError
+from kerckhoffs.metrics.reidentification import (
+    DEFAULT_THRESHOLD,
+    ReidentificationRisk,
+    reidentification_risk,
+)
 from kerckhoffs.models import (
     AlphaKAnonymity,
     DistinctLDiversity,
@@ -290,7 +295,8 @@ class Measures:
     ``distinct_l``, as pycanon reports it; ``inf`` below 2). ``t``: the largest EMD between a
     group's SA distribution and the table's. ``alpha``: the largest share of sensitive values in
     a group ((alpha, k)-anonymity's alpha; its k is ``k``). ``m``: the largest m of per-group
-    m-confidentiality.
+    m-confidentiality. ``risk``: the prosecutor, marketer and (given a population) journalist
+    re-identification risks (:class:`~kerckhoffs.metrics.reidentification.ReidentificationRisk`).
     """
 
     rows: int
@@ -304,13 +310,18 @@ class Measures:
     t: float
     alpha: float
     m: int
+    risk: ReidentificationRisk | None = None
 
     def to_dict(self) -> dict[str, float]:
-        """The measures as a plain dict."""
-        return dataclasses.asdict(self)
+        """The privacy measures as a plain dict (the risks: ``risk.to_dict()``)."""
+        out = dataclasses.asdict(self)
+        out.pop("risk")
+        return out
 
     def __repr__(self) -> str:
         parts = [f"{k}={format_number(float(v))}" for k, v in self.to_dict().items()]
+        if self.risk is not None:
+            parts.append(f"risk={self.risk!r}")
         return f"Measures({', '.join(parts)})"
 
 
@@ -321,9 +332,13 @@ def measure(
     *,
     schema: Schema | str | Path | None = None,
     hierarchies: Mapping[str, HierarchyLike] | None = None,
+    population: pd.DataFrame | None = None,
+    risk_threshold: float = DEFAULT_THRESHOLD,
 ) -> Measures:
     """The achieved k, l (frequency, distinct, entropy, recursive), t, alpha and m of a table
-    as it stands, a release, or a release directory: :class:`Measures`. A differentially
+    as it stands, a release, or a release directory, and its re-identification risks
+    (prosecutor, marketer; journalist when ``population`` holds every released person among
+    others; a record is at risk above ``risk_threshold``): :class:`Measures`. A differentially
     private release (noisy counts of cells: no groups) is refused in one line.
 
     >>> import kerckhoffs as kh
@@ -357,6 +372,7 @@ def measure(
         t=achieved(TCloseness(1.0)),
         alpha=achieved(AlphaKAnonymity(1.0, 1)),
         m=int(achieved(MConfidentiality(1))),
+        risk=reidentification_risk(release, population, threshold=risk_threshold),
     )
 
 
