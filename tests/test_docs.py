@@ -120,7 +120,7 @@ def test_every_docs_file_is_in_the_nav() -> None:
         assert f"{folder}/" in config["exclude_docs"]
 
 
-GUIDES_RUN = ("guide/mprivacy.md", "guide/disclosure.md", "guide/dp.md")
+GUIDES_RUN = ("guide/mprivacy.md", "guide/disclosure.md", "guide/dp.md", "guide/report.md")
 """Guide pages whose shell blocks this file runs (their Python blocks run in test_readme.py,
 with every other guide page's)."""
 PREPARE = "kerckhoffs datasets prepare demo --rows 2000 --seed 0 --out hospital.csv --overwrite"

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from kerckhoffs.errors import KerckhoffsError, PrivacyCheckFailed
     from kerckhoffs.metrics.reidentification import ReidentificationRisk
     from kerckhoffs.release import Bucketized, Partition, Provenance, Release, Scheme
+    from kerckhoffs.reporting import Report, report
 
 _WHERE = {
     **dict.fromkeys(
@@ -66,6 +67,8 @@ _WHERE = {
     ),
     "Table": "kerckhoffs.data.table",
     "ReidentificationRisk": "kerckhoffs.metrics.reidentification",
+    "Report": "kerckhoffs.reporting",
+    "report": "kerckhoffs.reporting",
     "Publication": "kerckhoffs.dp.publish",
     "publish": "kerckhoffs.dp.publish",
     "KerckhoffsError": "kerckhoffs.errors",
@@ -113,6 +116,7 @@ __all__ = [
     "Publication",
     "ReidentificationRisk",
     "Release",
+    "Report",
     "Role",
     "Schema",
     "Scheme",
@@ -126,4 +130,5 @@ __all__ = [
     "measure",
     "publish",
     "read_release",
+    "report",
 ]

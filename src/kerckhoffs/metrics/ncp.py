@@ -26,9 +26,10 @@ the published cells as its values and no hierarchy to measure them against).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from kerckhoffs.data.cells import group_code_cover
-from kerckhoffs.data.schema import Kind
+from kerckhoffs.data.schema import Kind, Schema
 from kerckhoffs.data.table import EncodedColumn
 from kerckhoffs.errors import InternalError
 from kerckhoffs.release import Release, Scheme
@@ -93,4 +94,54 @@ def ncp(release: Release) -> float:
     return float(np.mean(list(by_qi.values()))) if by_qi else 0.0
 
 
-__all__ = ["group_ncp", "ncp", "ncp_by_qi", "numeric_penalty"]
+def covered_ncp_by_qi(
+    release: Release, population: pd.DataFrame, schema: Schema | None = None
+) -> dict[str, float]:
+    """NCP per quasi-identifier of a release read back from files, measured on the population
+    its published cells cover: a group's penalty on a numeric QI is the range of the covered
+    population values over the population's range, on a categorical QI the covered distinct
+    values less one over the population's distinct values less one (Xu et al., "Utility-based
+    anonymization using local recoding", KDD 2006, with the domain taken from the population).
+
+    A release read back holds cells as text, not the codes :func:`ncp_by_qi` reads, so its
+    cells are located on the population (:func:`kerckhoffs.attacks.locate.locate`): this is
+    the loss an analyst sees who maps each cell onto real values. A cell wider than every
+    population value it covers is measured by what it covers (never more than its own width).
+    """
+    from kerckhoffs.attacks.locate import locate
+
+    where = locate(release, population, schema)
+    who = np.repeat(np.arange(where.n, dtype=np.int64), where.n_matches)
+    grp = where.candidates
+    n_groups = release.partition.n_groups
+    sizes = release.partition.sizes.astype(np.float64)
+    covered = np.bincount(grp, minlength=n_groups) > 0
+    weight = sizes * covered
+    out: dict[str, float] = {}
+    for name in release.table.qi_names:
+        s = population[name]
+        names = {c.name for c in schema.columns} if schema is not None else set()
+        kind = schema.column(name).kind if schema is not None and name in names else None
+        numeric = kind == Kind.NUMERIC or (
+            kind is None and pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        )
+        if numeric:
+            x = s.to_numpy(dtype=np.float64)
+            lo = np.full(n_groups, np.inf)
+            hi = np.full(n_groups, -np.inf)
+            np.minimum.at(lo, grp, x[who])
+            np.maximum.at(hi, grp, x[who])
+            span = float(x.max() - x.min())
+            pen = np.where(covered, (hi - lo) / span, 0.0) if span > 0 else np.zeros(n_groups)
+        else:
+            codes, uniques = pd.factorize(s.astype(str))
+            pairs = np.unique(grp * max(len(uniques), 1) + codes[who])
+            distinct = np.bincount(pairs // max(len(uniques), 1), minlength=n_groups)
+            total = len(uniques)
+            pen = (distinct - 1) / (total - 1) if total > 1 else np.zeros(n_groups)
+            pen = np.where(covered, pen, 0.0)
+        out[name] = float(weight @ pen / max(weight.sum(), 1.0))
+    return out
+
+
+__all__ = ["covered_ncp_by_qi", "group_ncp", "ncp", "ncp_by_qi", "numeric_penalty"]

@@ -372,8 +372,17 @@ def measure(
         t=achieved(TCloseness(1.0)),
         alpha=achieved(AlphaKAnonymity(1.0, 1)),
         m=int(achieved(MConfidentiality(1))),
-        risk=reidentification_risk(release, population, threshold=risk_threshold),
+        risk=reidentification_risk(
+            release, population, threshold=risk_threshold, schema=_schema_object(schema)
+        ),
     )
+
+
+def _schema_object(schema: Schema | str | Path | None) -> Schema | None:
+    """A schema given as an object or a TOML path (for reading published cells)."""
+    if schema is None or isinstance(schema, Schema):
+        return schema
+    return Schema.from_toml(schema)
 
 
 __all__ = [

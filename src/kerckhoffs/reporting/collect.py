@@ -1,0 +1,394 @@
+"""The numbers of a release report, each computed by the library function that owns it:
+:func:`kerckhoffs.check` (the models and what each achieved), :func:`kerckhoffs.measure`
+(k, l, t, ... and the re-identification risks of
+:mod:`kerckhoffs.metrics.reidentification`), :mod:`kerckhoffs.metrics.ncp` (information loss
+per QI), :func:`kerckhoffs.audit` (every attack that applies, its verdict line and the
+adversary's posteriors) and, for differentially private releases, the release's own noise
+record and intervals. Nothing private is read into the report: no row of the private table,
+no provider id, no seed, no ledger, no true count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerckhoffs.errors import KerckhoffsError
+from kerckhoffs.pipelines.audit import audit
+from kerckhoffs.pipelines.check import check, measure
+from kerckhoffs.release import Release, Scheme
+from kerckhoffs.reporting import plots
+from kerckhoffs.reporting.model import Figure, Section, Verdict
+
+Progress = Callable[[str, float], None]
+
+
+def published_section(release: Release, meta: dict[str, Any] | None) -> Section:
+    """What was published, and every model the release states with what it achieved."""
+    t = release.table
+    prov = release.provenance
+    figs = [
+        Figure("release.scheme", "scheme", release.scheme.value),
+        Figure("release.algorithm", "algorithm", prov.algorithm),
+        Figure("release.quasi", "quasi-identifiers", ", ".join(t.qi_names)),
+        Figure("release.sensitive", "sensitive attribute", t.sa_name),
+    ]
+    if release.scheme not in (Scheme.DP, Scheme.SYNTHETIC):
+        figs += [
+            Figure("release.rows", "rows published", int(t.n)),
+            Figure("release.groups", "groups", int(release.partition.n_groups)),
+        ]
+    if t.schema.sensitive_values:
+        figs.append(
+            Figure(
+                "release.sensitive_values",
+                "models computed on the sensitive values",
+                ", ".join(map(str, t.schema.sensitive_values)),
+            )
+        )
+    verdicts, notes = [], []
+    from kerckhoffs.models import MPrivacy
+
+    try:
+        models = release.chosen_models(None)
+        own = [m for m in models if not isinstance(m, MPrivacy)]
+        report = check(release, models=own) if own or not models else None
+        for r in report.results if report is not None else []:
+            text = ("ok" if r.satisfied else "violated") + f": achieved {r.achieved_text}"
+            text += f" ({r.detail})" if r.detail else ""
+            label = f"{r.model} {r.parameter}" + (f" {r.scope}" if r.scope else "")
+            verdicts.append(Verdict(f"model.{r.model}", label, text))
+        if len(own) < len(models):
+            verdicts += _recorded_mprivacy(meta)
+    except KerckhoffsError as exc:
+        notes.append(f"the release's models could not be checked here: {exc}")
+    return Section(
+        "What was published",
+        "The release's scheme, the algorithm that made it, and each privacy model it states, "
+        "checked again on the files (ok: every group meets it).",
+        tuple(figs),
+        tuple(verdicts),
+        notes=tuple(notes),
+    )
+
+
+def _recorded_mprivacy(meta: dict[str, Any] | None) -> list[Verdict]:
+    """m-privacy (paper 003) as the publisher's fail-closed check recorded it: which
+    provider each row came from is never published, so no one can check it again from the
+    release alone (a provider id would tell a coalition whose records are whose)."""
+    checks = [c for c in (meta or {}).get("checks", []) if c.get("model") == "m-privacy"]
+    if not checks:
+        return [
+            Verdict(
+                "model.m-privacy",
+                "m-privacy",
+                "not checked: the providers of the "
+                "rows are not published and release.json records no check",
+            )
+        ]
+    return [
+        Verdict(
+            "model.m-privacy",
+            f"m-privacy {c.get('parameter', '')}",
+            ("ok" if c.get("satisfied") else "violated") + " when published: recorded by "
+            "the publisher's check in release.json (the provider of each row is not "
+            "published, so it cannot be checked again from the release alone)",
+        )
+        for c in checks
+    ]
+
+
+def groups_section(release: Release) -> Section:
+    """Group sizes and SA diversity per group, with the achieved measures."""
+    m = measure(release)
+    sizes = release.partition.sizes
+    hist = release.histogram()
+    distinct = (np.asarray(hist.counts) > 0).sum(axis=1)
+    top_share = np.asarray(hist.counts).max(axis=1) / np.maximum(sizes, 1)
+    size_values, size_counts = np.unique(sizes, return_counts=True)
+    figs = [
+        Figure("measure.k", "smallest group (k)", int(m.k)),
+        Figure("measure.l", "frequency l-diversity (l)", float(m.l)),
+        Figure("measure.distinct_l", "fewest distinct sensitive values", int(m.distinct_l)),
+        Figure("measure.entropy_l", "entropy l-diversity", float(m.entropy_l)),
+        Figure("measure.t", "t-closeness (largest EMD)", float(m.t)),
+        Figure(
+            "measure.alpha",
+            "largest sensitive share in a group (alpha)",
+            float(m.alpha),
+            share=True,
+        ),
+    ]
+    pics = (
+        plots.bars(
+            [str(v) for v in size_values],
+            size_counts,
+            title="Group sizes",
+            xlabel="rows in the group",
+            ylabel="groups",
+        ),
+        plots.histogram(
+            top_share,
+            bins=np.linspace(0, 1, 21),
+            weights=sizes.astype(float),
+            title="Largest share of one sensitive value in a record's group",
+            xlabel="share (1: everyone in the group has the same value)",
+            ylabel="records",
+            color="#b5651d",
+        ),
+        plots.bars(
+            [str(v) for v in np.unique(distinct)],
+            [int((distinct == v).sum()) for v in np.unique(distinct)],
+            title="Distinct sensitive values per group",
+            xlabel="distinct values",
+            ylabel="groups",
+            color="#6b8e23",
+        ),
+    )
+    notes: tuple[str, ...] = ()
+    if release.table.schema.sensitive_values:
+        notes = (
+            "these measures count every value of the sensitive attribute; the models above "
+            "count only the sensitive values the schema names",
+        )
+    return Section(
+        "Groups and diversity",
+        "How many records share each published combination of quasi-identifiers, and how "
+        "varied their sensitive values are (a group whose records all share one value "
+        "discloses it).",
+        tuple(figs),
+        plots=pics,
+        notes=notes,
+    )
+
+
+def risk_section(
+    release: Release, population: pd.DataFrame | None, threshold: float, schema: Any = None
+) -> Section:
+    """Prosecutor, journalist (with a population) and marketer risk."""
+    from kerckhoffs.metrics.reidentification import group_risks
+
+    r = measure(release, population=population, risk_threshold=threshold, schema=schema).risk
+    assert r is not None
+    figs = [
+        Figure("risk.threshold", "a record is at risk above", r.threshold),
+        Figure("risk.prosecutor_highest", "prosecutor: highest risk", r.prosecutor_highest),
+        Figure("risk.prosecutor_average", "prosecutor: average risk", r.prosecutor_average),
+        Figure(
+            "risk.prosecutor_at_risk",
+            "prosecutor: records at risk",
+            r.prosecutor_at_risk,
+            share=True,
+        ),
+        Figure("risk.sample_uniques", "sample uniques", r.sample_uniques, share=True),
+        Figure("risk.marketer", "marketer: expected share re-identified", r.marketer, share=True),
+    ]
+    notes = []
+    if r.journalist_highest is not None:
+        figs += [
+            Figure("risk.population_rows", "population rows", int(r.population_rows or 0)),
+            Figure("risk.journalist_highest", "journalist: highest risk", r.journalist_highest),
+            Figure(
+                "risk.journalist_average",
+                "journalist: average risk",
+                float(r.journalist_average or 0.0),
+            ),
+            Figure(
+                "risk.journalist_at_risk",
+                "journalist: records at risk",
+                float(r.journalist_at_risk or 0.0),
+                share=True,
+            ),
+            Figure(
+                "risk.population_uniques",
+                "population uniques",
+                float(r.population_uniques or 0.0),
+                share=True,
+            ),
+        ]
+    else:
+        notes.append("journalist risk needs a population (--knowledge): not computed")
+    sizes = release.partition.sizes
+    pic = plots.histogram(
+        group_risks(sizes),
+        bins=np.linspace(0, 1, 21),
+        weights=sizes.astype(float),
+        title="Prosecutor risk per record",
+        xlabel="1 / size of the record's group",
+        ylabel="records",
+        color="#a4161a",
+    )
+    return Section(
+        "Re-identification risk",
+        "The chance that an adversary who links a known person to the release by the "
+        "quasi-identifiers picks the right record: prosecutor (knows the person is in the "
+        "release), journalist (links from a larger population), marketer (tries everyone).",
+        tuple(figs),
+        plots=(pic,),
+        notes=tuple(notes),
+    )
+
+
+def utility_section(
+    release: Release, read_back: bool, population: pd.DataFrame | None, schema: Any = None
+) -> Section:
+    """Information loss per QI (NCP): from the release's codes when it was made here, from
+    the population its cells cover when it was read back from files (its cells are text)."""
+    from kerckhoffs.metrics.ncp import covered_ncp_by_qi, ncp_by_qi
+
+    if read_back and population is None:
+        return Section(
+            "Utility",
+            notes=(
+                "information loss of a release read back from files is measured on the "
+                "population its cells cover: give --knowledge (a population)",
+            ),
+        )
+    from kerckhoffs.data.schema import Schema
+
+    sch = Schema.from_toml(schema) if isinstance(schema, str | Path) else schema
+    by_qi = covered_ncp_by_qi(release, population, sch) if read_back else ncp_by_qi(release)
+    total = float(np.mean(list(by_qi.values())))
+    figs = [Figure("utility.ncp", "information loss (NCP), all QIs", total, share=True)]
+    figs += [
+        Figure(f"utility.ncp.{q}", f"information loss of {q}", v, share=True)
+        for q, v in by_qi.items()
+    ]
+    pic = plots.bars(
+        list(by_qi),
+        [100 * v for v in by_qi.values()],
+        title="Information loss per quasi-identifier",
+        xlabel="",
+        ylabel="NCP, % of the domain",
+        color="#555f6d",
+    )
+    return Section(
+        "Utility",
+        "How much of each quasi-identifier's domain a published cell spans on average "
+        "(0: exact values, 100 %: suppressed). Query error needs the original table, which "
+        "this report does not read.",
+        tuple(figs),
+        plots=(pic,),
+    )
+
+
+def attacks_section(
+    release: Release, knowledge: Any, others: Sequence[Any], schema: Any = None
+) -> Section:
+    """Every attack that applies, its verdict, and the adversary's posteriors."""
+    done = audit(release, knowledge=knowledge, others=others, schema=schema)
+    verdicts = [Verdict("audit", "audit verdict", done.verdict)]
+    verdicts += [
+        Verdict(f"attack.{r.attack}", r.attack, r.verdict(claim=False)) for r in done.results
+    ]
+    verdicts += [Verdict(f"attack.{a}", a, f"could not run: {why}") for a, why in done.failed]
+    figs, pics = [], []
+    for r in done.results:
+        figs.append(
+            Figure(
+                f"attack.{r.attack}.compromised", f"{r.attack}: rows disclosed", int(r.compromised)
+            )
+        )
+        figs.append(
+            Figure(
+                f"attack.{r.attack}.max_posterior",
+                f"{r.attack}: largest posterior",
+                float(r.max_posterior),
+            )
+        )
+        post = r.tuples.groupby("row")["posterior"].max().to_numpy(dtype=float)
+        if post.size:
+            pics.append(
+                plots.histogram(
+                    post,
+                    bins=np.linspace(0, 1, 21),
+                    title=f"{r.attack}: adversary's posteriors",
+                    xlabel="largest probability the adversary gives one sensitive value",
+                    ylabel="targets",
+                    color="#6a3d9a",
+                )
+            )
+    notes = [f"{a}: does not apply ({why})" for a, why in done.skipped]
+    return Section(
+        "Attacks",
+        "Every attack that applies to this release, run by kerckhoffs with the knowledge "
+        "given, as an adversary who knows the algorithm would.",
+        tuple(figs),
+        tuple(verdicts),
+        tuple(pics),
+        tuple(notes),
+    )
+
+
+def dp_section(release: Release) -> Section:
+    """A differentially private release: its loss, mechanism and noise, and intervals."""
+    loss = release.privacy_loss()
+    if loss is None:
+        raise KerckhoffsError("a DP release without its privacy loss")
+    noise = release.noise  # type: ignore[attr-defined]
+    figs = [
+        Figure("dp.epsilon", "epsilon of this release", float(loss[0])),
+        Figure("dp.delta", "delta", float(loss[1])),
+        Figure("dp.neighbours", "neighbouring tables", str(noise.neighbours.value)),
+    ]
+    figs.append(Figure("dp.mechanism", "mechanism", str(noise.mechanism)))
+    scale = getattr(noise, "scale", None)
+    if scale is not None:
+        figs.append(Figure("dp.scale", "noise scale", float(scale)))
+    chosen = getattr(release, "levels_chosen", None)
+    if chosen:
+        figs.append(Figure("dp.levels", "hierarchy levels (chosen with DP)", chosen["levels"]))
+        figs.append(
+            Figure("dp.levels_epsilon", "epsilon spent choosing them", float(chosen["privacy_map"]))
+        )
+    pics: list[str] = []
+    if release.scheme == Scheme.DP:
+        df = release.to_pandas()  # type: ignore[attr-defined]
+        if {"count_lower", "count_upper"} <= set(df.columns):
+            figs.append(Figure("dp.cells", "cells published", len(df)))
+            half = (df["count_upper"] - df["count_lower"]).to_numpy(dtype=float) / 2
+            figs.append(
+                Figure("dp.half_width", "95 % interval half-width (median)", float(np.median(half)))
+            )
+            pics.append(
+                plots.intervals(
+                    df["count"].to_numpy(dtype=float),
+                    df["count_lower"].to_numpy(dtype=float),
+                    df["count_upper"].to_numpy(dtype=float),
+                    title="Noisy counts and their 95 % intervals",
+                    ylabel="count",
+                )
+            )
+    return Section(
+        "Differential privacy",
+        "The privacy loss this release spends (what a ledger charges for it), the noise "
+        "added and how far each published count may be from the truth.",
+        tuple(figs),
+        plots=tuple(pics),
+    )
+
+
+def seal_section(meta: dict[str, Any] | None) -> Section:
+    """The digests release.json states (verified when the release was read)."""
+    if meta is None:
+        return Section("Seal", notes=("the release was not read from a directory: no seal",))
+    rows = [("file", "SHA-256 (release.json)")]
+    rows += [(name, str(d)) for name, d in sorted(meta.get("files", {}).items())]
+    rows.append(("release.json contents", str(meta.get("integrity", ""))))
+    return Section(
+        "Seal",
+        "The release's files and their digests as release.json states them; every file was "
+        "verified against them when this report read the release.",
+        table=tuple(rows),
+    )
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """``release.json`` of a release directory."""
+    import json
+
+    return dict(json.loads((path / "release.json").read_text(encoding="utf-8")))
