@@ -28,6 +28,7 @@ from kerckhoffs.cli import (
     datasets,
     demo,
     disclosure,
+    hierarchy,
     reproduce,
 )
 from kerckhoffs.cli.output import one_line, out, reflow_help
@@ -75,6 +76,7 @@ audit_algorithm.register(app)
 reproduce.register(app)
 disclosure.register(app)
 budget.register(app)
+hierarchy.register(app)
 
 
 @functools.cache

@@ -30,7 +30,7 @@ import numpy as np
 
 from kerckhoffs.data.hierarchy import ROOT, Hierarchy, format_value
 from kerckhoffs.data.io import atomic_file
-from kerckhoffs.errors import HierarchyError, InternalError
+from kerckhoffs.errors import OUT, REPLACE_HINT, HierarchyError, InternalError, input_error
 
 BUILDERS: dict[str, str] = {
     "intervals": "Numbers into nested intervals of fixed widths (e.g. 5, 10, 20 years), then *.",
@@ -487,10 +487,10 @@ def write_csv(
     target = Path(path)
     if len(sep) != 1 or sep in "\r\n":
         raise HierarchyError(f"{hierarchy.name}: separator must be one character, got {sep!r}")
-    if target.exists() and not overwrite:
-        raise HierarchyError(f"{target} already exists (overwrite=True replaces it)")
     if target.is_dir():
-        raise HierarchyError(f"{target} is a directory; give a file name")
+        raise input_error(OUT, f" {target} is a directory; give a file name")
+    if target.exists() and not overwrite:
+        raise input_error(OUT, f" {target} already exists (", REPLACE_HINT, ")")
     rows = hierarchy.rows()
     for row in rows:
         for cell in row:
