@@ -306,8 +306,10 @@ def masking(
             "(the root * follows the last level)"
         )
     fill = pad or char
-    base = [c + fill * (width - len(c)) if align == "right" else fill * (width - len(c)) + c
-            for c in leaves]  # fmt: skip
+    if align == "right":
+        base = [c + fill * (width - len(c)) for c in leaves]
+    else:
+        base = [fill * (width - len(c)) + c for c in leaves]
     columns = [np.array(leaves, dtype=object)]
     for k in steps:
         if align == "right":
@@ -396,8 +398,10 @@ def grouping_by(
             unknown = [m for m in parent if m not in set(below)]
             missing = [b for b in below if b not in parent]
             if unknown or missing:
-                what = f"{unknown[0]!r} is no group of level {j - 1}" if unknown else (
-                    f"group {missing[0]!r} of level {j - 1} is in no group")  # fmt: skip
+                if unknown:
+                    what = f"{unknown[0]!r} is no group of level {j - 1}"
+                else:
+                    what = f"group {missing[0]!r} of level {j - 1} is in no group"
                 raise HierarchyError(f"{name}: level {j}: {what}")
         below = list(dict.fromkeys(parent.values()))
         parents.append(parent)
