@@ -6,13 +6,15 @@ unchanged; :func:`write_csv` writes it in the ARX format (``leaf;level1;...;*``)
 written file back before it takes its place. They follow the builders of ARX (Prasser and
 Kohlmayer, "Putting statistical disclosure control into practice: the ARX data anonymization
 tool", 2015; ``HierarchyBuilderIntervalBased``, ``HierarchyBuilderRedactionBased``,
-``HierarchyBuilderGroupingBased`` and ``HierarchyBuilderDate``), with one difference everywhere:
-the top level is the single root ``*``, which the library's hierarchies require.
+``HierarchyBuilderOrderBased`` (a ``HierarchyBuilderGroupingBased``) and
+``HierarchyBuilderDate``), with one difference everywhere: the top level is the single root
+``*``, which the library's hierarchies require.
 
 **Which builders read the data.** A hierarchy is public (an adversary who knows the algorithm
 knows it). :func:`intervals`, :func:`masking`, :func:`grouping`, :func:`grouping_by` and
 :func:`dates` place a value by the value alone (and the parameters): the data only decide which
-leaves are listed. :func:`quantile_intervals` puts its bin edges at quantiles of the values it
+leaves are listed (and, when ``levels`` is not given, how many characters :func:`masking`
+masks: one less than the longest code, at most). :func:`quantile_intervals` puts its bin edges at quantiles of the values it
 is given, so a hierarchy built from the private table is itself a function of that table;
 build it from public or earlier data when that matters (the choice is the user's).
 
