@@ -14,9 +14,10 @@ tool", 2015; ``HierarchyBuilderIntervalBased``, ``HierarchyBuilderRedactionBased
 knows it). :func:`intervals`, :func:`masking`, :func:`grouping`, :func:`grouping_by` and
 :func:`dates` place a value by the value alone (and the parameters): the data only decide which
 leaves are listed (and, when ``levels`` is not given, how many characters :func:`masking`
-masks: one less than the longest code, at most). :func:`quantile_intervals` puts its bin edges at quantiles of the values it
-is given, so a hierarchy built from the private table is itself a function of that table;
-build it from public or earlier data when that matters (the choice is the user's).
+masks: one less than the longest code, at most). :func:`quantile_intervals` puts its bin
+edges at quantiles of the values it is given, so a hierarchy built from the private table is
+itself a function of that table; build it from public or earlier data when that matters (the
+choice is the user's).
 
 Missing values (``None``, NaN, empty strings) are no leaves and are skipped.
 """
