@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -12,6 +13,9 @@ from kerckhoffs.errors import HierarchyError
 
 DATE_LEVELS = ("month", "quarter", "year", "decade", "century")
 """The levels a date hierarchy may have, finest first."""
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""The form of a date leaf (a calendar date, checked by numpy)."""
 
 
 def dates(
@@ -36,14 +40,10 @@ def dates(
             f"got {list(levels)}"
         )
     texts = distinct(values, name)
-    try:
-        days = np.array(texts, dtype="datetime64[D]")
-    except ValueError:
-        bad = next(t for t in texts if not _is_date(t))
-        raise HierarchyError(f"{name}: value {bad!r} is not an ISO date (YYYY-MM-DD)") from None
-    bad_form = [t for t in texts if len(t) != 10]
-    if bad_form:
-        raise HierarchyError(f"{name}: value {bad_form[0]!r} is not an ISO date (YYYY-MM-DD)")
+    bad = next((t for t in texts if not ISO_DATE.fullmatch(t) or not _is_date(t)), None)
+    if bad is not None:  # numpy alone also reads "today", "2024-03" and "NaT"
+        raise HierarchyError(f"{name}: value {bad!r} is not an ISO date (YYYY-MM-DD)")
+    days = np.array(texts, dtype="datetime64[D]")
     order_by = np.argsort(days, kind="stable")
     days = days[order_by]
     year = days.astype("datetime64[Y]").astype(np.int64) + 1970
