@@ -170,7 +170,7 @@ def grouping_by(
         parents.append(parent)
     leaves = list(parents[0])
     if values is not None:
-        absent = [v for v in dict.fromkeys(labels_of(values)) if v not in parents[0]]
+        absent = [v for v in labels_of(values) if v not in parents[0]]
         if absent:
             raise HierarchyError(
                 f"{name}: value {absent[0]!r} is in no group of level 1"

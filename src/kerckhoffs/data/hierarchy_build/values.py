@@ -5,48 +5,62 @@ parameters (one-line errors naming the builder) and making the :class:`Hierarchy
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from kerckhoffs.data.hierarchy import ROOT, Hierarchy, format_value
 from kerckhoffs.errors import HierarchyError
 
 
+def present(values: Iterable[object]) -> pd.Series:
+    """The values as a Series without the missing ones (``None``, NaN, blank text): a column
+    is taken as it is (no Python loop over its rows), anything else is listed first."""
+    if isinstance(values, pd.Series | pd.Index | np.ndarray):
+        found = pd.Series(np.asarray(values))
+    else:
+        found = pd.Series(list(values))
+    found = found[found.notna()]
+    if found.dtype == object:
+        text = found.astype(str).str.strip()
+        found = found[(text != "").to_numpy()]
+    return found
+
+
 def labels_of(values: Iterable[object]) -> list[str]:
-    """The values as hierarchy labels (:func:`format_value`, stripped), missing ones dropped,
-    in the given order with repeats."""
-    out = []
-    for v in values:
-        if v is None or (isinstance(v, float | np.floating) and math.isnan(v)):
-            continue
-        text = format_value(v).strip()
-        if text:
-            out.append(text)
-    return out
+    """The distinct values as hierarchy labels (:func:`format_value`, stripped), missing ones
+    dropped, in order of first appearance (only the distinct values are formatted one by
+    one)."""
+    labels = (format_value(v).strip() for v in pd.unique(present(values)))
+    return list(dict.fromkeys(labels))
 
 
 def distinct(values: Iterable[object], name: str) -> list[str]:
-    """Distinct labels in order of first appearance; none at all is an error."""
-    found = list(dict.fromkeys(labels_of(values)))
+    """:func:`labels_of`, where none at all is an error."""
+    found = labels_of(values)
     if not found:
         raise HierarchyError(f"{name}: no values to build a hierarchy from")
     return found
 
 
 def numbers(values: Iterable[object], name: str) -> np.ndarray:
-    """The values as finite floats (repeats kept); a value that is no number is an error."""
-    found = labels_of(values)
-    if not found:
+    """The values as finite floats, repeats kept (quantiles count them); a value that is no
+    number is an error naming it."""
+    found = present(values)
+    if found.empty:
         raise HierarchyError(f"{name}: no values to build a hierarchy from")
-    try:
-        arr = np.asarray(found, dtype=float)
-    except ValueError:
-        bad = next(t for t in found if not is_number(t))
-        raise HierarchyError(f"{name}: value {bad!r} is not a number") from None
+    if found.dtype.kind in "biuf":
+        arr = found.to_numpy(dtype=float)
+    else:
+        text = found.astype(str).str.strip()
+        arr = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+        unread = np.isnan(arr) & (text.str.lower() != "nan").to_numpy()
+        if unread.any():
+            bad = text.iloc[int(np.argmax(unread))]
+            raise HierarchyError(f"{name}: value {bad!r} is not a number")
     if not np.isfinite(arr).all():
-        bad = found[int(np.argmin(np.isfinite(arr)))]
+        bad = format_value(found.iloc[int(np.argmin(np.isfinite(arr)))])
         raise HierarchyError(f"{name}: value {bad!r} is not a finite number")
     return arr
 
