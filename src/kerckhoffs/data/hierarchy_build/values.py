@@ -22,7 +22,7 @@ def present(values: Iterable[object]) -> pd.Series:
     else:
         found = pd.Series(list(values))
     found = found[found.notna()]
-    if found.dtype == object:
+    if found.dtype == object or pd.api.types.is_string_dtype(found.dtype):
         text = found.astype(str).str.strip()
         found = found[(text != "").to_numpy()]
     return found
