@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -164,6 +165,21 @@ def test_dates() -> None:
         hb.dates(["2024-02-30"])
     with pytest.raises(HierarchyError, match="coarser each"):
         hb.dates(["2024-02-03"], levels=["year", "month"])
+
+
+def test_columns_with_missing_values() -> None:
+    """A column (Series or array) is read whole; None, NaN and blank text are no leaves."""
+    zips = pd.Series(["02139", None, "02116", " ", "02139"], dtype="str")
+    assert rows(hb.masking(zips, levels=[1])) == ["02116;0211*;*", "02139;0213*;*"]
+    ages = pd.Series([20.0, np.nan, 23.0, 20.0])
+    assert rows(hb.intervals(ages, [5])) == ["20;[20, 25[;*", "23;[20, 25[;*"]
+    assert rows(hb.quantile_intervals(np.array([1, 1, 1, 9]), [2])) == [
+        "1;[1, 10[;*",
+        "9;[1, 10[;*",
+    ]
+    mixed = pd.Series(["3", 4, None, "x"], dtype=object)
+    with pytest.raises(HierarchyError, match="value 'x' is not a number"):
+        hb.intervals(mixed)
 
 
 @pytest.mark.parametrize(
