@@ -28,6 +28,7 @@ from kerckhoffs.cli import (
     datasets,
     demo,
     disclosure,
+    hierarchy,
     report,
     reproduce,
 )
@@ -77,6 +78,7 @@ reproduce.register(app)
 disclosure.register(app)
 budget.register(app)
 report.register(app)
+hierarchy.register(app)
 
 
 @functools.cache
