@@ -30,6 +30,7 @@ from kerckhoffs.cli import (
     disclosure,
     report,
     reproduce,
+    webapp,
 )
 from kerckhoffs.cli.output import one_line, out, reflow_help
 from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
@@ -77,6 +78,7 @@ reproduce.register(app)
 disclosure.register(app)
 budget.register(app)
 report.register(app)
+webapp.register(app)
 
 
 @functools.cache
