@@ -15,8 +15,8 @@ HERE = Path(__file__).parent
 
 PAGE_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-src 'self'; frame-ancestors 'self'; "
-    "base-uri 'none'"
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-src 'self'; "
+    "frame-ancestors 'self'; base-uri 'none'"
 )
 """Content-Security-Policy of every page: nothing from another origin, no inline script."""
 
