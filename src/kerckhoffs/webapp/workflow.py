@@ -101,6 +101,18 @@ def build_hierarchy(ds: Dataset, column: str, choice: HierarchyChoice) -> Any:
     raise InputError(f"{what}: unknown hierarchy choice")
 
 
+_BUILT_KIND = {
+    "intervals": "numeric",
+    "quantile_intervals": "numeric",
+    "masking": "categorical",
+    "grouping": "categorical",
+    "dates": "categorical",
+    "file": "categorical",
+}
+"""The kind a hierarchy choice implies when none is given: a hierarchy of codes or labels
+reads its column as text (``02116`` keeps its leading zero)."""
+
+
 def build_schema(
     ds: Dataset,
     roles: Mapping[str, str],
@@ -117,8 +129,8 @@ def build_schema(
         if role != "quasi":
             columns.append(Column(name, Role(role)))
             continue
-        kind = kinds.get(name) or None
         choice = hierarchies.get(name, HierarchyChoice())
+        kind = kinds.get(name) or _BUILT_KIND.get(choice.how)
         column = Column(name, Role.QUASI, Kind(kind) if kind else None)
         if choice.how != "auto":
             built = build_hierarchy(ds, name, choice)
