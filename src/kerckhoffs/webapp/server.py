@@ -34,7 +34,7 @@ class Headers:
                 extra = [
                     (b"content-security-policy", PAGE_POLICY.encode()),
                     (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
+                    (b"referrer-policy", b"same-origin"),
                     (b"cache-control", b"no-store"),
                 ]
                 headers += [(k, v) for k, v in extra if k not in names]
