@@ -93,7 +93,9 @@ def page(server: tuple[str, Path]) -> Iterator[Any]:
                 "--no-first-run",
             ],
         )
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, accept_downloads=True
+        )
         yield context.new_page()
         browser.close()
 

@@ -52,12 +52,13 @@ def table(a: RunResult, b: RunResult) -> list[tuple[str, str, str]]:
         label = f"information loss of {key.removeprefix('utility.ncp.')}"
         rows.append((label, shown(va.get(key), True), shown(vb.get(key), True)))
     da, db = dict(a.verdicts()), dict(b.verdicts())
-    rows += [(label, da.get(label, "-"), db.get(label, "-")) for label in dict.fromkeys([*da, *db])]
+    asked = dict.fromkeys([*da, *db])
+    rows += [(label, da.get(label, "not asked"), db.get(label, "not asked")) for label in asked]
     return rows
 
 
 def risk_utility_svg(runs: Sequence[tuple[int, RunResult]], marked: Sequence[int]) -> str:
-    """Inline SVG: each finished run (numbered) at its information loss (x) and its highest
+    """Inline SVG: each finished run (numbered) at its information loss (x) and its average
     prosecutor risk (y); the two compared drawn larger. Text drawn as paths (no font needed)."""
     import matplotlib
 
@@ -69,14 +70,14 @@ def risk_utility_svg(runs: Sequence[tuple[int, RunResult]], marked: Sequence[int
     fig, ax = plt.subplots(figsize=(5.2, 3.0))
     for number, run in runs:
         values = run.values()
-        x, y = values.get("utility.ncp"), values.get("risk.prosecutor_highest")
+        x, y = values.get("utility.ncp"), values.get("risk.prosecutor_average")
         if not isinstance(x, int | float) or not isinstance(y, int | float):
             continue
         big = number in marked
         ax.scatter([x], [y], s=70 if big else 25, color="#b3261e" if big else "#5f6b7a")
         ax.annotate(f"#{number}", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
     ax.set_xlabel("information loss (NCP)", fontsize=9)
-    ax.set_ylabel("highest prosecutor risk", fontsize=9)
+    ax.set_ylabel("average prosecutor risk", fontsize=9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)

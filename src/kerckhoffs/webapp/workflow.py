@@ -287,5 +287,6 @@ def write(result: RunResult, ws: Any, name: str) -> dict[str, Path]:
     report = build_report(target, knowledge=result.knowledge, schema=result.schema)
     report.write(report_path)
     ws.remember(report_path)
+    result.report = report  # the report of the files written, with their seal
     result.written = {"release": target, "report": report_path}
     return result.written
