@@ -54,12 +54,17 @@ def app(
         ) from None
     if demo:
         for line in demo_files(folder):
-            err.print(line, highlight=False)
+            err.print(line, highlight=False, soft_wrap=True)
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder (create it, or pass --demo)")
     from kerckhoffs.webapp import serve
 
-    serve(folder, host=host, port=port, announce=lambda s: err.print(s, highlight=False))
+    serve(
+        folder,
+        host=host,
+        port=port,
+        announce=lambda s: err.print(s, highlight=False, soft_wrap=True),
+    )
 
 
 DEMO_SCHEMA = """# The generated hospital table (kerckhoffs app --demo): examples/demo/schema.toml
