@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from kerckhoffs.webapp.workflow import RunResult
 
@@ -61,13 +62,14 @@ def risk_utility_svg(runs: Sequence[tuple[int, RunResult]], marked: Sequence[int
     """Inline SVG: each finished run (numbered) at its information loss (x) and its average
     prosecutor risk (y); the two compared drawn larger. Text drawn as paths (no font needed)."""
     import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.fonttype"] = "path"
-    plt.rcParams["svg.hashsalt"] = "kerckhoffs-app"
-    fig, ax = plt.subplots(figsize=(5.2, 3.0))
+    # a Figure of its own, not pyplot's global state: a run's report may be plotting in
+    # another thread meanwhile
+    fig = Figure(figsize=(5.2, 3.0))
+    FigureCanvasSVG(fig)
+    ax = fig.subplots()
     for number, run in runs:
         values = run.values()
         x, y = values.get("utility.ncp"), values.get("risk.prosecutor_average")
@@ -84,8 +86,9 @@ def risk_utility_svg(runs: Sequence[tuple[int, RunResult]], marked: Sequence[int
     ax.tick_params(labelsize=8)
     buf = io.StringIO()
     no_meta = {"Creator": None, "Date": None, "Format": None, "Type": None}
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata=no_meta)
-    plt.close(fig)
+    style: Any = {"svg.fonttype": "path", "svg.hashsalt": "kerckhoffs-app"}
+    with matplotlib.rc_context(style):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata=no_meta)
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text, count=3)

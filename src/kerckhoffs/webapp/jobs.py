@@ -46,10 +46,12 @@ class Jobs:
         self._jobs: dict[int, Job] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()
 
     def start(self, label: str, work: Callable[[Progress], Any], config: dict[str, Any]) -> Job:
-        """Run ``work(progress)`` in a daemon thread; its return value becomes the result, a
-        library error its one-line message (any other exception says it is a bug)."""
+        """Run ``work(progress)`` in a daemon thread, after the runs started before it; its
+        return value becomes the result, a library error its one-line message (any other
+        exception says it is a bug)."""
         with self._lock:
             job = Job(next(self._ids), label, config=config)
             self._jobs[job.id] = job
@@ -58,8 +60,10 @@ class Jobs:
             job.step, job.fraction = step, min(max(fraction, 0.0), 1.0)
 
         def run() -> None:
+            job.step = "waiting for the run before it"
             try:
-                job.result = work(progress)
+                with self._one_at_a_time:  # the runs share the machine and pyplot's state
+                    job.result = work(progress)
                 job.step, job.fraction, job.state = "done", 1.0, "done"
             except KerckhoffsError as exc:
                 job.error, job.state = str(exc), "failed"
