@@ -204,3 +204,35 @@ def test_run_write_and_download_show_the_librarys_numbers(folder: Path) -> None:
     assert f"{100 * shown.risk.prosecutor_highest:.4g} %" in page
     report = client.get(f"/runs/{job}/download/report").text
     assert "<script" not in report and "http://" not in report and "https://" not in report
+
+
+def test_a_schema_naming_a_hierarchy_outside_the_folder_is_refused(folder: Path) -> None:
+    (folder.parent / "zip.csv").write_text("02116;*\n")
+    (folder / "schema.toml").write_text(
+        '[columns.zip]\nrole = "quasi"\nhierarchy = "../zip.csv"\n'
+        '[columns.disease]\nrole = "sensitive"\n'
+    )
+    client = _client(folder)
+    client.post("/open", data={"token": TOKEN, "path": "hospital.csv"})
+    r = client.post("/schema", data={"token": TOKEN, "path": "schema.toml"})
+    assert r.status_code == 403 and "outside the folder" in r.text
+    assert client.get("/configure", follow_redirects=False).headers["location"] == "/roles"
+
+
+def test_a_run_the_library_refuses_shows_its_one_line(folder: Path) -> None:
+    client = _client(folder)
+    client.post("/open", data={"token": TOKEN, "path": "hospital.csv"})
+    roles = {"token": TOKEN, "role1": "quasi", "role5": "sensitive"}
+    client.post("/roles", data=roles)
+    unknown = {"token": TOKEN, "algorithm": "nosuch", "models": "k=5"}
+    r = client.post("/run", data=unknown)
+    assert r.status_code == 400 and "unknown algorithm &#39;nosuch&#39;" in r.text
+    too_big = {"token": TOKEN, "algorithm": "mondrian", "models": "k=5000"}
+    job = int(client.post("/run", data=too_big, follow_redirects=False).headers["location"][6:])
+    status = _wait(client, job)
+    assert (
+        status["state"] == "failed"
+        and status["error"] == "k=5000 is larger than the table (300 rows)"
+    )
+    assert "k=5000 is larger than the table (300 rows)" in client.get(f"/runs/{job}").text
+    assert client.get(f"/runs/{job}/download/release").status_code == 404
