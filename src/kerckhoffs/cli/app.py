@@ -28,6 +28,7 @@ from kerckhoffs.cli import (
     datasets,
     demo,
     disclosure,
+    hierarchy,
     report,
     reproduce,
     webapp,
@@ -78,6 +79,7 @@ reproduce.register(app)
 disclosure.register(app)
 budget.register(app)
 report.register(app)
+hierarchy.register(app)
 webapp.register(app)
 
 
