@@ -123,7 +123,7 @@ def test_a_steward_clicks_through_the_workflow(
 ) -> None:
     base, folder = server
     source = tmp_path / "hospital.csv"
-    generate_hospital(600, seed=3).to_csv(source, index=False)
+    generate_hospital(300, seed=3).to_csv(source, index=False)
 
     page.goto(base)
     _shot(page, "01-start")
