@@ -6,16 +6,22 @@ the "Command line" block runs with ``bash``; it must exit 0, or 1 where its comm
 ``# exit 1`` (a privacy verdict), and never print a traceback or an ``error:`` line. The
 README's Python block then runs in the same folder. The two set-up commands (they create a
 virtual environment) are what ``.ci/run`` runs; a command marked as taking minutes runs only in
-the slow suite (``pytest -m slow``).
+the slow suite (``pytest -m slow``). The app command (``kerckhoffs app``, a server that runs
+until stopped) runs as printed on a free port (``--port`` added), answers ``/`` once and is
+stopped.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -76,12 +82,45 @@ def _run(command: str, cwd: Path, warm: WarmCli | None = None) -> subprocess.Com
     """Run one README command: a plain ``kerckhoffs ...`` call through the warm server when
     one is given (a forked process of its own, see :mod:`warm_cli`), anything else with
     ``bash`` as printed."""
+    if _server(command):
+        return _serve_once(command, cwd)
     argv = argv_of(command) if warm is not None else None
     if warm is not None and argv is not None:
         return warm.run(argv, cwd)
     return subprocess.run(
         ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=_env(), timeout=900
     )
+
+
+def _server(command: str) -> bool:
+    """Whether a command starts a server that runs until stopped (``kerckhoffs app``)."""
+    return command.split()[:2] == ["kerckhoffs", "app"]
+
+
+def _serve_once(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Start a server command as printed, on a free port (``--port`` added: the printed one may
+    be taken), fetch ``/`` once (within 60 s) and stop it; exit 0 when ``/`` answered 200."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [*shlex.split(command.partition(" #")[0]), "--port", str(port)]
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    status = None
+    try:
+        deadline = time.monotonic() + 60
+        while status is None and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+                    status = r.status
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    code = 0 if status == 200 else (proc.returncode or 1)
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def _assert_ran(command: str, done: subprocess.CompletedProcess[str]) -> None:
@@ -200,6 +239,13 @@ def test_the_block_runs_twice(tmp_path_factory: pytest.TempPathFactory) -> None:
             if not _slow(command):
                 _assert_ran(command, _run(command, root / "main"))
     _first_adult_release_has_no_group_of_one(root / "main")
+
+
+def test_the_app_command_is_served_once_not_waited_for() -> None:
+    """The README starts the app on the demo data; it is a server, so it is fetched and
+    stopped rather than waited for."""
+    served = [c for c in commands() if _server(c)]
+    assert len(served) == 1 and "--demo" in served[0]
 
 
 def test_plain_commands_are_told_from_shell_programs() -> None:

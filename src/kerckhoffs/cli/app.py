@@ -31,6 +31,7 @@ from kerckhoffs.cli import (
     hierarchy,
     report,
     reproduce,
+    webapp,
 )
 from kerckhoffs.cli.output import one_line, out, reflow_help
 from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
@@ -79,6 +80,7 @@ disclosure.register(app)
 budget.register(app)
 report.register(app)
 hierarchy.register(app)
+webapp.register(app)
 
 
 @functools.cache
