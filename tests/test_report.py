@@ -157,6 +157,7 @@ def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
     noise = rel.noise  # type: ignore[attr-defined]
     counts = rel.to_pandas()
     chosen = rel.levels_chosen  # type: ignore[attr-defined]
+    half = (counts["count_upper"] - counts["count_lower"]).to_numpy(dtype=float) / 2
     expected: dict[str, Any] = {
         "release.scheme": "dp",
         "release.algorithm": "dp-histogram",
@@ -164,11 +165,16 @@ def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
         "release.sensitive": "disease",
         "dp.epsilon": eps,
         "dp.delta": delta,
+        "dp.measure": noise.measure.value,
         "dp.neighbours": noise.neighbours.value,
-        "dp.mechanism": str(noise.mechanism),
+        "dp.contributions": noise.contributions,
+        "dp.mechanism": noise.mechanism.value,
         "dp.scale": noise.scale,
+        "dp.sensitivity": noise.sensitivity,
+        "dp.estimator": noise.estimator,
         "dp.cells": len(counts),
-        "dp.half_width": float(np.median((counts["count_upper"] - counts["count_lower"]) / 2)),
+        "dp.half_width": float(np.median(half)),
+        "dp.half_width_max": float(half.max()),
         "dp.levels": chosen["levels"],
         "dp.levels_epsilon": chosen["privacy_map"],
     }
