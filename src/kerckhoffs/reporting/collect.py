@@ -131,7 +131,7 @@ def groups_section(release: Release) -> Section:
             size_labels,
             size_counts,
             title="Group sizes",
-            xlabel="rows in the group",
+            xlabel="rows in the group (bars after the first ten are ranges)",
             ylabel="groups",
         ),
         plots.histogram(
@@ -152,21 +152,17 @@ def groups_section(release: Release) -> Section:
             color="#6b8e23",
         ),
     )
-    notes: tuple[str, ...] = ()
-    if release.table.schema.sensitive_values:
-        notes = (
-            "these measures count every value of the sensitive attribute; the models above "
-            "count only the sensitive values the schema names",
-        )
-    return Section(
-        "Groups and diversity",
+    intro = (
         "How many records share each published combination of quasi-identifiers, and how "
         "varied their sensitive values are (a group whose records all share one value "
-        "discloses it).",
-        tuple(figs),
-        plots=pics,
-        notes=notes,
+        "discloses it)."
     )
+    if release.table.schema.sensitive_values:  # said before the numbers it explains
+        intro += (
+            " These measures count every value of the sensitive attribute; the models above "
+            "count only the sensitive values the schema names."
+        )
+    return Section("Groups and diversity", intro, tuple(figs), plots=pics)
 
 
 def risk_section(

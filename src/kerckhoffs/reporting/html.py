@@ -48,6 +48,7 @@ footer { color: var(--muted); font-size: 0.8em; margin-top: 32px; }
   section { break-inside: avoid-page; }
   h2 { break-after: avoid; }
   .plots figure, dl.figures div, ul.verdicts li { break-inside: avoid; }
+  .plots figure { flex: 0 1 48%; }
   @page { margin: 16mm; }
 }
 """
