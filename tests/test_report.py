@@ -119,20 +119,22 @@ def check_page(html: str, expected: dict[str, Any]) -> None:
         assert text_agrees(text, want, bool(SHARES.search(key))), (key, text, want)
 
 
-def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
-    people = pd.read_csv(demo["dir"] / "h.csv", dtype={"zip": str})
-    schema = Schema.from_toml(DEMO)
-    html = build_report(demo["mondrian"], knowledge=people, schema=DEMO).html()
-    rel = kh.read_release(demo["mondrian"], DEMO)
+def grouped_expected(
+    release_dir: Path, people: pd.DataFrame, schema_path: Path
+) -> tuple[dict[str, Any], str]:
+    """Every number the report of a generalized release should show, each computed by
+    calling the library directly; and the audit's verdict line."""
+    schema = Schema.from_toml(schema_path)
+    rel = kh.read_release(release_dir, schema_path)
     m = kh.measure(rel)
     r = reidentification_risk(rel, people, schema=schema)
     ncp = covered_ncp_by_qi(rel, people, schema)
-    audit = kh.audit(rel, knowledge=people, schema=DEMO)
+    audit = kh.audit(rel, knowledge=people, schema=schema_path)
     expected: dict[str, Any] = {
         "release.scheme": "generalization",
-        "release.algorithm": "mondrian",
+        "release.algorithm": rel.provenance.algorithm,
         "release.quasi": ", ".join(rel.table.qi_names),
-        "release.sensitive": "disease",
+        "release.sensitive": rel.table.sa_name,
         "release.rows": rel.table.n,
         "release.groups": rel.partition.n_groups,
         "measure.k": m.k,
@@ -146,18 +148,15 @@ def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None
         **{f"attack.{a.attack}.compromised": a.compromised for a in audit.results},
         **{f"attack.{a.attack}.max_posterior": a.max_posterior for a in audit.results},
     }
+    if schema.sensitive_values:
+        expected["release.sensitive_values"] = ", ".join(sorted(schema.sensitive_values))
     expected |= {f"risk.{k}": v for k, v in r.to_dict().items()}
-    check_page(html, expected)
-    assert "verified against them when this report read" in html
-    rows_absent(html, demo["mondrian"])
-    assert audit.verdict in html.replace("&#x27;", "'")
-    # nothing private: no QI vector of a person, no disease list of a group
-    assert "02116" not in html or "02116" not in people["zip"].tolist()
+    return expected, audit.verdict
 
 
-def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
-    html = build_report(demo["dp"]).html()
-    rel = kh.read_release(demo["dp"])
+def dp_expected(release_dir: Path) -> dict[str, Any]:
+    """Every number the report of a dp-histogram release should show, from the release."""
+    rel = kh.read_release(release_dir)
     eps, delta = rel.privacy_loss()  # type: ignore[attr-defined]
     noise = rel.noise  # type: ignore[attr-defined]
     counts = rel.to_pandas()
@@ -167,7 +166,7 @@ def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
         "release.scheme": "dp",
         "release.algorithm": "dp-histogram",
         "release.quasi": ", ".join(rel.table.qi_names),
-        "release.sensitive": "disease",
+        "release.sensitive": rel.table.sa_name,
         "dp.epsilon": eps,
         "dp.delta": delta,
         "dp.measure": noise.measure.value,
@@ -183,9 +182,25 @@ def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
         "dp.levels": chosen["levels"],
         "dp.levels_epsilon": chosen["privacy_map"],
     }
+    return expected
+
+
+def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
+    people = pd.read_csv(demo["dir"] / "h.csv", dtype={"zip": str})
+    html = build_report(demo["mondrian"], knowledge=people, schema=DEMO).html()
+    expected, verdict = grouped_expected(demo["mondrian"], people, DEMO)
     check_page(html, expected)
+    assert "verified against them when this report read" in html
+    rows_absent(html, demo["mondrian"])
+    assert verdict in html.replace("&#x27;", "'")
+
+
+def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
+    html = build_report(demo["dp"]).html()
+    check_page(html, dp_expected(demo["dp"]))
     # a DP release publishes no row count, and the page shows none
     assert "rows published" not in html
+    rows_absent(html, demo["dp"])
 
 
 def test_provider_aware_report_names_no_provider(demo: dict[str, Path]) -> None:
@@ -373,3 +388,32 @@ def test_cli_refuses_before_any_work(
         assert err.startswith("error:") and says in err and err.count("\n") == 1, err
         assert "report:" not in err  # refused before the first step
     assert not out.exists()
+
+
+ADULT = ROOT.parent / "shared" / "data" / "adult"
+ADULT_SCHEMA = ROOT / "examples" / "adult" / "schema.toml"
+
+
+@pytest.mark.skipif(not ADULT.is_dir(), reason="shared data not present")
+@pytest.mark.slow  # real data
+def test_reports_on_adult_show_the_librarys_numbers(tmp_path: Path) -> None:
+    """Mondrian on Adult with Adult as the population, and dp-histogram on Adult, through
+    the command line: every number on the page is the library's, nothing is fetched."""
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.datasets import load_adult
+
+    people = load_adult(ADULT)
+    people.to_csv(tmp_path / "adult.csv", index=False)
+    data, sch = str(tmp_path / "adult.csv"), str(ADULT_SCHEMA)
+    for name, model in (("mondrian", ["-m", "k=5", "-m", "l=2"]), ("dp-histogram", ["-m", "dp=1"])):
+        argv = ["anonymize", data, "-s", sch, "-a", name, *model, "-o", str(tmp_path / name)]
+        assert run(argv) == 0
+    out = tmp_path / "m.html"
+    argv = ["report", str(tmp_path / "mondrian"), "--knowledge", data, "--schema", sch]
+    assert run([*argv, "--out", str(out)]) == 0
+    population = Knowledge.from_path(tmp_path / "adult.csv").population
+    expected, verdict = grouped_expected(tmp_path / "mondrian", population, ADULT_SCHEMA)
+    check_page(out.read_text(), expected)
+    assert verdict in out.read_text().replace("&#x27;", "'")
+    assert run(["report", str(tmp_path / "dp-histogram"), "--out", str(tmp_path / "d.html")]) == 0
+    check_page((tmp_path / "d.html").read_text(), dp_expected(tmp_path / "dp-histogram"))
