@@ -256,17 +256,32 @@ def utility_section(
     sch = Schema.from_toml(schema) if isinstance(schema, str | Path) else schema
     by_qi = covered_ncp_by_qi(release, population, sch) if read_back else ncp_by_qi(release)
     total = float(np.mean(list(by_qi.values())))
-    figs = [Figure("utility.ncp", "information loss (NCP), all QIs", total, share=True)]
+    on = " on the population" if read_back else ""
+    figs = [Figure("utility.ncp", f"information loss{on} (NCP), all QIs", total, share=True)]
     figs += [
-        Figure(f"utility.ncp.{q}", f"information loss of {q}", v, share=True)
+        Figure(f"utility.ncp.{q}", f"information loss{on} of {q}", v, share=True)
         for q, v in by_qi.items()
     ]
     if read_back:
+        intro = (
+            "How much of each quasi-identifier a published cell spans on average, measured on "
+            "the population given (a cell read from files is text): the population values it "
+            "covers over all the population's values (0: exact values, 100 %: suppressed). "
+            "Measured in Python on the release as made, NCP counts a categorical cell's "
+            "hierarchy leaves instead, present in the data or not, so it can be higher."
+        )
         notes.append(
             "query error needs the original table, which a release read back from files "
             "does not hold: report on the release in Python (kh.report(release)) to see it"
         )
     else:
+        intro = (
+            "How much of each quasi-identifier's domain a published cell spans on average "
+            "(NCP, Xu et al. 2006: a numeric cell's range over the column's, a categorical "
+            "cell's hierarchy leaves over all leaves; 0: exact values, 100 %: suppressed), and "
+            "how far counting queries on the release are from the same queries on the "
+            "original table (paper 000 section 8.1.3)."
+        )
         figs += _query_error(release)
     pic = plots.bars(
         list(by_qi),
@@ -276,32 +291,20 @@ def utility_section(
         ylabel="NCP, % of the domain",
         color="#555f6d",
     )
-    return Section(
-        "Utility",
-        "How much of each quasi-identifier's domain a published cell spans on average "
-        "(0: exact values, 100 %: suppressed), and how far counting queries on the release "
-        "are from the same queries on the original table.",
-        tuple(figs),
-        plots=(pic,),
-        notes=tuple(notes),
-    )
-
-
-QUERIES = {"n_queries": 2_000, "qd": 2, "selectivity": 0.05, "seed": 0}
-"""The query workload of the report's query error: paper 000's count queries (section 8.1.3),
-a fixed public workload (its seed draws the queries, not anything of the release)."""
+    return Section("Utility", intro, tuple(figs), plots=(pic,), notes=tuple(notes))
 
 
 def _query_error(release: Release) -> list[Figure]:
-    """Median and mean relative error of :data:`QUERIES` on the release
-    (:func:`kerckhoffs.metrics.query_error.query_error`)."""
+    """Median and mean relative error of the library's default workload (paper 000's 10,000
+    count queries on 3 QIs and the SA at selectivity 0.05, drawn from a fixed public seed:
+    :func:`kerckhoffs.metrics.query_error.query_error`)."""
     from kerckhoffs.metrics.query_error import query_error
 
-    err = query_error(release, **QUERIES)  # type: ignore[arg-type]
-    what = f"{QUERIES['n_queries']:,} count queries on {QUERIES['qd']} QIs and the SA"
+    err = query_error(release)
+    what = f"{err.errors.size:,} count queries"
     return [
         Figure(
-            "utility.query_error_median", f"query error, median ({what})", err.median, share=True
+            "utility.query_error_median", f"query error, median of {what}", err.median, share=True
         ),
         Figure("utility.query_error_mean", "query error, mean", err.mean, share=True),
     ]
