@@ -73,7 +73,11 @@ def _loss_figures(release: BaseRelease, noise: Any) -> list[Figure]:
     if chosen:
         figs.append(Figure("dp.levels", "hierarchy levels (chosen with DP)", chosen["levels"]))
         figs.append(
-            Figure("dp.levels_epsilon", "epsilon spent choosing them", float(chosen["privacy_map"]))
+            Figure(
+                "dp.levels_epsilon",
+                "of it, spent choosing the levels",
+                float(chosen["privacy_map"]),
+            )
         )
     return figs
 
@@ -137,7 +141,7 @@ def dp_section(release: BaseRelease) -> Section:
                 centre,
                 lower,
                 upper,
-                title=f"Published {what}s and their 95 % intervals",
+                title=f"Published {what} and their 95 % intervals",
                 ylabel=what,
             )
         )
