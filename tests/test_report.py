@@ -3,6 +3,7 @@ called directly; the page fetches nothing and holds nothing private."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from html.parser import HTMLParser
@@ -12,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kerckhoffs as kh
 from kerckhoffs.cli import run
@@ -116,20 +119,22 @@ def check_page(html: str, expected: dict[str, Any]) -> None:
         assert text_agrees(text, want, bool(SHARES.search(key))), (key, text, want)
 
 
-def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
-    people = pd.read_csv(demo["dir"] / "h.csv", dtype={"zip": str})
-    schema = Schema.from_toml(DEMO)
-    html = build_report(demo["mondrian"], knowledge=people, schema=DEMO).html()
-    rel = kh.read_release(demo["mondrian"], DEMO)
+def grouped_expected(
+    release_dir: Path, people: pd.DataFrame, schema_path: Path
+) -> tuple[dict[str, Any], str]:
+    """Every number the report of a generalized release should show, each computed by
+    calling the library directly; and the audit's verdict line."""
+    schema = Schema.from_toml(schema_path)
+    rel = kh.read_release(release_dir, schema_path)
     m = kh.measure(rel)
     r = reidentification_risk(rel, people, schema=schema)
     ncp = covered_ncp_by_qi(rel, people, schema)
-    audit = kh.audit(rel, knowledge=people, schema=DEMO)
+    audit = kh.audit(rel, knowledge=people, schema=schema_path)
     expected: dict[str, Any] = {
         "release.scheme": "generalization",
-        "release.algorithm": "mondrian",
+        "release.algorithm": rel.provenance.algorithm,
         "release.quasi": ", ".join(rel.table.qi_names),
-        "release.sensitive": "disease",
+        "release.sensitive": rel.table.sa_name,
         "release.rows": rel.table.n,
         "release.groups": rel.partition.n_groups,
         "measure.k": m.k,
@@ -143,38 +148,59 @@ def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None
         **{f"attack.{a.attack}.compromised": a.compromised for a in audit.results},
         **{f"attack.{a.attack}.max_posterior": a.max_posterior for a in audit.results},
     }
+    if schema.sensitive_values:
+        expected["release.sensitive_values"] = ", ".join(sorted(schema.sensitive_values))
     expected |= {f"risk.{k}": v for k, v in r.to_dict().items()}
-    check_page(html, expected)
-    assert audit.verdict in html.replace("&#x27;", "'")
-    # nothing private: no QI vector of a person, no disease list of a group
-    assert "02116" not in html or "02116" not in people["zip"].tolist()
+    return expected, audit.verdict
 
 
-def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
-    html = build_report(demo["dp"]).html()
-    rel = kh.read_release(demo["dp"])
+def dp_expected(release_dir: Path) -> dict[str, Any]:
+    """Every number the report of a dp-histogram release should show, from the release."""
+    rel = kh.read_release(release_dir)
     eps, delta = rel.privacy_loss()  # type: ignore[attr-defined]
     noise = rel.noise  # type: ignore[attr-defined]
     counts = rel.to_pandas()
     chosen = rel.levels_chosen  # type: ignore[attr-defined]
+    half = (counts["count_upper"] - counts["count_lower"]).to_numpy(dtype=float) / 2
     expected: dict[str, Any] = {
         "release.scheme": "dp",
         "release.algorithm": "dp-histogram",
         "release.quasi": ", ".join(rel.table.qi_names),
-        "release.sensitive": "disease",
+        "release.sensitive": rel.table.sa_name,
         "dp.epsilon": eps,
         "dp.delta": delta,
+        "dp.measure": noise.measure.value,
         "dp.neighbours": noise.neighbours.value,
-        "dp.mechanism": str(noise.mechanism),
+        "dp.contributions": noise.contributions,
+        "dp.mechanism": noise.mechanism.value,
         "dp.scale": noise.scale,
+        "dp.sensitivity": noise.sensitivity,
+        "dp.estimator": noise.estimator,
         "dp.cells": len(counts),
-        "dp.half_width": float(np.median((counts["count_upper"] - counts["count_lower"]) / 2)),
+        "dp.half_width": float(np.median(half)),
+        "dp.half_width_max": float(half.max()),
         "dp.levels": chosen["levels"],
         "dp.levels_epsilon": chosen["privacy_map"],
     }
+    return expected
+
+
+def test_mondrian_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
+    people = pd.read_csv(demo["dir"] / "h.csv", dtype={"zip": str})
+    html = build_report(demo["mondrian"], knowledge=people, schema=DEMO).html()
+    expected, verdict = grouped_expected(demo["mondrian"], people, DEMO)
     check_page(html, expected)
+    assert "verified against them when this report read" in html
+    rows_absent(html, demo["mondrian"])
+    assert verdict in html.replace("&#x27;", "'")
+
+
+def test_dp_report_numbers_are_the_librarys(demo: dict[str, Path]) -> None:
+    html = build_report(demo["dp"]).html()
+    check_page(html, dp_expected(demo["dp"]))
     # a DP release publishes no row count, and the page shows none
     assert "rows published" not in html
+    rows_absent(html, demo["dp"])
 
 
 def test_provider_aware_report_names_no_provider(demo: dict[str, Path]) -> None:
@@ -204,3 +230,190 @@ def test_cli_writes_once_and_refuses_overwrite(
     assert out.read_bytes() == before
     assert run(["report", str(demo["dir"] / "missing"), "--out", str(out) + "2"]) == 2
     assert not Path(str(out) + "2").exists()
+
+
+def rows_absent(html: str, release_dir: Path) -> None:
+    """No published row of the release appears in the page (its cells in file order)."""
+    table = pd.read_csv(next(release_dir.glob("*.csv")), dtype=str, keep_default_na=False)
+    text = re.sub(r"<[^>]+>", " ", html)
+    for row in table.drop_duplicates().itertuples(index=False):
+        cells = [str(c) for c in row]
+        assert ", ".join(cells) not in text and ",".join(cells) not in text, cells
+
+
+@pytest.fixture(scope="module")
+def dp_more(demo: dict[str, Path]) -> dict[str, Path]:
+    """Randomized response and DP marginals of the demo data (levels with public domains)."""
+    tmp, h = demo["dir"], str(demo["dir"] / "h.csv")
+    runs = {
+        "rr": ["-a", "dp-rr", "-m", "dp=1", "-O", "levels=age:4,sex:1,nationality:2,zip:2"],
+        "marg": ["-a", "dp-marginals", "-m", "dp=1", "-O", "marginals=zip+disease;nationality"],
+    }
+    for name, args in runs.items():
+        argv = ["anonymize", h, "--schema", str(DEMO), *args, "--out", str(tmp / name)]
+        assert run(argv) == 0
+    return {k: tmp / k for k in runs}
+
+
+def test_dp_rr_and_marginals_numbers_are_the_librarys(
+    demo: dict[str, Path], dp_more: dict[str, Path]
+) -> None:
+    from kerckhoffs.dp.accuracy import accuracy_line, half_width
+
+    for name, value, lo, hi in (
+        ("rr", "estimate_count", "estimate_lower", "estimate_upper"),
+        ("marg", "count", "count_lower", "count_upper"),
+    ):
+        rep = build_report(dp_more[name])
+        html = rep.html()
+        rel = kh.read_release(dp_more[name])
+        noise = rel.noise  # type: ignore[attr-defined]
+        counts = rel.to_pandas()
+        half = (counts[hi] - counts[lo]).to_numpy(dtype=float) / 2
+        eps, delta = rel.privacy_loss()  # type: ignore[attr-defined]
+        expected: dict[str, Any] = {
+            "release.scheme": "dp",
+            "release.algorithm": rel.provenance.algorithm,
+            "release.quasi": ", ".join(rel.table.qi_names),
+            "release.sensitive": "disease",
+            "dp.epsilon": eps,
+            "dp.delta": delta,
+            "dp.measure": noise.measure.value,
+            "dp.neighbours": noise.neighbours.value,
+            "dp.contributions": noise.contributions,
+            "dp.mechanism": noise.mechanism.value,
+            "dp.estimator": noise.estimator,
+            "dp.cells": len(counts),
+            "dp.half_width": float(np.median(half)),
+            "dp.half_width_max": float(half.max()),
+        }
+        if name == "rr":  # randomized response adds no noise of a scale: its keep probability
+            (part,) = noise.parts
+            expected["dp.keep_probability"] = part["keep_probability"]
+            assert value in counts
+        else:
+            expected |= {"dp.scale": noise.scale, "dp.sensitivity": noise.sensitivity}
+            for part in noise.parts:
+                key = "dp.part." + "+".join(part["attributes"])
+                expected |= {
+                    f"{key}.cells": part["cells"],
+                    f"{key}.scale": part["scale"],
+                    f"{key}.half_width": half_width(noise.mechanism.value, part["scale"]),
+                }
+        check_page(html, expected)
+        verdicts = {v.key: v.text for s in rep.sections for v in s.verdicts}
+        assert verdicts["dp.accuracy"] == accuracy_line(noise.estimator, noise.accuracy)
+        assert "rows published" not in html
+        rows_absent(html, dp_more[name])
+
+
+def test_report_of_a_release_in_memory(demo: dict[str, Path]) -> None:
+    """A release made in this session: NCP from its codes, the query error on its original
+    table, m-privacy checked on its providers (named nowhere), no seal."""
+    from kerckhoffs.metrics.ncp import ncp_by_qi
+    from kerckhoffs.metrics.query_error import query_error
+
+    people = pd.read_csv(demo["dir"] / "hp.csv", dtype={"zip": str})
+    rel = kh.anonymize(
+        people, schema=PROVIDERS, algorithm="provider-aware", models=["k=4", "m-privacy=1"]
+    )
+    rep = kh.report(rel)
+    html = rep.html()
+    ncp = ncp_by_qi(rel)
+    err = query_error(rel, qd=min(3, rel.table.d))  # paper 000's workload
+    values = parse(html).shown
+    for q, v in ncp.items():
+        assert close(values[f"utility.ncp.{q}"][0], v)
+    assert close(values["utility.query_error_median"][0], err.median)
+    assert close(values["utility.query_error_mean"][0], err.mean)
+    assert close(
+        values["risk.prosecutor_highest"][0], reidentification_risk(rel).prosecutor_highest
+    )
+    verdicts = {v.key: v.text for s in rep.sections for v in s.verdicts}
+    mp = kh.check(rel, models=["m-privacy=1"]).results[0]
+    assert verdicts["model.m-privacy"] == f"ok: achieved {mp.achieved_text} ({mp.detail})"
+    for provider in people["provider"].astype(str).unique():
+        assert provider not in re.sub(r"<svg.*?</svg>", "", html, flags=re.S)
+    assert "no seal" in html
+
+
+def test_release_object_read_back(demo: dict[str, Path]) -> None:
+    """A release read back and given as an object: its cells are text, so no information
+    loss is shown without a population (never 0 %), and the seal says it was not verified
+    by the report."""
+    rel = kh.read_release(demo["mondrian"], DEMO)
+    html = kh.report(rel).html()
+    assert not [k for k in parse(html).shown if k.startswith("utility.")]
+    assert "did not verify the files itself" in html
+    people = pd.read_csv(demo["dir"] / "h.csv", dtype={"zip": str})
+    with_pop = parse(build_report(rel, knowledge=people, schema=DEMO).html()).shown
+    ncp = covered_ncp_by_qi(rel, people, Schema.from_toml(DEMO))
+    for q, v in ncp.items():
+        assert close(with_pop[f"utility.ncp.{q}"][0], v)
+    assert "utility.query_error_median" not in with_pop
+    rows_absent(html, demo["mondrian"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 5_000), min_size=1, max_size=60))
+def test_size_bins_put_every_group_in_the_bar_its_label_names(sizes: list[int]) -> None:
+    from kerckhoffs.reporting.plots import size_bins
+
+    labels, counts = size_bins(np.asarray(sizes))
+    assert len(labels) == len(counts) and int(counts.sum()) == len(sizes)
+    ranges = [tuple(int(x) for x in lab.split("-")) for lab in labels]
+    ranges = [(r[0], r[-1]) for r in ranges]
+    assert all(a <= b for a, b in ranges)
+    assert all(b1 < a2 for (_, b1), (a2, _) in itertools.pairwise(ranges))
+    for (a, b), n in zip(ranges, counts, strict=True):  # oracle: count each bar's sizes
+        assert n == sum(a <= s <= b for s in sizes)
+    assert ranges[0][0] == min(sizes) and ranges[-1][1] >= max(sizes)
+
+
+def test_cli_refuses_before_any_work(
+    demo: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing --out folder, a missing --other release, a population without the schema
+    that says what the cells cover: one error line each, exit 2, nothing written."""
+    out = demo["dir"] / "refused.html"
+    rel, h = str(demo["mondrian"]), str(demo["dir"] / "h.csv")
+    for args, says in (
+        (["--out", str(demo["dir"] / "no" / "r.html")], "no such directory"),
+        (["--other", str(demo["dir"] / "missing"), "--out", str(out)], "release not found"),
+        (["--knowledge", h, "--out", str(out)], "needs --schema"),
+    ):
+        capsys.readouterr()
+        assert run(["report", rel, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and says in err and err.count("\n") == 1, err
+        assert "report:" not in err  # refused before the first step
+    assert not out.exists()
+
+
+ADULT = ROOT.parent / "shared" / "data" / "adult"
+ADULT_SCHEMA = ROOT / "examples" / "adult" / "schema.toml"
+
+
+@pytest.mark.skipif(not ADULT.is_dir(), reason="shared data not present")
+@pytest.mark.slow  # real data
+def test_reports_on_adult_show_the_librarys_numbers(tmp_path: Path) -> None:
+    """Mondrian on Adult with Adult as the population, and dp-histogram on Adult, through
+    the command line: every number on the page is the library's, nothing is fetched."""
+    from kerckhoffs.attacks.knowledge import Knowledge
+    from kerckhoffs.datasets import load_adult
+
+    people = load_adult(ADULT)
+    people.to_csv(tmp_path / "adult.csv", index=False)
+    data, sch = str(tmp_path / "adult.csv"), str(ADULT_SCHEMA)
+    for name, model in (("mondrian", ["-m", "k=5", "-m", "l=2"]), ("dp-histogram", ["-m", "dp=1"])):
+        argv = ["anonymize", data, "-s", sch, "-a", name, *model, "-o", str(tmp_path / name)]
+        assert run(argv) == 0
+    out = tmp_path / "m.html"
+    argv = ["report", str(tmp_path / "mondrian"), "--knowledge", data, "--schema", sch]
+    assert run([*argv, "--out", str(out)]) == 0
+    population = Knowledge.from_path(tmp_path / "adult.csv").population
+    expected, verdict = grouped_expected(tmp_path / "mondrian", population, ADULT_SCHEMA)
+    check_page(out.read_text(), expected)
+    assert verdict in out.read_text().replace("&#x27;", "'")
+    assert run(["report", str(tmp_path / "dp-histogram"), "--out", str(tmp_path / "d.html")]) == 0
+    check_page((tmp_path / "d.html").read_text(), dp_expected(tmp_path / "dp-histogram"))

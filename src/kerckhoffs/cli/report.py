@@ -47,6 +47,16 @@ def report(
         raise InputError(f"{out_file} exists (pass --overwrite to replace it)")
     if out_file.is_dir():
         raise InputError(f"{out_file} is a directory: give a file name such as report.html")
+    if not out_file.parent.is_dir():
+        raise InputError(f"--out {out_file}: no such directory {out_file.parent}")
+    for p in other or []:  # refused before any work, as `kerckhoffs audit` does
+        if not p.exists():
+            raise InputError(f"release not found: {p}")
+    if knowledge is not None and schema is None:
+        raise InputError(
+            f"--knowledge {knowledge}: needs --schema (the release's schema: its kinds and "
+            "hierarchies say which population values each published cell covers)"
+        )
 
     def progress(step: str, done: float) -> None:
         err.print(f"report: {step} ({round(100 * done)} %)", highlight=False)

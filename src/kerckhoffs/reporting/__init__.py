@@ -55,28 +55,31 @@ def build_report(
         if progress is not None:
             progress(what, done)
 
-    meta = None
+    verified = False
     if not isinstance(release, Release):
         from kerckhoffs.pipelines.check import read_release
 
         step("reading the release", 0.0)
-        meta = collect.read_meta(Path(release))
-        release = read_release(release, schema)
+        release = read_release(release, schema)  # its files verified against release.json
+        verified = True
+    meta = release.published_metadata
     population = _population(knowledge)
     sections = [collect.published_section(release, meta)]
     if release.scheme in (Scheme.DP, Scheme.SYNTHETIC):
+        from kerckhoffs.reporting.dp import dp_section
+
         step("noise and intervals", 0.3)
-        sections.append(collect.dp_section(release))
+        sections.append(dp_section(release))
     else:
         step("groups and diversity", 0.2)
         sections.append(collect.groups_section(release))
         step("re-identification risk", 0.35)
         sections.append(collect.risk_section(release, population, threshold, schema))
         step("utility", 0.5)
-        sections.append(collect.utility_section(release, meta is not None, population, schema))
+        sections.append(collect.utility_section(release, population, schema))
     step("attacks", 0.6)
     sections.append(collect.attacks_section(release, knowledge, list(others), schema))
-    sections.append(collect.seal_section(meta))
+    sections.append(collect.seal_section(meta, verified))
     step("done", 1.0)
     title = f"Release report: {release.provenance.algorithm} ({release.scheme.value})"
     return Report(title, tuple(sections))

@@ -47,15 +47,19 @@ def published_section(release: Release, meta: dict[str, Any] | None) -> Section:
             Figure(
                 "release.sensitive_values",
                 "models computed on the sensitive values",
-                ", ".join(map(str, t.schema.sensitive_values)),
+                ", ".join(sorted(map(str, t.schema.sensitive_values))),
             )
         )
     verdicts, notes = [], []
+    where = "the files" if meta is not None else "the release"
     from kerckhoffs.models import MPrivacy
 
     try:
         models = release.chosen_models(None)
-        own = [m for m in models if not isinstance(m, MPrivacy)]
+        # m-privacy reads each row's provider: a release made in this session holds them
+        # (checked here, and no provider is named); one read back does not (recorded check)
+        held = t.provider is not None
+        own = [m for m in models if held or not isinstance(m, MPrivacy)]
         report = check(release, models=own) if own or not models else None
         for r in report.results if report is not None else []:
             text = ("ok" if r.satisfied else "violated") + f": achieved {r.achieved_text}"
@@ -69,7 +73,7 @@ def published_section(release: Release, meta: dict[str, Any] | None) -> Section:
     return Section(
         "What was published",
         "The release's scheme, the algorithm that made it, and each privacy model it states, "
-        "checked again on the files (ok: every group meets it).",
+        f"checked again on {where} (ok: every group meets it).",
         tuple(figs),
         tuple(verdicts),
         notes=tuple(notes),
@@ -109,7 +113,7 @@ def groups_section(release: Release) -> Section:
     hist = release.histogram()
     distinct = (np.asarray(hist.counts) > 0).sum(axis=1)
     top_share = np.asarray(hist.counts).max(axis=1) / np.maximum(sizes, 1)
-    size_values, size_counts = np.unique(sizes, return_counts=True)
+    size_labels, size_counts = plots.size_bins(sizes)
     figs = [
         Figure("measure.k", "smallest group (k)", int(m.k)),
         Figure("measure.l", "frequency l-diversity (l)", float(m.l)),
@@ -125,10 +129,10 @@ def groups_section(release: Release) -> Section:
     ]
     pics = (
         plots.bars(
-            [str(v) for v in size_values],
+            size_labels,
             size_counts,
             title="Group sizes",
-            xlabel="rows in the group",
+            xlabel="rows in the group (bars after the first ten are ranges)",
             ylabel="groups",
         ),
         plots.histogram(
@@ -149,21 +153,17 @@ def groups_section(release: Release) -> Section:
             color="#6b8e23",
         ),
     )
-    notes: tuple[str, ...] = ()
-    if release.table.schema.sensitive_values:
-        notes = (
-            "these measures count every value of the sensitive attribute; the models above "
-            "count only the sensitive values the schema names",
-        )
-    return Section(
-        "Groups and diversity",
+    intro = (
         "How many records share each published combination of quasi-identifiers, and how "
         "varied their sensitive values are (a group whose records all share one value "
-        "discloses it).",
-        tuple(figs),
-        plots=pics,
-        notes=notes,
+        "discloses it)."
     )
+    if release.table.schema.sensitive_values:  # said before the numbers it explains
+        intro += (
+            " These measures count every value of the sensitive attribute; the models above "
+            "count only the sensitive values the schema names."
+        )
+    return Section("Groups and diversity", intro, tuple(figs), plots=pics)
 
 
 def risk_section(
@@ -234,12 +234,16 @@ def risk_section(
 
 
 def utility_section(
-    release: Release, read_back: bool, population: pd.DataFrame | None, schema: Any = None
+    release: Release, population: pd.DataFrame | None, schema: Any = None
 ) -> Section:
-    """Information loss per QI (NCP): from the release's codes when it was made here, from
-    the population its cells cover when it was read back from files (its cells are text)."""
+    """Information loss per QI (NCP) and, for a release made in this session, the query error
+    of paper 000 section 8.1.3 (it needs the original table). A release read back from files
+    holds only its published cells, so its NCP is measured on the population its cells cover
+    (:func:`~kerckhoffs.metrics.ncp.covered_ncp_by_qi`), and it has no query error here."""
     from kerckhoffs.metrics.ncp import covered_ncp_by_qi, ncp_by_qi
 
+    read_back = release.published_metadata is not None
+    notes = []
     if read_back and population is None:
         return Section(
             "Utility",
@@ -253,11 +257,33 @@ def utility_section(
     sch = Schema.from_toml(schema) if isinstance(schema, str | Path) else schema
     by_qi = covered_ncp_by_qi(release, population, sch) if read_back else ncp_by_qi(release)
     total = float(np.mean(list(by_qi.values())))
-    figs = [Figure("utility.ncp", "information loss (NCP), all QIs", total, share=True)]
+    on = " on the population" if read_back else ""
+    figs = [Figure("utility.ncp", f"information loss{on} (NCP), all QIs", total, share=True)]
     figs += [
-        Figure(f"utility.ncp.{q}", f"information loss of {q}", v, share=True)
+        Figure(f"utility.ncp.{q}", f"information loss{on} of {q}", v, share=True)
         for q, v in by_qi.items()
     ]
+    if read_back:
+        intro = (
+            "How much of each quasi-identifier a published cell spans on average, measured on "
+            "the population given (a cell read from files is text): the population values it "
+            "covers over all the population's values (0: exact values, 100 %: suppressed). "
+            "Measured in Python on the release as made, NCP counts a categorical cell's "
+            "hierarchy leaves instead, present in the data or not, so it can be higher."
+        )
+        notes.append(
+            "query error needs the original table, which a release read back from files "
+            "does not hold: report on the release in Python (kh.report(release)) to see it"
+        )
+    else:
+        intro = (
+            "How much of each quasi-identifier's domain a published cell spans on average "
+            "(NCP, Xu et al. 2006: a numeric cell's range over the column's, a categorical "
+            "cell's hierarchy leaves over all leaves; 0: exact values, 100 %: suppressed), and "
+            "how far counting queries on the release are from the same queries on the "
+            "original table (paper 000 section 8.1.3)."
+        )
+        figs += _query_error(release)
     pic = plots.bars(
         list(by_qi),
         [100 * v for v in by_qi.values()],
@@ -266,14 +292,25 @@ def utility_section(
         ylabel="NCP, % of the domain",
         color="#555f6d",
     )
-    return Section(
-        "Utility",
-        "How much of each quasi-identifier's domain a published cell spans on average "
-        "(0: exact values, 100 %: suppressed). Query error needs the original table, which "
-        "this report does not read.",
-        tuple(figs),
-        plots=(pic,),
-    )
+    return Section("Utility", intro, tuple(figs), plots=(pic,), notes=tuple(notes))
+
+
+def _query_error(release: Release) -> list[Figure]:
+    """Median and mean relative error of the library's default workload (paper 000's 10,000
+    count queries on 3 QIs, or all when fewer, and the SA at selectivity 0.05, drawn from a
+    fixed public seed:
+    :func:`kerckhoffs.metrics.query_error.query_error`)."""
+    from kerckhoffs.metrics.query_error import query_error
+
+    qd = min(3, release.table.d)  # paper 000's 3 QIs a query, or every QI when fewer
+    err = query_error(release, qd=qd)
+    what = f"{err.errors.size:,} count queries on {qd} QIs"
+    return [
+        Figure(
+            "utility.query_error_median", f"query error, median of {what}", err.median, share=True
+        ),
+        Figure("utility.query_error_mean", "query error, mean", err.mean, share=True),
+    ]
 
 
 def attacks_section(
@@ -324,71 +361,26 @@ def attacks_section(
     )
 
 
-def dp_section(release: Release) -> Section:
-    """A differentially private release: its loss, mechanism and noise, and intervals."""
-    loss = release.privacy_loss()
-    if loss is None:
-        raise KerckhoffsError("a DP release without its privacy loss")
-    noise = release.noise  # type: ignore[attr-defined]
-    figs = [
-        Figure("dp.epsilon", "epsilon of this release", float(loss[0])),
-        Figure("dp.delta", "delta", float(loss[1])),
-        Figure("dp.neighbours", "neighbouring tables", str(noise.neighbours.value)),
-    ]
-    figs.append(Figure("dp.mechanism", "mechanism", str(noise.mechanism)))
-    scale = getattr(noise, "scale", None)
-    if scale is not None:
-        figs.append(Figure("dp.scale", "noise scale", float(scale)))
-    chosen = getattr(release, "levels_chosen", None)
-    if chosen:
-        figs.append(Figure("dp.levels", "hierarchy levels (chosen with DP)", chosen["levels"]))
-        figs.append(
-            Figure("dp.levels_epsilon", "epsilon spent choosing them", float(chosen["privacy_map"]))
-        )
-    pics: list[str] = []
-    if release.scheme == Scheme.DP:
-        df = release.to_pandas()  # type: ignore[attr-defined]
-        if {"count_lower", "count_upper"} <= set(df.columns):
-            figs.append(Figure("dp.cells", "cells published", len(df)))
-            half = (df["count_upper"] - df["count_lower"]).to_numpy(dtype=float) / 2
-            figs.append(
-                Figure("dp.half_width", "95 % interval half-width (median)", float(np.median(half)))
-            )
-            pics.append(
-                plots.intervals(
-                    df["count"].to_numpy(dtype=float),
-                    df["count_lower"].to_numpy(dtype=float),
-                    df["count_upper"].to_numpy(dtype=float),
-                    title="Noisy counts and their 95 % intervals",
-                    ylabel="count",
-                )
-            )
-    return Section(
-        "Differential privacy",
-        "The privacy loss this release spends (what a ledger charges for it), the noise "
-        "added and how far each published count may be from the truth.",
-        tuple(figs),
-        plots=tuple(pics),
-    )
-
-
-def seal_section(meta: dict[str, Any] | None) -> Section:
-    """The digests release.json states (verified when the release was read)."""
+def seal_section(meta: dict[str, Any] | None, verified: bool) -> Section:
+    """The digests release.json states, and whether this report verified the files against
+    them (it did when it read the release directory itself)."""
     if meta is None:
-        return Section("Seal", notes=("the release was not read from a directory: no seal",))
-    rows = [("file", "SHA-256 (release.json)")]
+        return Section(
+            "Seal",
+            notes=("the release was made in this session and not read from files: no seal",),
+        )
+    rows: list[tuple[str | Figure, ...]] = [("file", "SHA-256 (release.json)")]
     rows += [(name, str(d)) for name, d in sorted(meta.get("files", {}).items())]
     rows.append(("release.json contents", str(meta.get("integrity", ""))))
+    if verified:
+        said = "every file was verified against them when this report read the release."
+    else:
+        said = (
+            "this report was given the release already read, so it did not verify the files "
+            "itself (kerckhoffs check DIR does)."
+        )
     return Section(
         "Seal",
-        "The release's files and their digests as release.json states them; every file was "
-        "verified against them when this report read the release.",
+        f"The release's files and their digests as release.json states them; {said}",
         table=tuple(rows),
     )
-
-
-def read_meta(path: Path) -> dict[str, Any]:
-    """``release.json`` of a release directory."""
-    import json
-
-    return dict(json.loads((path / "release.json").read_text(encoding="utf-8")))

@@ -26,7 +26,7 @@ class Report:
 
     def values(self) -> dict[str, float | int | str]:
         """Every number shown, by key."""
-        return {f.key: f.value for s in self.sections for f in s.figures}
+        return {f.key: f.value for s in self.sections for f in s.numbers()}
 
     def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write :meth:`html` to ``path`` (refused if it exists, unless ``overwrite``)."""

@@ -26,6 +26,7 @@ dl.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(230p
 dl.figures div { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
 dt { color: var(--muted); font-size: 0.85em; }
 dd { margin: 2px 0 0; font-size: 1.25em; font-weight: 600; font-variant-numeric: tabular-nums; }
+dd.text { font-size: 1em; font-weight: 500; overflow-wrap: anywhere; }
 ul.verdicts { list-style: none; padding: 0; }
 ul.verdicts li { border-left: 4px solid var(--line); padding: 6px 10px; margin: 6px 0;
                  background: #f7f8fa; }
@@ -39,7 +40,7 @@ ul.verdicts li.incomplete { border-color: var(--warn); }
 ul.notes { color: var(--muted); font-size: 0.9em; }
 table { border-collapse: collapse; font-size: 0.85em; width: 100%; }
 th, td { border: 1px solid var(--line); padding: 4px 6px; text-align: left;
-         word-break: break-all; }
+         overflow-wrap: anywhere; }
 th { background: #f0f2f5; }
 footer { color: var(--muted); font-size: 0.8em; margin-top: 32px; }
 @media print {
@@ -47,6 +48,7 @@ footer { color: var(--muted); font-size: 0.8em; margin-top: 32px; }
   section { break-inside: avoid-page; }
   h2 { break-after: avoid; }
   .plots figure, dl.figures div, ul.verdicts li { break-inside: avoid; }
+  .plots figure { flex: 0 1 48%; }
   @page { margin: 16mm; }
 }
 """
@@ -64,11 +66,21 @@ def show(f: Figure) -> str:
     return format_number(float(v))
 
 
-def _figure(f: Figure) -> str:
+def _number(f: Figure) -> str:
+    """The shown value marked with its key and the value the library computed."""
     return (
-        f'<div><dt>{escape(f.label)}</dt><dd><span class="num" data-key="{escape(f.key)}" '
-        f'data-value="{escape(repr(f.value))}">{show(f)}</span></dd></div>'
+        f'<span class="num" data-key="{escape(f.key)}" '
+        f'data-value="{escape(repr(f.value))}">{show(f)}</span>'
     )
+
+
+def _figure(f: Figure) -> str:
+    text = ' class="text"' if isinstance(f.value, str) else ""
+    return f"<div><dt>{escape(f.label)}</dt><dd{text}>{_number(f)}</dd></div>"
+
+
+def _cell(c: str | Figure) -> str:
+    return _number(c) if isinstance(c, Figure) else escape(c)
 
 
 def _kind(text: str) -> str:
@@ -96,9 +108,9 @@ def _section(s: Section) -> str:
         out.append("</div>")
     if s.table:
         head, *rows = s.table
-        out.append("<table><tr>" + "".join(f"<th>{escape(c)}</th>" for c in head) + "</tr>")
+        out.append("<table><tr>" + "".join(f"<th>{_cell(c)}</th>" for c in head) + "</tr>")
         for row in rows:
-            out.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>")
+            out.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>")
         out.append("</table>")
     if s.notes:
         out.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in s.notes))

@@ -40,5 +40,11 @@ class Section:
     verdicts: tuple[Verdict, ...] = ()
     plots: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    table: tuple[tuple[str, ...], ...] = field(default=())
-    """Rows of text cells, the first the header (e.g. the digests of the seal)."""
+    table: tuple[tuple[str | Figure, ...], ...] = field(default=())
+    """Rows of cells, the first the header (e.g. the digests of the seal, one row per
+    marginal): text, or a :class:`Figure` shown as a number with its key."""
+
+    def numbers(self) -> list[Figure]:
+        """Every number the section shows: its figures and the figures in its table."""
+        cells = [c for row in self.table for c in row if isinstance(c, Figure)]
+        return [*self.figures, *cells]

@@ -4,6 +4,7 @@ no font is fetched or needed to view them)."""
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -80,13 +81,34 @@ def histogram(
 def intervals(
     centre: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, title: str, ylabel: str
 ) -> str:
-    """Counts with their intervals, sorted by count (at most 200 drawn, evenly spaced)."""
-    fig, ax = _axes(title, "cells, sorted by noisy count", ylabel)
+    """Counts with their intervals, sorted by count; at most 200 cells drawn, evenly spaced in
+    that order, each at its rank among all cells (so the axis counts every cell)."""
+    n = centre.size
     order = np.argsort(centre, kind="stable")
-    if order.size > 200:
-        order = order[np.linspace(0, order.size - 1, 200).astype(int)]
-    x = np.arange(order.size)
-    ax.vlines(x, lower[order], upper[order], color="#9bb7d9", linewidth=1)  # type: ignore[attr-defined]
-    ax.plot(x, centre[order], ".", color="#1f4e8c", markersize=3)  # type: ignore[attr-defined]
+    ranks = np.arange(n)
+    if n > 200:
+        ranks = np.unique(np.linspace(0, n - 1, 200).astype(int))
+    drawn = f" ({ranks.size} of {n:,} drawn)" if ranks.size < n else ""
+    fig, ax = _axes(title, f"cells, sorted by published value{drawn}", ylabel)
+    cells = order[ranks]
+    ax.vlines(ranks, lower[cells], upper[cells], color="#9bb7d9", linewidth=1)  # type: ignore[attr-defined]
+    ax.plot(ranks, centre[cells], ".", color="#1f4e8c", markersize=3)  # type: ignore[attr-defined]
     ax.set_yscale("symlog", linthresh=10)  # type: ignore[attr-defined]
     return _svg(fig)
+
+
+def size_bins(sizes: np.ndarray, exact: int = 10) -> tuple[list[str], np.ndarray]:
+    """Group sizes binned for a bar chart whose axis does not mislead: the ``exact`` smallest
+    sizes one bar each (the ones a privacy model is about), then ranges growing 1-2-5 (labels
+    say each bar's range). Returns (labels, groups per bar)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if sizes.size == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    lo, hi = int(sizes.min()), int(sizes.max())
+    edges = list(range(lo, min(lo + exact, hi + 1)))
+    nice = [m * 10**e for e in range(12) for m in (1, 2, 5)]
+    edges += [v for v in nice if edges[-1] < v <= hi]
+    edges.append(hi + 1)
+    counts = np.histogram(sizes, bins=np.asarray(edges))[0]
+    labels = [str(a) if b - a == 1 else f"{a}-{b - 1}" for a, b in itertools.pairwise(edges)]
+    return labels, counts
