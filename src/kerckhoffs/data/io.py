@@ -325,17 +325,22 @@ def read_table(
         names = _header(path, used)
         wanted = {c.strip() for c in text_columns}
         dtype = {name: str for name in names if name.strip() in wanted}
-        options = {
+        na_list = ["", *na_values]
+        options: dict[str, Any] = {
             "sep": used,
             "encoding": "utf-8-sig",
             "skipinitialspace": True,
             "dtype": dtype or None,
             "keep_default_na": False,
-            "na_values": ["", *na_values],
+            "na_values": na_list,
         }
         categories = {c.strip() for c in category_columns} & {n.strip() for n in names}
         df = None
-        if categories or wanted_columns is not None:
+        if categories and wanted_columns is not None:
+            from kerckhoffs.data.csv_arrow import read_dictionary_columns
+
+            df = read_dictionary_columns(path, used, names, wanted_columns, categories, na_list)
+        if df is None and (categories or wanted_columns is not None):
             df = _read_chunked(path, options, wanted_columns, categories)
         if df is None:
             df = pd.read_csv(path, **options)
