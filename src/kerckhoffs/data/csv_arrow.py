@@ -12,9 +12,8 @@ row, a wrong delimiter, bytes that are not UTF-8). None whenever the two readers
 disagree:
 
 - a text value read that starts with a space or tab (pandas reads with
-  ``skipinitialspace``; pyarrow keeps the blank), and in a file with quotes any field that
-  does (a blank before a quote changes how pandas splits the line); a single column, a file
-  with no data row;
+  ``skipinitialspace``; pyarrow keeps the blank), a space or tab before a quote anywhere (it
+  changes how pandas splits the line), a single column, a file with no data row;
 - a column read without a declared text kind that pyarrow does not infer as 64-bit integers
   without a missing cell (pandas infers floats, booleans and text by its own rules: its
   decimal parser is not arrow's, so floats are left to it);
@@ -36,23 +35,15 @@ TEXT_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
 """pandas' default ``str`` dtype: the dtype of the categories pandas' path gives."""
 
 
-def _leading_blank(data: mmap.mmap, sep: str) -> bool:
-    """Whether some field of the file may start with a space or a tab (pandas'
-    ``skipinitialspace`` would remove it); conservative: also true for such bytes inside a
-    quoted field. One vectorized pass (``bytes.find`` of a two-byte pattern whose first byte
-    is as common as a delimiter is ten times slower)."""
+def _blank_before_quote(data: mmap.mmap, sep: str) -> bool:
+    """Whether a space or tab stands right before a quote somewhere in the file: pandas
+    (``skipinitialspace``) reads ``a, "b,c"`` as two fields, pyarrow as three. Conservative
+    (also true inside a quoted field); one vectorized pass over the quotes."""
     raw = np.frombuffer(data, dtype=np.uint8)
     try:
-        starts = np.array([ord(sep), ord("\n"), ord("\r")], dtype=np.uint8)
-        for blank in (ord(" "), ord("\t")):
-            if blank == ord(sep):
-                continue
-            if raw[0] == blank:
-                return True
-            at = np.flatnonzero(raw[1:] == blank)
-            if np.isin(raw[at], starts).any():
-                return True
-        return False
+        quotes = np.flatnonzero(raw[1:] == ord('"'))  # the byte before each quote
+        blanks = [b for b in (ord(" "), ord("\t")) if b != ord(sep)]
+        return bool(np.isin(raw[quotes], np.array(blanks, dtype=np.uint8)).any())
     finally:
         del raw  # the map cannot close while an array views it
 
@@ -82,9 +73,10 @@ def read_dictionary_columns(
             return None
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             quoted = data.find(b'"') >= 0
-            # with quotes, a blank before one changes how pandas splits the line: look at
-            # every byte; without, only the text values read can differ (checked below)
-            if quoted and _leading_blank(data, sep):
+            # a blank before a quote changes how pandas splits the line; any other leading
+            # blank only changes a value: a text value read is checked below, pyarrow trims
+            # integers, and the columns not read do not matter
+            if quoted and _blank_before_quote(data, sep):
                 return None
     text_type = pa.dictionary(pa.int32(), pa.string())
     try:
