@@ -14,9 +14,10 @@ disagree:
 - a text value read that starts with a space or tab (pandas reads with
   ``skipinitialspace``; pyarrow keeps the blank), a space or tab before a quote anywhere (it
   changes how pandas splits the line), a single column, a file with no data row;
-- a column read without a declared text kind that pyarrow does not infer as 64-bit integers
-  without a missing cell (pandas infers floats, booleans and text by its own rules: its
-  decimal parser is not arrow's, so floats are left to it);
+- a column read without a declared text kind that holds anything but decimal integers that
+  int64 holds, or a missing cell (pandas infers floats, booleans and text by its own rules:
+  its decimal parser is not arrow's, so floats are left to it; arrow's own type inference
+  would read ``0x10`` as 16);
 - any error pyarrow raises.
 
 Quoted fields (``"a,b"``, ``""`` doubled, a line break inside quotes), a UTF-8 byte order
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import mmap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,7 +68,6 @@ def read_dictionary_columns(
 
     if len(names) < 2 or len(sep) != 1:
         return None
-    written = {n.strip(): n for n in names}
     wanted = [n for n in names if n.strip() in keep]
     with open(path, "rb") as fh:
         if fh.seek(0, 2) == 0:
@@ -86,7 +87,7 @@ def read_dictionary_columns(
             parse_options=pa_csv.ParseOptions(delimiter=sep, newlines_in_values=quoted),
             convert_options=pa_csv.ConvertOptions(
                 include_columns=wanted,
-                column_types={written[c]: text_type for c in categories},
+                column_types={n: text_type for n in wanted},
                 null_values=["", *na_values],
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=True,
@@ -109,19 +110,46 @@ def read_dictionary_columns(
             if series.cat.categories.str.match(r"[ \t]").any():  # pandas strips the blank
                 return None
             data_frame[name.strip()] = series
-        elif pa.types.is_int64(column.type) and column.null_count == 0:
-            data_frame[name.strip()] = pd.Series(column.to_numpy())
         else:
-            return None
+            integers = _integers(column)
+            if integers is None:
+                return None
+            data_frame[name.strip()] = pd.Series(integers)
     return pd.DataFrame(data_frame)
 
 
-def _categorical(column: object) -> pd.Series:
+_INTEGER = r"^[+-]?[0-9]+$"
+"""What pandas' reader turns into an int64 cell (a leading blank is refused before)."""
+
+
+def _integers(column: Any) -> np.ndarray | None:
+    """A chunked dictionary<string> column as the int64 array pandas' reader makes of it, or
+    None unless every cell is a decimal integer that int64 holds (no missing cell): pandas
+    reads anything else (floats, ``0x10``, text, a missing cell) by its own rules. Only the
+    distinct texts are parsed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count or column.num_chunks == 0:
+        return None
+    chunked = column.unify_dictionaries()
+    values = chunked.chunk(0).dictionary
+    if not pc.all(pc.match_substring_regex(values, _INTEGER)).as_py():
+        return None
+    try:
+        numbers = pc.cast(pc.replace_substring_regex(values, r"^\+", ""), pa.int64())
+    except pa.ArrowInvalid:  # outside int64: pandas makes uint64 or floats of them
+        return None
+    indices = np.concatenate([c.indices.to_numpy() for c in chunked.chunks])
+    return numbers.to_numpy()[indices]
+
+
+def _categorical(column: Any) -> pd.Series:
     """A chunked dictionary<string> column as a pandas categorical with sorted categories
     (missing cells: code -1), without a string per row."""
     import pyarrow as pa
 
-    chunked = column.unify_dictionaries()  # type: ignore[attr-defined]
+    chunked = column.unify_dictionaries()
     if chunked.num_chunks == 0:
         values = pa.array([], pa.string())
         indices = np.empty(0, dtype=np.int32)
