@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -171,7 +172,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--plot-only", action="store_true", help="redraw the plot from the CSV")
     args = ap.parse_args()
+    if args.plot_only:
+        plot(pd.read_csv(RESULTS / "cli_floor.csv"))
+        return
     sys.path.insert(0, str(ours_src()))
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -282,7 +287,8 @@ def plot(df: pd.DataFrame) -> None:
         xs = np.arange(len(sub))
         ax.bar(xs - 0.2, sub.cpu_s, 0.4, label="CPU")
         ax.bar(xs + 0.2, sub.wall_s, 0.4, label="wall")
-        ax.set_xticks(xs, [s.replace(" (", "\n(") for s in sub.side], fontsize=7)
+        labels = [textwrap.fill(side, 16) for side in sub.side]
+        ax.set_xticks(xs, labels, fontsize=7)
         if task in TARGETS:
             ratio = sub.ratio_cpu.iloc[1]
             ax.set_title(
