@@ -164,3 +164,26 @@ def test_random_files_read_as_pandas_reads_them(
     path = tmp_path / "r.csv"
     path.write_text(buf.getvalue(), encoding="utf-8")
     _same(path, monkeypatch, na_values=["?"])
+
+
+def test_out_of_memory_in_pyarrows_reader_is_out_of_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pyarrow's reader failing to allocate is the machine's fault: exit 3, not an error in
+    the file and not a silent fall back to pandas' reader."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    from cli_runner import run_cli
+    from kerckhoffs.datasets import generate_hospital
+
+    data = tmp_path / "d.csv"
+    generate_hospital(50, 1).to_csv(data, index=False)
+    schema = Path(__file__).resolve().parents[1] / "examples" / "demo" / "schema.toml"
+
+    def fail(*a: object, **k: object) -> None:
+        raise pa.ArrowMemoryError("malloc of size 1073741824 failed")
+
+    monkeypatch.setattr(pa_csv, "read_csv", fail)
+    code, _, err = run_cli(monkeypatch, capsys, "check", data, "-s", schema, "-m", "k=2")
+    assert code == 3 and err.startswith("error: out of memory"), err

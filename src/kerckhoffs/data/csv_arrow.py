@@ -69,16 +69,19 @@ def read_dictionary_columns(
     if len(names) < 2 or len(sep) != 1:
         return None
     wanted = [n for n in names if n.strip() in keep]
-    with open(path, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            quoted = data.find(b'"') >= 0
-            # a blank before a quote changes how pandas splits the line; any other leading
-            # blank only changes a value: a text value read is checked below, pyarrow trims
-            # integers, and the columns not read do not matter
-            if quoted and _blank_before_quote(data, sep):
+    try:
+        with open(path, "rb") as fh:
+            if fh.seek(0, 2) == 0:
                 return None
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                quoted = data.find(b'"') >= 0
+                # a blank before a quote changes how pandas splits the line; any other leading
+                # blank only changes a value: a text value read is checked below, pyarrow
+                # trims integers, and the columns not read do not matter
+                if quoted and _blank_before_quote(data, sep):
+                    return None
+    except OSError:  # the file cannot be mapped: pandas' path says why (or runs out of memory)
+        return None
     text_type = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pa_csv.read_csv(
