@@ -141,7 +141,7 @@ CELL = st.text(alphabet=["a", "B", "0", "7", " ", ",", '"', "\n", "é", "?"], ma
 
 
 @settings(
-    max_examples=40,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
