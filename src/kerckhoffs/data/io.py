@@ -33,13 +33,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import pandas as pd
-
 from kerckhoffs.errors import SEP_HINT, InputError, KerckhoffsError, input_error
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
+
+# numpy and pandas are imported by the functions that read or write tables: the schema (and so
+# every command's start, `kerckhoffs --help` included) needs only the TOML and file checks here
 
 DELIMITERS = (",", ";", "\t", "|")
 
@@ -305,6 +306,8 @@ def read_table(
     categoricals of their text (a CSV is then read in chunks of :data:`CHUNK_ROWS` rows, each
     chunk's text turned into codes at once, so a column's text is never held whole).
     """
+    import pandas as pd
+
     path = _existing(path)
     wanted_columns = None if columns is None else {c.strip() for c in columns}
     if _is_parquet(path):
@@ -325,17 +328,22 @@ def read_table(
         names = _header(path, used)
         wanted = {c.strip() for c in text_columns}
         dtype = {name: str for name in names if name.strip() in wanted}
-        options = {
+        na_list = ["", *na_values]
+        options: dict[str, Any] = {
             "sep": used,
             "encoding": "utf-8-sig",
             "skipinitialspace": True,
             "dtype": dtype or None,
             "keep_default_na": False,
-            "na_values": ["", *na_values],
+            "na_values": na_list,
         }
         categories = {c.strip() for c in category_columns} & {n.strip() for n in names}
         df = None
-        if categories or wanted_columns is not None:
+        if categories and wanted_columns is not None:
+            from kerckhoffs.data.csv_arrow import read_dictionary_columns
+
+            df = read_dictionary_columns(path, used, names, wanted_columns, categories, na_list)
+        if df is None and (categories or wanted_columns is not None):
             df = _read_chunked(path, options, wanted_columns, categories)
         if df is None:
             df = pd.read_csv(path, **options)
@@ -360,6 +368,8 @@ def out_of_memory(exc: BaseException) -> bool:
     """Whether a reader's exception means the machine ran out of memory, not that the file is
     bad: a ``MemoryError``, pandas' C tokenizer's ``ParserError`` ("C error: out of memory",
     its words for a failed allocation) or ``ENOMEM`` (mapping the file into memory failed)."""
+    import pandas as pd
+
     if isinstance(exc, MemoryError):
         return True
     if isinstance(exc, OSError):
@@ -383,6 +393,7 @@ def _read_chunked(
     column of numbers with a text or missing cell in some chunk): pandas then reads the
     whole file at once, so the result never depends on the chunking.
     """
+    import pandas as pd
     from pandas.api.types import union_categoricals
 
     parts = []
@@ -580,6 +591,8 @@ def _cell_text(column: pd.Series) -> pa.Array | None:
     dtype, nullable integers) and objects through ``str()``; arrow's integer and string
     columns render the same text, the rest is converted here with pandas' own expression.
     """
+    import numpy as np
+    import pandas as pd
     import pyarrow as pa
 
     dtype = column.dtype
@@ -659,6 +672,7 @@ def write_csv(df: pd.DataFrame, path: str | Path | BinarySink) -> None:
     quotes them (``QUOTE_MINIMAL``). Frames pyarrow cannot render identically (a dtype such as
     datetime or categorical, a single column, no rows) are written by pandas.
     """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 

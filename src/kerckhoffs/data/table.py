@@ -274,8 +274,10 @@ class Table:
         def encode_one(col: Column) -> tuple[np.ndarray, EncodedColumn]:
             return encode_column(col, series[col.name], schema, rows_named, source)
 
-        # factorizing arrow-backed strings releases the GIL: columns encode in parallel
-        if n * len(cols) >= 100_000:
+        # factorizing arrow-backed strings releases the GIL: columns encode in parallel (text
+        # read as categoricals is already codes: threads would only add their overhead)
+        strings = any(not _is_codes(series[c.name]) for c in cols)
+        if strings and n * len(cols) >= 100_000:
             with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
                 encoded = list(pool.map(encode_one, cols))
         else:
@@ -310,6 +312,13 @@ class Table:
             notes=notes,
             index=df.index[row_ids],
         )
+
+
+def _is_codes(s: pd.Series) -> bool:
+    """Whether a column is held as codes already (a categorical or a numpy number)."""
+    return isinstance(s.dtype, pd.CategoricalDtype) or (
+        isinstance(s.dtype, np.dtype) and s.dtype.kind in "iufb"
+    )
 
 
 def sensitive_flags(schema: Schema, sa_column: EncodedColumn, *, strict: bool = True) -> np.ndarray:
