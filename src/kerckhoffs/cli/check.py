@@ -23,7 +23,6 @@ from kerckhoffs.cli.output import (
 )
 from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import InputError
-from kerckhoffs.models.base import format_number
 
 if TYPE_CHECKING:
     from kerckhoffs.models import ModelResult
@@ -186,6 +185,7 @@ def _print_risk(
     :func:`kerckhoffs.metrics.reidentification.reidentification_risk` computes them."""
     from kerckhoffs.attacks.knowledge import Knowledge
     from kerckhoffs.metrics.reidentification import reidentification_risk
+    from kerckhoffs.models.base import format_number
 
     people = None
     if population is not None:
