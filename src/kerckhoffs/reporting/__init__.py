@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -17,18 +16,6 @@ from kerckhoffs.data.schema import Schema
 from kerckhoffs.release import Release, Scheme
 from kerckhoffs.reporting.document import Report
 from kerckhoffs.reporting.model import Figure, Section, Verdict
-
-
-def _population(knowledge: Any) -> pd.DataFrame | None:
-    """The population a knowledge argument holds (a DataFrame, a CSV/Parquet/TOML path)."""
-    if knowledge is None:
-        return None
-    if isinstance(knowledge, pd.DataFrame):
-        return knowledge
-    from kerckhoffs.attacks.knowledge import Knowledge
-
-    know = knowledge if isinstance(knowledge, Knowledge) else Knowledge.from_path(knowledge)
-    return know.population
 
 
 def build_report(
@@ -42,19 +29,22 @@ def build_report(
 ) -> Report:
     """The report of ``release`` (a release or a release directory, read back and verified).
 
-        ``knowledge``: the adversary's knowledge (a population of QI values, or a knowledge
-        file): the journalist risk and the attacks read it. ``others``: other releases of the
-        same people (the composition attacks read them). ``schema``: the schema whose hierarchies
-    say what each published cell covers (needed for a generalized release read from files when
-    a population is given). ``threshold``: a record is at risk above
-        it. ``progress(step, fraction)`` is called before each part (for a progress bar).
+    ``knowledge``: the adversary's knowledge (a population of QI values, or a knowledge file):
+    the journalist risk and the attacks read it. ``others``: other releases of the same people
+    (the composition attacks read them). ``schema``: the schema whose hierarchies say what each
+    published cell covers (needed for a generalized release read from files when a population
+    is given). ``threshold``: a record is at risk above it. ``progress(step, fraction)`` is
+    called before each part (for a progress bar).
     """
+    from kerckhoffs.pipelines.audit import knowledge_of
     from kerckhoffs.reporting import collect
 
     def step(what: str, done: float) -> None:
         if progress is not None:
             progress(what, done)
 
+    if isinstance(schema, str | Path):
+        schema = Schema.from_toml(schema)  # parsed once for every part
     verified = False
     if not isinstance(release, Release):
         from kerckhoffs.pipelines.check import read_release
@@ -63,7 +53,8 @@ def build_report(
         release = read_release(release, schema)  # its files verified against release.json
         verified = True
     meta = release.published_metadata
-    population = _population(knowledge)
+    know = knowledge_of(knowledge, schema, others)  # read once: the risks and the attacks
+    population = know.population
     sections = [collect.published_section(release, meta)]
     if release.scheme in (Scheme.DP, Scheme.SYNTHETIC):
         from kerckhoffs.reporting.dp import dp_section
@@ -78,7 +69,7 @@ def build_report(
         step("utility", 0.5)
         sections.append(collect.utility_section(release, population, schema))
     step("attacks", 0.6)
-    sections.append(collect.attacks_section(release, knowledge, list(others), schema))
+    sections.append(collect.attacks_section(release, know))
     sections.append(collect.seal_section(meta, verified))
     step("done", 1.0)
     title = f"Release report: {release.provenance.algorithm} ({release.scheme.value})"

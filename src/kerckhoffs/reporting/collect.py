@@ -10,13 +10,14 @@ no provider id, no seed, no ledger, no true count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from kerckhoffs.attacks.knowledge import Knowledge
+from kerckhoffs.data.schema import Schema
 from kerckhoffs.errors import KerckhoffsError
 from kerckhoffs.pipelines.audit import audit
 from kerckhoffs.pipelines.check import check, measure
@@ -167,13 +168,16 @@ def groups_section(release: Release) -> Section:
 
 
 def risk_section(
-    release: Release, population: pd.DataFrame | None, threshold: float, schema: Any = None
+    release: Release,
+    population: pd.DataFrame | None,
+    threshold: float,
+    schema: Schema | None = None,
 ) -> Section:
-    """Prosecutor, journalist (with a population) and marketer risk."""
-    from kerckhoffs.metrics.reidentification import group_risks
+    """Prosecutor, journalist (with a population) and marketer risk (what ``kh.measure``
+    reports as ``risk``)."""
+    from kerckhoffs.metrics.reidentification import group_risks, reidentification_risk
 
-    r = measure(release, population=population, risk_threshold=threshold, schema=schema).risk
-    assert r is not None
+    r = reidentification_risk(release, population, threshold=threshold, schema=schema)
     figs = [
         Figure("risk.threshold", "a record is at risk above", r.threshold),
         Figure("risk.prosecutor_highest", "prosecutor: highest risk", r.prosecutor_highest),
@@ -234,7 +238,7 @@ def risk_section(
 
 
 def utility_section(
-    release: Release, population: pd.DataFrame | None, schema: Any = None
+    release: Release, population: pd.DataFrame | None, schema: Schema | None = None
 ) -> Section:
     """Information loss per QI (NCP) and, for a release made in this session, the query error
     of paper 000 section 8.1.3 (it needs the original table). A release read back from files
@@ -252,10 +256,7 @@ def utility_section(
                 "population its cells cover: give --knowledge (a population)",
             ),
         )
-    from kerckhoffs.data.schema import Schema
-
-    sch = Schema.from_toml(schema) if isinstance(schema, str | Path) else schema
-    by_qi = covered_ncp_by_qi(release, population, sch) if read_back else ncp_by_qi(release)
+    by_qi = covered_ncp_by_qi(release, population, schema) if read_back else ncp_by_qi(release)
     total = float(np.mean(list(by_qi.values())))
     on = " on the population" if read_back else ""
     figs = [Figure("utility.ncp", f"information loss{on} (NCP), all QIs", total, share=True)]
@@ -313,11 +314,10 @@ def _query_error(release: Release) -> list[Figure]:
     ]
 
 
-def attacks_section(
-    release: Release, knowledge: Any, others: Sequence[Any], schema: Any = None
-) -> Section:
-    """Every attack that applies, its verdict, and the adversary's posteriors."""
-    done = audit(release, knowledge=knowledge, others=others, schema=schema)
+def attacks_section(release: Release, knowledge: Knowledge) -> Section:
+    """Every attack that applies, its verdict, and the adversary's posteriors (``knowledge``
+    with the schema and the other releases already folded in)."""
+    done = audit(release, knowledge=knowledge)
     verdicts = [Verdict("audit", "audit verdict", done.verdict)]
     verdicts += [
         Verdict(f"attack.{r.attack}", r.attack, r.verdict(claim=False)) for r in done.results
