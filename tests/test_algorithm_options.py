@@ -83,11 +83,12 @@ def test_algorithms_name_lists_the_options(monkeypatch, capsys) -> None:  # type
     assert code == 0, err
     assert out.startswith("lattice: ")
     assert "enforces: k, l" in out and "publishes: generalization" in out
-    assert "deterministic" in out
+    assert "deterministic" in out and "algorithm-safe: not shown" in out
     for text in ("suppression", "float", "0.0", "strategy", "two-way", "metric", "loss"):
         assert text in out
     code, out, err = run_cli(monkeypatch, capsys, "algorithms", "dp-histogram")
     assert code == 0 and "cannot be seeded" in out and "max_cells" in out
+    assert "algorithm-safe: yes" in out
     code, out, err = run_cli(monkeypatch, capsys, "algorithms", "nope")
     assert code == 2 and err.startswith("error: unknown algorithm 'nope'")
 

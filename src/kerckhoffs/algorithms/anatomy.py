@@ -428,6 +428,7 @@ def _place_residues(sched: AnatomySchedule, rng: np.random.Generator | None) -> 
 
 @register(
     "anatomy",
+    algorithm_safe=True,
     summary="Anatomy: l-diverse bucketization, QI table + SA table (Xiao & Tao 2006)",
     models=("LDiversity",),
     schemes=(Scheme.BUCKETIZATION,),

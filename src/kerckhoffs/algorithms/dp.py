@@ -39,6 +39,7 @@ def _levels(levels: str | dict[str, int] | None, level: str | None) -> str | dic
 
 @register(
     NAME,
+    algorithm_safe=True,
     summary="DP histogram: noisy counts of every cell of a public domain (OpenDP; paper 004)",
     models=("DifferentialPrivacy",),
     schemes=(Scheme.DP,),
@@ -160,6 +161,7 @@ MARGINALS = "dp-marginals"
 
 @register(
     MARGINALS,
+    algorithm_safe=True,
     summary="DP marginals: noisy count tables of several attribute sets under one budget "
     "(OpenDP; paper 004)",
     models=("DifferentialPrivacy",),
@@ -229,6 +231,7 @@ RR = "dp-rr"
 
 @register(
     RR,
+    algorithm_safe=True,
     summary="DP randomized response: each record's cell (or SA value) kept w.p. "
     "e^eps/(e^eps+k-1), else another uniformly; the count table of responses per public cell "
     "(paper 004)",

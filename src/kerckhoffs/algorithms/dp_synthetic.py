@@ -22,6 +22,7 @@ NAME = "dp-synthetic"
 
 @register(
     NAME,
+    algorithm_safe=True,
     summary="DP synthetic rows: a graphical model fitted to noisy marginals chosen by MST "
     "(or AIM), rounded to rows (OpenDP; every QI and the SA over public hierarchy nodes)",
     models=("DifferentialPrivacy",),

@@ -583,6 +583,7 @@ def hilb_plus(
 
 @register(
     "hilb+strict",
+    algorithm_safe=True,
     family="hilb",
     base="hilb",
     summary="Hilb+ strict: l*S_max(rest)-row chunks of the Hilbert order (algorithm-safe)",
@@ -703,6 +704,7 @@ def hilb_plus_plus(
 
 @register(
     "hilb++strict",
+    algorithm_safe=True,
     family="hilb",
     base="hilb+strict",
     summary="Hilb++ strict: Hilb+ strict then stratified pick-up (algorithm-safe)",

@@ -355,6 +355,7 @@ def _check_m(release: Release, mm: MConfidentiality | None, name: str) -> None:
 
 @register(
     "mask+",
+    algorithm_safe=True,
     perturbs_sa=True,
     family="mask",
     base="mask",
@@ -439,6 +440,7 @@ def mask_plus(
 
 @register(
     "mask++",
+    algorithm_safe=True,
     perturbs_sa=True,
     family="mask",
     base="mask+",

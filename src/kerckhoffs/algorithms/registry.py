@@ -152,7 +152,12 @@ class AlgorithmInfo:
     - ``frontier``: closes groups along the Hilbert order with a frontier that may skip rows
       (the Hilb attack, paper 000 Algorithm 7, applies; ``docs/theory/asap.md#hilb-plus``);
     - ``perturbs_sa``: publishes SA values other than the original ones (paper 001's MASK and
-      paper 000's MASK+ and MASK++), which an audit built on published values cannot see.
+      paper 000's MASK+ and MASK++), which an audit built on published values cannot see;
+    - ``algorithm_safe``: at its default options, safe against an adversary who knows the
+      algorithm by a proof, not by a test: paper 000's sufficient conditions (Theorems 5.3 and
+      5.4, kept by stratified pick-up, Theorem 7.2: Anatomy with a random tuple choice,
+      Mondrian+/++, Hilb+/++ strict, MASK+/++), or differential privacy (its guarantee assumes
+      the mechanism is public).
     """
 
     name: str
@@ -169,6 +174,7 @@ class AlgorithmInfo:
     sa_blind: bool = False
     frontier: bool = False
     perturbs_sa: bool = False
+    algorithm_safe: bool = False
     seedable: bool = True
     """False when its randomness cannot be seeded at all (OpenDP's secure generator): a given
     seed is refused before any work."""
@@ -255,6 +261,7 @@ def register(
     sa_blind: bool = False,
     frontier: bool = False,
     perturbs_sa: bool = False,
+    algorithm_safe: bool = False,
     seedable: bool = True,
 ) -> Callable[[AlgorithmT], AlgorithmT]:
     """Decorator adding an algorithm to :data:`REGISTRY` under ``name``.
@@ -263,8 +270,8 @@ def register(
     "LDiversity")``); ``options`` documents its keyword options, one line each (an
     :class:`Option` adds a range; the type and default are the signature's:
     :attr:`AlgorithmInfo.option_specs`); ``family``
-    (default: ``name``), ``base``, ``minimal``, ``sa_blind``, ``frontier`` and
-    ``perturbs_sa`` are the properties of :class:`AlgorithmInfo`.
+    (default: ``name``), ``base``, ``minimal``, ``sa_blind``, ``frontier``, ``perturbs_sa``
+    and ``algorithm_safe`` are the properties of :class:`AlgorithmInfo`.
     """
 
     def deco(fn: AlgorithmT) -> AlgorithmT:
@@ -288,6 +295,7 @@ def register(
             sa_blind,
             frontier,
             perturbs_sa,
+            algorithm_safe,
             seedable,
             ranges,
         )

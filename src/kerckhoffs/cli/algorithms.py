@@ -67,6 +67,11 @@ def _describe(info: AlgorithmInfo) -> None:
     else:
         randomness = "randomized: fresh secret randomness on every run (cannot be seeded)"
     output.out.print(randomness)
+    output.out.print(
+        "algorithm-safe: yes (at its defaults, by paper 000's sufficient conditions or by DP)"
+        if info.algorithm_safe
+        else f"algorithm-safe: not shown (test it: kerckhoffs audit-algorithm {info.name})"
+    )
     specs = info.option_specs
     if not specs:
         output.out.print("options: none")

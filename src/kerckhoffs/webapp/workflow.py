@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from kerckhoffs.algorithms.registry import REGISTRY, AlgorithmInfo, get
+from kerckhoffs.algorithms.registry import REGISTRY, get
 from kerckhoffs.data.io import read_columns, read_table
 from kerckhoffs.data.schema import Column, Kind, Role, Schema
 from kerckhoffs.errors import InputError, ParameterError
@@ -161,17 +161,6 @@ class AlgorithmChoice:
     randomized: bool
 
 
-def algorithm_safe(info: AlgorithmInfo) -> bool:
-    """Whether the registry marks ``info`` safe against an adversary who knows the algorithm:
-    a differentially private algorithm (its guarantee assumes the adversary knows the
-    mechanism), or one whose registered summary says it is algorithm-safe (paper 000,
-    Definition 5) and not the contrary."""
-    if any(s in (Scheme.DP, Scheme.SYNTHETIC) for s in info.schemes):
-        return True
-    text = info.summary.lower()
-    return "algorithm-safe" in text and "not algorithm-safe" not in text
-
-
 def algorithm_choices() -> list[AlgorithmChoice]:
     """Every registered algorithm, algorithm-safe ones first, then by name."""
     from kerckhoffs.models.parse import SYNTAX
@@ -182,7 +171,7 @@ def algorithm_choices() -> list[AlgorithmChoice]:
             info.summary,
             ", ".join(SYNTAX.get(m, m) for m in info.models),
             tuple(s.value for s in info.schemes),
-            algorithm_safe(info),
+            info.algorithm_safe,
             info.randomized,
         )
         for info in REGISTRY.values()

@@ -191,6 +191,7 @@ def plus_rule_from_models(
 
 @register(
     "mondrian+",
+    algorithm_safe=True,
     family="mondrian",
     base="mondrian",
     summary="Mondrian+ (global look-ahead, algorithm-safe): cut G only when both halves "
@@ -246,6 +247,7 @@ def mondrian_plus(
 
 @register(
     "mondrian++",
+    algorithm_safe=True,
     family="mondrian",
     base="mondrian+",
     summary="Mondrian++: Mondrian+ then stratified pick-up (Anatomy inside each group of "
