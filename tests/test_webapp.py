@@ -218,6 +218,33 @@ def test_a_schema_naming_a_hierarchy_outside_the_folder_is_refused(folder: Path)
     assert client.get("/configure", follow_redirects=False).headers["location"] == "/roles"
 
 
+def test_a_loaded_schema_fills_the_roles_form(tmp_path: Path) -> None:
+    """The demo schema (examples/demo/schema.toml) loaded: the roles page shows its roles,
+    kinds, the hierarchy files it names (selected) and the age widths; the columns with a
+    setting the form has no field for (a hand-added ``missing``, the SA's hierarchy) are named."""
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    demo_files(folder)
+    text = (folder / "schema.toml").read_text()
+    (folder / "schema.toml").write_text(
+        text.replace("[columns.sex]", '[columns.sex]\nmissing = "drop"')
+    )
+    client = _client(folder)
+    client.post("/open", data={"token": TOKEN, "path": "hospital.csv"})
+    r = client.post("/schema", data={"token": TOKEN, "path": "schema.toml"}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/configure"
+    page = client.get("/roles").text
+    assert '<option value="identifier" selected>' in page
+    assert page.count('<option value="quasi" selected>') == 4
+    assert page.count('<option value="numeric" selected>') == 1
+    assert page.count('<option value="categorical" selected>') == 4  # 3 QIs and the SA
+    for f in ("hierarchies/zip.csv", "hierarchies/nationality.csv"):
+        assert f'<option value="file:{f}" selected>' in page
+    assert '<option value="intervals" selected>' in page and 'value="5, 10, 20"' in page
+    assert "In use: the schema <code>schema.toml</code>" in page
+    assert "some settings of <code>sex</code>, <code>disease</code>: they hold" in page
+
+
 def test_a_run_the_library_refuses_shows_its_one_line(folder: Path) -> None:
     client = _client(folder)
     client.post("/open", data={"token": TOKEN, "path": "hospital.csv"})

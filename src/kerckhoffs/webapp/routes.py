@@ -92,6 +92,7 @@ def _open(st: AppState, path: Any) -> None:
     ds = workflow.open_dataset(path, st.workspace.relative(path))
     st.dataset, st.schema = ds, None
     st.roles, st.kinds, st.hierarchies = {}, {}, {}
+    st.schema_name, st.not_shown = None, ()
 
 
 @guarded
@@ -132,6 +133,13 @@ async def roles_page(request: Request) -> Response:
         chosen=st.roles,
         kinds=st.kinds,
         hierarchies=st.hierarchies,
+        hierarchy_file={
+            c: st.workspace.relative(h.file.resolve())
+            for c, h in st.hierarchies.items()
+            if h.file is not None and h.file.resolve().is_relative_to(st.workspace.root)
+        },
+        schema_name=st.schema_name,
+        not_shown=st.not_shown,
         builders=workflow.HIERARCHY_BUILDERS,
         builder_help=_builder_help(),
         hierarchy_files=st.workspace.files((".csv",)),
@@ -164,6 +172,7 @@ async def save_roles(request: Request) -> Response:
         choices[name] = workflow.HierarchyChoice(how, file, str(form.get(f"param{i}", "")))
     st.roles, st.kinds, st.hierarchies = roles, kinds, choices
     st.schema = workflow.build_schema(st.dataset, roles, kinds, choices)
+    st.schema_name, st.not_shown = None, ()
     return _see("/configure")
 
 
@@ -180,7 +189,9 @@ async def load_schema(request: Request) -> Response:
         if isinstance(column.hierarchy, str) or hasattr(column.hierarchy, "__fspath__"):
             st.workspace.existing_file(path.parent / str(column.hierarchy))
     st.schema = schema
-    st.roles = workflow.roles_of(schema)
+    form = workflow.form_of(schema, path.parent)
+    st.roles, st.kinds, st.hierarchies = form.roles, form.kinds, form.hierarchies
+    st.schema_name, st.not_shown = st.workspace.relative(path), form.not_shown
     return _see("/configure")
 
 

@@ -35,3 +35,7 @@ class AppState:
     roles: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
     hierarchies: dict[str, HierarchyChoice] = field(default_factory=dict)
+    schema_name: str | None = None
+    """The schema file loaded as it is (None: the schema the roles form built)."""
+    not_shown: tuple[str, ...] = ()
+    """Columns of the loaded schema with settings the roles form has no field for."""

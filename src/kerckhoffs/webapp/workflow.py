@@ -146,6 +146,43 @@ def roles_of(schema: Schema) -> dict[str, str]:
     return {c.name: c.role.value for c in schema.columns}
 
 
+@dataclass(frozen=True)
+class SchemaForm:
+    """What the roles page shows of a loaded schema: each column's role, kind and hierarchy
+    choice, and the columns whose settings the form has no field for (``bounds``, ``bins``,
+    ``values``, ``missing``, a hierarchy object): those hold while the loaded schema is used
+    as it is, and are lost if the form is submitted again."""
+
+    roles: dict[str, str]
+    kinds: dict[str, str]
+    hierarchies: dict[str, HierarchyChoice]
+    not_shown: tuple[str, ...]
+
+
+def form_of(schema: Schema, base: Path) -> SchemaForm:
+    """The roles page's fields for ``schema`` read from a TOML file in the folder ``base``
+    (a hierarchy file becomes the ``file`` choice, ``widths`` the ``intervals`` builder with
+    those widths). The form describes quasi-identifiers only, so a kind or hierarchy of another
+    column (the sensitive attribute's, say) is among the settings it does not show."""
+    kinds, hierarchies, not_shown = {}, {}, []
+    for c in schema.columns:
+        if c.kind is not None:
+            kinds[c.name] = c.kind.value
+        if c.role != Role.QUASI:
+            if c.kind is not None or c.hierarchy is not None:
+                not_shown.append(c.name)
+            continue
+        if isinstance(c.hierarchy, str | Path):
+            hierarchies[c.name] = HierarchyChoice("file", base / c.hierarchy)
+        elif c.widths is not None:
+            hierarchies[c.name] = HierarchyChoice("intervals", None, ", ".join(map(str, c.widths)))
+        if (c.hierarchy is not None and c.name not in hierarchies) or any(
+            v is not None for v in (c.bounds, c.bins, c.values, c.missing)
+        ):
+            not_shown.append(c.name)
+    return SchemaForm(roles_of(schema), kinds, hierarchies, tuple(not_shown))
+
+
 # -- algorithms ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AlgorithmChoice:
