@@ -20,7 +20,8 @@ Recorded per run: wall time per phase; CPU seconds of the client and of the work
 (``getrusage`` in each process); peak RSS of the client (``getrusage``) and of each worker
 (sampled every 0.5 s: a worker forked from the client would report the client's peak).
 Quote ratios from one run: the machine is shared.
-Run: ``python benchmarks/bench_dask_scale.py [--rows-millions 100] [--worker-memory 3GB]``
+Run: ``python benchmarks/bench_dask_scale.py [--rows-millions 100] [--worker-memory 3GB]
+[--name dask_scale]``
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / ".cache" / "census-resampled"
 SCHEMA = HERE.parent / "examples" / "census" / "schema.toml"
 CHUNK = 1_000_000
+NAME = "dask_scale"
+"""The results' file name (``--name``)."""
 MODELS = [LDiversity(4)]
 
 
@@ -184,7 +187,12 @@ def main() -> None:
     ap.add_argument("--rows-millions", type=int, default=100)
     ap.add_argument("--side-millions", type=int, default=10)
     ap.add_argument("--worker-memory", default="3GB")
+    ap.add_argument(
+        "--name", default="dask_scale", help="results/<name>.csv and .png (keep the 100M run's)"
+    )
     args = ap.parse_args()
+    global NAME
+    NAME = args.name
     files = generate(max(args.rows_millions, args.side_millions))
     rows = []
     side = files[: args.side_millions]
@@ -198,7 +206,7 @@ def main() -> None:
     _save(rows)
     print(f"dask, {args.rows_millions}M rows, release written and checked", flush=True)
     big, _ = run_dask(files[: args.rows_millions], args.worker_memory, write=True)
-    rows.append({"run": f"dask {args.rows_millions}M", **big})
+    rows.append({"run": f"dask {args.rows_millions}M, written", **big})
     _save(rows)
 
 
@@ -206,7 +214,7 @@ def _save(rows: list[dict[str, Any]]) -> None:
     """The CSV and plot of the runs so far (a long run that stops keeps what it measured)."""
     out = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
-    out.to_csv(RESULTS / "dask_scale.csv", index=False)
+    out.to_csv(RESULTS / f"{NAME}.csv", index=False)
     _plot(out)
     with pd.option_context("display.width", 250, "display.max_columns", 30):
         print(out.to_string(index=False), flush=True)
@@ -229,7 +237,7 @@ def _plot(df: pd.DataFrame) -> None:
     ax.set_title("Mondrian l=4, Census stand-in resampled; Dask: 2 workers", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "dask_scale.png", dpi=120)
+    fig.savefig(RESULTS / f"{NAME}.png", dpi=120)
     plt.close(fig)
 
 
