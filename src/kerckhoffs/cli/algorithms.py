@@ -68,9 +68,9 @@ def _describe(info: AlgorithmInfo) -> None:
         randomness = "randomized: fresh secret randomness on every run (cannot be seeded)"
     output.out.print(randomness)
     output.out.print(
-        "algorithm-safe: yes (at its defaults, by paper 000's sufficient conditions or by DP)"
+        "algorithm-safe: yes (at its defaults: paper 000's sufficient conditions, or DP)"
         if info.algorithm_safe
-        else f"algorithm-safe: not shown (test it: kerckhoffs audit-algorithm {info.name})"
+        else f"algorithm-safe: not shown (try: kerckhoffs audit-algorithm {info.name})"
     )
     specs = info.option_specs
     if not specs:
