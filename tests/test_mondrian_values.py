@@ -84,8 +84,8 @@ def tables(draw: st.DrawFn) -> pd.DataFrame:
 def test_default_partition_satisfies_k_and_l(
     df: pd.DataFrame,
     k: int,
-    l: float | None,
-    median: str,  # noqa: E741
+    l: float | None,  # noqa: E741
+    median: str,
 ) -> None:
     schema = Schema.build(
         {"n0": {"kind": "numeric"}, "c0": {"kind": "categorical"}, "c1": {"kind": "categorical"}},

@@ -179,7 +179,8 @@ def base_partition(ctx: Context, qi: int, k: int, dataset: str = DATASET) -> Par
     (deterministic, so shared by every seed)."""
     table = table_qi(ctx, qi, dataset)
     return ctx.cached(
-        f"{KEY}:partition:{dataset}:{qi}:{k}", lambda: mondrian(table, [KAnonymity(k)], categorical_cuts="median").partition
+        f"{KEY}:partition:{dataset}:{qi}:{k}",
+        lambda: mondrian(table, [KAnonymity(k)], categorical_cuts="median").partition,
     )
 
 

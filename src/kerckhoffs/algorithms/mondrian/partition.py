@@ -469,7 +469,7 @@ class _Recursion:
         counts its distinct values."""
         sizes = self.sizes
         ranged = np.where(self.categorical, self.n_values, spread)
-        norm, value, ties, cand = level_candidates(
+        norm, value, _ties, cand = level_candidates(
             ranged, med_code, below, n_left, sizes, self.widths, self.offsets, live
         )
         cand &= spread > 0
