@@ -63,7 +63,7 @@ def test_running_example_mondrian_l2(domain_0_7: bool) -> None:
     table = running_table(domain_0_7)
     if domain_0_7:
         assert table.qi[:, 0].tolist() == RUNNING["x"].tolist()
-    rel = mondrian(table, [LDiversity(2)])
+    rel = mondrian(table, [LDiversity(2)], categorical_cuts="median")
     assert groups_of(rel) == {T(4, 5, 7, 8), T(1, 2), T(3, 6)}
     assert rel.check([LDiversity(2)])[0].satisfied
     assert rel.provenance.algorithm == "mondrian"
@@ -73,14 +73,16 @@ def test_running_example_mondrian_l2(domain_0_7: bool) -> None:
 @pytest.mark.parametrize("domain_0_7", [False, True])
 def test_running_example_k_mondrian(domain_0_7: bool) -> None:
     table = running_table(domain_0_7)
-    assert groups_of(mondrian(table, [KAnonymity(4)])) == {T(4, 5, 7, 8), T(1, 2, 3, 6)}
-    assert groups_of(mondrian(table, [KAnonymity(2)])) == {T(7, 8), T(4, 5), T(1, 2), T(3, 6)}
-    both = mondrian(table, [KAnonymity(2), LDiversity(2)])
+    paper = {"categorical_cuts": "median"}  # paper 000's Mondrian
+    assert groups_of(mondrian(table, [KAnonymity(4)], **paper)) == {T(4, 5, 7, 8), T(1, 2, 3, 6)}
+    k2 = {T(7, 8), T(4, 5), T(1, 2), T(3, 6)}
+    assert groups_of(mondrian(table, [KAnonymity(2)], **paper)) == k2
+    both = mondrian(table, [KAnonymity(2), LDiversity(2)], **paper)
     assert groups_of(both) == {T(4, 5, 7, 8), T(1, 2), T(3, 6)}
 
 
 def test_running_example_generalized_cells() -> None:
-    rel = mondrian(running_table(False), [LDiversity(2)])
+    rel = mondrian(running_table(False), [LDiversity(2)], categorical_cuts="median")
     cells = rel.generalized_cells()
     got = {tuple(r) for r in cells[["x", "y"]].itertuples(index=False)}
     assert got == {("[0-5]", "[2-6]"), ("[6-7]", "0"), ("[6-7]", "[1-4]")}
@@ -142,12 +144,13 @@ def test_table_xix_mondrian_publishes_the_zipcode_split() -> None:
     # simplified (HIV-only) 2-diversity alone, one non-HIV row is 2-diverse on its own, so
     # [51104-51105] is cut once more at zipcode 51104. Either way the age-36 rows t1, t2 are
     # apart, which is what the mechanism attack exploits.
-    rel = mondrian(table, [KAnonymity(2), LDiversity(2)])
+    rel = mondrian(table, [KAnonymity(2), LDiversity(2)], categorical_cuts="median")
     assert groups_of(rel) == split_d
     cells = rel.generalized_cells()
     assert sorted(cells["age"]) == ["[31-36]", "[31-36]"]
     assert sorted(cells["zipcode"]) == ["5110*", "5110*"]  # LCAs of 51101-51102, 51104-51105
-    assert groups_of(mondrian(table, [LDiversity(2)])) == {T(1, 3, 4), T(2, 5), T(6)}
+    paper = {"categorical_cuts": "median"}  # paper 000's Mondrian
+    assert groups_of(mondrian(table, [LDiversity(2)], **paper)) == {T(1, 3, 4), T(2, 5), T(6)}
     # with zipcode's narrow numeric domain (ranks 0..3) the dimensions tie at the root and
     # zipcode, the lower index, is tried first: split (d) as well
     narrow = Schema.build(
@@ -156,7 +159,8 @@ def test_table_xix_mondrian_publishes_the_zipcode_split() -> None:
         sensitive_values=["HIV"],
     )
     df2 = df.assign(zipcode=df["zipcode"].astype(int))
-    assert groups_of(mondrian(Table.encode(df2, narrow), [KAnonymity(2), LDiversity(2)])) == split_d
+    narrow_table = Table.encode(df2, narrow)
+    assert groups_of(mondrian(narrow_table, [KAnonymity(2), LDiversity(2)], **paper)) == split_d
 
 
 # -- medians and cuts ------------------------------------------------------------------------------
@@ -322,7 +326,7 @@ def test_matches_reference_and_satisfies_models(
     table = Table.encode(df, schema)
     models = models_for(k, l)
     try:
-        rel = mondrian(table, models, median=median, cuts=cuts)
+        rel = mondrian(table, models, median=median, cuts=cuts, categorical_cuts="median")
     except ParameterError as exc:
         msg = str(exc)
         assert "\n" not in msg
@@ -335,7 +339,7 @@ def test_matches_reference_and_satisfies_models(
     assert rel.partition.n == table.n and rel.partition.sizes.sum() == table.n
     assert np.array_equal(rel.sa_published, table.sa)
     # determinism: the same call gives the same group ids
-    again = mondrian(table, models, median=median, cuts=cuts)
+    again = mondrian(table, models, median=median, cuts=cuts, categorical_cuts="median")
     assert np.array_equal(again.partition.group, rel.partition.group)
 
 

@@ -172,10 +172,18 @@ def test_the_option_of_the_registered_mondrian() -> None:
     assert rel.partition.n_groups == 1 and rel.provenance.parameters["categorical_cuts"] == (
         "hierarchy"
     )
+    median = get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="median")
+    assert median.partition.n_groups == 2
+    assert "categorical_cuts" not in median.provenance.parameters  # older releases' bytes
     default = get("mondrian").run(t, [KAnonymity(3)])
-    assert default.partition.n_groups == 2
-    assert "categorical_cuts" not in default.provenance.parameters  # older releases' bytes
-    with pytest.raises(ParameterError, match="categorical_cuts must be one of median, hierarchy"):
+    assert default.partition.same_as(median.partition)
+    assert "categorical_cuts" not in default.provenance.parameters
+    values = get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="values")
+    assert values.provenance.parameters["categorical_cuts"] == "values"
+    with pytest.raises(ParameterError, match="needs strict cuts"):
+        get("mondrian").run(t, [KAnonymity(3)], cuts="relaxed", categorical_cuts="values")
+    match = "categorical_cuts must be one of values, median, hierarchy"
+    with pytest.raises(ParameterError, match=match):
         get("mondrian").run(t, [KAnonymity(3)], categorical_cuts="children")
 
 

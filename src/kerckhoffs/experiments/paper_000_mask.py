@@ -179,7 +179,8 @@ def base_partition(ctx: Context, qi: int, k: int, dataset: str = DATASET) -> Par
     (deterministic, so shared by every seed)."""
     table = table_qi(ctx, qi, dataset)
     return ctx.cached(
-        f"{KEY}:partition:{dataset}:{qi}:{k}", lambda: mondrian(table, [KAnonymity(k)]).partition
+        f"{KEY}:partition:{dataset}:{qi}:{k}",
+        lambda: mondrian(table, [KAnonymity(k)], categorical_cuts="median").partition,
     )
 
 
@@ -367,7 +368,7 @@ def _measure_fig6a(point: Row, ctx: Context) -> Row:
 def _resampled(ctx: Context, pct: float, k: int, seed: int) -> tuple[Table, Partition]:
     def make() -> tuple[Table, Partition]:
         t = stratified_resample(ctx.dataset(DATASET), pct / 100.0, seed)
-        return t, mondrian(t, [KAnonymity(k)]).partition
+        return t, mondrian(t, [KAnonymity(k)], categorical_cuts="median").partition
 
     return ctx.cached(f"{KEY}:resample:{pct}:{k}:{seed}", make)
 
@@ -425,7 +426,7 @@ def _measure_table7(point: Row, ctx: Context) -> list[Row]:
     table = table_qi(ctx, qi, str(p.get("dataset", DATASET)))
 
     def step1() -> Partition:
-        return mondrian(table, [KAnonymity(k)]).partition
+        return mondrian(table, [KAnonymity(k)], categorical_cuts="median").partition
 
     def run_mask() -> None:
         mask(

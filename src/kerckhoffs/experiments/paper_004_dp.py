@@ -324,7 +324,9 @@ def measure_x2(point: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
                 }
             )
     elif scheme == "mondrian":
-        k_rel = get_algorithm("mondrian").run(table, [KAnonymity(int(param))], seed=0)
+        k_rel = get_algorithm("mondrian").run(
+            table, [KAnonymity(int(param))], categorical_cuts="median"
+        )
         err = query_error(k_rel, work)
         rows.append(
             {

@@ -152,7 +152,7 @@ def constrained_mondrian(
         models.append(EntropyLDiversity(float(l)))
     if t is not None:
         models.append(TCloseness(float(t)))
-    return get_algorithm("mondrian").run(table, models)
+    return get_algorithm("mondrian").run(table, models, categorical_cuts="median")
 
 
 def anonymize_scheme(sub: Table, scheme: str, params: dict[str, Any]) -> Release:
@@ -160,7 +160,9 @@ def anonymize_scheme(sub: Table, scheme: str, params: dict[str, Any]) -> Release
     ``mondrian-relaxed``, ``mondrian-hierarchy``, ``entropy-l``, ``t-closeness``) with
     ``params`` (``k``, and ``l`` or ``t``)."""
     k = int(params["k"])
-    if scheme in ("mondrian", "mdav"):
+    if scheme == "mondrian":  # the reproduction's Mondrian: categorical QIs cut at their median
+        return get_algorithm(scheme).run(sub, [KAnonymity(k)], categorical_cuts="median")
+    if scheme == "mdav":
         return get_algorithm(scheme).run(sub, [KAnonymity(k)], seed=0)
     if scheme == "mondrian-relaxed":  # LeFevre's relaxed partitioning: ties at the median split
         return get_algorithm("mondrian").run(sub, [KAnonymity(k)], cuts="relaxed")

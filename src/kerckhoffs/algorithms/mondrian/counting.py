@@ -128,14 +128,16 @@ class MedianCuts:
 
     ``spread`` = max code - min code; ``value`` the median code ``v``; ``below`` the rows
     with a code ``< v``; ``left`` = ``|L|`` (``|G|`` when ``spread == 0``: no cut). Under
-    strict cuts ``L`` is ``{code <= v}`` (lower median) or ``{code < v}`` (upper); under
-    relaxed cuts it is ``{code < v}`` plus the first ``left - below`` rows with code ``v``.
+    strict cuts ``L`` is ``{code <= v}`` (lower median, or a column cut by its values) or
+    ``{code < v}`` (upper); under relaxed cuts it is ``{code < v}`` plus the first
+    ``left - below`` rows with code ``v``. ``n_values``: the distinct codes in the group.
     """
 
     spread: np.ndarray
     value: np.ndarray
     below: np.ndarray
     left: np.ndarray
+    n_values: np.ndarray | None = None
 
 
 def median_cuts(
@@ -146,6 +148,7 @@ def median_cuts(
     strict: bool,
     *,
     offsets: np.ndarray | None = None,
+    by_values: np.ndarray | None = None,
 ) -> MedianCuts:
     """Every group's median cut on every quasi-identifier, from the level's (summed) QI
     histogram (cells of QI ``j`` at offset ``domains[0] + .. + domains[j-1]``).
@@ -157,6 +160,11 @@ def median_cuts(
     are sorted by group, QI, code, and every segment has at least one). ``offsets``: the
     first cell of each QI when they are not the running sums of ``domains`` (a histogram of
     some of the QIs only).
+
+    ``by_values`` (bool per column, strict cuts): those columns are cut by their distinct
+    values instead of their rows: ``v`` is the ``max(floor(m / 2), 1)``-th of the group's ``m``
+    distinct codes and ``L = {code <= v}`` (anonypyx's and Ghinita et al.'s categorical
+    split, here along the hierarchy order of the codes).
     """
     d = len(domains)
     if offsets is None:
@@ -174,12 +182,19 @@ def median_cuts(
     before = cum[first] - hist.count[first]
     target = before + ((m + 1) // 2 if lower else m // 2 + 1)
     at = np.searchsorted(cum, target)
+    n_values = last - first + 1
+    if by_values is not None:
+        values_col = np.tile(np.asarray(by_values, dtype=bool), n_groups)
+        at[values_col] = (first + np.maximum(n_values // 2, 1) - 1)[values_col]
     upto = cum[at] - before
     below = upto - hist.count[at]
     cut = spread > 0
     left = m.copy()  # |L| = |G|: not a cut
     if strict:
-        left[cut] = (upto if lower else below)[cut]
+        left_strict = upto if lower else below
+        if by_values is not None and not lower:
+            left_strict = np.where(values_col, upto, below)
+        left[cut] = left_strict[cut]
     else:
         half = (m + 1) // 2 if lower else m // 2
         left[cut] = half[cut]
@@ -189,6 +204,7 @@ def median_cuts(
         (hist.key[at] - seg_start).reshape(shape),
         below.reshape(shape),
         left.reshape(shape),
+        n_values.reshape(shape),
     )
 
 

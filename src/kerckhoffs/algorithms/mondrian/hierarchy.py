@@ -42,7 +42,7 @@ from kerckhoffs.errors import InternalError, ParameterError
 from kerckhoffs.models.histogram import BoundedCount
 from kerckhoffs.release import Partition
 
-CATEGORICAL_CUTS = ("median", "hierarchy")
+CATEGORICAL_CUTS = ("values", "median", "hierarchy")
 
 
 def hierarchy_cut_groups(
