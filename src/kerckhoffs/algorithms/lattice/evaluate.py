@@ -201,7 +201,10 @@ class Evaluator:
         self.sensitive = np.asarray(t.sensitive, dtype=bool)
         self.mode = t.schema.sensitive_mode
         self.sa_kind = t.sa_column.kind
-        self.n_sa = t.n_sa
+        # k-anonymity alone reads group sizes only: cells are the distinct QI vectors, the SA
+        # left out (one SA value), so frequency sets hold up to n_sa times fewer cells
+        self.sa_blind = all(type(m) is KAnonymity for m in models)
+        self.n_sa = 1 if self.sa_blind else t.n_sa
         self.keys: dict[int, int] = {}  # node index -> exact metric key (satisfying nodes)
         self.kept: dict[int, FrequencySet] = {}
         self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
@@ -213,7 +216,7 @@ class Evaluator:
         self.rows = FrequencySet(
             (0,) * t.d,
             tuple(c.node_of_code[0][t.qi[:, j]] for j, c in enumerate(lattice.columns)),
-            t.sa,
+            np.zeros(t.n, dtype=np.int32) if self.sa_blind else t.sa,
             None,
         )
         self.base = self._group(self.rows, (0,) * t.d).freq()
