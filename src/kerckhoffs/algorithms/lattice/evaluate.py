@@ -125,12 +125,28 @@ class NodeResult:
 
 @dataclass(frozen=True, eq=False)
 class Grouped:
-    """A source's cells grouped at ``node``: ``gid`` per cell, ``hist`` [groups, n_sa]."""
+    """A source's cells grouped at ``node``: ``gid`` per cell, ``hist`` [groups, n_sa].
+
+    On the dense path the group ids are not needed to judge the node (the histogram comes
+    from one ``bincount`` of the keys), so they are kept as ``key`` and ``present`` (which key
+    values occur) and ranked only when read (a kept frequency set, the loss with suppressed
+    rows): groups are numbered by ascending key either way."""
 
     node: Node
     cols: tuple[np.ndarray, ...]
-    gid: np.ndarray
+    ids: np.ndarray | None
     hist: np.ndarray
+    key: np.ndarray | None = None
+    present: np.ndarray | None = None
+
+    @cached_property
+    def gid(self) -> np.ndarray:
+        """Each cell's group (0 .. groups - 1)."""
+        if self.ids is not None:
+            return self.ids
+        assert self.key is not None and self.present is not None
+        rank = np.cumsum(self.present, dtype=np.int64)
+        return rank[self.key] - 1
 
     @cached_property
     def sizes(self) -> np.ndarray:
@@ -256,6 +272,13 @@ class Evaluator:
                 if r > 1:  # a QI at a level with one node (its root) adds nothing
                     key *= r
                     key += c
+            if domain * self.n_sa <= DENSE_FACTOR * m + DENSE_SLACK:
+                # one bincount over (key, SA) gives the histogram; groups ranked when read
+                flat = key * self.n_sa + src.sa if self.n_sa > 1 else key
+                per_key = np.bincount(flat, weights=src.weights, minlength=domain * self.n_sa)
+                per_key = per_key.astype(np.int64).reshape(domain, self.n_sa)
+                present = per_key.any(axis=1) if self.n_sa > 1 else per_key[:, 0] > 0
+                return Grouped(node, cols, None, per_key[present], key, present)
             if domain <= DENSE_FACTOR * m + DENSE_SLACK:
                 present = np.zeros(domain, dtype=bool)
                 present[key] = True
