@@ -277,7 +277,7 @@ class Evaluator:
                 flat = key * self.n_sa + src.sa if self.n_sa > 1 else key
                 per_key = np.bincount(flat, weights=src.weights, minlength=domain * self.n_sa)
                 per_key = per_key.astype(np.int64).reshape(domain, self.n_sa)
-                present = per_key.any(axis=1) if self.n_sa > 1 else per_key[:, 0] > 0
+                present = np.asarray(per_key.any(axis=1) if self.n_sa > 1 else per_key[:, 0] > 0)
                 return Grouped(node, cols, None, per_key[present], key, present)
             if domain <= DENSE_FACTOR * m + DENSE_SLACK:
                 present = np.zeros(domain, dtype=bool)
