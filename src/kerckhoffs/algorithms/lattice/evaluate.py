@@ -231,7 +231,9 @@ class Evaluator:
         self._base_cols: dict[tuple[int, int], np.ndarray] = {}
         self.rows = FrequencySet(
             (0,) * t.d,
-            tuple(c.node_of_code[0][t.qi[:, j]] for j, c in enumerate(lattice.columns)),
+            tuple(
+                _leaf_nodes(c.node_of_code[0], t.qi[:, j]) for j, c in enumerate(lattice.columns)
+            ),
             np.zeros(t.n, dtype=np.int32) if self.sa_blind else t.sa,
             None,
         )
@@ -266,6 +268,11 @@ class Evaluator:
             )
         domain = math.prod(radix)
         m = src.size
+        if self.sa_blind and src.count is not None and src.levels == node:
+            # without the SA a frequency set's cells are distinct QI vectors: each its own group
+            # (numbered as factorizing them would, in order of appearance)
+            hist = src.count.astype(np.int64).reshape(m, 1)
+            return Grouped(node, cols, np.arange(m, dtype=np.int64), hist)
         if domain < KEY_LIMIT:
             key = np.zeros(m, dtype=np.int64)
             for c, r in zip(cols, radix, strict=True):
@@ -429,6 +436,14 @@ class Evaluator:
                 loss = float(key)
             self.keys[index] = key
         return NodeResult(node, satisfied, True, int(sizes.size), violating, loss), grouped
+
+
+def _leaf_nodes(node_of_code: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The level-0 node ids of ``codes`` (the codes themselves when the map is the identity,
+    as for every hierarchy whose leaves are the column's domain in order: no gather)."""
+    if np.array_equal(node_of_code, np.arange(node_of_code.size)):
+        return codes
+    return node_of_code[codes]
 
 
 def evaluator(
