@@ -206,8 +206,25 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
                         down[can] |= down[can + stride]
     ev.forget(last_kept)
     ev.release_anchors()
-    minimal = np.flatnonzero(qsat & ~above(lat, qsat, layers, strict=True))
-    return trace, minimal.tolist()
+    return trace, _minimal(lat, qsat, layers)
+
+
+PAIRWISE_MINIMAL = 2_000
+"""Up to this many satisfying nodes, the minimal ones are found by comparing them pairwise."""
+
+
+def _minimal(lat: Lattice, sat: np.ndarray, layers: list[np.ndarray]) -> list[int]:
+    """The nodes of ``sat`` with no other node of ``sat`` below them, in index (lexicographic)
+    order. The evaluated satisfying nodes are few (tens to hundreds of thousands of nodes in
+    the lattice): comparing their level vectors pairwise costs less than a sweep of the
+    whole lattice (:func:`above`), which remains for many."""
+    ids = np.flatnonzero(sat)
+    if ids.size > PAIRWISE_MINIMAL:
+        return np.flatnonzero(sat & ~above(lat, sat, layers, strict=True)).tolist()
+    lv = lat.levels[ids]
+    below = np.asarray((lv[None, :, :] <= lv[:, None, :]).all(axis=2))  # [x, y]: y <= x
+    np.fill_diagonal(below, False)
+    return ids[~below.any(axis=1)].tolist()
 
 
 def _samarati(ev: Evaluator) -> tuple[_Trace, list[int]]:
@@ -323,6 +340,7 @@ def chosen_node(table: Table, models: list[PrivacyModel], **options: Any) -> Nod
 
 
 __all__ = [
+    "PAIRWISE_MINIMAL",
     "STRATEGIES",
     "LatticeSearch",
     "chosen_node",
