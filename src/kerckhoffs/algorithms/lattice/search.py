@@ -160,6 +160,20 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
     trace = _Trace()
     lo, hi = 0, len(layers) - 1
     last_kept: list[int] = []
+    cache: dict[tuple[int, bool], list[tuple[np.ndarray, np.ndarray]]] = {}
+
+    def edges(h: int, child: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per QI: the nodes of height ``h`` with a child (``child``) or a parent on it, and
+        that neighbour (computed once per height and direction)."""
+        if (h, child) not in cache:
+            out = []
+            for j, stride in enumerate(strides):
+                lv = levels[layers[h], j]
+                can = layers[h][lv > 0] if child else layers[h][lv < heights[j]]
+                out.append((can, can - stride if child else can + stride))
+            cache[h, child] = out
+        return cache[h, child]
+
     while lo <= hi:
         if two_way and lo < hi:
             n_lo = int(np.count_nonzero(~(up[layers[lo]] | down[layers[lo]])))
@@ -194,16 +208,14 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
             lo += 1
             if new_up:  # carry the new tags through the unvisited heights
                 for h in range(lo, hi + 1):
-                    for j, stride in enumerate(strides):
-                        can = layers[h][levels[layers[h], j] > 0]
-                        up[can] |= up[can - stride]
+                    for can, below in edges(h, child=True):
+                        up[can] |= up[below]
         else:
             hi -= 1
             if new_down:
                 for h in range(hi, lo - 1, -1):
-                    for j, stride in enumerate(strides):
-                        can = layers[h][levels[layers[h], j] < heights[j]]
-                        down[can] |= down[can + stride]
+                    for can, parent in edges(h, child=False):
+                        down[can] |= down[parent]
     ev.forget(last_kept)
     ev.release_anchors()
     return trace, _minimal(lat, qsat, layers)
