@@ -167,13 +167,15 @@ class Grouped:
 
     def freq(self) -> FrequencySet:
         """The node's own frequency set (its non-empty (group, SA) cells)."""
-        g_nz, s_nz = np.nonzero(self.hist)
+        flat = self.hist.reshape(-1)
+        nz = np.flatnonzero(flat)  # row-major: by group, then SA (as np.nonzero, one array)
+        g_nz, s_nz = np.divmod(nz, self.hist.shape[1])
         cell = self.first[g_nz]
         return FrequencySet(
             self.node,
             tuple(c[cell] for c in self.cols),
             s_nz.astype(np.int32),
-            self.hist[g_nz, s_nz],
+            flat[nz],
         )
 
 
