@@ -125,12 +125,28 @@ class NodeResult:
 
 @dataclass(frozen=True, eq=False)
 class Grouped:
-    """A source's cells grouped at ``node``: ``gid`` per cell, ``hist`` [groups, n_sa]."""
+    """A source's cells grouped at ``node``: ``gid`` per cell, ``hist`` [groups, n_sa].
+
+    On the dense path the group ids are not needed to judge the node (the histogram comes
+    from one ``bincount`` of the keys), so they are kept as ``key`` and ``present`` (which key
+    values occur) and ranked only when read (a kept frequency set, the loss with suppressed
+    rows): groups are numbered by ascending key either way."""
 
     node: Node
     cols: tuple[np.ndarray, ...]
-    gid: np.ndarray
+    ids: np.ndarray | None
     hist: np.ndarray
+    key: np.ndarray | None = None
+    present: np.ndarray | None = None
+
+    @cached_property
+    def gid(self) -> np.ndarray:
+        """Each cell's group (0 .. groups - 1)."""
+        if self.ids is not None:
+            return self.ids
+        assert self.key is not None and self.present is not None
+        rank = np.cumsum(self.present, dtype=np.int64)
+        return rank[self.key] - 1
 
     @cached_property
     def sizes(self) -> np.ndarray:
@@ -151,13 +167,15 @@ class Grouped:
 
     def freq(self) -> FrequencySet:
         """The node's own frequency set (its non-empty (group, SA) cells)."""
-        g_nz, s_nz = np.nonzero(self.hist)
+        flat = self.hist.reshape(-1)
+        nz = np.flatnonzero(flat)  # row-major: by group, then SA (as np.nonzero, one array)
+        g_nz, s_nz = np.divmod(nz, self.hist.shape[1])
         cell = self.first[g_nz]
         return FrequencySet(
             self.node,
             tuple(c[cell] for c in self.cols),
             s_nz.astype(np.int32),
-            self.hist[g_nz, s_nz],
+            flat[nz],
         )
 
 
@@ -201,7 +219,10 @@ class Evaluator:
         self.sensitive = np.asarray(t.sensitive, dtype=bool)
         self.mode = t.schema.sensitive_mode
         self.sa_kind = t.sa_column.kind
-        self.n_sa = t.n_sa
+        # k-anonymity alone reads group sizes only: cells are the distinct QI vectors, the SA
+        # left out (one SA value), so frequency sets hold up to n_sa times fewer cells
+        self.sa_blind = all(type(m) is KAnonymity for m in models)
+        self.n_sa = 1 if self.sa_blind else t.n_sa
         self.keys: dict[int, int] = {}  # node index -> exact metric key (satisfying nodes)
         self.kept: dict[int, FrequencySet] = {}
         self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
@@ -212,8 +233,10 @@ class Evaluator:
         self._base_cols: dict[tuple[int, int], np.ndarray] = {}
         self.rows = FrequencySet(
             (0,) * t.d,
-            tuple(c.node_of_code[0][t.qi[:, j]] for j, c in enumerate(lattice.columns)),
-            t.sa,
+            tuple(
+                _leaf_nodes(c.node_of_code[0], t.qi[:, j]) for j, c in enumerate(lattice.columns)
+            ),
+            np.zeros(t.n, dtype=np.int32) if self.sa_blind else t.sa,
             None,
         )
         self.base = self._group(self.rows, (0,) * t.d).freq()
@@ -247,12 +270,24 @@ class Evaluator:
             )
         domain = math.prod(radix)
         m = src.size
+        if self.sa_blind and src.count is not None and src.levels == node:
+            # without the SA a frequency set's cells are distinct QI vectors: each its own group
+            # (numbered as factorizing them would, in order of appearance)
+            hist = src.count.astype(np.int64).reshape(m, 1)
+            return Grouped(node, cols, np.arange(m, dtype=np.int64), hist)
         if domain < KEY_LIMIT:
             key = np.zeros(m, dtype=np.int64)
             for c, r in zip(cols, radix, strict=True):
                 if r > 1:  # a QI at a level with one node (its root) adds nothing
                     key *= r
                     key += c
+            if domain * self.n_sa <= DENSE_FACTOR * m + DENSE_SLACK:
+                # one bincount over (key, SA) gives the histogram; groups ranked when read
+                flat = key * self.n_sa + src.sa if self.n_sa > 1 else key
+                per_key = np.bincount(flat, weights=src.weights, minlength=domain * self.n_sa)
+                per_key = per_key.astype(np.int64).reshape(domain, self.n_sa)
+                present = np.asarray(per_key.any(axis=1) if self.n_sa > 1 else per_key[:, 0] > 0)
+                return Grouped(node, cols, None, per_key[present], key, present)
             if domain <= DENSE_FACTOR * m + DENSE_SLACK:
                 present = np.zeros(domain, dtype=bool)
                 present[key] = True
@@ -403,6 +438,14 @@ class Evaluator:
                 loss = float(key)
             self.keys[index] = key
         return NodeResult(node, satisfied, True, int(sizes.size), violating, loss), grouped
+
+
+def _leaf_nodes(node_of_code: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The level-0 node ids of ``codes`` (the codes themselves when the map is the identity,
+    as for every hierarchy whose leaves are the column's domain in order: no gather)."""
+    if np.array_equal(node_of_code, np.arange(node_of_code.size)):
+        return codes
+    return node_of_code[codes]
 
 
 def evaluator(

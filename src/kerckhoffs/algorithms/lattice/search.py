@@ -160,6 +160,20 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
     trace = _Trace()
     lo, hi = 0, len(layers) - 1
     last_kept: list[int] = []
+    cache: dict[tuple[int, bool], list[tuple[np.ndarray, np.ndarray]]] = {}
+
+    def edges(h: int, child: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per QI: the nodes of height ``h`` with a child (``child``) or a parent on it, and
+        that neighbour (computed once per height and direction)."""
+        if (h, child) not in cache:
+            out = []
+            for j, stride in enumerate(strides):
+                lv = levels[layers[h], j]
+                can = layers[h][lv > 0] if child else layers[h][lv < heights[j]]
+                out.append((can, can - stride if child else can + stride))
+            cache[h, child] = out
+        return cache[h, child]
+
     while lo <= hi:
         if two_way and lo < hi:
             n_lo = int(np.count_nonzero(~(up[layers[lo]] | down[layers[lo]])))
@@ -194,20 +208,35 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
             lo += 1
             if new_up:  # carry the new tags through the unvisited heights
                 for h in range(lo, hi + 1):
-                    for j, stride in enumerate(strides):
-                        can = layers[h][levels[layers[h], j] > 0]
-                        up[can] |= up[can - stride]
+                    for can, below in edges(h, child=True):
+                        up[can] |= up[below]
         else:
             hi -= 1
             if new_down:
                 for h in range(hi, lo - 1, -1):
-                    for j, stride in enumerate(strides):
-                        can = layers[h][levels[layers[h], j] < heights[j]]
-                        down[can] |= down[can + stride]
+                    for can, parent in edges(h, child=False):
+                        down[can] |= down[parent]
     ev.forget(last_kept)
     ev.release_anchors()
-    minimal = np.flatnonzero(qsat & ~above(lat, qsat, layers, strict=True))
-    return trace, minimal.tolist()
+    return trace, _minimal(lat, qsat, layers)
+
+
+PAIRWISE_MINIMAL = 2_000
+"""Up to this many satisfying nodes, the minimal ones are found by comparing them pairwise."""
+
+
+def _minimal(lat: Lattice, sat: np.ndarray, layers: list[np.ndarray]) -> list[int]:
+    """The nodes of ``sat`` with no other node of ``sat`` below them, in index (lexicographic)
+    order. The evaluated satisfying nodes are few (tens to hundreds of thousands of nodes in
+    the lattice): comparing their level vectors pairwise costs less than a sweep of the
+    whole lattice (:func:`above`), which remains for many."""
+    ids = np.flatnonzero(sat)
+    if ids.size > PAIRWISE_MINIMAL:
+        return np.flatnonzero(sat & ~above(lat, sat, layers, strict=True)).tolist()
+    lv = lat.levels[ids]
+    below = np.asarray((lv[None, :, :] <= lv[:, None, :]).all(axis=2))  # [x, y]: y <= x
+    np.fill_diagonal(below, False)
+    return ids[~below.any(axis=1)].tolist()
 
 
 def _samarati(ev: Evaluator) -> tuple[_Trace, list[int]]:
@@ -323,6 +352,7 @@ def chosen_node(table: Table, models: list[PrivacyModel], **options: Any) -> Nod
 
 
 __all__ = [
+    "PAIRWISE_MINIMAL",
     "STRATEGIES",
     "LatticeSearch",
     "chosen_node",
