@@ -142,6 +142,21 @@ def test_a_non_local_bind_is_refused_unless_asked(
     }
 
 
+def test_a_port_in_use_is_one_error_line_before_any_demo_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = cli_run(["app", "--demo", str(tmp_path / "demo"), "--port", str(port)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"error: --port {port}:"), err
+    assert not (tmp_path / "demo").exists()
+
+
 def test_demo_files_are_made_once_and_never_replaced(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     made = demo_files(folder)

@@ -42,9 +42,10 @@ def app(
 ) -> None:
     """Start the local web app: open a table, assign roles, build hierarchies, run an
     algorithm with progress, read the report, compare configurations, write the release."""
-    from kerckhoffs.webapp.security import check_bind
+    from kerckhoffs.webapp.security import check_bind, check_port_free
 
     check_bind(host, allow_remote)
+    check_port_free(host, port)
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401

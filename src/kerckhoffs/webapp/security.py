@@ -50,6 +50,24 @@ def check_bind(host: str, allow_remote: bool) -> None:
         )
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Refuse, in one line, an address another program already listens on (before any demo
+    file is written; the server's own bind error would be a log line and exit 3)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as uvicorn binds: a port a stopped server left in TIME_WAIT is free, a listening one not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ParameterError(
+                f"--port {port}: {host}:{port} is in use or cannot be bound ({exc.strerror}); "
+                "give another --port"
+            ) from None
+
+
 def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
     """The ``Host`` header values the app answers (None: any, for a wildcard address served
     with ``--allow-remote``, whose names the app cannot know)."""
