@@ -6,13 +6,36 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from kerckhoffs import Schema
 
 T = TypeVar("T")
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+ADULT_ARX_QIS = ["sex", "age", "race", "marital-status", "education", "native-country",
+                 "workclass", "occupation"]  # fmt: skip
+"""Adult's eight quasi-identifiers in ARX's (the file's) order, each with an
+``adult_hierarchy_<name>.csv`` beside ``adult.csv``."""
+
+
+def adult_arx_schema(qis: list[str], sa: str) -> Schema:
+    """The schema of ARX's Adult setting: ``qis`` with ARX's hierarchy files (age numeric),
+    ``sa`` sensitive."""
+    from kerckhoffs import Schema
+
+    folder = SHARED_DATA / "adult"
+    spec = {
+        q: {
+            "kind": "numeric" if q == "age" else "categorical",
+            "hierarchy": str(folder / f"adult_hierarchy_{q}.csv"),
+        }
+        for q in qis
+    }
+    return Schema.build(spec, sa)
 
 
 def median_seconds(

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from _timing import SHARED_DATA, median_seconds, save
+from _timing import ADULT_ARX_QIS, SHARED_DATA, adult_arx_schema, median_seconds, save
 from baselines import lattice_v1
 from kerckhoffs import Schema, Table
 from kerckhoffs.algorithms.lattice import Lattice, lattice, search_lattice
@@ -52,16 +52,6 @@ METHODS = [
 ]
 
 
-ARX_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-]
 CENSUS_SCHEMA = SCHEMA.parents[1] / "census" / "schema.toml"
 
 
@@ -69,14 +59,7 @@ def arx_settings() -> list[tuple[str, pd.DataFrame, Schema, list]]:
     """The four in-memory settings of the ARX comparison (module docstring)."""
     adult_dir = SHARED_DATA / "adult"
     adult = load_adult_training(adult_dir)
-    spec = {
-        q: {
-            "kind": "numeric" if q == "age" else "categorical",
-            "hierarchy": str(adult_dir / f"adult_hierarchy_{q}.csv"),
-        }
-        for q in ARX_QIS
-    }
-    adult_schema = Schema.build(spec, "salary-class")
+    adult_schema = adult_arx_schema(ADULT_ARX_QIS, "salary-class")
     census = load_census(SHARED_DATA / "census", in_universe=False)
     census_schema = Schema.from_toml(CENSUS_SCHEMA)
     return [

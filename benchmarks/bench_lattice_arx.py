@@ -31,9 +31,9 @@ import time
 
 import pandas as pd
 
-from _timing import SHARED_DATA, save
+from _timing import ADULT_ARX_QIS, SHARED_DATA, adult_arx_schema, save
 from baselines.lattice_v0 import search_lattice as search_v0
-from kerckhoffs import Schema, Table
+from kerckhoffs import Table
 from kerckhoffs.algorithms.lattice import search_lattice
 from kerckhoffs.datasets import load_adult_training
 from kerckhoffs.models import EntropyLDiversity, KAnonymity
@@ -41,27 +41,11 @@ from kerckhoffs.models import EntropyLDiversity, KAnonymity
 DATA = SHARED_DATA / "adult"
 TARGET_S = 0.04
 ARX = {"nodes": 142, "chosen": "04023221", "timer_lo_s": 0.039, "timer_hi_s": 0.048}
-ARX_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-]
+ARX_QIS = ADULT_ARX_QIS
 
 
 def arx_table(df: pd.DataFrame, qis: list[str], sa: str) -> Table:
-    spec = {
-        q: {
-            "kind": "numeric" if q == "age" else "categorical",
-            "hierarchy": str(DATA / f"adult_hierarchy_{q}.csv"),
-        }
-        for q in qis
-    }
-    return Table.encode(df, Schema.build(spec, sa))
+    return Table.encode(df, adult_arx_schema(qis, sa))
 
 
 def timed(fn: object) -> tuple[float, float]:

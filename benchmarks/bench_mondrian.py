@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _timing import RESULTS, SHARED_DATA, median_seconds
+from _timing import ADULT_ARX_QIS, RESULTS, SHARED_DATA, median_seconds
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.algorithms.mondrian import mondrian
 from kerckhoffs.data.schema import Kind
@@ -58,16 +58,7 @@ EXAMPLES = HERE.parent / "examples"
 CENSUS_SCHEMA = EXAMPLES / "census" / "schema.toml"
 ADULT_SCHEMA = EXAMPLES / "adult" / "schema_training.toml"
 ADULT_CSV = SHARED_DATA / "adult" / "adult.csv"
-ADULT_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-]
+ADULT_QIS = ADULT_ARX_QIS
 BIG_ROWS = 3_000_000
 L, K = 4, 10
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from _timing import ADULT_ARX_QIS
 from kerckhoffs import Partition, Release, Schema, Table
 from kerckhoffs.models import (
     AlphaKAnonymity,
@@ -48,16 +49,7 @@ from venv import ensure_venv  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "adult" / "adult.csv"
 RESULTS = HERE / "results"
-QIS_FULL = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-]
+QIS_FULL = ADULT_ARX_QIS
 SA = "salary-class"
 SETTINGS = {"adult-8qi": QIS_FULL, "adult-sex-race": ["sex", "race"]}
 
