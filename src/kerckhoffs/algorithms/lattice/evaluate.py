@@ -239,8 +239,44 @@ class Evaluator:
             np.zeros(t.n, dtype=np.int32) if self.sa_blind else t.sa,
             None,
         )
-        self.base = self._group(self.rows, (0,) * t.d).freq()
+        self.base = self._distinct_cells(self.rows)
         self.evaluations = 0
+
+    def _distinct_cells(self, rows: FrequencySet) -> FrequencySet:
+        """The table's frequency set: its distinct (leaf vector, SA) cells and their counts.
+
+        One key per row over the QIs *and* the SA, ranked (densely when its domain is small,
+        else factorized), one ``bincount`` of the ranks: no (group x SA) histogram, which on a
+        table of many distinct QI vectors and a wide SA (Census-Income: 100,280 vectors, 47
+        occupations) is tens of times larger than the cells it holds."""
+        radix = [c.coverage[0].size for c in self.lattice.columns]
+        domain = math.prod(radix) * self.n_sa
+        if domain >= KEY_LIMIT:  # too wide for an int64 key: group, then read off the cells
+            return self._group(rows, (0,) * len(radix)).freq()
+        m = rows.size
+        key = np.zeros(m, dtype=np.int64)
+        for c, r in zip(rows.cols, radix, strict=True):
+            if r > 1:
+                key *= r
+                key += c
+        if self.n_sa > 1:
+            key *= self.n_sa
+            key += rows.sa
+        if domain <= DENSE_FACTOR * m + DENSE_SLACK:
+            present = np.zeros(domain, dtype=bool)
+            present[key] = True
+            rank = np.cumsum(present, dtype=np.int64)
+            cell = rank[key] - 1
+            cells = int(rank[-1])
+        else:
+            cell, uniq = pd.factorize(key, sort=False)
+            cells = len(uniq)
+        count = np.bincount(cell, minlength=cells)
+        one = np.empty(cells, dtype=np.int64)
+        one[cell] = np.arange(m, dtype=np.int64)  # a row of each cell (all share its values)
+        return FrequencySet(
+            rows.levels, tuple(c[one] for c in rows.cols), rows.sa[one].astype(np.int32), count
+        )
 
     # -- grouping --------------------------------------------------------------------------
     def _map(self, j: int, a: int, b: int) -> np.ndarray:
