@@ -124,20 +124,48 @@ class NodeResult:
 
 
 @dataclass(frozen=True, eq=False)
+class SAPairs:
+    """A grouping's distinct (group, SA) pairs, when a dense (group x SA) histogram would be
+    much larger than the cells: ``cell`` one cell of each pair, ``gid``/``sa`` its group and
+    SA value, ``count`` its rows."""
+
+    cell: np.ndarray
+    gid: np.ndarray
+    sa: np.ndarray
+    count: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Grouped:
     """A source's cells grouped at ``node``: ``gid`` per cell, ``hist`` [groups, n_sa].
 
     On the dense path the group ids are not needed to judge the node (the histogram comes
     from one ``bincount`` of the keys), so they are kept as ``key`` and ``present`` (which key
     values occur) and ranked only when read (a kept frequency set, the loss with suppressed
-    rows): groups are numbered by ascending key either way."""
+    rows): groups are numbered by ascending key either way. With ``pairs`` (many groups, a
+    wide SA, models that read only group sizes and distinct SA values) the histogram is not
+    built unless something reads it."""
 
     node: Node
     cols: tuple[np.ndarray, ...]
     ids: np.ndarray | None
-    hist: np.ndarray
+    dense: np.ndarray | None
     key: np.ndarray | None = None
     present: np.ndarray | None = None
+    pairs: SAPairs | None = None
+    n_groups: int = 0
+    n_sa: int = 1
+
+    @cached_property
+    def hist(self) -> np.ndarray:
+        """The (group x SA) histogram."""
+        if self.dense is not None:
+            return self.dense
+        assert self.pairs is not None
+        p = self.pairs
+        flat = np.zeros(self.n_groups * self.n_sa, dtype=np.int64)
+        flat[p.gid * self.n_sa + p.sa] = p.count
+        return flat.reshape(self.n_groups, self.n_sa)
 
     @cached_property
     def gid(self) -> np.ndarray:
@@ -150,13 +178,39 @@ class Grouped:
 
     @cached_property
     def sizes(self) -> np.ndarray:
+        if self.pairs is not None:
+            p = self.pairs
+            return np.bincount(p.gid, weights=p.count, minlength=self.n_groups).astype(np.int64)
         return self.hist.sum(axis=1)
+
+    @cached_property
+    def distinct(self) -> np.ndarray:
+        """Distinct SA values per group."""
+        if self.pairs is not None:
+            return np.bincount(self.pairs.gid, minlength=self.n_groups)
+        return np.count_nonzero(self.hist, axis=1)
+
+    @property
+    def cells(self) -> int:
+        """Cells of the node's frequency set (non-empty (group, SA) pairs)."""
+        if self.pairs is not None:
+            return int(self.pairs.cell.size)
+        return int(np.count_nonzero(self.hist))
+
+    def sa_counts(self, groups: np.ndarray) -> np.ndarray:
+        """The SA histogram of the union of ``groups`` (bool per group), shape [1, n_sa]."""
+        if self.pairs is not None:
+            p = self.pairs
+            pick = groups[p.gid]
+            counts = np.bincount(p.sa[pick], weights=p.count[pick], minlength=self.n_sa)
+            return counts.astype(np.int64).reshape(1, -1)
+        return self.hist[groups].sum(axis=0, keepdims=True)
 
     @cached_property
     def first(self) -> np.ndarray:
         """One cell of each group (all cells of a group share its node ids): one scatter of
         the cells instead of one per QI, then gathers of the (few) groups."""
-        out = np.empty(self.hist.shape[0], dtype=np.int64)
+        out = np.empty(self.sizes.size, dtype=np.int64)
         out[self.gid] = np.arange(self.gid.size, dtype=np.int64)
         return out
 
@@ -167,6 +221,11 @@ class Grouped:
 
     def freq(self) -> FrequencySet:
         """The node's own frequency set (its non-empty (group, SA) cells)."""
+        if self.pairs is not None:
+            p = self.pairs
+            return FrequencySet(
+                self.node, tuple(c[p.cell] for c in self.cols), p.sa.astype(np.int32), p.count
+            )
         flat = self.hist.reshape(-1)
         nz = np.flatnonzero(flat)  # row-major: by group, then SA (as np.nonzero, one array)
         g_nz, s_nz = np.divmod(nz, self.hist.shape[1])
@@ -190,6 +249,13 @@ MAX_ANCHORS = 4
 """Most anchors kept at once (the most recent ones)."""
 DENSE_FACTOR, DENSE_SLACK = 4, 4096
 """A key domain up to ``DENSE_FACTOR * cells + DENSE_SLACK`` is ranked densely (no hashing)."""
+SPARSE_FACTOR = 2
+"""A (group x SA) histogram of more than ``SPARSE_FACTOR * cells`` entries is replaced by the
+distinct (group, SA) pairs when the models read only group sizes and distinct SA values (on
+Census-Income with 47 occupations the bottom node's histogram has 2.6M entries for 100,280
+cells)."""
+PAIR_MODELS = (KAnonymity, DistinctLDiversity)
+"""Models judged from (group, SA) pairs: group sizes and distinct SA values per group."""
 
 
 class Evaluator:
@@ -223,6 +289,7 @@ class Evaluator:
         # left out (one SA value), so frequency sets hold up to n_sa times fewer cells
         self.sa_blind = all(type(m) is KAnonymity for m in models)
         self.n_sa = 1 if self.sa_blind else t.n_sa
+        self.sparse_ok = self.n_sa > 1 and all(type(m) in PAIR_MODELS for m in models)
         self.keys: dict[int, int] = {}  # node index -> exact metric key (satisfying nodes)
         self.kept: dict[int, FrequencySet] = {}
         self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
@@ -336,9 +403,34 @@ class Evaluator:
         else:
             gid = Partition.from_columns(np.stack(cols, axis=1)).group
             n_groups = int(gid.max()) + 1
-        flat = gid.astype(np.int64, copy=False) * self.n_sa + src.sa
+        gid = gid.astype(np.int64, copy=False)
+        if self.sparse_ok and n_groups * self.n_sa > SPARSE_FACTOR * m:
+            return self._pairs(src, node, cols, gid, n_groups)
+        flat = gid * self.n_sa + src.sa
         counts = np.bincount(flat, weights=src.weights, minlength=n_groups * self.n_sa)
         return Grouped(node, cols, gid, counts.astype(np.int64).reshape(n_groups, self.n_sa))
+
+    def _pairs(
+        self,
+        src: FrequencySet,
+        node: Node,
+        cols: tuple[np.ndarray, ...],
+        gid: np.ndarray,
+        n_groups: int,
+    ) -> Grouped:
+        """Grouped with its distinct (group, SA) pairs instead of the dense histogram. A
+        frequency set judged at its own levels already holds distinct pairs (one per cell)."""
+        m = src.size
+        if src.count is not None and src.levels == node:
+            cell = np.arange(m, dtype=np.int64)
+            count = src.count.astype(np.int64, copy=False)
+        else:
+            pair, uniq = pd.factorize(gid * self.n_sa + src.sa, sort=False)
+            cell = np.empty(len(uniq), dtype=np.int64)
+            cell[pair] = np.arange(m, dtype=np.int64)
+            count = np.bincount(pair, weights=src.weights, minlength=len(uniq)).astype(np.int64)
+        pairs = SAPairs(cell, gid[cell], src.sa[cell], count)
+        return Grouped(node, cols, gid, None, pairs=pairs, n_groups=n_groups, n_sa=self.n_sa)
 
     def _base_col(self, j: int, level: int) -> np.ndarray:
         """The table's cells' node ids on QI ``j`` at ``level`` (computed once, int64)."""
@@ -392,7 +484,7 @@ class Evaluator:
         if src.levels == node:
             return
         grouped = self._group(src, node)
-        cells = int(np.count_nonzero(grouped.hist))
+        cells = grouped.cells
         if cells >= ANCHOR_SHARE * src.size or self._kept_cells + cells > CACHE_CELLS:
             return
         freq = grouped.freq()
@@ -410,7 +502,7 @@ class Evaluator:
     def keep(self, index: int, grouped: Grouped) -> None:
         """Keep a node's frequency set as a source for nodes above it, if it is much smaller
         than the table's and within the budget (the caller keeps one height at a time)."""
-        cells = int(np.count_nonzero(grouped.hist))
+        cells = grouped.cells
         if cells < 0.5 * self.base.size and self._kept_cells + cells <= CACHE_CELLS:
             freq = grouped.freq()
             self.kept[index] = freq
@@ -441,21 +533,37 @@ class Evaluator:
             ok &= m.evaluate(hist).group_ok
         return ok
 
+    def ok_pairs(self, grouped: Grouped) -> np.ndarray:
+        """:meth:`ok_groups` for a grouping kept as (group, SA) pairs (``PAIR_MODELS`` only):
+        k-anonymity reads the group sizes, distinct l-diversity the distinct SA values."""
+        ok = np.ones(grouped.n_groups, dtype=bool)
+        for m in self.models:
+            if type(m) is KAnonymity:
+                ok &= grouped.sizes >= m.k
+            else:
+                assert isinstance(m, DistinctLDiversity)
+                ok &= grouped.distinct >= m.l
+        return ok
+
     def evaluate(self, index: int, src: FrequencySet | None = None) -> tuple[NodeResult, Grouped]:
         """Judge node ``index`` (with suppression) and compute its metric if it satisfies."""
         lat = self.lattice
         node = lat.node(index)
         grouped = self._group(src or self._source(index), node)
-        hist, sizes = grouped.hist, grouped.sizes
+        sizes = grouped.sizes
         self.evaluations += 1
-        ok = self.ok_groups(hist, sizes)
+        ok = (
+            self.ok_pairs(grouped)
+            if grouped.pairs is not None
+            else self.ok_groups(grouped.hist, sizes)
+        )
         violating = int(sizes[~ok].sum())
         if violating == 0:
             satisfied = True
         elif violating > self.limit:
             satisfied = False
         else:
-            satisfied = bool(self.ok_groups(hist[~ok].sum(axis=0, keepdims=True))[0])
+            satisfied = bool(self.ok_groups(grouped.sa_counts(~ok))[0])
         loss = math.nan
         if satisfied:
             if self.metric == "loss":
