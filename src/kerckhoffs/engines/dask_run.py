@@ -167,6 +167,8 @@ def run_dask(
         groups = mondrian_dask(
             dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
             cuts=str(opts.get("cuts", "strict")), progress=progress,
+            categorical_cuts=None if "categorical_cuts" not in opts
+            else str(opts["categorical_cuts"]),
         )  # fmt: skip
         notes.append(f"{groups.levels} levels on the partitions")
     else:
