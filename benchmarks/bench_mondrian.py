@@ -364,7 +364,11 @@ def plot(frame: pd.DataFrame) -> None:
     ax.legend(fontsize=7)
     adult = frame[frame["task"] == "adult k=10"]
     ax = axes[3]
-    labels = [m.replace("kerckhoffs ", "").replace(" (", "\n(") for m in adult["method"]]
+    labels = [
+        m.replace("kerckhoffs (default)", "values (default)").replace("kerckhoffs ", "")
+        for m in adult["method"]
+    ]
+    labels = [m.replace(" ", "\n", 1) for m in labels]
     bars = ax.bar(labels, adult["median_s"], color=["C0", "C9", "C2", "C1"][: len(adult)])
     ax.set_yscale("log")
     ax.set_ylim(top=float(adult["median_s"].max()) * 20)
