@@ -114,9 +114,9 @@ def rule_from_models(
         "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
         "categorical_cuts": "values (default under strict cuts) | median (default under relaxed "
         "cuts) | hierarchy: cut a categorical QI into halves of its distinct values (then the "
-        "other median of a dimension before the next), at its median code (the cut of "
-        "versions before 0.34), or into the children of its common hierarchy node (cells "
-        "never overlap)",
+        "other median of a dimension before the next), at its median code (the earlier "
+        "default, which the paper reproductions name), or into the children of its common "
+        "hierarchy node (cells never overlap)",
     },
 )
 def mondrian(
