@@ -142,7 +142,9 @@ def run_dask(files: list[Path], memory: str, write: bool) -> tuple[dict[str, Any
         partition = None
         if write:
             t2 = time.perf_counter()
-            results = write_dask_release(dt, groups, MODELS, out, Provenance("mondrian", {"l": 4}))
+            results = write_dask_release(
+                dt, groups, MODELS, out, Provenance("mondrian", groups.params)
+            )
             row["write_and_check_s"] = time.perf_counter() - t2
             assert all(r.satisfied for r in results)
             row["achieved_l"] = results[0].achieved

@@ -40,19 +40,25 @@ def dask_groups(client: Any, release: Any) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("algorithm", "models"), [("mondrian", ["k=6", "l=3"]), ("mondrian+", ["k=6", "l=2"])]
+    ("algorithm", "models", "options"),
+    [
+        ("mondrian", ["k=6", "l=3"], {}),  # the default categorical cut: values
+        ("mondrian", ["k=6", "l=3"], {"categorical_cuts": "median"}),
+        ("mondrian+", ["k=6", "l=2"], {}),
+    ],
 )
 def test_a_dask_frame_gives_the_pandas_partition(
-    dask_client: Any, tmp_path: Path, algorithm: str, models: list[str]
+    dask_client: Any, tmp_path: Path, algorithm: str, models: list[str], options: dict[str, str]
 ) -> None:
     df = frame()
     kw: dict[str, Any] = {"quasi": ["age", "zip"], "sensitive": "disease",
-                          "algorithm": algorithm, "models": models}  # fmt: skip
+                          "algorithm": algorithm, "models": models, **options}  # fmt: skip
     want = kh.anonymize(df, **kw)
     got = kh.anonymize(dd.from_pandas(df, npartitions=3), **kw)
     assert type(got).__name__ == "DaskRelease" and got.n == len(df)
     assert same_partition(dask_groups(dask_client, got), want.partition.group)
     assert got.n_groups == want.partition.n_groups > 5
+    assert got.provenance.parameters == want.provenance.parameters
     assert [r.achieved for r in got.check()] == [r.achieved for r in want.check()]
     # written from its files, read back by the in-memory tools
     got.write(tmp_path / "rel")

@@ -1,5 +1,5 @@
-"""Mondrian's ``categorical_cuts="values"``: hand vectors (partitions, tool-neutral NCP
-and discernibility as literal numbers), and a hypothesis property that every such partition
+"""Mondrian's default ``categorical_cuts="values"``: hand vectors (partitions, tool-neutral NCP
+and discernibility as literal numbers), and a hypothesis property that every default partition
 satisfies k and l, checked by an independent groupby oracle."""
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def test_categorical_values_halving_by_hand() -> None:
     # {c, d, d}: {c} | {d, d} leaves 1 row; upper median d: {< d} = {c}, 1 row. Both stay.
     df = pd.DataFrame({"c": list("aaaabcdd"), "s": list("xyxyxyxy")})
     table = Table.encode(df, Schema.build({"c": {"kind": "categorical"}}, "s"))
-    rel = mondrian(table, [KAnonymity(2)], categorical_cuts="values")
+    rel = mondrian(table, [KAnonymity(2)])
     assert groups_of(rel) == {T(1, 2, 3, 4, 5), T(6, 7, 8)}
     assert neutral(df, rel.partition.group, [], ["c"]) == (0.5, 4.25)  # (5*.5+3*.5)/8, 34/8
-    # the default median cut: row median a: {a}x4 | {b, c, d, d}, then c: {b, c} | {d, d}
+    # the cut of earlier versions: row median a: {a}x4 | {b, c, d, d}, then c: {b, c} | {d, d}
     old = mondrian(table, [KAnonymity(2)], categorical_cuts="median")
     assert groups_of(old) == {T(1, 2, 3, 4), T(5, 6), T(7, 8)}
     assert neutral(df, old.partition.group, [], ["c"]) == (0.125, 3.0)
@@ -54,7 +54,7 @@ def test_numeric_other_median_fallback_by_hand() -> None:
     # the other median (upper, position 4: 2) cuts {< 2} = {1, 1, 1} | {2 x 5}.
     df = pd.DataFrame({"x": [1, 1, 1, 2, 2, 2, 2, 2], "s": list("xyxyxyxy")})
     table = Table.encode(df, Schema.build({"x": {"kind": "numeric"}}, "s"))
-    rel = mondrian(table, [KAnonymity(3)], categorical_cuts="values")
+    rel = mondrian(table, [KAnonymity(3)])
     assert groups_of(rel) == {T(1, 2, 3), T(4, 5, 6, 7, 8)}
     assert neutral(df, rel.partition.group, ["x"], []) == (0.0, 4.25)
     old = mondrian(table, [KAnonymity(3)], categorical_cuts="median")
@@ -81,7 +81,7 @@ def tables(draw: st.DrawFn) -> pd.DataFrame:
     st.sampled_from([None, 1.5, 2.0]),
     st.sampled_from(["lower", "upper"]),
 )
-def test_values_partition_satisfies_k_and_l(
+def test_default_partition_satisfies_k_and_l(
     df: pd.DataFrame,
     k: int,
     l: float | None,  # noqa: E741
@@ -96,7 +96,7 @@ def test_values_partition_satisfies_k_and_l(
     counts = df["s"].value_counts()
     if len(df) < k or (l is not None and len(df) < l * counts.max() - 1e-9):
         return  # the whole table cannot satisfy the models: refused (tested in test_mondrian)
-    rel = mondrian(table, models, median=median, categorical_cuts="values")
+    rel = mondrian(table, models, median=median)
     group = rel.partition.group
     assert rel.provenance.parameters["categorical_cuts"] == "values"
     # oracle: plain groupby over the published groups

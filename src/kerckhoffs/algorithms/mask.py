@@ -369,8 +369,8 @@ def _fill_free_slots(
 def base_partition(table: Table, k: int, base: str, rng: np.random.Generator) -> Partition:
     """Step 1: a k-anonymous partition made from the QIs only (drawing, if it draws, from the
     caller's generator ``rng``)."""
-    if base == "mondrian":
-        return mondrian(table, [KAnonymity(k)], seed=rng).partition
+    if base == "mondrian":  # the median cut of paper 000's MASK runs, which its reproductions keep
+        return mondrian(table, [KAnonymity(k)], seed=rng, categorical_cuts="median").partition
     if base == "mask":
         raise ParameterError("mask: the base k-anonymizer cannot be mask itself")
     return get(base).run(table, [KAnonymity(k)], seed=rng).partition

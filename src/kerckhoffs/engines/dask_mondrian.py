@@ -49,6 +49,8 @@ from kerckhoffs.algorithms.mondrian import (
     CutRule,
     CutStats,
     LevelHistogram,
+    MedianCuts,
+    OtherMedians,
     PairCells,
     allowed_by_counts,
     as_rule,
@@ -59,7 +61,9 @@ from kerckhoffs.algorithms.mondrian import (
     plus_rule_from_models,
     rule_from_models,
     tie_ranks,
+    values_candidates,
 )
+from kerckhoffs.data.schema import Kind
 from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
 from kerckhoffs.errors import InternalError, ParameterError
@@ -304,6 +308,7 @@ def _finish_bucket(
     rule: CutRule,
     median: str,
     cuts: str,
+    values: bool = False,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
     """One bucket's open groups finished by the in-memory engine (units in table order of
     their first rows, each with the rows it stands for; each group continued on its own:
@@ -327,8 +332,9 @@ def _finish_bucket(
         provider_values=None, row_ids=np.arange(pos.size, dtype=np.int64),
     )  # fmt: skip
     local = mondrian_groups(
-        table, rule, median=median, cuts=cuts, start=start.reshape(-1), weights=weights
-    ).astype(np.int64)
+        table, rule, median=median, cuts=cuts, start=start.reshape(-1), weights=weights,
+        values=values,
+    ).astype(np.int64)  # fmt: skip
     n_local = int(local.max()) + 1 if local.size else 0
     first = np.full(n_local, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, local, pos)
@@ -361,6 +367,7 @@ def _finish_in_memory(
     rule: CutRule,
     median: str,
     cuts: str,
+    values: bool,
 ) -> list[Any]:
     """Shuffle the units of the ``small`` open groups into buckets of consecutive groups with
     about equal unit counts (``sizes``; at most one bucket per partition) and finish each
@@ -375,7 +382,9 @@ def _finish_in_memory(
     out = []
     for b in range(n_buckets):
         mine = [client.submit(item, p, b, pure=False) for p in pieces]
-        out.append(client.submit(_finish_bucket, mine, shell, rule, median, cuts, pure=False))
+        out.append(
+            client.submit(_finish_bucket, mine, shell, rule, median, cuts, values, pure=False)
+        )
     return out
 
 
@@ -396,7 +405,10 @@ class _Run:
     """What every level of one run reads: the cut rule, median and cut kind, the QIs' domains
     (``widths`` = domain size - 1, the normalized range's denominator; ``offsets``: where each
     QI's cells start in the (group, QI cell) histogram of ``width`` cells), the SA domain and
-    how a (group, SA) count vector reduces to the bounded count (``bounded_count``)."""
+    how a (group, SA) count vector reduces to the bounded count (``bounded_count``);
+    ``values``: ``categorical_cuts="values"`` (two candidate columns per QI,
+    :func:`~kerckhoffs.algorithms.mondrian.values_candidates`), ``categorical`` the QIs cut
+    by their distinct values."""
 
     rule: CutRule
     lower: bool
@@ -408,6 +420,20 @@ class _Run:
     offsets: np.ndarray
     width: int
     bounded_count: BoundedCount
+    values: bool = False
+    categorical: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @property
+    def left_le(self) -> bool:
+        """Whether a strict cut's left half is ``{cell <= value}`` (lower median, and every
+        candidate of ``values``), else ``{cell < value}``."""
+        return self.lower or self.values
+
+    def qi_of(self, column: np.ndarray) -> np.ndarray:
+        """The QI of each candidate column (``values``: two per QI), -1 kept."""
+        if not self.values:
+            return column
+        return np.where(column >= 0, column // 2, -1)
 
     @property
     def need_pairs(self) -> bool:
@@ -435,9 +461,11 @@ def mondrian_dask_groups(
     cuts: str = "strict",
     progress: Callable[[int, int], None] | None = None,
     finish_rows: int = FINISH_ROWS,
+    values: bool = False,
 ) -> DaskGroups:
     """Mondrian's partition of ``dt`` under the cut ``rule``, computed on its workers (module
-    docstring): the same group for every row as ``mondrian_groups`` on the whole table.
+    docstring): the same group for every row as ``mondrian_groups`` on the whole table
+    (``values``: as ``mondrian_groups(values=True)``, ``categorical_cuts="values"``).
     ``progress(level, open_groups)`` is called before each level. An open group of at most
     ``finish_rows`` units (its distinct rows per partition under strict cuts, its rows under
     relaxed cuts) is shuffled to a worker and finished there by the in-memory engine (0:
@@ -448,10 +476,15 @@ def mondrian_dask_groups(
         )
     if cuts not in CUTS:
         raise ParameterError(f"mondrian: cuts must be one of {', '.join(CUTS)}, got {cuts!r}")
+    if values and cuts != "strict":
+        raise ParameterError(
+            "mondrian: categorical_cuts='values' needs strict cuts (relaxed cuts split rows "
+            "equal to the median; use categorical_cuts='median')"
+        )
     rule = as_rule(rule)
     client = dt.client
     shell = dt.shell()
-    run = _run_of(dt, rule, median, cuts)
+    run = _run_of(dt, rule, median, cuts, values)
     rows = [
         client.submit(_start, p, run.offsets, int(s), run.strict, pure=False)
         for p, s in zip(dt.parts, dt.starts, strict=True)
@@ -474,7 +507,9 @@ def mondrian_dask_groups(
             )
         small = units <= finish_rows if finish_rows else np.zeros(sizes.size, dtype=bool)
         if small.any():  # finished in memory on the workers; the larger ones go on here
-            finished += _finish_in_memory(client, rows, units, small, shell, rule, median, cuts)
+            finished += _finish_in_memory(
+                client, rows, units, small, shell, rule, median, cuts, run.values
+            )
             if small.all():
                 break
             remap = np.where(small, -1, np.cumsum(~small) - 1)
@@ -487,7 +522,7 @@ def mondrian_dask_groups(
     return _relabelled(client, rows, finished, next_id, level)
 
 
-def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str) -> _Run:
+def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str, values: bool) -> _Run:
     """The run's constants (:class:`_Run`) for ``dt``."""
     domains = [max(c.size, 1) for c in dt.qi_columns]
     offsets = np.zeros(dt.d, dtype=np.int64)
@@ -504,6 +539,8 @@ def _run_of(dt: DaskTable, rule: CutRule, median: str, cuts: str) -> _Run:
         offsets=offsets,
         width=int(sum(domains)),
         bounded_count=BoundedCount.of(shell.sensitive, shell.schema.sensitive_mode),
+        values=values,
+        categorical=np.array([c.kind != Kind.NUMERIC for c in dt.qi_columns], dtype=bool),
     )
 
 
@@ -523,22 +560,17 @@ def _level_cuts(
         ]
     )  # fmt: skip
     pairs, bounded = _pair_cells(got, n_groups, run) if run.need_pairs else (None, None)
-    spread = np.zeros((n_groups, d), dtype=np.int64)
-    med_code = np.zeros((n_groups, d), dtype=np.int64)
-    below = np.zeros((n_groups, d), dtype=np.int64)
-    n_left = np.repeat(sizes[:, None], d, axis=1)
-    if live:
-        hist = _merged([(g[0], g[1]) for g in got], run.width)
-        c = median_cuts(
-            hist, sizes, [run.domains[j] for j in live], run.lower, run.strict,
-            offsets=run.offsets[live],
-        )  # fmt: skip
-        spread[:, live], med_code[:, live] = c.spread, c.value
-        below[:, live], n_left[:, live] = c.below, c.left
-    alive = alive & (spread > 0).any(axis=0)
-    norm, value, ties, cand = level_candidates(
-        spread, med_code, below, n_left, sizes, run.widths, run.offsets, live
-    )
+    first, other = _medians(got, sizes, live, run)
+    alive = alive & (first.spread > 0).any(axis=0)
+    n_left = first.left
+    if other is not None:
+        norm, value, ties, cand, n_left = values_candidates(
+            live, first, other, sizes, run.widths, run.offsets, run.categorical, run.lower
+        )
+    else:
+        norm, value, ties, cand = level_candidates(
+            first.spread, first.value, first.below, n_left, sizes, run.widths, run.offsets, live
+        )
     if not run.rule.reads_halves_sa:
         allowed = allowed_by_counts(run.rule, cand, sizes, n_left, bounded)
     elif pairs is None or bounded is None:  # need_pairs holds whenever the halves are read
@@ -547,6 +579,36 @@ def _level_cuts(
         found = _Cuts(norm, value, ties, n_left, cand)
         allowed = _halves_allowed(client, rows, sizes, found, pairs, bounded, run)
     return _Cuts(norm, value, ties, n_left, allowed), alive
+
+
+def _medians(
+    got: list[Any], sizes: np.ndarray, live: list[int], run: _Run
+) -> tuple[MedianCuts, OtherMedians | None]:
+    """Every open group's median cut on every QI from the summed (group, QI cell) histogram
+    (all QIs, the dead ones as no cut) and, under ``values``, the other median of the rows
+    with the distinct values (else None), as the in-memory engine computes them."""
+    n_groups, d = sizes.size, run.d
+    spread = np.zeros((n_groups, d), dtype=np.int64)
+    med_code = np.zeros((n_groups, d), dtype=np.int64)
+    below = np.zeros((n_groups, d), dtype=np.int64)
+    n_left = np.repeat(sizes[:, None], d, axis=1)
+    first = MedianCuts(spread, med_code, below, n_left)
+    other = None
+    if run.values:
+        other = OtherMedians(med_code.copy(), n_left.copy(), np.ones((n_groups, d), np.int64))
+    if not live:
+        return first, other
+    hist = _merged([(g[0], g[1]) for g in got], run.width)
+    doms, offs = [run.domains[j] for j in live], run.offsets[live]
+    by_values = run.categorical[live] if run.values else None
+    c = median_cuts(hist, sizes, doms, run.lower, run.strict, offsets=offs, by_values=by_values)
+    spread[:, live], med_code[:, live] = c.spread, c.value
+    below[:, live], n_left[:, live] = c.below, c.left
+    if other is not None:
+        alt = median_cuts(hist, sizes, doms, not run.lower, run.strict, offsets=offs)
+        other.code[:, live], other.left[:, live] = alt.value, alt.left
+        other.n_values[:, live] = c.n_values
+    return first, other
 
 
 def _pair_cells(got: list[Any], n_groups: int, run: _Run) -> tuple[PairCells, np.ndarray]:
@@ -589,11 +651,11 @@ def _halves_allowed(
         allowances = _allowances(
             client, rows, dim_of, value, cand.ties[every, np.maximum(dim_of, 0)], run.strict
         )
-        v_f, dim_f = client.scatter([value, dim_of], broadcast=True, hash=False)
+        v_f, dim_f = client.scatter([value, run.qi_of(dim_of)], broadcast=True, hash=False)
         lefts = client.gather(
             [
                 client.submit(
-                    _left_pairs, rw, dim_f, v_f, a, run.lower, run.strict, run.n_sa, pure=False
+                    _left_pairs, rw, dim_f, v_f, a, run.left_le, run.strict, run.n_sa, pure=False
                 )
                 for rw, a in zip(rows, allowances, strict=True)
             ]
@@ -628,9 +690,11 @@ def _split(
     rank = np.cumsum(split) - 1
     v_best = cut.value[every, best]
     allowances = _allowances(client, rows, best_of, v_best, cut.ties[every, best], run.strict)
-    b_f, v_f, f_f, r_f = client.scatter([best_of, v_best, fin_id, rank], broadcast=True, hash=False)
+    b_f, v_f, f_f, r_f = client.scatter(
+        [run.qi_of(best_of), v_best, fin_id, rank], broadcast=True, hash=False
+    )
     rows = [
-        client.submit(_map, rw, b_f, v_f, a, run.lower, run.strict, f_f, r_f, pure=False)
+        client.submit(_map, rw, b_f, v_f, a, run.left_le, run.strict, f_f, r_f, pure=False)
         for rw, a in zip(rows, allowances, strict=True)
     ]
     new_sizes = np.empty(2 * int(split.sum()), dtype=np.int64)
@@ -690,17 +754,31 @@ def mondrian_dask(
     plus: bool = False,
     median: str = "lower",
     cuts: str = "strict",
+    categorical_cuts: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     finish_rows: int = FINISH_ROWS,
 ) -> DaskGroups:
     """Mondrian (``plus``: Mondrian+, the look-ahead variant of paper 000 Algorithm 1) for the
     models the in-memory algorithm takes (k-anonymity, l-diversity, entropy l-diversity,
     t-closeness; Mondrian+: l-diversity and k), with the same checks on the whole table
-    (from its summed SA histogram) and the same partition."""
+    (from its summed SA histogram) and the same partition. ``categorical_cuts``: ``values``
+    (the default under strict cuts, as in memory) or ``median`` (the default under relaxed
+    cuts, and Mondrian+'s only cut); ``hierarchy`` has no Dask engine and is refused."""
+    if categorical_cuts is None:
+        categorical_cuts = "values" if cuts == "strict" and not plus else "median"
+    if categorical_cuts not in ("values", "median") or (plus and categorical_cuts != "median"):
+        raise ParameterError(
+            f"mondrian{'+' if plus else ''} on Dask: categorical_cuts={categorical_cuts} is not "
+            "available (Mondrian: values or median; Mondrian+: median)"
+        )
     whole = whole_table(dt)
     make = plus_rule_from_models if plus else rule_from_models
     rule, params = make(dt.shell(), list(models), "mondrian+" if plus else "mondrian", whole)
     found = mondrian_dask_groups(
-        dt, rule, median=median, cuts=cuts, progress=progress, finish_rows=finish_rows
-    )
-    return replace(found, params=params | {"median": median, "cuts": cuts})
+        dt, rule, median=median, cuts=cuts, progress=progress, finish_rows=finish_rows,
+        values=categorical_cuts == "values",
+    )  # fmt: skip
+    params = params | {"median": median, "cuts": cuts}
+    if categorical_cuts != "median":  # as in memory: not recorded for the cut of older releases
+        params["categorical_cuts"] = categorical_cuts
+    return replace(found, params=params)

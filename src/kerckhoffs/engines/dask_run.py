@@ -128,10 +128,15 @@ def check_request(
     opts = dict(options or {})
     info = get(algorithm)
     if algorithm in MONDRIAN:
-        unknown = sorted(set(opts) - {"median", "cuts"})
+        takes = {"median", "cuts"} | ({"categorical_cuts"} if algorithm == "mondrian" else set())
+        unknown = sorted(set(opts) - takes)
+        cat = opts.get("categorical_cuts")
+        if cat is not None and str(cat) not in ("values", "median"):
+            unknown = [f"categorical_cuts={cat}"]
         if unknown:
+            also = ", and categorical_cuts values or median" if algorithm == "mondrian" else ""
             raise ParameterError(
-                f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts"
+                f"option {unknown[0]!r}: {algorithm} on Dask takes median and cuts{also}"
             )
     else:
         info.check_options(opts)
@@ -167,6 +172,8 @@ def run_dask(
         groups = mondrian_dask(
             dt, models, plus=algorithm == "mondrian+", median=str(opts.get("median", "lower")),
             cuts=str(opts.get("cuts", "strict")), progress=progress,
+            categorical_cuts=None if "categorical_cuts" not in opts
+            else str(opts["categorical_cuts"]),
         )  # fmt: skip
         notes.append(f"{groups.levels} levels on the partitions")
     else:

@@ -59,6 +59,7 @@ from kerckhoffs.algorithms.mondrian.algorithm import (
 from kerckhoffs.algorithms.mondrian.counting import (
     LevelHistogram,
     MedianCuts,
+    OtherMedians,
     PairCells,
     allowed_by_counts,
     halves_stats,
@@ -66,6 +67,7 @@ from kerckhoffs.algorithms.mondrian.counting import (
     level_histogram,
     median_cuts,
     tie_ranks,
+    values_candidates,
 )
 from kerckhoffs.algorithms.mondrian.cuts import (
     CUTS,
@@ -98,6 +100,7 @@ __all__ = [
     "LevelHistogram",
     "LookAheadCut",
     "MedianCuts",
+    "OtherMedians",
     "PairCells",
     "TClosenessCut",
     "allowed_by_counts",
@@ -114,4 +117,5 @@ __all__ = [
     "plus_rule_from_models",
     "rule_from_models",
     "tie_ranks",
+    "values_candidates",
 ]

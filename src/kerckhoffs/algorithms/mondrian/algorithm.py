@@ -112,10 +112,11 @@ def rule_from_models(
     options={
         "median": "lower (default) | upper: which median value splits a group",
         "cuts": "strict (default) | relaxed: may rows equal to the median go to both halves",
-        "categorical_cuts": "median (default) | values | hierarchy: cut a categorical QI at its "
-        "median code, into halves of its distinct values (strict cuts; then the other median "
-        "of a dimension before the next), or into the children of its common hierarchy node "
-        "(cells never overlap)",
+        "categorical_cuts": "values (default under strict cuts) | median (default under relaxed "
+        "cuts) | hierarchy: cut a categorical QI into halves of its distinct values (then the "
+        "other median of a dimension before the next), at its median code (the earlier "
+        "default, which the paper reproductions name), or into the children of its common "
+        "hierarchy node (cells never overlap)",
     },
 )
 def mondrian(
@@ -125,7 +126,7 @@ def mondrian(
     seed: Seed = None,
     median: str = "lower",
     cuts: str = "strict",
-    categorical_cuts: str = "median",
+    categorical_cuts: str | None = None,
     sa_log: SAReadLog | None = None,
 ) -> Release:
     """Mondrian for k-anonymity, frequency l-diversity (paper 000 section 6.2.1,
@@ -146,20 +147,22 @@ def mondrian(
     under l-diversity, ``S_max`` of the whole table and of every candidate half; a rejected
     cut's halves are never published, so the audit fails wherever a cut was rejected on them.
 
-    ``categorical_cuts``: ``"values"`` (strict cuts only) ranks a categorical QI
+    ``categorical_cuts``: ``"values"`` (the default under strict cuts) ranks a categorical QI
     by its group's distinct values and cuts it into halves of them (hierarchy order; the
     categorical split of anonypyx and of Ghinita et al. 2007), and tries the other median of a
     dimension's rows before the next dimension
     (:func:`~kerckhoffs.algorithms.mondrian.partition.mondrian_groups`, ``values``): on Adult
     k = 10 its tool-neutral NCP and discernibility are below anonypyx's
-    (``benchmarks/bench_mondrian.py``). ``"median"`` (the default, and the cut the paper
-    reproductions use) cuts a categorical QI at the median of its hierarchy-ordered codes and
-    ranks it by its code range. Under both, two groups may
+    (``benchmarks/bench_mondrian.py``). ``"median"`` (the default under relaxed cuts, and
+    the only cut of earlier versions) cuts a categorical QI at the median of its
+    hierarchy-ordered codes and ranks it by its code range. Under both, two groups may
     publish the same or nested cells;
     ``"hierarchy"`` splits it into the children of the group's common hierarchy node
     (LeFevre's categorical split; published cells never overlap, so every person's cells
     locate their group: :mod:`kerckhoffs.algorithms.mondrian.hierarchy`).
     """
+    if categorical_cuts is None:
+        categorical_cuts = "values" if cuts == "strict" else "median"
     if categorical_cuts not in CATEGORICAL_CUTS:
         raise ParameterError(
             f"mondrian: categorical_cuts must be one of {', '.join(CATEGORICAL_CUTS)}, "

@@ -299,6 +299,65 @@ def level_candidates(
     return norm, med_code + offsets, n_left - below, cand
 
 
+@dataclass(frozen=True, eq=False)
+class OtherMedians:
+    """``categorical_cuts="values"``: per (group, QI) of one level (arrays ``[n_groups, d]``),
+    the other median of the rows (the one not named by ``median``: its code and ``|L|``) and
+    the group's distinct codes (1 on a QI with one value in every group), as
+    :func:`median_cuts` gives them."""
+
+    code: np.ndarray
+    left: np.ndarray
+    n_values: np.ndarray
+
+
+def values_candidates(
+    live: Sequence[int],
+    first: MedianCuts,
+    other: OtherMedians,
+    sizes: np.ndarray,
+    widths: np.ndarray,
+    offsets: np.ndarray,
+    categorical: np.ndarray,
+    lower: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate cuts of ``categorical_cuts="values"``
+    (:func:`~kerckhoffs.algorithms.mondrian.partition.mondrian_groups`): two per QI,
+    interleaved (column ``2j`` the QI's first cut, ``first``, a categorical QI's by its
+    distinct values; column ``2j + 1`` the other median of its rows, when it differs), every
+    cut as ``L = {cell <= value}`` (an upper median ``{code < v}`` is ``{code <= v - 1}``:
+    codes are integers). The normalized range of a categorical QI counts its distinct values
+    (anonypyx's and Ghinita et al.'s ranking). Returns normalized range, cut cell, ties (all
+    0: strict cuts), whether each is a cut, and ``|L|``; the in-memory and the Dask engine
+    share it, so both cut alike."""
+    ranged = np.where(categorical, other.n_values, first.spread)
+    norm, value, _ties, cand = level_candidates(
+        ranged, first.value, first.below, first.left, sizes, widths, offsets, live
+    )
+    cand &= first.spread > 0
+    alt_value = other.code + offsets
+    if lower:  # the other median is the upper one: {code < v}
+        alt_value -= 1
+    else:  # the first cut of a numeric QI is the upper median
+        value = np.where(categorical, value, value - 1)
+    alt_cand = (other.left > 0) & (other.left < sizes[:, None])
+    alt_cand &= other.left != first.left
+    g, d = norm.shape
+
+    def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.empty((g, 2 * d), dtype=a.dtype)
+        out[:, 0::2], out[:, 1::2] = a, b
+        return out
+
+    return (
+        interleave(norm, norm),
+        interleave(value, alt_value),
+        np.zeros((g, 2 * d), dtype=np.int64),
+        interleave(cand, alt_cand),
+        interleave(first.left, other.left),
+    )
+
+
 def allowed_by_counts(
     rule: CutRule,
     cand: np.ndarray,

@@ -20,6 +20,8 @@ import numpy as np
 
 from kerckhoffs.algorithms.mondrian import counting
 from kerckhoffs.algorithms.mondrian.counting import (
+    MedianCuts,
+    OtherMedians,
     PairCells,
     allowed_by_counts,
     halves_stats,
@@ -27,6 +29,7 @@ from kerckhoffs.algorithms.mondrian.counting import (
     level_histogram,
     median_cuts,
     tie_ranks,
+    values_candidates,
 )
 from kerckhoffs.algorithms.mondrian.cuts import CUTS, MEDIANS, CutRule, CutStats, as_rule
 from kerckhoffs.algorithms.sa_reads import SAReadLog
@@ -329,15 +332,23 @@ class _Recursion:
         n_groups = sizes.size
         every = np.arange(n_groups)
         pairs, bounded = self.pair_cells(n_groups)
-        live, spread, med_code, below, n_left = self.medians(n_groups)
-        self.alive &= (spread > 0).any(axis=0)
-        if self.values:
-            norm, value, ties, cand, n_left = self.values_candidates(
-                live, spread, med_code, below, n_left
+        live, first, other = self.medians(n_groups)
+        self.alive &= (first.spread > 0).any(axis=0)
+        n_left = first.left
+        if other is not None:
+            norm, value, ties, cand, n_left = values_candidates(
+                live, first, other, sizes, self.widths, self.offsets, self.categorical, self.lower
             )
         else:
             norm, value, ties, cand = level_candidates(
-                spread, med_code, below, n_left, sizes, self.widths, self.offsets, live
+                first.spread,
+                first.value,
+                first.below,
+                n_left,
+                sizes,
+                self.widths,
+                self.offsets,
+                live,
             )  # (value in cell space, as ``codes``)
         if self.sa_log is not None and self.rule.reads_group_sa:
             has_cand = np.asarray(cand.any(axis=1))
@@ -381,12 +392,12 @@ class _Recursion:
         sa = hist.key % n_sa
         return PairCells(hist, first, count, sa), self.bounded_count.of_cells(hist.count, sa, first)
 
-    def medians(
-        self, n_groups: int
-    ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Candidate cuts: normalized range, median and ``|L|`` of every group on every
-        dimension (a QI with one value in every group keeps one value in their subgroups:
-        skipped), from one histogram of all live QIs or, for large inputs, one per QI."""
+    def medians(self, n_groups: int) -> tuple[list[int], MedianCuts, OtherMedians | None]:
+        """The live QIs (a QI with one value in every group keeps one value in their
+        subgroups: skipped) and every group's median cut on every QI (spread, median, rows
+        below it, ``|L|``; ``values``: a categorical QI's cut by its distinct values, and the
+        other median of the rows with the distinct values, else None), from one histogram of
+        all live QIs or, for large inputs, one per QI."""
         d, sizes = self.d, self.sizes
         live = [j for j in range(d) if self.alive[j]]
         spread = np.zeros((n_groups, d), dtype=np.int64)
@@ -419,23 +430,25 @@ class _Recursion:
                 )
                 for j in live
             ]
+        first = MedianCuts(spread, med_code, below, n_left)
         if not live:
-            return live, spread, med_code, below, n_left
+            other = OtherMedians(med_code, n_left, np.ones((n_groups, d), dtype=np.int64))
+            return live, first, other if self.values else None
         by_values = self.categorical if self.values else None
         part = self.cuts_of(hists, self.lower, by_values)
         spread[:, live] = np.hstack([c.spread for c in part])
         med_code[:, live] = np.hstack([c.value for c in part])
         below[:, live] = np.hstack([c.below for c in part])
         n_left[:, live] = np.hstack([c.left for c in part])
-        if self.values:  # the other median of the rows, and the distinct values
-            other = self.cuts_of(hists, not self.lower, None)
-            self.alt_code = med_code.copy()
-            self.alt_left = n_left.copy()
-            self.n_values = np.ones((n_groups, d), dtype=np.int64)
-            self.alt_code[:, live] = np.hstack([c.value for c in other])
-            self.alt_left[:, live] = np.hstack([c.left for c in other])
-            self.n_values[:, live] = np.hstack([c.n_values for c in part])  # type: ignore[misc]
-        return live, spread, med_code, below, n_left
+        if not self.values:
+            return live, first, None
+        # the other median of the rows, and the distinct values
+        alt = self.cuts_of(hists, not self.lower, None)
+        other = OtherMedians(med_code.copy(), n_left.copy(), np.ones((n_groups, d), np.int64))
+        other.code[:, live] = np.hstack([c.value for c in alt])
+        other.left[:, live] = np.hstack([c.left for c in alt])
+        other.n_values[:, live] = np.hstack([c.n_values for c in part])  # type: ignore[misc]
+        return live, first, other
 
     def cuts_of(
         self, hists: list[Any], lower: bool, by_values: np.ndarray | None
@@ -453,47 +466,6 @@ class _Recursion:
             )
             for hist, cols, doms, offs in hists
         ]
-
-    def values_candidates(
-        self,
-        live: list[int],
-        spread: np.ndarray,
-        med_code: np.ndarray,
-        below: np.ndarray,
-        n_left: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The candidates of ``values`` (:func:`mondrian_groups`): two per QI, interleaved
-        (column ``2j`` the QI's first cut, ``2j + 1`` the other median of its rows, when it
-        differs), every cut as ``L = {code <= value}`` (an upper median ``{code < v}`` is
-        ``{code <= v - 1}``: codes are integers); the normalized range of a categorical QI
-        counts its distinct values."""
-        sizes = self.sizes
-        ranged = np.where(self.categorical, self.n_values, spread)
-        norm, value, _ties, cand = level_candidates(
-            ranged, med_code, below, n_left, sizes, self.widths, self.offsets, live
-        )
-        cand &= spread > 0
-        alt_value = self.alt_code + self.offsets
-        if self.lower:  # the other median is the upper one: {code < v}
-            alt_value -= 1
-        else:  # the first cut of a numeric QI is the upper median
-            value = np.where(self.categorical, value, value - 1)
-        alt_cand = (self.alt_left > 0) & (self.alt_left < sizes[:, None])
-        alt_cand &= self.alt_left != n_left
-        g, d = norm.shape
-
-        def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            out = np.empty((g, 2 * d), dtype=a.dtype)
-            out[:, 0::2], out[:, 1::2] = a, b
-            return out
-
-        return (
-            interleave(norm, norm),
-            interleave(value, alt_value),
-            np.zeros((g, 2 * d), dtype=np.int64),
-            interleave(cand, alt_cand),
-            interleave(n_left, self.alt_left),
-        )
 
     def allowed_by_halves(
         self,
