@@ -36,9 +36,18 @@ def run(args: Sequence[str]) -> int:
 
 def main() -> None:
     """Console entry point (``kerckhoffs = "kerckhoffs.cli:main"`` in pyproject.toml)."""
+    import os
     import sys
 
-    sys.exit(run(sys.argv[1:]))
+    args = sys.argv[1:]
+    if args[:1] == ["check"] and "numpy" not in sys.modules:
+        from kerckhoffs.cli import check_light
+
+        if check_light.parse_args(args) is not None:
+            # OpenBLAS starts a thread per core when numpy loads (about 0.1 s of CPU here);
+            # checking a release does no linear algebra. A user's own setting stands.
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.exit(run(args))
 
 
 __all__ = ["main", "run"]
