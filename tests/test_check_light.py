@@ -63,9 +63,7 @@ def test_histogram_and_groups_equal_the_full_readers(release_dir: Path) -> None:
     full = Release.from_published(release_dir)
     meta = json.loads((release_dir / "release.json").read_text())
     qi = [q["name"] for q in meta["quasi"]]
-    cols = check_light.read_text_columns(
-        release_dir / "release.parquet", ["group", *qi, "disease"]
-    )
+    cols = check_light.read_text_columns(release_dir / "release.parquet", ["group", *qi, "disease"])
     assert cols is not None
     group = cols["group"]
     sa, labels = cols["disease"]
