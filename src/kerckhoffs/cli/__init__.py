@@ -40,13 +40,11 @@ def main() -> None:
     import sys
 
     args = sys.argv[1:]
-    if args[:1] == ["check"] and "numpy" not in sys.modules:
-        from kerckhoffs.cli import check_light
-
-        if check_light.parse_args(args) is not None:
-            # OpenBLAS starts a thread per core when numpy loads (about 0.1 s of CPU here);
-            # checking a release does no linear algebra. A user's own setting stands.
-            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "numpy" not in sys.modules:
+        # OpenBLAS starts a thread per core when numpy loads, which spin idle for about 0.1 s
+        # of CPU here; the commands multiply small matrices at most (as Dask's workers, which
+        # set the same). A user's own setting stands.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.exit(run(args))
 
 
