@@ -168,13 +168,13 @@ def _categorical(column: Any) -> pd.Series:
     # the codes in the smallest integer type that holds them (pandas' own choice for a
     # categorical's codes), each taken from a small table: one pass over the rows
     small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
-    rank = np.empty(len(order) + 1, dtype=small)
+    rank: np.ndarray = np.empty(len(order) + 1, dtype=small)
     rank[order] = np.arange(len(order), dtype=small)
     rank[-1] = -1  # index -1 (missing) stays -1
     used = np.bincount(indices + 1 if chunked.null_count else indices, minlength=len(order) + 1)
     used = used[1:] if chunked.null_count else used[:-1]
     categories = pd.Index(text[order], dtype=TEXT_DTYPE)
-    codes = rank.take(indices)
+    codes: np.ndarray = rank.take(indices)
     if not used.all():  # a dictionary value no row uses (pandas' categories are the used)
         keep = used[order] > 0
         new_rank = np.cumsum(keep, dtype=np.int32) - 1
