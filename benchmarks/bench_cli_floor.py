@@ -31,7 +31,10 @@ the floor's installed packages were not, about 0.1 s of CPU for ``check`` and mo
 ``anonymize``. Here ``PYTHONDONTWRITEBYTECODE`` is cleared for every side alike, so our
 sources' bytecode is cached in their ``__pycache__`` folders (gitignored) by the untimed
 warm-up round. (A cache elsewhere, ``PYTHONPYCACHEPREFIX``, made every side slower to import
-here, pandas by about 0.1 s: not the installed state either.)
+here, pandas by about 0.1 s: not the installed state either.) Every process also runs with
+one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``), which ``kerckhoffs`` sets for itself (its
+idle threads spin for about 0.1 s of CPU when numpy loads): the floor and pycanon get it too,
+so the saving is not counted as ours.
 
 Each target is printed and recorded as met or missed, with the reference side's time (the
 floor, or pycanon's whole process) beside ours.
@@ -196,7 +199,8 @@ def main() -> None:
     from kerckhoffs import Schema, Table
 
     work = Path(tempfile.mkdtemp(prefix="bench-floor-"))
-    env = {"PYTHONDONTWRITEBYTECODE": ""}  # bytecode cached, as installed (module docstring)
+    # bytecode cached, as installed; one OpenBLAS thread, as the command line sets for itself
+    env = {"PYTHONDONTWRITEBYTECODE": "", "OPENBLAS_NUM_THREADS": "1"}  # (module docstring)
     data = _prepare(work, args.rows)
     parts = work / "partition.npz"
     algorithm_cpu = _algorithm(data, parts, args.repeat)
