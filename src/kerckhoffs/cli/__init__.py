@@ -20,7 +20,15 @@ from collections.abc import Sequence
 
 
 def run(args: Sequence[str]) -> int:
-    """Run ``kerckhoffs ARGS`` and return the exit code (:func:`kerckhoffs.cli.app.run`)."""
+    """Run ``kerckhoffs ARGS`` and return the exit code (:func:`kerckhoffs.cli.app.run`;
+    ``check`` of a release in its plain form by :func:`kerckhoffs.cli.check_light.run`,
+    which loads neither pandas nor the application, when it can give the same lines)."""
+    if args and args[0] == "check":
+        from kerckhoffs.cli import check_light
+
+        code = check_light.run(args)
+        if code is not None:
+            return code
     from kerckhoffs.cli import app  # loaded when called: see the module docstring
 
     return app.run(args)
@@ -28,9 +36,16 @@ def run(args: Sequence[str]) -> int:
 
 def main() -> None:
     """Console entry point (``kerckhoffs = "kerckhoffs.cli:main"`` in pyproject.toml)."""
-    from kerckhoffs.cli import app  # loaded when called: see the module docstring
+    import os
+    import sys
 
-    app.main()
+    args = sys.argv[1:]
+    if "numpy" not in sys.modules:
+        # OpenBLAS starts a thread per core when numpy loads, which spin idle for about 0.1 s
+        # of CPU here; the commands multiply small matrices at most (as Dask's workers, which
+        # set the same). A user's own setting stands.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.exit(run(args))
 
 
 __all__ = ["main", "run"]

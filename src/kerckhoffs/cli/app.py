@@ -33,7 +33,7 @@ from kerckhoffs.cli import (
     reproduce,
     webapp,
 )
-from kerckhoffs.cli.output import one_line, out, reflow_help
+from kerckhoffs.cli.output import fail, fail_os_error, out, reflow_help
 from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
 from kerckhoffs.version import __version__
 
@@ -132,8 +132,7 @@ def run(args: Sequence[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # the disk filled, a file vanished, a permission was lost
-        where = f"{exc.filename}: " if exc.filename else ""
-        return _fail(f"{where}{exc.strerror or exc}")
+        return fail_os_error(exc)
     except MemoryError:  # the machine, not the input nor the code: say so, not "a bug"
         return _out_of_memory()
     except RuntimeError as exc:
@@ -165,8 +164,7 @@ def _internal_error(exc: Exception) -> int:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"error: {one_line(message)}", file=sys.stderr)
-    return code
+    return fail(message, code)
 
 
 def main() -> None:

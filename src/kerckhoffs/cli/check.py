@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kerckhoffs.cli import output
+from kerckhoffs.cli.check_light import headline, print_risk
 from kerckhoffs.cli.dask import EngineOption, SchedulerOption, WorkerMemoryOption, WorkersOption
 from kerckhoffs.cli.output import (
     MODEL_HELP,
@@ -139,15 +140,14 @@ def check(
     )
     what = _what(data, release, published)
     results = check_models(release, models=models).results
-    output.out.print(
-        (
+    if release.scheme == Scheme.DP:
+        output.out.print(
             f"{what}: {counted(release.table.n, 'cell')} of noisy counts, "
-            if release.scheme == Scheme.DP
-            else f"{what}: {counted(release.table.n, 'row')}, "
-            f"{counted(release.partition.n_groups, 'group')}, "
+            f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
         )
-        + f"QIs {', '.join(release.table.qi_names)}; SA {release.table.sa_name}"
-    )
+    else:
+        table, n_groups = release.table, release.partition.n_groups
+        output.out.print(headline(what, table.n, n_groups, table.qi_names, table.sa_name))
     if release.scheme == Scheme.DP and (noise := getattr(release, "noise", None)) is not None:
         from kerckhoffs.dp.accuracy import accuracy_line
 
@@ -185,26 +185,11 @@ def _print_risk(
     :func:`kerckhoffs.metrics.reidentification.reidentification_risk` computes them."""
     from kerckhoffs.attacks.knowledge import Knowledge
     from kerckhoffs.metrics.reidentification import reidentification_risk
-    from kerckhoffs.models.base import format_number
 
     people = None
     if population is not None:
         people = Knowledge.from_path(population).population
-    r = reidentification_risk(release, people, threshold=threshold, schema=schema)
-    num, pct = format_number, (lambda x: f"{format_number(round(100 * x, 2))} %")
-    output.out.print(
-        f"re-identification risk (a record is at risk above {num(threshold)}): prosecutor "
-        f"highest {num(r.prosecutor_highest)}, average {num(r.prosecutor_average)}, records at "
-        f"risk {pct(r.prosecutor_at_risk)}, sample uniques {pct(r.sample_uniques)}; marketer "
-        f"{num(r.marketer)}"
-    )
-    if r.journalist_highest is not None:
-        output.out.print(
-            f"journalist (population of {counted(r.population_rows or 0, 'row')}): highest "
-            f"{num(r.journalist_highest)}, average {num(r.journalist_average or 0.0)}, records "
-            f"at risk {pct(r.journalist_at_risk or 0.0)}, population uniques "
-            f"{pct(r.population_uniques or 0.0)}"
-        )
+    print_risk(reidentification_risk(release, people, threshold=threshold, schema=schema))
 
 
 def _print_worst(release: Release, r: ModelResult, n: int) -> None:

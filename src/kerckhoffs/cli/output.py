@@ -369,14 +369,33 @@ def print_singletons(release: Release, as_it_stands: bool = False) -> None:
     if release.scheme in (Scheme.DP, Scheme.SYNTHETIC):
         return
     alone = singletons(release.partition.group)
+    print_alone(alone, release.table.n, release.table.sa_name, as_it_stands)
+
+
+def print_alone(alone: int, rows: int, sa_name: str, as_it_stands: bool = False) -> None:
+    """The line of :func:`print_singletons`, from the count of rows alone in their group."""
     if alone:
         where = "in a group of one as it stands" if as_it_stands else "published in a group of one"
         text = (
-            f"{alone:,} of {counted(release.table.n, 'row')} {'is' if alone == 1 else 'are'} "
-            f"{where}: the QI cells and {release.table.sa_name} value of each are one person's "
-            "record"
+            f"{alone:,} of {counted(rows, 'row')} {'is' if alone == 1 else 'are'} "
+            f"{where}: the QI cells and {sa_name} value of each are one person's record"
         )
         out.print(styled((text, "yellow")))
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``message`` as the one ``error:`` line on stderr; return the exit ``code``."""
+    import sys
+
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return code
+
+
+def fail_os_error(exc: OSError) -> int:
+    """The error line of a failed read or write (the disk filled, a file vanished, a
+    permission was lost, the pipe closed): the file, then the system's words; exit 2."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return fail(f"{where}{exc.strerror or exc}")
 
 
 def reflow_help(text: str) -> str:
@@ -423,11 +442,14 @@ __all__ = [
     "Words",
     "counted",
     "err",
+    "fail",
+    "fail_os_error",
     "fit_table",
     "fit_words",
     "one_line",
     "out",
     "paragraphs",
+    "print_alone",
     "print_results",
     "print_singletons",
     "progress_bar",

@@ -165,17 +165,21 @@ def _categorical(column: Any) -> pd.Series:
         indices = np.concatenate(parts).astype(np.int32, copy=False)
     text = np.asarray(values.to_pylist(), dtype=object)
     order = np.argsort(text, kind="stable")
-    rank = np.empty(len(order) + 1, dtype=np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
+    # the codes in the smallest integer type that holds them (pandas' own choice for a
+    # categorical's codes), each taken from a small table: one pass over the rows
+    small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
+    rank: np.ndarray = np.empty(len(order) + 1, dtype=small)
+    rank[order] = np.arange(len(order), dtype=small)
     rank[-1] = -1  # index -1 (missing) stays -1
-    used = np.zeros(len(order) + 1, dtype=bool)
-    used[indices] = True
+    used = np.bincount(indices + 1 if chunked.null_count else indices, minlength=len(order) + 1)
+    used = used[1:] if chunked.null_count else used[:-1]
     categories = pd.Index(text[order], dtype=TEXT_DTYPE)
-    codes = rank[indices]
-    if not used[:-1].all():  # a dictionary value no row uses (pandas' categories are the used)
-        keep = used[:-1][order]
+    codes: np.ndarray = rank.take(indices)
+    if not used.all():  # a dictionary value no row uses (pandas' categories are the used)
+        keep = used[order] > 0
         new_rank = np.cumsum(keep, dtype=np.int32) - 1
-        codes = np.where(codes >= 0, new_rank[np.maximum(codes, 0)], -1).astype(np.int32)
+        codes = np.where(codes >= 0, new_rank[np.maximum(codes, 0)], -1).astype(small)
         categories = categories[keep]
     dtype = pd.CategoricalDtype(categories, ordered=False)
-    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype))
+    # codes are -1 or within the categories by construction: no validation pass
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False))

@@ -11,10 +11,19 @@ the workers. :meth:`Release.from_published` and :meth:`Release.from_frames` read
 back, of whichever implementation its scheme names. Files are written by
 :mod:`~kerckhoffs.release.writer`, checked by :mod:`~kerckhoffs.release.integrity` and read
 by :mod:`~kerckhoffs.release.reader`; their names are in :mod:`~kerckhoffs.release.format`.
+
+
+This package's own module loads only what reading a release's manifest needs
+(:mod:`~kerckhoffs.release.format`, :mod:`~kerckhoffs.release.integrity`,
+:mod:`~kerckhoffs.release.provenance`, :mod:`~kerckhoffs.release.risk`: no pandas), so that
+``kerckhoffs check`` of a release can start without pandas; the releases themselves (which
+read and write tables with pandas) load on first use of any of their names (PEP 562), all
+implementations at once, so that :meth:`Release.from_frames` finds every scheme's reader.
 """
 
-from kerckhoffs.release.contract import BaseRelease, Release, refuse_failed
-from kerckhoffs.release.count import COUNTS, DPRelease, cell_table
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kerckhoffs.release.format import (
     COUNT,
     FORMAT,
@@ -24,7 +33,6 @@ from kerckhoffs.release.format import (
     TABLE_SUFFIXES,
     Scheme,
 )
-from kerckhoffs.release.grouped import Bucketized, GroupedRelease
 from kerckhoffs.release.integrity import (
     checked_models,
     listed_files,
@@ -32,19 +40,69 @@ from kerckhoffs.release.integrity import (
     release_parts,
     unlisted_files,
 )
-from kerckhoffs.release.partition import Partition, group_histogram, mix64, stable_order
 from kerckhoffs.release.provenance import SEED_KEYS, Provenance
-from kerckhoffs.release.reader import csv_text, text_categories
-from kerckhoffs.release.synthetic import SyntheticRelease
-from kerckhoffs.release.writer import (
-    PARQUET_ROW_GROUP,
-    TEXT_DTYPE,
-    checks_json,
-    read_back,
-    writable_models,
-    write_parquet,
-    write_release_files,
-)
+
+if TYPE_CHECKING:
+    from kerckhoffs.release.contract import BaseRelease, Release, refuse_failed
+    from kerckhoffs.release.count import COUNTS, DPRelease, cell_table
+    from kerckhoffs.release.grouped import Bucketized, GroupedRelease
+    from kerckhoffs.release.partition import Partition, group_histogram, mix64, stable_order
+    from kerckhoffs.release.reader import csv_text, text_categories
+    from kerckhoffs.release.synthetic import SyntheticRelease
+    from kerckhoffs.release.writer import (
+        PARQUET_ROW_GROUP,
+        TEXT_DTYPE,
+        checks_json,
+        read_back,
+        writable_models,
+        write_parquet,
+        write_release_files,
+    )
+
+_WHERE = {
+    **dict.fromkeys(["BaseRelease", "Release", "refuse_failed"], "contract"),
+    **dict.fromkeys(["COUNTS", "DPRelease", "cell_table"], "count"),
+    **dict.fromkeys(["Bucketized", "GroupedRelease"], "grouped"),
+    **dict.fromkeys(["Partition", "group_histogram", "mix64", "stable_order"], "partition"),
+    **dict.fromkeys(["csv_text", "text_categories"], "reader"),
+    "SyntheticRelease": "synthetic",
+    **dict.fromkeys(
+        [
+            "PARQUET_ROW_GROUP",
+            "TEXT_DTYPE",
+            "checks_json",
+            "read_back",
+            "writable_models",
+            "write_parquet",
+            "write_release_files",
+        ],
+        "writer",
+    ),
+}
+"""Where each name that needs pandas lives (imported on first use)."""
+
+_IMPLEMENTATIONS = ("grouped", "count", "synthetic")
+"""The modules defining a release implementation: loaded together, as when this file imported
+them all (each registers the schemes it reads)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:  # a submodule, as when this file imported them all
+        try:
+            return importlib.import_module(f"kerckhoffs.release.{name}")
+        except ModuleNotFoundError:
+            raise AttributeError(f"module 'kerckhoffs.release' has no attribute {name!r}") from None
+    for impl in _IMPLEMENTATIONS:
+        importlib.import_module(f"kerckhoffs.release.{impl}")
+    value = getattr(importlib.import_module(f"kerckhoffs.release.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
 
 __all__ = [
     "COUNT",

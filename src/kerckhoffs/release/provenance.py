@@ -61,4 +61,11 @@ class Provenance:
         }
 
 
-__all__ = ["SEED_KEYS", "Provenance"]
+def published_provenance(meta: dict[str, Any]) -> Provenance:
+    """The provenance ``release.json`` records, any seed-like parameter dropped."""
+    prov = meta.get("provenance") or {}
+    params = {k: v for k, v in (prov.get("parameters") or {}).items() if k.lower() not in SEED_KEYS}
+    return Provenance(prov.get("algorithm", "unknown"), params, prov.get("version", "unknown"))
+
+
+__all__ = ["SEED_KEYS", "Provenance", "published_provenance"]

@@ -21,7 +21,7 @@ from kerckhoffs.errors import InputError
 from kerckhoffs.release.format import COUNT, GROUP, META, Scheme
 from kerckhoffs.release.integrity import listed_files, read_manifest, release_parts
 from kerckhoffs.release.partition import Partition
-from kerckhoffs.release.provenance import SEED_KEYS, Provenance
+from kerckhoffs.release.provenance import Provenance, published_provenance
 
 TABLES = {
     Scheme.GENERALIZATION: ["release"],
@@ -91,13 +91,6 @@ def read_grouped(
         qi_kinds = {q["name"]: Kind(q.get("kind", Kind.CATEGORICAL)) for q in meta["quasi"]}
     table = _published_table(qi_frame, qi_kinds, sa_values, sa_name, sa_kind, meta, schema)
     return table, partition, scheme, published_provenance(meta)
-
-
-def published_provenance(meta: dict[str, Any]) -> Provenance:
-    """The provenance ``release.json`` records, any seed-like parameter dropped."""
-    prov = meta.get("provenance") or {}
-    params = {k: v for k, v in (prov.get("parameters") or {}).items() if k.lower() not in SEED_KEYS}
-    return Provenance(prov.get("algorithm", "unknown"), params, prov.get("version", "unknown"))
 
 
 def _generalized(
