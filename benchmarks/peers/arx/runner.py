@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent / "ArxLattice.java"
-BUILD = Path(__file__).resolve().parents[2] / "benchmarks" / ".cache" / "arx-harness"
+BUILD = Path(__file__).resolve().parents[2] / ".cache" / "arx-harness"
 
 
 class ArxUnavailable(RuntimeError):
