@@ -15,6 +15,7 @@ from kerckhoffs.attacks.composition import intersection_attack, make_subsets, ta
 from kerckhoffs.attacks.locate import locate_all
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.synthetic import dp_synthetic
+from kerckhoffs.release import SyntheticRelease
 from test_dp_synthetic import SCHEMA
 
 pytest.importorskip("mbi")
@@ -33,14 +34,13 @@ def random_table(n: int, seed: int) -> Table:
 
 
 def breaches_against_chance(
-    source: Table, subsets: list[np.ndarray], targets: np.ndarray
+    source: Table, releases: list[SyntheticRelease], targets: np.ndarray
 ) -> tuple[int, float, float]:
     """The intersection attack on synthetic releases of ``subsets``, the targets located by
     their QI values (what an adversary knows): how many of its perfect breaches name the
     target's true value, how many chance gives (each breach right with the population
     frequency of the value it names: what an adversary knowing only the population's
     distribution would get with the same guesses) and that count's standard deviation."""
-    releases = [dp_synthetic(take_rows(source, s), 1.0) for s in subsets]
     population = pd.DataFrame(
         {c.name: c.decode(source.qi[targets, j]) for j, c in enumerate(source.qi_columns)}
     )
@@ -57,17 +57,35 @@ def breaches_against_chance(
     )
 
 
-def test_composition_attack_on_two_synthetic_releases_finds_nothing_beyond_chance() -> None:
+Run = tuple[Table, list[SyntheticRelease], np.ndarray]
+
+
+def synthetic_run(seed: int) -> Run:
+    """Two synthetic releases of overlapping populations (140 rows each, 40 shared targets)
+    drawn from one 320-row table: the source, the releases and the targets' rows."""
+    source = random_table(320, seed=7)
+    subsets, targets = make_subsets(source.n, 2, 40, seed=seed, size=140)
+    return source, [dp_synthetic(take_rows(source, s), 1.0) for s in subsets], targets
+
+
+@pytest.fixture(scope="module")
+def first_run() -> Run:
+    """The run of seed 1, made once: the composition test and the audit test only read it
+    (each release costs about a second of jax compilation)."""
+    return synthetic_run(1)
+
+
+def test_composition_attack_on_two_synthetic_releases_finds_nothing_beyond_chance(
+    first_run: Run,
+) -> None:
     """Paper 004's intersection attack on two synthetic releases of overlapping populations
     (two runs of 40 shared targets): its perfect breaches are right no more often than
     guesses of the same values by their population frequency, within four binomial standard
     deviations. A release that leaked the targets' records would make its breaches right far
     more often than the frequencies of the values they name."""
-    source = random_table(320, seed=7)
     correct, chance, var = 0, 0.0, 0.0
-    for seed in (1, 2):
-        subsets, targets = make_subsets(source.n, 2, 40, seed=seed, size=140)
-        c, e, sd = breaches_against_chance(source, subsets, targets)
+    for source, releases, targets in (first_run, synthetic_run(2)):
+        c, e, sd = breaches_against_chance(source, releases, targets)
         correct, chance, var = correct + c, chance + e, var + sd * sd
     assert correct <= chance + 4 * math.sqrt(var) + 1, (correct, chance, var)
 
@@ -169,7 +187,9 @@ def test_stochastic_tester_in_the_default_suite_with_the_fit_remembered(
     run_both_audits(monkeypatch)
 
 
-def test_audit_runs_the_intersection_on_synthetic_releases_only_against_chance() -> None:
+def test_audit_runs_the_intersection_on_synthetic_releases_only_against_chance(
+    first_run: Run,
+) -> None:
     """What ``kerckhoffs audit`` runs: on synthetic releases the intersection attack applies
     only when the population holds the targets' true values, and then its breaches count
     only beyond chance (``details['beyond_chance']``); without them it says why it cannot
@@ -177,9 +197,7 @@ def test_audit_runs_the_intersection_on_synthetic_releases_only_against_chance()
     from kerckhoffs.attacks.knowledge import Knowledge
     from kerckhoffs.attacks.registry import applicable, get_attack
 
-    source = random_table(320, seed=7)
-    subsets, targets = make_subsets(source.n, 2, 40, seed=1, size=140)
-    releases = [dp_synthetic(take_rows(source, s), 1.0) for s in subsets]
+    source, releases, targets = first_run
     qis = {c.name: c.decode(source.qi[targets, j]) for j, c in enumerate(source.qi_columns)}
     labels = np.asarray(source.sa_column.labels, dtype=object)
     without = pd.DataFrame(qis)
