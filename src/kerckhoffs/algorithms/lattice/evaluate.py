@@ -329,15 +329,7 @@ class Evaluator:
         if self.n_sa > 1:
             key *= self.n_sa
             key += rows.sa
-        if domain <= DENSE_FACTOR * m + DENSE_SLACK:
-            present = np.zeros(domain, dtype=bool)
-            present[key] = True
-            rank = np.cumsum(present, dtype=np.int64)
-            cell = rank[key] - 1
-            cells = int(rank[-1])
-        else:
-            cell, uniq = pd.factorize(key, sort=False)
-            cells = len(uniq)
+        cell, cells = _rank(key, domain)
         count = np.bincount(cell, minlength=cells)
         one = np.empty(cells, dtype=np.int64)
         one[cell] = np.arange(m, dtype=np.int64)  # a row of each cell (all share its values)
@@ -391,15 +383,7 @@ class Evaluator:
                 per_key = per_key.astype(np.int64).reshape(domain, self.n_sa)
                 present = np.asarray(per_key.any(axis=1) if self.n_sa > 1 else per_key[:, 0] > 0)
                 return Grouped(node, cols, None, per_key[present], key, present)
-            if domain <= DENSE_FACTOR * m + DENSE_SLACK:
-                present = np.zeros(domain, dtype=bool)
-                present[key] = True
-                rank = np.cumsum(present, dtype=np.int64)
-                gid = rank[key] - 1
-                n_groups = int(rank[-1])
-            else:
-                gid, uniq = pd.factorize(key, sort=False)
-                n_groups = len(uniq)
+            gid, n_groups = _rank(key, domain)
         else:
             gid = Partition.from_columns(np.stack(cols, axis=1)).group
             n_groups = int(gid.max()) + 1
@@ -582,6 +566,19 @@ class Evaluator:
                 loss = float(key)
             self.keys[index] = key
         return NodeResult(node, satisfied, True, int(sizes.size), violating, loss), grouped
+
+
+def _rank(key: np.ndarray, domain: int) -> tuple[np.ndarray, int]:
+    """Number the distinct values of ``key`` (all in ``[0, domain)``): densely by ascending
+    value when the domain is small next to the keys (no hashing), else by first appearance
+    (factorized). Returns each key's number and how many there are."""
+    if domain <= DENSE_FACTOR * key.size + DENSE_SLACK:
+        present = np.zeros(domain, dtype=bool)
+        present[key] = True
+        rank = np.cumsum(present, dtype=np.int64)
+        return rank[key] - 1, int(rank[-1])
+    ids, uniq = pd.factorize(key, sort=False)
+    return ids, len(uniq)
 
 
 def _leaf_nodes(node_of_code: np.ndarray, codes: np.ndarray) -> np.ndarray:
