@@ -278,7 +278,9 @@ def _mask_plus_run(
     mm.validate(whole, table.sa_name)
     if partition is None:
         if base == "mondrian":
-            partition = mondrian(table, [KAnonymity(k)], seed=rng, sa_log=sa_log).partition
+            partition = mondrian(
+                table, [KAnonymity(k)], seed=rng, sa_log=sa_log, categorical_cuts="median"
+            ).partition
         elif (info := lookup(base)) is not None and info.perturbs_sa:
             raise ParameterError(f"{name}: the base k-anonymizer cannot be {base}")
         else:
