@@ -309,7 +309,7 @@ def test_mask_plus_properties(seed, n, extra, m, setting, fill, skew) -> None:  
         with pytest.raises(ParameterError):
             mask_plus(table, models, seed=seed, fill_order=fill)
         return
-    base = mondrian(table, [KAnonymity(k)]).partition
+    base = mondrian(table, [KAnonymity(k)], categorical_cuts="median").partition
     sizes = base.sizes
     if setting == "all" and (table.n_sa * (sizes // m) < sizes).any():
         # property 3: a group that cannot hold |D_S| values at floor(|G|/m) each is refused
