@@ -157,3 +157,21 @@ def test_the_light_path_loads_neither_pandas_nor_typer(release_dir: Path) -> Non
         check=True,
     )
     assert done.stderr.split() == ["0", "False", "False"]
+
+
+def test_verdicts_equal_a_groupby_of_the_published_cells(release_dir: Path) -> None:
+    """Independent oracle, from the definitions: the equivalence classes are the rows an
+    adversary cannot tell apart in the published CSV (read with pandas, not our readers): equal
+    group id (it is published) and equal QI cells; k is the smallest class, distinct l the
+    fewest distinct SA values in a class."""
+    import pandas as pd
+
+    pub = pd.read_csv(release_dir / "release.csv", dtype=str, keep_default_na=False)
+    classes = pub.groupby(["group", "age", "zip", "sex"])["disease"]
+    checked = check_light.check_release(release_dir, ["k=5", "distinct-l=2"])
+    assert checked is not None
+    k, distinct = checked.results
+    assert checked.groups == classes.ngroups
+    assert k.achieved == classes.size().min()
+    assert distinct.achieved == classes.nunique().min()
+    assert k.group_ok.all() and distinct.group_ok.all()
