@@ -55,14 +55,13 @@ from kerckhoffs.algorithms.mondrian import (
     allowed_by_counts,
     as_rule,
     halves_stats,
-    level_candidates,
     level_histogram,
     median_cuts,
     plus_rule_from_models,
     rule_from_models,
     tie_ranks,
-    values_candidates,
 )
+from kerckhoffs.algorithms.mondrian.counting import cut_candidates
 from kerckhoffs.data.schema import Kind
 from kerckhoffs.engines.dask_check import whole_table
 from kerckhoffs.engines.dask_table import DaskTable, Part, item, row_key
@@ -562,15 +561,9 @@ def _level_cuts(
     pairs, bounded = _pair_cells(got, n_groups, run) if run.need_pairs else (None, None)
     first, other = _medians(got, sizes, live, run)
     alive = alive & (first.spread > 0).any(axis=0)
-    n_left = first.left
-    if other is not None:
-        norm, value, ties, cand, n_left = values_candidates(
-            live, first, other, sizes, run.widths, run.offsets, run.categorical, run.lower
-        )
-    else:
-        norm, value, ties, cand = level_candidates(
-            first.spread, first.value, first.below, n_left, sizes, run.widths, run.offsets, live
-        )
+    norm, value, ties, cand, n_left = cut_candidates(
+        live, first, other, sizes, run.widths, run.offsets, run.categorical, run.lower
+    )
     if not run.rule.reads_halves_sa:
         allowed = allowed_by_counts(run.rule, cand, sizes, n_left, bounded)
     elif pairs is None or bounded is None:  # need_pairs holds whenever the halves are read

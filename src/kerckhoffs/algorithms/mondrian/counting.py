@@ -311,6 +311,27 @@ class OtherMedians:
     n_values: np.ndarray
 
 
+def cut_candidates(
+    live: Sequence[int],
+    first: MedianCuts,
+    other: OtherMedians | None,
+    sizes: np.ndarray,
+    widths: np.ndarray,
+    offsets: np.ndarray,
+    categorical: np.ndarray,
+    lower: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A level's candidate cuts and rows sent left: :func:`values_candidates` when the values
+    cut's other medians were computed, else :func:`level_candidates` (one engine's step, in
+    memory or on Dask)."""
+    if other is not None:
+        return values_candidates(live, first, other, sizes, widths, offsets, categorical, lower)
+    norm, value, ties, cand = level_candidates(
+        first.spread, first.value, first.below, first.left, sizes, widths, offsets, live
+    )  # (value in cell space, as ``codes``)
+    return norm, value, ties, cand, first.left
+
+
 def values_candidates(
     live: Sequence[int],
     first: MedianCuts,

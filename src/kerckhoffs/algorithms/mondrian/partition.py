@@ -24,12 +24,11 @@ from kerckhoffs.algorithms.mondrian.counting import (
     OtherMedians,
     PairCells,
     allowed_by_counts,
+    cut_candidates,
     halves_stats,
-    level_candidates,
     level_histogram,
     median_cuts,
     tie_ranks,
-    values_candidates,
 )
 from kerckhoffs.algorithms.mondrian.cuts import CUTS, MEDIANS, CutRule, CutStats, as_rule
 from kerckhoffs.algorithms.sa_reads import SAReadLog
@@ -334,22 +333,9 @@ class _Recursion:
         pairs, bounded = self.pair_cells(n_groups)
         live, first, other = self.medians(n_groups)
         self.alive &= (first.spread > 0).any(axis=0)
-        n_left = first.left
-        if other is not None:
-            norm, value, ties, cand, n_left = values_candidates(
-                live, first, other, sizes, self.widths, self.offsets, self.categorical, self.lower
-            )
-        else:
-            norm, value, ties, cand = level_candidates(
-                first.spread,
-                first.value,
-                first.below,
-                n_left,
-                sizes,
-                self.widths,
-                self.offsets,
-                live,
-            )  # (value in cell space, as ``codes``)
+        norm, value, ties, cand, n_left = cut_candidates(
+            live, first, other, sizes, self.widths, self.offsets, self.categorical, self.lower
+        )
         if self.sa_log is not None and self.rule.reads_group_sa:
             has_cand = np.asarray(cand.any(axis=1))
             pos = np.flatnonzero(has_cand[self.gid])
