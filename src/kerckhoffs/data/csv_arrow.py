@@ -15,9 +15,10 @@ disagree:
   ``skipinitialspace``; pyarrow keeps the blank), a space or tab before a quote anywhere (it
   changes how pandas splits the line), a single column, a file with no data row;
 - a column read without a declared text kind that holds anything but decimal integers that
-  int64 holds, or a missing cell (pandas infers floats, booleans and text by its own rules:
-  its decimal parser is not arrow's, so floats are left to it; arrow's own type inference
-  would read ``0x10`` as 16);
+  int64 holds or text no number can be (every value with a character that no number or
+  boolean holds, such as a sensitive ``<=50K``), or a missing cell (pandas infers floats,
+  booleans and text by its own rules: its decimal parser is not arrow's, so floats are left
+  to it; arrow's own type inference would read ``0x10`` as 16);
 - any error pyarrow raises.
 
 Quoted fields (``"a,b"``, ``""`` doubled, a line break inside quotes), a UTF-8 byte order
@@ -114,10 +115,12 @@ def read_dictionary_columns(
                 return None
             data_frame[name.strip()] = series
         else:
-            integers = _integers(column)
-            if integers is None:
+            values = _integers(column)
+            if values is None:
+                values = _texts(column)
+            if values is None:
                 return None
-            data_frame[name.strip()] = pd.Series(integers)
+            data_frame[name.strip()] = pd.Series(values)
     return pd.DataFrame(data_frame)
 
 
@@ -145,6 +148,31 @@ def _integers(column: Any) -> np.ndarray | None:
         return None
     indices = np.concatenate([c.indices.to_numpy() for c in chunked.chunks])
     return numbers.to_numpy()[indices]
+
+
+_NOT_A_NUMBER = r"[^0-9+\-._xXeEiInNfFtTyYaArRuUlLsS \t]"
+"""A character no number or boolean pandas' reader accepts can hold: digits, signs, points,
+exponents, ``inf``/``infinity``/``nan`` and ``True``/``False`` in any case (``x`` and ``_``
+too, to stay clear of hexadecimal and digit separators)."""
+
+
+def _texts(column: Any) -> pd.Series | None:
+    """A chunked dictionary<string> column read without a declared kind as the text column
+    pandas' reader makes of it, or None unless pandas surely reads it as text: no missing cell
+    and every distinct value holding a character no number or boolean can (pandas infers a
+    column's type per block of rows, so one text value would not make the whole column text:
+    every value must). A value read with a leading blank is refused (pandas strips it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count or column.num_chunks == 0:
+        return None
+    values = column.unify_dictionaries().chunk(0).dictionary
+    if not pc.all(pc.match_substring_regex(values, _NOT_A_NUMBER)).as_py():
+        return None
+    if pc.any(pc.match_substring_regex(values, r"^[ \t]")).as_py():
+        return None
+    return pd.Series(pd.array(column.cast(pa.string()), dtype=TEXT_DTYPE))
 
 
 def _categorical(column: Any) -> pd.Series:
