@@ -111,7 +111,7 @@ def read_dictionary_columns(
             if column.null_count == len(column):  # pandas' path reads it otherwise
                 return None
             series = _categorical(column)
-            if series.cat.categories.str.match(r"[ \t]").any():  # pandas strips the blank
+            if series is None:
                 return None
             data_frame[name.strip()] = series
         else:
@@ -150,6 +150,9 @@ def _integers(column: Any) -> np.ndarray | None:
     return numbers.to_numpy()[indices]
 
 
+_BLANK_START = r"^[ \t]"
+"""A value pandas' reader (``skipinitialspace``) would read without its leading blank."""
+
 _NOT_A_NUMBER = r"[^0-9+\-._xXeEiInNfFtTyYaArRuUlLsS \t]"
 """A character no number or boolean pandas' reader accepts can hold: digits, signs, points,
 exponents, ``inf``/``infinity``/``nan`` and ``True``/``False`` in any case (``x`` and ``_``
@@ -170,15 +173,17 @@ def _texts(column: Any) -> pd.Series | None:
     values = column.unify_dictionaries().chunk(0).dictionary
     if not pc.all(pc.match_substring_regex(values, _NOT_A_NUMBER)).as_py():
         return None
-    if pc.any(pc.match_substring_regex(values, r"^[ \t]")).as_py():
+    if pc.any(pc.match_substring_regex(values, _BLANK_START)).as_py():
         return None
     return pd.Series(pd.array(column.cast(pa.string()), dtype=TEXT_DTYPE))
 
 
-def _categorical(column: Any) -> pd.Series:
+def _categorical(column: Any) -> pd.Series | None:
     """A chunked dictionary<string> column as a pandas categorical with sorted categories
-    (missing cells: code -1), without a string per row."""
+    (missing cells: code -1), without a string per row; None when a value read starts with a
+    blank (pandas strips it)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     chunked = column.unify_dictionaries()
     if chunked.num_chunks == 0:
@@ -186,6 +191,8 @@ def _categorical(column: Any) -> pd.Series:
         indices = np.empty(0, dtype=np.int32)
     else:
         values = chunked.chunk(0).dictionary
+        if pc.any(pc.match_substring_regex(values, _BLANK_START)).as_py():
+            return None
         parts = [
             (c.indices.fill_null(-1) if c.null_count else c.indices).to_numpy()
             for c in chunked.chunks

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import functools
 import io
 import json
 import os
@@ -453,20 +454,27 @@ def release_memory() -> None:
     for the process, so the next step (Mondrian, the fail-closed check) would add its peak on
     top of them (``docs/theory/choices.md#performance``: the 3M-row ``anonymize``
     peak)."""
-    import ctypes
-    import ctypes.util
-
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (None elsewhere), looked up once: ``find_library`` runs
+    ``ldconfig`` in a child process, a few ms each time."""
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
-        trim = getattr(libc, "malloc_trim", None)
+        return getattr(libc, "malloc_trim", None)
     except OSError:
-        trim = None
-    if trim is not None:
-        trim(0)
+        return None
 
 
 def _unique_names(path: Path, names: list[str]) -> None:
