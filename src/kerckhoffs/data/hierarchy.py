@@ -42,6 +42,18 @@ def format_value(value: object) -> str:
     return str(value)
 
 
+SMALL_LEVEL = 4096
+"""Levels up to this many rows are numbered with a dict (pandas' factorize costs more there)."""
+
+
+def _first_codes(labels: np.ndarray) -> np.ndarray:
+    """Each label's number in order of first appearance (as ``pd.factorize`` numbers them)."""
+    if labels.size > SMALL_LEVEL:
+        return pd.factorize(labels)[0]
+    seen: dict[object, int] = {}
+    return np.array([seen.setdefault(x, len(seen)) for x in labels.tolist()], dtype=np.int64)
+
+
 class Hierarchy:
     """A validated taxonomy over a finite set of leaves.
 
@@ -69,20 +81,23 @@ class Hierarchy:
                 f"{name}: the last level must be a single root such as '*', found "
                 f"{', '.join(map(repr, tops[:3]))}{' ...' if len(tops) > 3 else ''}"
             )
-        # first-appearance code of each label, per level (pandas factorize keeps that order)
-        first = [pd.factorize(grid[:, j])[0] for j in range(depth)]
+        # first-appearance code of each label, per level
+        first = [_first_codes(grid[:, j]) for j in range(depth)]
         leaf_counts = np.bincount(first[0])
         if (leaf_counts > 1).any():
             dup = grid[int(np.argmax(first[0] == int(np.argmax(leaf_counts > 1)))), 0]
             raise HierarchyError(f"{name}: leaf {dup!r} appears in more than one row")
         for j in range(depth - 1):
-            pairs = np.unique(np.stack([first[j], first[j + 1]], axis=1), axis=0)
-            if len(pairs) != first[j].max() + 1:
+            # one parent per node: scatter each row's parent to its node, read it back
+            parent = np.empty(int(first[j].max()) + 1, dtype=np.int64)
+            parent[first[j]] = first[j + 1]
+            if not np.array_equal(parent[first[j]], first[j + 1]):
+                pairs = np.unique(np.stack([first[j], first[j + 1]], axis=1), axis=0)
                 child = int(pairs[np.flatnonzero(np.diff(pairs[:, 0]) == 0)[0], 0])
                 parents = sorted(set(grid[first[j] == child, j + 1].tolist()))
                 raise HierarchyError(
-                    f"{name}: node {grid[int(np.argmax(first[j] == child)), j]!r} at level {j} "
-                    f"has two parents, {parents[0]!r} and {parents[1]!r}"
+                    f"{name}: node {grid[int(np.argmax(first[j] == child)), j]!r} at level "
+                    f"{j} has two parents, {parents[0]!r} and {parents[1]!r}"
                 )
         # Depth-first order: sort leaves by the first-appearance rank of each ancestor, root down.
         keys = [first[j] for j in range(depth - 1, -1, -1)]
@@ -99,6 +114,16 @@ class Hierarchy:
             change[1:] = col[1:] != col[:-1]
             self.node_ids.append(np.cumsum(change).astype(np.int32) - 1)
         self._node_labels: dict[int, np.ndarray] = {}
+
+    def leaf_array(self) -> object:
+        """The leaves as an arrow string array (for a hash lookup of arrow text in them;
+        built once)."""
+        found = self.__dict__.get("_leaf_array")
+        if found is None:
+            import pyarrow as pa
+
+            found = self.__dict__["_leaf_array"] = pa.array(self.labels[0].tolist(), pa.string())
+        return found
 
     # -- shape -----------------------------------------------------------------------------
     @property

@@ -561,6 +561,12 @@ def encode_column(
         )
     if col.widths is not None:
         raise SchemaError(f"column {col.name!r}: widths apply to numeric columns only")
+    if hierarchy is not None and col.values is None:
+        leaf_codes = _leaf_codes(s, hierarchy)
+        if leaf_codes is not None:
+            return leaf_codes, EncodedColumn(
+                col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
+            )
     local, uniques = pd.factorize(s, sort=False)
     uniques = np.asarray(uniques, dtype=object)
     labels = np.array([format_value(u) for u in uniques], dtype=object)
@@ -577,6 +583,33 @@ def encode_column(
     return codes.astype(np.int32), EncodedColumn(
         col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy, None
     )
+
+
+def _leaf_codes(s: pd.Series, hierarchy: Hierarchy) -> np.ndarray | None:
+    """Each row's leaf index in ``hierarchy`` (int32), looked up directly: arrow-backed text
+    by one hash lookup of every row in the (few) leaves, a categorical by looking up its
+    categories; ``None`` when neither applies or a value is missing or not a leaf (the general
+    path then names the value and its row). The same codes as factorizing the column and
+    looking its distinct values up (a text value is its own leaf key, :func:`format_value`)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        if codes.size == 0 or codes.min() < 0:
+            return None
+        index = hierarchy._leaf_index
+        lut = np.array(
+            [index.get(format_value(c), -1) for c in s.cat.categories], dtype=np.int32
+        )
+        out = lut[codes]
+        return None if out.min() < 0 else out
+    if not (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    found = pc.index_in(pa.array(s.array), value_set=hierarchy.leaf_array())
+    if found.null_count:
+        return None
+    return np.asarray(found.to_numpy(), dtype=np.int32)
 
 
 def _lost_zeros_hint(key: str, hierarchy: Hierarchy, integers: bool) -> str:
