@@ -349,19 +349,6 @@ class Evaluator:
             self._maps[key] = m
         return self._maps[key]
 
-    def _level_maps(self, j: int, a: int) -> np.ndarray:
-        """Node ids of QI ``j`` at level ``a`` -> their ancestors at every level, one row per
-        level (rows below ``a`` unused): the per-level maps of a batch (:mod:`.batch`)."""
-        key = (j, a, -1)
-        if key not in self._maps:
-            col = self.lattice.columns[j]
-            out = np.zeros((col.height + 1, col.coverage[a].size), dtype=np.int64)
-            out[a] = np.arange(col.coverage[a].size)
-            for b in range(a + 1, col.height + 1):
-                out[b] = self._map(j, a, b)
-            self._maps[key] = out
-        return self._maps[key]
-
     def _group(self, src: FrequencySet, node: Node) -> Grouped:
         """Group ``src``'s cells at ``node``: group id per cell and per-group SA histogram."""
         lat = self.lattice

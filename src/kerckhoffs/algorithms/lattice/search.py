@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from kerckhoffs.algorithms.lattice.batch import judge_layer
 from kerckhoffs.algorithms.lattice.evaluate import (
     Evaluator,
     NodeResult,
@@ -190,15 +189,10 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
         new_up = new_down = False
         kept: list[int] = []
         todo = nodes[tags < 0].tolist()
-        judged: list[NodeResult] = []
-        if not bottom:  # no node of the layer is kept: judged together (:mod:`.batch`)
+        if not bottom:
             ev.prepare(todo)
-            judged = judge_layer(ev, todo)
-        for pos, idx in enumerate(todo):
-            if bottom:
-                res, grouped = ev.evaluate(idx)
-            else:
-                res = judged[pos]
+        for idx in todo:
+            res, grouped = ev.evaluate(idx)
             trace.results[idx] = res
             if res.satisfied:
                 up[idx] = qsat[idx] = new_up = True
