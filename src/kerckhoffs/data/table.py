@@ -257,7 +257,14 @@ class Table:
                             f'column {col.name!r}: missing = "category" needs a categorical '
                             'column (declare kind = "categorical" or use "drop")'
                         )
-                    s = _fill_missing(s, na, sorted_later=col.role == Role.PROVIDER)
+                    s = _fill_missing(
+                        s,
+                        na,
+                        sorted_later=col.role == Role.PROVIDER,
+                        looked_up=col.hierarchy is not None
+                        and col.values is None
+                        and col.role != Role.PROVIDER,
+                    )
             series[col.name] = s
         if not keep.all():
             series = {k: v[keep] for k, v in series.items()}
@@ -336,7 +343,9 @@ def sensitive_flags(schema: Schema, sa_column: EncodedColumn, *, strict: bool = 
     return np.isin(labels, list(schema.sensitive_values))
 
 
-def _fill_missing(s: pd.Series, na: np.ndarray, *, sorted_later: bool) -> pd.Series:
+def _fill_missing(
+    s: pd.Series, na: np.ndarray, *, sorted_later: bool, looked_up: bool = False
+) -> pd.Series:
     """``s`` with its missing cells replaced by :data:`MISSING_LABEL` (``"?"``), the value
     the ``category`` policy makes of them.
 
@@ -345,7 +354,11 @@ def _fill_missing(s: pd.Series, na: np.ndarray, *, sorted_later: bool) -> pd.Ser
     its rank of first appearance (a categorical), categoricals get the label as a category;
     anything else, and a column whose codes are sorted later (the provider), goes through
     objects as before. Every path gives the same values in the same order, so the same codes.
+    Arrow text ``looked_up`` in its hierarchy's leaves (:func:`_leaf_codes`) keeps its text,
+    the label filled in: the lookup needs no factorize, and the codes are leaf indices.
     """
+    if looked_up and isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow":
+        return s.fillna(MISSING_LABEL)
     if isinstance(s.dtype, pd.StringDtype) and not sorted_later:
         codes, uniques = pd.factorize(s)  # missing: -1; codes in order of first appearance
         if MISSING_LABEL in set(uniques):
@@ -531,12 +544,7 @@ def encode_column(
                     f"{str(float(s.iloc[i]))!r}, which is not a finite number (too large for "
                     "a 64-bit float, or infinite)"
                 )
-        local, uniques = pd.factorize(s.to_numpy(), sort=False)
-        order = np.argsort(uniques, kind="stable")
-        rank = np.empty(len(order), dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        codes = rank[local]
-        values = np.asarray(uniques)[order]
+        codes, values = _ranks(s.to_numpy())
         integral = values.dtype.kind == "f" and np.all(values == np.floor(values))
         if integral and np.all(np.abs(values) < 2**53):
             values = values.astype(np.int64)
@@ -585,6 +593,24 @@ def encode_column(
     )
 
 
+def _ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's rank among the sorted distinct values, and those values. Integers of a
+    small range are ranked by counting (a bincount, no hashing or sorting), else factorized
+    and the distinct values sorted: the same ranks and values either way."""
+    if x.dtype.kind == "i" and x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo <= 4 * x.size + 4096:
+            shifted = x - lo
+            present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            return rank[shifted], (np.flatnonzero(present) + lo).astype(x.dtype)
+    local, uniques = pd.factorize(x, sort=False)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return rank[local], np.asarray(uniques)[order]
+
+
 def _leaf_codes(s: pd.Series, hierarchy: Hierarchy) -> np.ndarray | None:
     """Each row's leaf index in ``hierarchy`` (int32), looked up directly: arrow-backed text
     by one hash lookup of every row in the (few) leaves, a categorical by looking up its
@@ -596,9 +622,7 @@ def _leaf_codes(s: pd.Series, hierarchy: Hierarchy) -> np.ndarray | None:
         if codes.size == 0 or codes.min() < 0:
             return None
         index = hierarchy._leaf_index
-        lut = np.array(
-            [index.get(format_value(c), -1) for c in s.cat.categories], dtype=np.int32
-        )
+        lut = np.array([index.get(format_value(c), -1) for c in s.cat.categories], dtype=np.int32)
         out = lut[codes]
         return None if out.min() < 0 else out
     if not (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):

@@ -353,10 +353,14 @@ class Evaluator:
         """Group ``src``'s cells at ``node``: group id per cell and per-group SA histogram."""
         lat = self.lattice
         radix = [lat.columns[j].coverage[lvl].size for j, lvl in enumerate(node)]
+        # a QI at its root (one node) maps every cell to node 0: no gather needed
+        zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
         if src is getattr(self, "base", None):
-            cols = tuple(self._base_col(j, lvl) for j, lvl in enumerate(node))
-        else:  # a QI at its root (one node) maps every cell to node 0: no gather needed
-            zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
+            cols = tuple(
+                zero if r == 1 else self._base_col(j, lvl)
+                for j, (lvl, r) in enumerate(zip(node, radix, strict=True))
+            )
+        else:
             cols = tuple(
                 c if a == b else (zero if r == 1 else self._map(j, a, b)[c])
                 for j, (c, a, b, r) in enumerate(
