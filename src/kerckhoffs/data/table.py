@@ -257,14 +257,7 @@ class Table:
                             f'column {col.name!r}: missing = "category" needs a categorical '
                             'column (declare kind = "categorical" or use "drop")'
                         )
-                    s = _fill_missing(
-                        s,
-                        na,
-                        sorted_later=col.role == Role.PROVIDER,
-                        looked_up=col.hierarchy is not None
-                        and col.values is None
-                        and col.role != Role.PROVIDER,
-                    )
+                    s = _fill_missing(s, na, col)
             series[col.name] = s
         if not keep.all():
             series = {k: v[keep] for k, v in series.items()}
@@ -344,7 +337,7 @@ def sensitive_flags(schema: Schema, sa_column: EncodedColumn, *, strict: bool = 
 
 
 def _fill_missing(
-    s: pd.Series, na: np.ndarray, *, sorted_later: bool, looked_up: bool = False
+    s: pd.Series, na: np.ndarray, col: Column | None = None, *, sorted_later: bool = False
 ) -> pd.Series:
     """``s`` with its missing cells replaced by :data:`MISSING_LABEL` (``"?"``), the value
     the ``category`` policy makes of them.
@@ -352,11 +345,15 @@ def _fill_missing(
     Text is not cast to Python objects (that cast was 39% of encoding Census-Income, issue
     15): pandas' arrow strings are factorized once and the label inserted among the codes at
     its rank of first appearance (a categorical), categoricals get the label as a category;
-    anything else, and a column whose codes are sorted later (the provider), goes through
-    objects as before. Every path gives the same values in the same order, so the same codes.
+    anything else, and a column whose codes are sorted later (the provider, or
+    ``sorted_later``), goes through objects as before. Every path gives the same values in the same order, so the same codes.
     Arrow text ``looked_up`` in its hierarchy's leaves (:func:`_leaf_codes`) keeps its text,
     the label filled in: the lookup needs no factorize, and the codes are leaf indices.
     """
+    looked_up = False
+    if col is not None:
+        sorted_later = col.role == Role.PROVIDER
+        looked_up = col.hierarchy is not None and col.values is None and not sorted_later
     if looked_up and isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow":
         return s.fillna(MISSING_LABEL)
     if isinstance(s.dtype, pd.StringDtype) and not sorted_later:
