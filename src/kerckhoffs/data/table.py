@@ -346,9 +346,10 @@ def _fill_missing(
     15): pandas' arrow strings are factorized once and the label inserted among the codes at
     its rank of first appearance (a categorical), categoricals get the label as a category;
     anything else, and a column whose codes are sorted later (the provider, or
-    ``sorted_later``), goes through objects as before. Every path gives the same values in the same order, so the same codes.
-    Arrow text ``looked_up`` in its hierarchy's leaves (:func:`_leaf_codes`) keeps its text,
-    the label filled in: the lookup needs no factorize, and the codes are leaf indices.
+    ``sorted_later``), goes through objects as before. Every path gives the same values in
+    the same order, so the same codes. Arrow text of a column with a hierarchy (and no
+    declared values) keeps its text, the label filled in: :func:`_leaf_codes` looks it up in
+    the leaves without a factorize, and the codes are leaf indices.
     """
     looked_up = False
     if col is not None:

@@ -294,6 +294,9 @@ class Evaluator:
         self.kept: dict[int, FrequencySet] = {}
         self.anchors: dict[int, FrequencySet] = {}  # node index -> frequency set
         self._strides = lattice.strides.tolist()
+        self._radix = [[cov.size for cov in c.coverage] for c in lattice.columns]
+        # k-anonymity alone: a group is good when it has k rows (no histogram read)
+        self._k = models[0].k if len(models) == 1 and type(models[0]) is KAnonymity else 0
         self._kept_cells = 0
         self._kept_height = 0
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
@@ -351,8 +354,8 @@ class Evaluator:
 
     def _group(self, src: FrequencySet, node: Node) -> Grouped:
         """Group ``src``'s cells at ``node``: group id per cell and per-group SA histogram."""
-        lat = self.lattice
-        radix = [lat.columns[j].coverage[lvl].size for j, lvl in enumerate(node)]
+        sizes = self._radix
+        radix = [sizes[j][lvl] for j, lvl in enumerate(node)]
         # a QI at its root (one node) maps every cell to node 0: no gather needed
         zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
         if src is getattr(self, "base", None):
@@ -375,11 +378,7 @@ class Evaluator:
             hist = src.count.astype(np.int64).reshape(m, 1)
             return Grouped(node, cols, np.arange(m, dtype=np.int64), hist)
         if domain < KEY_LIMIT:
-            key = np.zeros(m, dtype=np.int64)
-            for c, r in zip(cols, radix, strict=True):
-                if r > 1:  # a QI at a level with one node (its root) adds nothing
-                    key *= r
-                    key += c
+            key = _mixed_radix(cols, radix, m)
             if domain * self.n_sa <= DENSE_FACTOR * m + DENSE_SLACK:
                 # one bincount over (key, SA) gives the histogram; groups ranked when read
                 flat = key * self.n_sa + src.sa if self.n_sa > 1 else key
@@ -540,11 +539,12 @@ class Evaluator:
         grouped = self._group(src or self._source(index), node)
         sizes = grouped.sizes
         self.evaluations += 1
-        ok = (
-            self.ok_pairs(grouped)
-            if grouped.pairs is not None
-            else self.ok_groups(grouped.hist, sizes)
-        )
+        if self._k:
+            ok = sizes >= self._k
+        elif grouped.pairs is not None:
+            ok = self.ok_pairs(grouped)
+        else:
+            ok = self.ok_groups(grouped.hist, sizes)
         violating = int(sizes[~ok].sum())
         if violating == 0:
             satisfied = True
@@ -570,6 +570,20 @@ class Evaluator:
                 loss = float(key)
             self.keys[index] = key
         return NodeResult(node, satisfied, True, int(sizes.size), violating, loss), grouped
+
+
+def _mixed_radix(cols: tuple[np.ndarray, ...], radix: list[int], m: int) -> np.ndarray:
+    """The int64 key ``(...(c_1 * r_2 + c_2) * r_3 + ...)`` of ``m`` cells, skipping the QIs
+    at a level with one node (their roots: they add nothing)."""
+    key = None
+    for c, r in zip(cols, radix, strict=True):
+        if r > 1:
+            if key is None:
+                key = c.astype(np.int64)  # a copy: the key is built in place
+            else:
+                key *= r
+                key += c
+    return np.zeros(m, dtype=np.int64) if key is None else key
 
 
 def _rank(key: np.ndarray, domain: int) -> tuple[np.ndarray, int]:
