@@ -52,7 +52,9 @@ one-line :class:`~kerckhoffs.errors.ParameterError` names the model.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -147,7 +149,7 @@ class Grouped:
     built unless something reads it."""
 
     node: Node
-    cols: tuple[np.ndarray, ...]
+    made: tuple[np.ndarray, ...] | Callable[[], tuple[np.ndarray, ...]]
     ids: np.ndarray | None
     dense: np.ndarray | None
     key: np.ndarray | None = None
@@ -155,6 +157,13 @@ class Grouped:
     pairs: SAPairs | None = None
     n_groups: int = 0
     n_sa: int = 1
+
+    @cached_property
+    def cols(self) -> tuple[np.ndarray, ...]:
+        """Each cell's node id on each QI. Gathered when first read (``made`` a function):
+        judging a node needs only its group key, and most judged nodes are never kept."""
+        made = self.made
+        return made() if callable(made) else made
 
     @cached_property
     def hist(self) -> np.ndarray:
@@ -300,6 +309,7 @@ class Evaluator:
         self._kept_cells = 0
         self._kept_height = 0
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._weights: dict[tuple[int, int, int, int], np.ndarray] = {}
         self._base_cols: dict[tuple[int, int], np.ndarray] = {}
         self.rows = FrequencySet(
             (0,) * t.d,
@@ -356,20 +366,16 @@ class Evaluator:
         """Group ``src``'s cells at ``node``: group id per cell and per-group SA histogram."""
         sizes = self._radix
         radix = [sizes[j][lvl] for j, lvl in enumerate(node)]
-        # a QI at its root (one node) maps every cell to node 0: no gather needed
-        zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
+        cols: tuple[np.ndarray, ...] | Callable[[], tuple[np.ndarray, ...]]
         if src is getattr(self, "base", None):
+            # a QI at its root (one node) maps every cell to node 0: no gather needed
+            zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
             cols = tuple(
                 zero if r == 1 else self._base_col(j, lvl)
                 for j, (lvl, r) in enumerate(zip(node, radix, strict=True))
             )
-        else:
-            cols = tuple(
-                c if a == b else (zero if r == 1 else self._map(j, a, b)[c])
-                for j, (c, a, b, r) in enumerate(
-                    zip(src.cols, src.levels, node, radix, strict=True)
-                )
-            )
+        else:  # the node ids are gathered only if read; the key needs one gather per QI
+            cols = functools.partial(self._rolled_up, src, node, radix)
         domain = math.prod(radix)
         m = src.size
         if self.sa_blind and src.count is not None and src.levels == node:
@@ -378,7 +384,10 @@ class Evaluator:
             hist = src.count.astype(np.int64).reshape(m, 1)
             return Grouped(node, cols, np.arange(m, dtype=np.int64), hist)
         if domain < KEY_LIMIT:
-            key = _mixed_radix(cols, radix, m)
+            if callable(cols):
+                key = self._weighted_key(src, node, radix)
+            else:
+                key = _mixed_radix(cols, radix, m)
             if domain * self.n_sa <= DENSE_FACTOR * m + DENSE_SLACK:
                 # one bincount over (key, SA) gives the histogram; groups ranked when read
                 flat = key * self.n_sa + src.sa if self.n_sa > 1 else key
@@ -388,6 +397,7 @@ class Evaluator:
                 return Grouped(node, cols, None, per_key[present], key, present)
             gid, n_groups = _rank(key, domain)
         else:
+            cols = cols() if callable(cols) else cols
             gid = Partition.from_columns(np.stack(cols, axis=1)).group
             n_groups = int(gid.max()) + 1
         gid = gid.astype(np.int64, copy=False)
@@ -397,11 +407,43 @@ class Evaluator:
         counts = np.bincount(flat, weights=src.weights, minlength=n_groups * self.n_sa)
         return Grouped(node, cols, gid, counts.astype(np.int64).reshape(n_groups, self.n_sa))
 
+    def _rolled_up(self, src: FrequencySet, node: Node, radix: list[int]) -> tuple[np.ndarray, ...]:
+        """``src``'s cells' node ids at ``node``'s levels (a QI at its root: all node 0)."""
+        zero = np.zeros(src.size if 1 in radix else 0, dtype=np.int32)
+        return tuple(
+            c if a == b else (zero if r == 1 else self._map(j, a, b)[c])
+            for j, (c, a, b, r) in enumerate(zip(src.cols, src.levels, node, radix, strict=True))
+        )
+
+    def _weighted_key(self, src: FrequencySet, node: Node, radix: list[int]) -> np.ndarray:
+        """:func:`_mixed_radix` of ``src``'s cells at ``node``, as a sum over the QIs of
+        ``W_j[c_j]``, ``W_j`` QI ``j``'s map from the source's level to the node's times the
+        product of the later radixes (a table of a few entries): one gather and one add per
+        QI over the cells, no multiply and no node-id column."""
+        key = None
+        mult = 1
+        for j in range(len(radix) - 1, -1, -1):
+            r = radix[j]
+            if r == 1:
+                continue
+            a, b = src.levels[j], node[j]
+            w_key = (j, a, b, mult)
+            w = self._weights.get(w_key)
+            if w is None:
+                ids = np.arange(r, dtype=np.int64) if a == b else self._map(j, a, b)
+                w = self._weights[w_key] = ids.astype(np.int64) * mult
+            if key is None:
+                key = w[src.cols[j]]
+            else:
+                key += w[src.cols[j]]
+            mult *= r
+        return np.zeros(src.size, dtype=np.int64) if key is None else key
+
     def _pairs(
         self,
         src: FrequencySet,
         node: Node,
-        cols: tuple[np.ndarray, ...],
+        cols: tuple[np.ndarray, ...] | Callable[[], tuple[np.ndarray, ...]],
         gid: np.ndarray,
         n_groups: int,
     ) -> Grouped:
