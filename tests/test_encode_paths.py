@@ -105,3 +105,21 @@ def test_first_codes_number_labels_by_first_appearance(labels: list[str]) -> Non
             seen.append(v)
     assert _first_codes(arr).tolist() == [seen.index(v) for v in labels]
     assert _first_codes(arr).tolist() == pd.factorize(arr)[0].tolist()
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30), st.booleans())
+def test_integer_categories_without_hierarchy_rank_in_numeric_order(
+    xs: list[int], narrow: bool
+) -> None:
+    """An integer column declared categorical, without a hierarchy: the flat hierarchy over
+    its values in numeric order, each code its value's rank."""
+    values = [x % 7 - 3 for x in xs] if narrow else xs
+    df = pd.DataFrame({"q": np.array(values, dtype=np.int64), "s": ["a"] * len(values)})
+    table = Table.encode(df, Schema.build({"q": {"kind": "categorical"}}, "s"))
+    distinct = sorted(set(values))
+    col = table.qi_columns[0]
+    assert col.hierarchy is not None
+    assert list(col.hierarchy.leaves) == [str(v) for v in distinct]
+    assert col.values.tolist() == [str(v) for v in distinct]
+    assert table.qi[:, 0].tolist() == [distinct.index(v) for v in values]

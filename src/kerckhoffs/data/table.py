@@ -573,6 +573,16 @@ def encode_column(
             return leaf_codes, EncodedColumn(
                 col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
             )
+    if hierarchy is None and col.values is None and s.dtype.kind == "i":
+        # integer codes without a hierarchy: the flat one over the values in numeric order,
+        # so a value's leaf index is its rank (counted, no hashing)
+        codes, values = _ranks(s.to_numpy())
+        hierarchy = Hierarchy.flat(
+            [format_value(v) for v in values.tolist()], f"{col.name} (flat)", keep_order=True
+        )
+        return codes.astype(np.int32), EncodedColumn(
+            col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
+        )
     local, uniques = pd.factorize(s, sort=False)
     uniques = np.asarray(uniques, dtype=object)
     labels = np.array([format_value(u) for u in uniques], dtype=object)
