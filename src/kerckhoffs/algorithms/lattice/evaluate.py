@@ -16,10 +16,14 @@ cell per row), the reference the tests compare against.
 **Cost per node** (``docs/theory/choices.md#performance``): a node's groups come from a mixed-radix
 key over the QIs that are not at their root (a QI at its root maps every cell to node 0 and is
 skipped), ranked densely when its domain is small, else hashed; one ``bincount`` gives the
-histogram. The loss of a node that suppresses nothing is not computed from its groups at all: every
-row is published at the node's levels, so paper 001's Definition 7 sum over groups is the sum over
-rows, a per-QI, per-level constant (:meth:`.LossScale.node_key`). Group columns (for a kept
-frequency set, or the loss with suppressed rows) are gathered from one cell per group.
+histogram. Rolled up from a frequency set, the key is a sum over those QIs of ``W_j[c_j]``, with
+``W_j`` the QI's map from the source's level to the node's times the product of the later radixes
+(a table of a few entries): one gather and one add per QI, and the cells' node ids at the node
+are gathered only if something reads them (a kept frequency set, an anchor). The loss of a node
+that suppresses nothing is not computed from its groups at all: every row is published at the
+node's levels, so paper 001's Definition 7 sum over groups is the sum over rows, a per-QI,
+per-level constant (:meth:`.LossScale.node_key`). Group columns (for a kept frequency set, or the
+loss with suppressed rows) are gathered from one cell per group.
 
 **Monotone models (generalization property, ``docs/theory/minimality.md#minimality-principle``).**
 If a node satisfies the model, so does every generalization of it, because a generalization only
