@@ -150,9 +150,6 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
         isinstance(m, KAnonymity | DistinctLDiversity) for m in ev.models
     )
     two_way = two_way and tag_down  # without those tags a top-down frontier prunes nothing
-    levels = lat.levels
-    strides = lat.strides.tolist()
-    heights = lat.heights
     layers = lat.by_height()
     up = np.zeros(lat.size, dtype=bool)  # >= an evaluated satisfying node
     down = np.zeros(lat.size, dtype=bool)  # <= a node with too many violating rows
@@ -160,19 +157,6 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
     trace = _Trace()
     lo, hi = 0, len(layers) - 1
     last_kept: list[int] = []
-    cache: dict[tuple[int, bool], list[tuple[np.ndarray, np.ndarray]]] = {}
-
-    def edges(h: int, child: bool) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per QI: the nodes of height ``h`` with a child (``child``) or a parent on it, and
-        that neighbour (computed once per height and direction)."""
-        if (h, child) not in cache:
-            out = []
-            for j, stride in enumerate(strides):
-                lv = levels[layers[h], j]
-                can = layers[h][lv > 0] if child else layers[h][lv < heights[j]]
-                out.append((can, can - stride if child else can + stride))
-            cache[h, child] = out
-        return cache[h, child]
 
     while lo <= hi:
         if two_way and lo < hi:
@@ -206,19 +190,28 @@ def _sweep(ev: Evaluator, two_way: bool) -> tuple[_Trace, list[int]]:
             ev.forget(last_kept)
             last_kept = kept
             lo += 1
-            if new_up:  # carry the new tags through the unvisited heights
-                for h in range(lo, hi + 1):
-                    for can, below in edges(h, child=True):
-                        up[can] |= up[below]
+            if new_up:  # carry the new tags up (to the unvisited heights among others)
+                _close(up, lat.heights, upward=True)
         else:
             hi -= 1
             if new_down:
-                for h in range(hi, lo - 1, -1):
-                    for can, parent in edges(h, child=False):
-                        down[can] |= down[parent]
+                _close(down, lat.heights, upward=False)
     ev.forget(last_kept)
     ev.release_anchors()
     return trace, _minimal(lat, qsat, layers)
+
+
+def _close(mask: np.ndarray, heights: tuple[int, ...], *, upward: bool) -> None:
+    """Mark, in place, every node above (``upward``) or below some marked node. Nodes are
+    numbered in mixed radix (C order of the level grid), so the nodes ``>=`` a marked one are
+    a running OR along each QI's axis in turn (a node is above a marked one iff it can be
+    reached from it by raising one level at a time): one pass per QI over the lattice instead
+    of one gather per QI and height. Only the unvisited heights are read afterwards; the
+    visited ones may gain marks, which nothing reads."""
+    grid = mask.reshape(tuple(h + 1 for h in heights))
+    for axis in range(grid.ndim):
+        view = grid if upward else np.flip(grid, axis=axis)
+        np.logical_or.accumulate(view, axis=axis, out=view)
 
 
 PAIRWISE_MINIMAL = 2_000
