@@ -177,6 +177,9 @@ def progress_bar(*, transient: bool = False) -> Progress:
 def working(description: str) -> Iterator[None]:
     """A spinner with the elapsed time while a step runs, cleared when it ends; nothing at all
     in a pipe or a file (a transient display there leaves blank lines)."""
+    if not out.is_terminal:  # nothing to show: rich's progress display is not even loaded
+        yield
+        return
     from rich.progress import Progress, SpinnerColumn, TimeElapsedColumn
 
     with Progress(
@@ -185,7 +188,6 @@ def working(description: str) -> Iterator[None]:
         TimeElapsedColumn(),
         console=out,
         transient=True,
-        disable=not out.is_terminal,
     ) as progress:
         progress.add_task(description, total=None)
         yield

@@ -11,9 +11,11 @@ MASK does) and provenance (``docs/concepts.md#release``). It materializes as
 Rows are written sorted by group and, inside a group, by published SA (generalization) or
 QI codes (bucketization), so the file order carries nothing the groups do not.
 
-:meth:`GroupedRelease.write` is fail-closed: it materializes the frames, reads them back with
-the same code that reads other tools' releases (:meth:`Release.from_frames`) and writes the
-files only if every requested privacy model holds on what was read back.
+:meth:`GroupedRelease.write` is fail-closed: it materializes the frames, reads them back from
+the staged files and writes the files only if every requested privacy model holds on what was
+read back, checked by the same code that reads other tools' releases
+(:meth:`Release.from_frames`), or, for the models of the (groups x SA values) histogram when
+they all hold, with numpy on the table read back (:mod:`kerckhoffs.release.light`).
 """
 
 from __future__ import annotations
