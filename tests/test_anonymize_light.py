@@ -192,11 +192,22 @@ def test_light_check_leaves_the_rest_to_the_full_reader(tmp_path: Path) -> None:
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(st.lists(st.integers(-3, 6), max_size=30), st.booleans())
-def test_first_appearance_is_factorize(labels: list[int], ordered: bool) -> None:
-    arr = np.sort(np.array(labels, dtype=np.int64)) if ordered else np.array(labels, np.int64)
+@given(
+    st.lists(st.integers(0, 6), max_size=30),
+    st.booleans(),
+    st.sampled_from([np.int64, np.int8, np.uint8, np.uint32]),
+)
+def test_first_appearance_is_factorize(labels: list[int], ordered: bool, dtype: type) -> None:
+    arr = np.array(labels, dtype=dtype)
+    arr = np.sort(arr) if ordered else arr
     expected = pd.factorize(arr, sort=False)[0]
     assert np.array_equal(first_appearance(arr), expected)
+
+
+def test_first_appearance_hand_vectors() -> None:
+    for labels, ids in [([5, 5, 9, 9, 12], [0, 0, 1, 1, 2]), ([1, 0, 1], [0, 1, 0])]:
+        for dtype in (np.int32, np.uint16):
+            assert first_appearance(np.array(labels, dtype=dtype)).tolist() == ids
 
 
 @settings(max_examples=examples(100), deadline=None)

@@ -55,11 +55,10 @@ def first_appearance(labels: np.ndarray) -> np.ndarray:
     labels = np.asarray(labels)
     if labels.shape[0] == 0:
         return np.zeros(0, dtype=np.int32)
-    step = np.diff(labels)
-    if labels.dtype.kind in "iu" and not (step < 0).any():
+    if labels.dtype.kind in "iu" and bool(np.all(labels[1:] >= labels[:-1])):
         new = np.empty(labels.shape[0], dtype=np.int32)
         new[0] = 0
-        np.cumsum(step != 0, out=new[1:])
+        np.cumsum(labels[1:] != labels[:-1], out=new[1:])
         return new
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty(first.shape[0], dtype=np.int32)
