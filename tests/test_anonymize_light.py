@@ -213,6 +213,8 @@ def test_first_appearance_hand_vectors() -> None:
 @settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), st.integers(0, 2)), max_size=25))
 def test_one_cell_per_group_by_brute_force(rows: list[tuple[int, int, int]]) -> None:
+    if rows and rows[0][0] == 0:  # half the cases: rows listed by group, as a release has them
+        rows = sorted(rows, key=lambda r: r[0])
     group = first_appearance(np.array([r[0] for r in rows], dtype=np.int64))
     codes = [np.array([r[j] for r in rows], dtype=np.int8) for j in (1, 2)]
     cells: dict[int, set[tuple[int, int]]] = {}

@@ -68,12 +68,16 @@ def first_appearance(labels: np.ndarray) -> np.ndarray:
 
 def one_cell_per_group(group: np.ndarray, codes: list[np.ndarray]) -> bool:
     """Whether every group (ids ``0 .. max``) has one combination of QI cells (``codes``:
-    one code per row and column); else the full reader refuses the release. One pass per
-    column: each row's code against its group's first row's code."""
+    one code per row and column); else the full reader refuses the release. Rows in order of
+    group (as a release lists them): each row's codes against the previous row's where the
+    group is the same; otherwise each row's code against its group's first row's code."""
     import numpy as np
 
     if group.shape[0] == 0:
         return True
+    if bool(np.all(group[1:] >= group[:-1])):
+        same = group[1:] == group[:-1]
+        return all(bool(np.all((c[1:] == c[:-1]) | ~same)) for c in codes)
     n_groups = int(group.max()) + 1
     reverse = group[::-1]
     for c in codes:
