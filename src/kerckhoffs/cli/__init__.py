@@ -22,11 +22,19 @@ from collections.abc import Sequence
 def run(args: Sequence[str]) -> int:
     """Run ``kerckhoffs ARGS`` and return the exit code (:func:`kerckhoffs.cli.app.run`;
     ``check`` of a release in its plain form by :func:`kerckhoffs.cli.check_light.run`,
-    which loads neither pandas nor the application, when it can give the same lines)."""
+    which loads neither pandas nor the application, when it can give the same lines;
+    ``anonymize`` in its plain form by :func:`kerckhoffs.cli.anonymize_light.run`, which does
+    not build the application)."""
     if args and args[0] == "check":
         from kerckhoffs.cli import check_light
 
         code = check_light.run(args)
+        if code is not None:
+            return code
+    if args and args[0] == "anonymize":
+        from kerckhoffs.cli import anonymize_light
+
+        code = anonymize_light.run(args)
         if code is not None:
             return code
     from kerckhoffs.cli import app  # loaded when called: see the module docstring

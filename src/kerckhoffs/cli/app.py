@@ -10,9 +10,7 @@ gate a pipeline.
 from __future__ import annotations
 
 import functools
-import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from typing import Annotated
 
@@ -33,8 +31,7 @@ from kerckhoffs.cli import (
     reproduce,
     webapp,
 )
-from kerckhoffs.cli.output import fail, fail_os_error, out, reflow_help
-from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
+from kerckhoffs.cli.output import exit_code, fail, out, reflow_help
 from kerckhoffs.version import __version__
 
 # numpy, pandas and the library are imported by the commands that use them, so that
@@ -107,64 +104,26 @@ def _reflow(command: object) -> None:
 def run(args: Sequence[str]) -> int:
     """Run ``kerckhoffs ARGS`` and return the exit code: 0 done, 1 a privacy verdict
     (a violated model, an unsafe release), 2 bad input or usage, 3 an internal error or too
-    little memory.
+    little memory (:func:`~kerckhoffs.cli.output.exit_code`; typer's usage errors here).
 
     Whatever goes wrong ends in one line on stderr starting with ``error:``, never a
     traceback (``KERCKHOFFS_TRACEBACK=1`` shows it for internal errors, to report them).
     """
+
+    def call() -> object:
+        return _command()(args=list(args), prog_name="kerckhoffs", standalone_mode=False)
+
     try:
-        rv = _command()(args=list(args), prog_name="kerckhoffs", standalone_mode=False)
-    except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
-        return _fail(exc.spelled(f"--{exc.parameter.replace('_', '-')}"))
-    except NothingReleased as exc:  # a verdict (paper 002's φ), not bad input
-        return _fail(exc.cli_message, NothingReleased.exit_code)
-    except KerckhoffsError as exc:
-        return _fail(exc.cli_message)
+        return exit_code(call, (typer.TyperException, typer.Abort))
     except typer.TyperException as exc:  # usage: a missing or unknown option, a bad value
         message = exc.format_message()
         if not message:  # no arguments at all: the help was shown
             return 0
         ctx = getattr(exc, "ctx", None)
         where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-        return _fail(message + where, getattr(exc, "exit_code", 2) or 2)
+        return fail(message + where, getattr(exc, "exit_code", 2) or 2)
     except typer.Abort:
-        return _fail("aborted", 1)
-    except KeyboardInterrupt:
-        return 130
-    except OSError as exc:  # the disk filled, a file vanished, a permission was lost
-        return fail_os_error(exc)
-    except MemoryError:  # the machine, not the input nor the code: say so, not "a bug"
-        return _out_of_memory()
-    except RuntimeError as exc:
-        if "can't start new thread" in str(exc):  # no memory left for a thread's stack
-            return _out_of_memory()
-        return _internal_error(exc)
-    except Exception as exc:  # a bug: say so in one line
-        return _internal_error(exc)
-    return rv if isinstance(rv, int) else 0
-
-
-def _out_of_memory() -> int:
-    return _fail(
-        "out of memory: this machine could not hold the computation; run it where more "
-        "memory is free, or on a smaller input",
-        3,
-    )
-
-
-def _internal_error(exc: Exception) -> int:
-    """A bug: say so in one line (the traceback with ``KERCKHOFFS_TRACEBACK=1``)."""
-    if os.environ.get("KERCKHOFFS_TRACEBACK"):
-        traceback.print_exc()
-    return _fail(
-        f"internal error ({type(exc).__name__}: {exc}); this is a bug in kerckhoffs, "
-        "please report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
-        3,
-    )
-
-
-def _fail(message: str, code: int = 2) -> int:
-    return fail(message, code)
+        return fail("aborted", 1)
 
 
 def main() -> None:

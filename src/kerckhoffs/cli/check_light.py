@@ -31,18 +31,6 @@ if TYPE_CHECKING:
     from kerckhoffs.models.base import ModelResult
     from kerckhoffs.release.risk import ReidentificationRisk
 
-PLAIN_MODELS = frozenset(
-    {
-        "KAnonymity",
-        "LDiversity",
-        "DistinctLDiversity",
-        "EntropyLDiversity",
-        "RecursiveCLDiversity",
-    }
-)
-"""The models the light path evaluates: each reads only the (groups x SA values) histogram and
-its verdict does not depend on the order of the SA codes."""
-
 
 @dataclass(frozen=True)
 class Checked:
@@ -125,6 +113,7 @@ def check_release(path: Path, texts: list[str]) -> Checked | None:
     from kerckhoffs.models.histogram import GroupHistogram
     from kerckhoffs.release.format import GROUP, Scheme
     from kerckhoffs.release.integrity import checked_models, listed_files, read_manifest
+    from kerckhoffs.release.light import PLAIN_MODELS, one_cell_per_group
     from kerckhoffs.release.provenance import published_provenance
     from kerckhoffs.release.risk import risk_from_sizes
 
@@ -191,6 +180,8 @@ def read_text_columns(path: Path, names: list[str]) -> dict[str, Any] | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from kerckhoffs.release.light import first_appearance
+
     # not pq.read_table (its dataset reader loads pandas) nor pyarrow.compute (slow to load):
     # text columns come as dictionaries straight from the file, codes from their indices
     parquet = pq.ParquetFile(path, read_dictionary=names[1:])
@@ -237,32 +228,6 @@ def integers(array: Any) -> np.ndarray:
     )
 
 
-def first_appearance(labels: np.ndarray) -> np.ndarray:
-    """Group ids ``0 ..`` numbered by each label's first row."""
-    import numpy as np
-
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.empty(first.shape[0], dtype=np.int32)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0], dtype=np.int32)
-    return rank[inverse.reshape(-1)]
-
-
-def one_cell_per_group(group: np.ndarray, codes: list[np.ndarray]) -> bool:
-    """Whether every group has one combination of QI cells (else the full reader refuses the
-    release)."""
-    import numpy as np
-
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
-    for c in codes:
-        by_group = c[order]
-        if not np.array_equal(
-            np.minimum.reduceat(by_group, starts), np.maximum.reduceat(by_group, starts)
-        ):
-            return False
-    return True
-
-
 def headline(what: str, rows: int, groups: int, qi_names: list[str], sa_name: str) -> str:
     """The first line of ``check`` on a table or a release of groups."""
     from kerckhoffs.cli.output import counted
@@ -307,13 +272,10 @@ def print_checked(c: Checked) -> None:
 
 
 __all__ = [
-    "PLAIN_MODELS",
     "Checked",
     "check_release",
-    "first_appearance",
     "headline",
     "integers",
-    "one_cell_per_group",
     "parse_args",
     "print_checked",
     "print_risk",

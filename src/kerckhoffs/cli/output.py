@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -177,6 +177,9 @@ def progress_bar(*, transient: bool = False) -> Progress:
 def working(description: str) -> Iterator[None]:
     """A spinner with the elapsed time while a step runs, cleared when it ends; nothing at all
     in a pipe or a file (a transient display there leaves blank lines)."""
+    if not out.is_terminal:  # nothing to show: rich's progress display is not even loaded
+        yield
+        return
     from rich.progress import Progress, SpinnerColumn, TimeElapsedColumn
 
     with Progress(
@@ -185,7 +188,6 @@ def working(description: str) -> Iterator[None]:
         TimeElapsedColumn(),
         console=out,
         transient=True,
-        disable=not out.is_terminal,
     ) as progress:
         progress.add_task(description, total=None)
         yield
@@ -396,6 +398,62 @@ def fail_os_error(exc: OSError) -> int:
     permission was lost, the pipe closed): the file, then the system's words; exit 2."""
     where = f"{exc.filename}: " if exc.filename else ""
     return fail(f"{where}{exc.strerror or exc}")
+
+
+def exit_code(call: Callable[[], object], passthrough: tuple[type[BaseException], ...] = ()) -> int:
+    """Run a command's ``call`` and return its exit code: 0 done (or the int it returns), 1 a
+    privacy verdict (a violated model, an unsafe release), 2 bad input or usage, 3 an
+    internal error or too little memory. Whatever goes wrong ends in one line on stderr
+    starting with ``error:``, never a traceback (``KERCKHOFFS_TRACEBACK=1`` shows it for
+    internal errors, to report them). Exceptions of the ``passthrough`` types are raised
+    again, for the caller to word (typer's usage errors: :func:`kerckhoffs.cli.app.run`)."""
+    from kerckhoffs.errors import ArgumentError, KerckhoffsError, NothingReleased
+
+    try:
+        rv = call()
+    except passthrough:
+        raise
+    except ArgumentError as exc:  # name the parameter as typed: --sa-values, --option
+        return fail(exc.spelled(f"--{exc.parameter.replace('_', '-')}"))
+    except NothingReleased as exc:  # a verdict (paper 002's φ), not bad input
+        return fail(exc.cli_message, NothingReleased.exit_code)
+    except KerckhoffsError as exc:
+        return fail(exc.cli_message)
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:  # the disk filled, a file vanished, a permission was lost
+        return fail_os_error(exc)
+    except MemoryError:  # the machine, not the input nor the code: say so, not "a bug"
+        return _out_of_memory()
+    except RuntimeError as exc:
+        if "can't start new thread" in str(exc):  # no memory left for a thread's stack
+            return _out_of_memory()
+        return _internal_error(exc)
+    except Exception as exc:  # a bug: say so in one line
+        return _internal_error(exc)
+    return rv if isinstance(rv, int) else 0
+
+
+def _out_of_memory() -> int:
+    return fail(
+        "out of memory: this machine could not hold the computation; run it where more "
+        "memory is free, or on a smaller input",
+        3,
+    )
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug: say so in one line (the traceback with ``KERCKHOFFS_TRACEBACK=1``)."""
+    import os
+    import traceback
+
+    if os.environ.get("KERCKHOFFS_TRACEBACK"):
+        traceback.print_exc()
+    return fail(
+        f"internal error ({type(exc).__name__}: {exc}); this is a bug in kerckhoffs, "
+        "please report it (KERCKHOFFS_TRACEBACK=1 shows the traceback)",
+        3,
+    )
 
 
 def reflow_help(text: str) -> str:

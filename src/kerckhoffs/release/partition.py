@@ -3,7 +3,7 @@ helpers every release layout uses (:func:`stable_order`, :func:`mix64`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ class Partition:
     """
 
     group: np.ndarray
+    _order: list[np.ndarray] = field(default_factory=list, init=False, repr=False, compare=False)
+    """:meth:`order`, once computed (a release sorts its rows by group for its cells, its
+    published numbering and its row order)."""
 
     def __post_init__(self) -> None:
         g = np.asarray(self.group)
@@ -138,8 +141,13 @@ class Partition:
         return np.bincount(self.group, minlength=self.n_groups)
 
     def order(self) -> np.ndarray:
-        """Row indices sorted by group (stable), with :meth:`starts` the group boundaries."""
-        return stable_order(self.group)
+        """Row indices sorted by group (stable), with :meth:`starts` the group boundaries
+        (computed once; read-only)."""
+        if not self._order:
+            order = stable_order(self.group)
+            order.flags.writeable = False
+            self._order.append(order)
+        return self._order[0]
 
     def starts(self) -> np.ndarray:
         """Offset of each group's first row in :meth:`order`."""
