@@ -291,6 +291,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--top", type=int, default=25, help="files shown in the plot")
     ap.add_argument("--name", default="suite", help="results/NAME.csv (the plot is suite.png)")
+    ap.add_argument("--tests-csv", help="also write every test's CPU and wall time here")
     ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     args = ap.parse_args()
     import pandas as pd
@@ -300,6 +301,10 @@ def main() -> None:
     for run in range(1, args.repeat + 1):
         total, records = run_suite(args.pytest_args)
         rows += rows_of(run, total, records)
+        if args.tests_csv:
+            tests = pd.DataFrame(records).assign(run=run)
+            header = run == 1
+            tests.to_csv(args.tests_csv, mode="w" if header else "a", header=header, index=False)
         print(
             f"run {run}: {total['cpu_s']:.1f} s CPU, {total['wall_s']:.1f} s wall "
             f"(budget {BUDGET_S:.0f} s CPU): {total['summary']}"
