@@ -69,7 +69,8 @@ def synthetic_run(seed: int) -> Run:
     source = random_table(320, seed=7)
     subsets, targets = make_subsets(source.n, 2, 40, seed=seed, size=140)
     models = [DifferentialPrivacy(1.0)]
-    return source, [dp_synthetic(take_rows(source, s), 1.0, models=models) for s in subsets], targets
+    releases = [dp_synthetic(take_rows(source, s), 1.0, models=models) for s in subsets]
+    return source, releases, targets
 
 
 @functools.cache
