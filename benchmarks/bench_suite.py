@@ -8,16 +8,23 @@ system of every process of the run, read with ``resource.getrusage(RUSAGE_CHILDR
 process makes itself the children's subreaper (Linux), so processes the suite starts and leaves
 behind (a browser, a forked CLI) are reaped here and counted too.
 
+Before the runs, ``src/`` is byte-compiled (``compileall``, as ``pip install .`` compiles the
+installed package in ``.ci/run``; install excluded from the budget): otherwise, under
+``PYTHONDONTWRITEBYTECODE=1`` (set on this machine), every Python process of the suite would
+compile kerckhoffs from source again. The tests are left as they are: on a clean clone, or
+under ``PYTHONDONTWRITEBYTECODE=1``, pytest rewrites their asserts on every run (about 8 s).
+
 The per-file breakdown comes from a small pytest plugin (this module, loaded in the child with
 ``-p bench_suite``): the CPU of the pytest process and of its descendants (reaped ones from
 ``getrusage``, live ones such as the warm CLI server from ``/proc``) around each test's setup,
-call and teardown, summed per test file, plus the collection's CPU. What no test is charged
-with (pytest's start, the session's end: the shared Dask cluster's shutdown, interpreter exit,
-a process left behind and reaped late) is the ``(outside tests)`` row. The sum of the tests'
-wall times is the ``sum_test_wall_s`` column.
+call and teardown, summed per test file; plus ``(pytest start)`` (the interpreter, pytest, its
+plugins and the conftest's imports) and ``(collection)`` (importing every test module, their
+asserts rewritten). What is left, ``(session end and exit)``: the session's last teardowns
+after the last test, interpreter exit, processes left behind and reaped late. The sum of the
+tests' wall times is the ``sum_test_wall_s`` column.
 
-Writes ``results/suite.csv`` (one row per run and part: ``total``, ``collection``, ``file``,
-``outside tests``) and ``results/suite.png`` (the runs' CPU against the budget; the files that
+Writes ``results/suite.csv`` (one row per run and part: ``total``, ``start``, ``collection``,
+``file``, ``end``) and ``results/suite.png`` (the runs' CPU against the budget; the parts that
 cost most).
 
 Run from the project root: ``python benchmarks/bench_suite.py [--repeat N] [--top 25]``
@@ -110,9 +117,11 @@ def _tree_cpu(rescan: bool) -> float:
 
 
 def pytest_sessionstart(session: Any) -> None:
-    """Mark where collection starts (pytest's own import and the conftest are before it)."""
+    """Record what starting pytest cost (the interpreter, pytest and its plugins, the
+    conftest's imports) and mark where collection starts."""
     _STATE["cpu"] = _tree_cpu(True)
     _STATE["wall"] = time.perf_counter()
+    _emit({"kind": "start", "name": "(pytest start)", "cpu_s": _STATE["cpu"], "tests": 0})
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -207,14 +216,14 @@ def rows_of(run: int, total: dict[str, Any], records: list[dict[str, Any]]) -> l
     files: dict[str, dict[str, float]] = {}
     rows = []
     for r in records:
-        if r["kind"] == "collection":
+        if r["kind"] in ("start", "collection"):
             rows.append(
                 {
                     "run": run,
-                    "kind": "collection",
+                    "kind": r["kind"],
                     "name": r["name"],
                     "cpu_s": r["cpu_s"],
-                    "wall_s": r["wall_s"],
+                    "wall_s": r.get("wall_s", float("nan")),
                     "tests": r["tests"],
                 }
             )
@@ -230,8 +239,8 @@ def rows_of(run: int, total: dict[str, Any], records: list[dict[str, Any]]) -> l
     rows.append(
         {
             "run": run,
-            "kind": "outside tests",
-            "name": "(outside tests)",
+            "kind": "end",
+            "name": "(session end and exit)",
             "cpu_s": total["cpu_s"] - charged,
             "wall_s": float("nan"),
             "tests": 0,
@@ -296,6 +305,7 @@ def main() -> None:
     args = ap.parse_args()
     import pandas as pd
 
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
     reaper = _become_subreaper()
     rows = []
     for run in range(1, args.repeat + 1):
