@@ -5,6 +5,7 @@ catches a broken variant."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from kerckhoffs.attacks.composition import intersection_attack, make_subsets, ta
 from kerckhoffs.attacks.locate import locate_all
 from kerckhoffs.data.table import Table
 from kerckhoffs.dp.synthetic import dp_synthetic
+from kerckhoffs.models import DifferentialPrivacy
 from kerckhoffs.release import SyntheticRelease
 from test_dp_synthetic import SCHEMA
 
@@ -62,32 +64,57 @@ Run = tuple[Table, list[SyntheticRelease], np.ndarray]
 
 def synthetic_run(seed: int) -> Run:
     """Two synthetic releases of overlapping populations (140 rows each, 40 shared targets)
-    drawn from one 320-row table: the source, the releases and the targets' rows."""
+    drawn from one 320-row table, at epsilon 1 (each remembers the model DP(1)): the source,
+    the releases and the targets' rows."""
     source = random_table(320, seed=7)
     subsets, targets = make_subsets(source.n, 2, 40, seed=seed, size=140)
-    return source, [dp_synthetic(take_rows(source, s), 1.0) for s in subsets], targets
+    models = [DifferentialPrivacy(1.0)]
+    releases = [dp_synthetic(take_rows(source, s), 1.0, models=models) for s in subsets]
+    return source, releases, targets
+
+
+@functools.cache
+def seed1_run() -> Run:
+    """The run of seed 1, made once for the session: the composition and audit tests here and
+    the release tests of tests/test_dp_synthetic.py only read it (each release costs one to
+    three seconds of jax compiling its model fit)."""
+    return synthetic_run(1)
 
 
 @pytest.fixture(scope="module")
 def first_run() -> Run:
-    """The run of seed 1, made once: the composition test and the audit test only read it
-    (each release costs about a second of jax compilation)."""
-    return synthetic_run(1)
+    return seed1_run()
+
+
+def _breaches_within_chance(runs: list[Run]) -> None:
+    """Over ``runs``, the intersection attack's perfect breaches are right no more often than
+    guesses of the same values by their population frequency, within four binomial standard
+    deviations."""
+    correct, chance, var = 0, 0.0, 0.0
+    for source, releases, targets in runs:
+        c, e, sd = breaches_against_chance(source, releases, targets)
+        correct, chance, var = correct + c, chance + e, var + sd * sd
+    assert correct <= chance + 4 * math.sqrt(var) + 1, (correct, chance, var)
 
 
 def test_composition_attack_on_two_synthetic_releases_finds_nothing_beyond_chance(
     first_run: Run,
 ) -> None:
     """Paper 004's intersection attack on two synthetic releases of overlapping populations
-    (two runs of 40 shared targets): its perfect breaches are right no more often than
-    guesses of the same values by their population frequency, within four binomial standard
-    deviations. A release that leaked the targets' records would make its breaches right far
-    more often than the frequencies of the values they name."""
-    correct, chance, var = 0, 0.0, 0.0
-    for source, releases, targets in (first_run, synthetic_run(2)):
-        c, e, sd = breaches_against_chance(source, releases, targets)
-        correct, chance, var = correct + c, chance + e, var + sd * sd
-    assert correct <= chance + 4 * math.sqrt(var) + 1, (correct, chance, var)
+    (40 shared targets): its perfect breaches are right no more often than guesses of the same
+    values by their population frequency. The default suite reads the shared seed-1 run (its
+    releases cost no fit of their own); the slow test below adds a second run of two fresh
+    releases. A limit of this table: its 6 QI classes of about 23 rows each hold every disease,
+    so even releases of the true rows give no perfect breach (measured: 0 on both seeds); the
+    judgement against chance is what is tested here, not that a leak is caught."""
+    _breaches_within_chance([first_run])
+
+
+@pytest.mark.slow
+def test_composition_attack_on_two_runs_of_synthetic_releases(first_run: Run) -> None:
+    """The same judgement over two runs (seeds 1 and 2; the second run's two releases cost
+    about 5 s of jax compilation: its default sibling is the seed-1 test above)."""
+    _breaches_within_chance([first_run, synthetic_run(2)])
 
 
 def marginal_counts(release: object) -> np.ndarray:
