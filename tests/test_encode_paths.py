@@ -123,3 +123,30 @@ def test_integer_categories_without_hierarchy_rank_in_numeric_order(
     assert list(col.hierarchy.leaves) == [str(v) for v in distinct]
     assert col.values.tolist() == [str(v) for v in distinct]
     assert table.qi[:, 0].tolist() == [distinct.index(v) for v in values]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    st.lists(st.sampled_from(["b", "a", "Z", "é", "a b", "10", "9"]), min_size=1, max_size=30),
+    st.sampled_from(["sorted", "shuffled", "unused", "str", "object"]),
+)
+def test_text_without_hierarchy_codes_are_ranks_among_sorted_values(
+    values: list[str], form: str
+) -> None:
+    """A text column declared categorical, without a hierarchy: the flat hierarchy over its
+    values sorted, each code its value's index there, whatever the input's form (a categorical
+    with sorted categories all used, as a CSV is read, takes a shortcut; shuffled categories,
+    an unused category, arrow text and Python objects take the general path)."""
+    distinct = sorted(set(values))
+    if form in ("str", "object"):
+        q = pd.Series(values, dtype=form)
+    else:
+        cats = distinct[::-1] if form == "shuffled" else distinct
+        cats = [*cats, "zz-unused"] if form == "unused" else cats
+        q = pd.Series(pd.Categorical(values, categories=cats))
+    df = pd.DataFrame({"q": q, "s": ["a"] * len(values)})
+    table = Table.encode(df, Schema.build({"q": {"kind": "categorical"}}, "s"))
+    col = table.qi_columns[0]
+    assert col.hierarchy is not None
+    assert list(col.hierarchy.leaves) == distinct
+    assert table.qi[:, 0].tolist() == [distinct.index(v) for v in values]

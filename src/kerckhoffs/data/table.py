@@ -17,6 +17,7 @@ Missing cells follow the schema's policy: ``error`` (default) names the column a
 
 from __future__ import annotations
 
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -588,6 +589,14 @@ def encode_column(
         return codes.astype(np.int32), EncodedColumn(
             col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
         )
+    if hierarchy is None and col.values is None:
+        sorted_text = _sorted_text_codes(s)
+        if sorted_text is not None:
+            codes, leaves = sorted_text
+            hierarchy = Hierarchy.flat(leaves, name=f"{col.name} (flat)")
+            return codes, EncodedColumn(
+                col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
+            )
     local, uniques = pd.factorize(s, sort=False)
     uniques = np.asarray(uniques, dtype=object)
     labels = np.array([format_value(u) for u in uniques], dtype=object)
@@ -604,6 +613,24 @@ def encode_column(
     return codes.astype(np.int32), EncodedColumn(
         col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy, None
     )
+
+
+def _sorted_text_codes(s: pd.Series) -> tuple[np.ndarray, list[str]] | None:
+    """A categorical of text (as a CSV is read) whose categories are in sorted order, every one
+    used and no cell missing: its codes (int32) are already each row's leaf in the flat
+    hierarchy over its values (sorted), so nothing is hashed. None otherwise (the general path
+    factorizes)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype) or len(s) == 0:
+        return None
+    codes = s.cat.codes.to_numpy()
+    leaves = list(s.cat.categories)
+    if codes.min() < 0 or not all(type(v) is str for v in leaves):
+        return None
+    if any(a >= b for a, b in itertools.pairwise(leaves)):
+        return None
+    if not np.bincount(codes, minlength=len(leaves)).all():
+        return None
+    return codes.astype(np.int32), leaves
 
 
 def _ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
