@@ -135,8 +135,8 @@ def test_text_without_hierarchy_codes_are_ranks_among_sorted_values(
 ) -> None:
     """A text column declared categorical, without a hierarchy: the flat hierarchy over its
     values sorted, each code its value's index there, whatever the input's form (a categorical
-    with sorted categories all used, as a CSV is read, takes a shortcut; shuffled categories,
-    an unused category, arrow text and Python objects take the general path)."""
+    with every category used, as a CSV is read, looks its categories up, sorted or not; an
+    unused category, arrow text and Python objects take the general path)."""
     distinct = sorted(set(values))
     if form in ("str", "object"):
         q = pd.Series(values, dtype=form)

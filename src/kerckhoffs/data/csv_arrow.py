@@ -106,7 +106,7 @@ def read_dictionary_columns(
         return None
     data_frame = {}
     for name in wanted:
-        column = table.column(name)
+        column = table.column(name).unify_dictionaries()  # one dictionary for all chunks
         if name.strip() in categories:
             if column.null_count == len(column):  # pandas' path reads it otherwise
                 return None
@@ -129,24 +129,23 @@ _INTEGER = r"^[+-]?[0-9]+$"
 
 
 def _integers(column: Any) -> np.ndarray | None:
-    """A chunked dictionary<string> column as the int64 array pandas' reader makes of it, or
-    None unless every cell is a decimal integer that int64 holds (no missing cell): pandas
-    reads anything else (floats, ``0x10``, text, a missing cell) by its own rules. Only the
-    distinct texts are parsed."""
+    """A chunked dictionary<string> column (its dictionaries unified) as the int64 array
+    pandas' reader makes of it, or None unless every cell is a decimal integer that int64 holds
+    (no missing cell): pandas reads anything else (floats, ``0x10``, text, a missing cell) by
+    its own rules. Only the distinct texts are parsed."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if column.null_count or column.num_chunks == 0:
         return None
-    chunked = column.unify_dictionaries()
-    values = chunked.chunk(0).dictionary
+    values = column.chunk(0).dictionary
     if not pc.all(pc.match_substring_regex(values, _INTEGER)).as_py():
         return None
     try:
         numbers = pc.cast(pc.replace_substring_regex(values, r"^\+", ""), pa.int64())
     except pa.ArrowInvalid:  # outside int64: pandas makes uint64 or floats of them
         return None
-    indices = np.concatenate([c.indices.to_numpy() for c in chunked.chunks])
+    indices = np.concatenate([c.indices.to_numpy() for c in column.chunks])
     return numbers.to_numpy()[indices]
 
 
@@ -160,17 +159,18 @@ too, to stay clear of hexadecimal and digit separators)."""
 
 
 def _texts(column: Any) -> pd.Series | None:
-    """A chunked dictionary<string> column read without a declared kind as the text column
-    pandas' reader makes of it, or None unless pandas surely reads it as text: no missing cell
-    and every distinct value holding a character no number or boolean can (pandas infers a
-    column's type per block of rows, so one text value would not make the whole column text:
-    every value must). A value read with a leading blank is refused (pandas strips it)."""
+    """A chunked dictionary<string> column (its dictionaries unified) read without a declared
+    kind as the text column pandas' reader makes of it, or None unless pandas surely reads it
+    as text: no missing cell and every distinct value holding a character no number or boolean
+    can (pandas infers a column's type per block of rows, so one text value would not make the
+    whole column text: every value must). A value read with a leading blank is refused (pandas
+    strips it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if column.null_count or column.num_chunks == 0:
         return None
-    values = column.unify_dictionaries().chunk(0).dictionary
+    values = column.chunk(0).dictionary
     if not pc.all(pc.match_substring_regex(values, _NOT_A_NUMBER)).as_py():
         return None
     if pc.any(pc.match_substring_regex(values, _BLANK_START)).as_py():
@@ -178,14 +178,13 @@ def _texts(column: Any) -> pd.Series | None:
     return pd.Series(pd.array(column.cast(pa.string()), dtype=TEXT_DTYPE))
 
 
-def _categorical(column: Any) -> pd.Series | None:
-    """A chunked dictionary<string> column as a pandas categorical with sorted categories
-    (missing cells: code -1), without a string per row; None when a value read starts with a
-    blank (pandas strips it)."""
+def _categorical(chunked: Any) -> pd.Series | None:
+    """A chunked dictionary<string> column (its dictionaries unified) as a pandas categorical
+    with sorted categories (missing cells: code -1), without a string per row; None when a
+    value read starts with a blank (pandas strips it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    chunked = column.unify_dictionaries()
     if chunked.num_chunks == 0:
         values = pa.array([], pa.string())
         indices = np.empty(0, dtype=np.int32)

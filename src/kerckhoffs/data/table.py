@@ -17,7 +17,6 @@ Missing cells follow the schema's policy: ``error`` (default) names the column a
 
 from __future__ import annotations
 
-import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -589,12 +588,12 @@ def encode_column(
         return codes.astype(np.int32), EncodedColumn(
             col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
         )
-    if hierarchy is None and col.values is None:
-        sorted_text = _sorted_text_codes(s)
-        if sorted_text is not None:
-            codes, leaves = sorted_text
-            hierarchy = Hierarchy.flat(leaves, name=f"{col.name} (flat)")
-            return codes, EncodedColumn(
+    used = _used_text_categories(s) if hierarchy is None and col.values is None else None
+    if used is not None:  # the flat hierarchy over them; each code looked up by category
+        hierarchy = Hierarchy.flat(used, name=f"{col.name} (flat)")
+        leaf_codes = _leaf_codes(s, hierarchy)
+        if leaf_codes is not None:
+            return leaf_codes, EncodedColumn(
                 col.name, Kind.CATEGORICAL, np.asarray(hierarchy.leaves, dtype=object), hierarchy
             )
     local, uniques = pd.factorize(s, sort=False)
@@ -615,22 +614,19 @@ def encode_column(
     )
 
 
-def _sorted_text_codes(s: pd.Series) -> tuple[np.ndarray, list[str]] | None:
-    """A categorical of text (as a CSV is read) whose categories are in sorted order, every one
-    used and no cell missing: its codes (int32) are already each row's leaf in the flat
-    hierarchy over its values (sorted), so nothing is hashed. None otherwise (the general path
-    factorizes)."""
+def _used_text_categories(s: pd.Series) -> list[str] | None:
+    """The categories of a categorical of text (as a CSV is read) when every one is used and
+    no cell is missing: the values the general path would find by factorizing the column
+    again. None otherwise."""
     if not isinstance(s.dtype, pd.CategoricalDtype) or len(s) == 0:
         return None
     codes = s.cat.codes.to_numpy()
-    leaves = list(s.cat.categories)
-    if codes.min() < 0 or not all(type(v) is str for v in leaves):
+    categories = list(s.cat.categories)
+    if codes.min() < 0 or not all(type(v) is str for v in categories):
         return None
-    if any(a >= b for a, b in itertools.pairwise(leaves)):
+    if not np.bincount(codes, minlength=len(categories)).all():
         return None
-    if not np.bincount(codes, minlength=len(leaves)).all():
-        return None
-    return codes.astype(np.int32), leaves
+    return categories
 
 
 def _ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
